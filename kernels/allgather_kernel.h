@@ -1,0 +1,47 @@
+// Host interface of the AllGather kernel: the arguments one rank's launch carries and the
+// launcher. The runtime validates arguments before it gets here; this layer only launches.
+#ifndef LTX_KERNELS_ALLGATHER_KERNEL_H_
+#define LTX_KERNELS_ALLGATHER_KERNEL_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/copy_plan.h"
+#include "kernels/signal_layout.h"
+
+namespace ltx {
+
+// Everything one rank's kernel needs. Passed by value, so a CUDA graph that captures the launch
+// replays exactly these values; the op's epoch is not among them: it lives in the signal region
+// and the kernel advances it.
+struct AllGatherKernelParams {
+  const void* input = nullptr;
+  void* output = nullptr;
+  // Every rank's signal region, indexed by rank; peers' entries are peer pointers.
+  SignalRegion* signals[kMaxWorldSize] = {};
+  // This rank's error record: device pointer of host-mapped pinned memory.
+  DeviceErrorRecord* error_record = nullptr;
+  ShardGeometry geometry;
+  // What ranks compare at entry.
+  uint64_t counts_digest = 0;
+  int64_t total_tokens = 0;
+  int64_t row_bytes = 0;
+  int32_t dtype = 0;
+  int32_t rank = 0;
+  int32_t world_size = 0;
+  uint64_t timeout_ns = 0;
+};
+
+// Threads per block of the AllGather kernel.
+inline constexpr int kAllGatherThreads = 512;
+
+// Enqueues the AllGather kernel of one rank on `stream` with `blocks` thread blocks (any
+// number >= 1). Returns the launch error, if any. Thread-safe; the caller's current device must
+// be the stream's device.
+cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
+                                  cudaStream_t stream);
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_ALLGATHER_KERNEL_H_

@@ -1,0 +1,130 @@
+// Device side of the cross-GPU barrier (DESIGN.md §5): entry mailboxes, exit flags, deadlines
+// on %globaltimer, and the error record. Every wait has a deadline; on expiry the first error of
+// the GPU is written to its host-mapped record and the op is abandoned. Nothing traps.
+#ifndef LTX_KERNELS_BARRIER_CUH_
+#define LTX_KERNELS_BARRIER_CUH_
+
+#include <cstdint>
+
+#include "kernels/memory_order.cuh"
+#include "kernels/signal_layout.h"
+
+namespace ltx {
+
+// What this rank announces at entry and checks against each peer's announcement.
+struct EntryAnnouncement {
+  uint64_t output_address;
+  uint64_t counts_digest;
+  int64_t total_tokens;
+  int64_t row_bytes;
+  int64_t batch;
+  int32_t dtype;
+};
+
+// Claims this GPU's error record (the first error since the last reset wins) and, if claimed,
+// fills it and publishes it to the host: fields first, then a system-scope fence, then `state`.
+__device__ inline void RecordDeviceError(SignalRegion* local, DeviceErrorRecord* record,
+                                         const DeviceErrorRecord& error) {
+  if (atomicCAS(&local->error_claimed, 0u, 1u) != 0u) return;
+  volatile DeviceErrorRecord* out = record;
+  out->kind = error.kind;
+  out->phase = error.phase;
+  out->field = error.field;
+  out->rank = error.rank;
+  out->peer = error.peer;
+  out->epoch = error.epoch;
+  out->expected = error.expected;
+  out->seen = error.seen;
+  out->waited_ns = error.waited_ns;
+  __threadfence_system();
+  out->state = kRecordWritten;
+}
+
+// Stores this rank's announcement for op `epoch` into slot [rank] of `target`'s mailbox:
+// payload first, then the epoch with release semantics at system scope. Repeated stores of the
+// same announcement (one per block) are harmless.
+__device__ inline void PublishEntry(SignalRegion* target, int rank, uint64_t epoch,
+                                    const EntryAnnouncement& mine) {
+  MailboxSlot* slot = &target->mailbox[rank];
+  slot->output_address = mine.output_address;
+  slot->counts_digest = mine.counts_digest;
+  slot->total_tokens = mine.total_tokens;
+  slot->row_bytes = mine.row_bytes;
+  slot->batch = mine.batch;
+  slot->dtype = mine.dtype;
+  StoreReleaseSystem(&slot->epoch, epoch);
+}
+
+// Spins until `*flag >= target` (acquire, system scope). Returns false, with the last value
+// seen, when `timeout_ns` passed since `start_ns` or when this GPU's op was already abandoned.
+__device__ inline bool WaitForEpoch(const uint64_t* flag, uint64_t target, const uint32_t* abort,
+                                    uint64_t start_ns, uint64_t timeout_ns, uint64_t* seen) {
+  for (;;) {
+    const uint64_t value = LoadAcquireSystem(flag);
+    if (value >= target) return true;
+    *seen = value;
+    if (LoadRelaxedSystem(abort) != 0u) return false;
+    if (GlobalTimerNs() - start_ns > timeout_ns) return false;
+  }
+}
+
+// Waits at `phase` for `peer`'s flag to reach `epoch`. On failure abandons the op on this GPU
+// (so its other waits stop early) and records a timeout, unless an error was already recorded.
+__device__ inline bool WaitOrRecordTimeout(const uint64_t* flag, uint64_t epoch,
+                                           BarrierPhase phase, int rank, int peer,
+                                           uint64_t timeout_ns, SignalRegion* local,
+                                           DeviceErrorRecord* record) {
+  const uint64_t start_ns = GlobalTimerNs();
+  uint64_t seen = 0;
+  if (WaitForEpoch(flag, epoch, &local->abort, start_ns, timeout_ns, &seen)) return true;
+  const bool timed_out = LoadRelaxedSystem(&local->abort) == 0u;
+  StoreRelaxedSystem(&local->abort, 1u);
+  if (timed_out) {
+    DeviceErrorRecord error = {};
+    error.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
+    error.phase = static_cast<uint32_t>(phase);
+    error.rank = rank;
+    error.peer = peer;
+    error.epoch = epoch;
+    error.expected = epoch;
+    error.seen = seen;
+    error.waited_ns = GlobalTimerNs() - start_ns;
+    RecordDeviceError(local, record, error);
+  }
+  return false;
+}
+
+// Compares a peer's announcement with this rank's; returns the first field that differs (and
+// both values), or MismatchField::kNone.
+__device__ inline MismatchField FindMismatch(const EntryAnnouncement& mine,
+                                             const volatile MailboxSlot& theirs,
+                                             uint64_t* my_value, uint64_t* their_value) {
+  struct Check {
+    MismatchField field;
+    uint64_t mine;
+    uint64_t theirs;
+  };
+  const Check checks[] = {
+      {MismatchField::kDtype, static_cast<uint64_t>(mine.dtype),
+       static_cast<uint64_t>(theirs.dtype)},
+      {MismatchField::kRowBytes, static_cast<uint64_t>(mine.row_bytes),
+       static_cast<uint64_t>(theirs.row_bytes)},
+      {MismatchField::kBatch, static_cast<uint64_t>(mine.batch),
+       static_cast<uint64_t>(theirs.batch)},
+      {MismatchField::kTotalTokens, static_cast<uint64_t>(mine.total_tokens),
+       static_cast<uint64_t>(theirs.total_tokens)},
+      {MismatchField::kCounts, mine.counts_digest, theirs.counts_digest},
+  };
+  for (const Check& check : checks) {
+    if (check.mine != check.theirs) {
+      *my_value = check.mine;
+      *their_value = check.theirs;
+      return check.field;
+    }
+  }
+  return MismatchField::kNone;
+}
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_BARRIER_CUH_

@@ -1,0 +1,151 @@
+// The copy plan of the AllGather: which thread block stores which bytes of this rank's shard
+// into which rank's output, and how a contiguous piece is split into 16-byte vectors and the
+// narrower head and tail around them.
+//
+// Plain integer arithmetic, compiled for host and device alike, so the CPU tests check the very
+// functions the kernel runs (every output byte stored exactly once, for any shape).
+//
+// Model. Rank r's input is [batch, tokens_r, hidden]; one batch slice of it is one contiguous
+// run of `shard_bytes = tokens_r * row_bytes` bytes, and it lands, contiguous, at byte
+// `b * total_tokens * row_bytes + prefix_r * row_bytes` of every output. Rows play no part in
+// the copy, so any row size works. The flat range [0, batch * shard_bytes) is copied once per
+// target rank. Work is cut into lanes: lane `l` serves target (l + rank) % world and is part
+// l / world of that target's flat range. There are max(blocks, world) lanes and block `b` runs
+// lanes b, b + blocks, ..., so every target has a sender whatever the block count.
+#ifndef LTX_KERNELS_COPY_PLAN_H_
+#define LTX_KERNELS_COPY_PLAN_H_
+
+#include <cstdint>
+
+#include "kernels/host_device.h"
+
+namespace ltx {
+
+// Widest store the copy uses, in bytes.
+inline constexpr int kVectorBytes = 16;
+
+// Where this rank's shard lies in its input and in every output, in bytes.
+struct ShardGeometry {
+  int64_t batch = 0;
+  int64_t shard_bytes = 0;          // tokens_r * row_bytes: one batch slice of the input.
+  int64_t output_batch_stride = 0;  // total_tokens * row_bytes.
+  int64_t output_offset = 0;        // prefix_r * row_bytes.
+};
+
+// A half-open byte range [begin, end).
+struct ByteRange {
+  int64_t begin = 0;
+  int64_t end = 0;
+};
+
+// A piece of a lane inside one batch slice: contiguous in the input and in the output.
+struct Segment {
+  int64_t src_offset = 0;
+  int64_t dst_offset = 0;
+  int64_t bytes = 0;
+};
+
+// How a segment is copied: `head_bytes` single bytes up to the first `width`-aligned output
+// address, `body_units` stores of `width` bytes, then `tail_bytes` single bytes. `width` is
+// the widest power of two (at most kVectorBytes) at which source and destination are
+// co-aligned.
+struct CopySplit {
+  int width = 1;
+  int64_t head_bytes = 0;
+  int64_t body_units = 0;
+  int64_t tail_bytes = 0;
+};
+
+// Shard bytes per target that justify one more thread block in the automatic block count.
+inline constexpr int64_t kBytesPerBlock = 64 * 1024;
+
+// The automatic block count for a rank whose flat shard is `flat_bytes`: enough blocks per
+// target for kBytesPerBlock each, at least one per target, at most `max_blocks` (>= 1) in all.
+LTX_HOST_DEVICE inline int AutoBlockCount(int64_t flat_bytes, int world, int max_blocks) {
+  int64_t per_target = (flat_bytes + kBytesPerBlock - 1) / kBytesPerBlock;
+  if (per_target < 1) per_target = 1;
+  const int64_t blocks = per_target * world;
+  return blocks < max_blocks ? static_cast<int>(blocks) : max_blocks;
+}
+
+// Bytes of this rank's shard over all batch slices: what it stores into each output.
+LTX_HOST_DEVICE inline int64_t FlatShardBytes(const ShardGeometry& g) {
+  return g.batch * g.shard_bytes;
+}
+
+// Number of lanes for a grid of `blocks` blocks over `world` ranks.
+LTX_HOST_DEVICE inline int LaneCount(int blocks, int world) {
+  return blocks > world ? blocks : world;
+}
+
+// The target rank lane `lane` stores into. Rotated by rank so that, when lanes do not divide
+// evenly, the extra lanes of different ranks go to different targets.
+LTX_HOST_DEVICE inline int LaneTarget(int lane, int rank, int world) {
+  return (lane + rank) % world;
+}
+
+// Which part of its target's flat range lane `lane` copies, and how many parts there are.
+LTX_HOST_DEVICE inline int LanePart(int lane, int world) { return lane / world; }
+LTX_HOST_DEVICE inline int LanePartCount(int lane, int lanes, int world) {
+  return lanes / world + ((lane % world) < (lanes % world) ? 1 : 0);
+}
+
+// Part `part` of `parts` of [0, total), cut at kVectorBytes boundaries of the flat range.
+LTX_HOST_DEVICE inline ByteRange PartRange(int64_t total, int part, int parts) {
+  const int64_t units = (total + kVectorBytes - 1) / kVectorBytes;
+  const int64_t begin = units / parts * part + (part < units % parts ? part : units % parts);
+  const int64_t count = units / parts + (part < units % parts ? 1 : 0);
+  ByteRange range;
+  range.begin = begin * kVectorBytes < total ? begin * kVectorBytes : total;
+  range.end = (begin + count) * kVectorBytes < total ? (begin + count) * kVectorBytes : total;
+  return range;
+}
+
+// The byte range of the flat shard that lane `lane` copies.
+LTX_HOST_DEVICE inline ByteRange LaneRange(const ShardGeometry& g, int lane, int lanes,
+                                           int world) {
+  return PartRange(FlatShardBytes(g), LanePart(lane, world), LanePartCount(lane, lanes, world));
+}
+
+// First and one-past-last batch slice that `range` touches (empty range: first == last).
+LTX_HOST_DEVICE inline int64_t FirstSlice(const ShardGeometry& g, const ByteRange& range) {
+  return range.begin < range.end ? range.begin / g.shard_bytes : 0;
+}
+LTX_HOST_DEVICE inline int64_t EndSlice(const ShardGeometry& g, const ByteRange& range) {
+  return range.begin < range.end ? (range.end - 1) / g.shard_bytes + 1 : 0;
+}
+
+// The part of `range` that lies in batch slice `slice`, as offsets into input and output.
+LTX_HOST_DEVICE inline Segment SliceSegment(const ShardGeometry& g, const ByteRange& range,
+                                            int64_t slice) {
+  const int64_t slice_begin = slice * g.shard_bytes;
+  const int64_t lo = range.begin > slice_begin ? range.begin : slice_begin;
+  const int64_t slice_end = slice_begin + g.shard_bytes;
+  const int64_t hi = range.end < slice_end ? range.end : slice_end;
+  Segment segment;
+  segment.src_offset = lo;
+  segment.dst_offset = slice * g.output_batch_stride + g.output_offset + (lo - slice_begin);
+  segment.bytes = hi > lo ? hi - lo : 0;
+  return segment;
+}
+
+// Splits a copy of `bytes` bytes from address `src` to address `dst` into head, body, tail.
+LTX_HOST_DEVICE inline CopySplit SplitForCopy(uint64_t dst, uint64_t src, int64_t bytes) {
+  const uint64_t misalignment = dst ^ src;
+  CopySplit split;
+  split.width = kVectorBytes;
+  while (split.width > 1 && (misalignment & static_cast<uint64_t>(split.width - 1)) != 0) {
+    split.width >>= 1;
+  }
+  const uint64_t mask = static_cast<uint64_t>(split.width - 1);
+  int64_t head = static_cast<int64_t>((split.width - (dst & mask)) & mask);
+  if (head > bytes) head = bytes;
+  split.head_bytes = head;
+  split.body_units = (bytes - head) / split.width;
+  split.tail_bytes = bytes - head - split.body_units * split.width;
+  return split;
+}
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_COPY_PLAN_H_

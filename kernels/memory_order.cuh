@@ -1,0 +1,69 @@
+// PTX memory-order primitives for flags shared between GPUs, following the PTX memory
+// consistency model: a release store at system scope publishes everything the storing thread
+// (and, through fences and barriers, its block) wrote before it; an acquire load at system scope
+// that reads the value makes those writes visible to the loading thread.
+#ifndef LTX_KERNELS_MEMORY_ORDER_CUH_
+#define LTX_KERNELS_MEMORY_ORDER_CUH_
+
+#include <cstdint>
+
+namespace ltx {
+
+// Stores `value` with release semantics at system scope.
+__device__ __forceinline__ void StoreReleaseSystem(uint64_t* address, uint64_t value) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
+}
+
+// Loads with acquire semantics at system scope.
+__device__ __forceinline__ uint64_t LoadAcquireSystem(const uint64_t* address) {
+  uint64_t value;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+  return value;
+}
+
+// Relaxed (non-synchronising but coherent) accesses at system scope, for payload fields that a
+// release store orders and for flags polled without ordering needs.
+__device__ __forceinline__ void StoreRelaxedSystem(uint64_t* address, uint64_t value) {
+  asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
+}
+__device__ __forceinline__ uint64_t LoadRelaxedSystem(const uint64_t* address) {
+  uint64_t value;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(address) : "memory");
+  return value;
+}
+__device__ __forceinline__ uint32_t LoadRelaxedSystem(const uint32_t* address) {
+  uint32_t value;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(value) : "l"(address) : "memory");
+  return value;
+}
+__device__ __forceinline__ void StoreRelaxedSystem(uint32_t* address, uint32_t value) {
+  asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
+
+// Nanoseconds of the GPU's global timer (%globaltimer); coarse, but monotonic and comparable
+// across the blocks of one GPU.
+__device__ __forceinline__ uint64_t GlobalTimerNs() {
+  uint64_t now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  return now;
+}
+
+// 16-byte load through the read-only path that does not allocate in L1: the input is read once.
+__device__ __forceinline__ int4 LoadVectorStreaming(const int4* address) {
+  int4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(address));
+  return v;
+}
+
+// 16-byte store that does not allocate in L1: nobody on this GPU re-reads what it stores.
+__device__ __forceinline__ void StoreVectorStreaming(int4* address, const int4& v) {
+  asm volatile("st.global.L1::no_allocate.v4.s32 [%0], {%1, %2, %3, %4};" ::"l"(address),
+               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+               : "memory");
+}
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_MEMORY_ORDER_CUH_

@@ -1,0 +1,76 @@
+// The arguments of one AllGather: the shape every rank agrees on, each rank's buffers, and the
+// byte layout derived from them. Validation happens here, on the host, before any launch, so
+// every bad input becomes an InvalidArgument that names the argument.
+#ifndef LTX_ALLGATHER_SPEC_H_
+#define LTX_ALLGATHER_SPEC_H_
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kernels/copy_plan.h"
+#include "kernels/signal_layout.h"
+#include "ltx/data_type.h"
+
+namespace ltx {
+
+// The shape of one AllGather; every rank passes the same values. Rank r's input is
+// [batch, token_counts[r], hidden] and every output is [batch, sum(token_counts), hidden], all
+// contiguous, elements of `dtype`.
+struct AllGatherShape {
+  DataType dtype = DataType::kBFloat16;
+  int64_t batch = 1;   // >= 1
+  int64_t hidden = 0;  // Elements per token, >= 1.
+  // One entry per rank, each >= 0; zeros allowed. Caller-owned; read during the call only.
+  absl::Span<const int64_t> token_counts;
+};
+
+// One rank's buffers and stream. `input` and `output` are device memory of that rank's GPU
+// (any alignment; 16-byte alignment takes the fast path). `input` may be null when the rank has
+// no tokens, `output` when the whole output is empty.
+struct RankBuffers {
+  const void* input = nullptr;
+  void* output = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+// Byte layout of a validated AllGather.
+struct AllGatherLayout {
+  int world_size = 0;
+  DataType dtype = DataType::kBFloat16;
+  int64_t batch = 0;
+  int64_t row_bytes = 0;
+  int64_t total_tokens = 0;
+  int64_t output_bytes = 0;  // batch * total_tokens * row_bytes
+  std::array<int64_t, kMaxWorldSize> token_counts = {};
+  std::array<int64_t, kMaxWorldSize> prefix_tokens = {};
+  // Digest of the count vector; ranks compare it on the device to detect disagreement.
+  uint64_t counts_digest = 0;
+
+  // Bytes of rank `rank`'s input.
+  int64_t InputBytes(int rank) const { return batch * token_counts[rank] * row_bytes; }
+  // Where rank `rank`'s shard lies in its input and in every output.
+  ShardGeometry GeometryOf(int rank) const;
+};
+
+// Validates `shape` for `world_size` ranks and derives its layout. InvalidArgument names the
+// argument: world size outside 1..kMaxWorldSize, an unknown dtype, batch or hidden < 1, a count
+// vector whose length is not the world size, a negative count, or sizes whose byte count
+// overflows 63 bits. Thread-safe.
+absl::StatusOr<AllGatherLayout> ComputeLayout(const AllGatherShape& shape, int world_size);
+
+// Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for a
+// null input when the rank has bytes to send, or a null output when the output is not empty.
+absl::Status ValidateRankBuffers(const AllGatherLayout& layout, int rank,
+                                 const RankBuffers& buffers);
+
+// FNV-1a digest of a count vector (its length included).
+uint64_t CountsDigest(absl::Span<const int64_t> token_counts);
+
+}  // namespace ltx
+
+#endif  // LTX_ALLGATHER_SPEC_H_

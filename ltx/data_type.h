@@ -1,0 +1,44 @@
+// Element types the AllGather moves. The copy is byte-exact, so a type only fixes the element
+// size (and is checked to agree across ranks); no arithmetic is done on elements.
+#ifndef LTX_DATA_TYPE_H_
+#define LTX_DATA_TYPE_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ltx {
+
+// The element types of a tensor. Values are stable: they travel between GPUs.
+enum class DataType : int32_t {
+  kBFloat16 = 1,
+  kFloat16 = 2,
+  kFloat32 = 3,
+  kFloat8E4M3 = 4,
+  kFloat8E5M2 = 5,
+  kInt8 = 6,
+  kUint8 = 7,
+};
+
+// Size of one element in bytes, or 0 for a value outside the enum.
+int ElementSize(DataType type);
+
+// Short lower-case name ("bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "int8", "uint8"), or
+// "unknown(N)" for a value outside the enum.
+std::string DataTypeName(DataType type);
+
+// Parses a name as printed by DataTypeName (also accepts "bfloat16", "float16", "float32",
+// "half", "float"). InvalidArgument lists the accepted names.
+absl::StatusOr<DataType> ParseDataType(absl::string_view name);
+
+// Every DataType, in enum order.
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::kBFloat16,   DataType::kFloat16, DataType::kFloat32, DataType::kFloat8E4M3,
+    DataType::kFloat8E5M2, DataType::kInt8,    DataType::kUint8,
+};
+
+}  // namespace ltx
+
+#endif  // LTX_DATA_TYPE_H_

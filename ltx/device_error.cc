@@ -1,0 +1,89 @@
+// Decoding of device error records.
+#include "ltx/device_error.h"
+
+#include <atomic>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "ltx/data_type.h"
+
+namespace ltx {
+namespace {
+
+const char* FieldName(MismatchField field) {
+  switch (field) {
+    case MismatchField::kDtype:
+      return "dtype";
+    case MismatchField::kRowBytes:
+      return "row size in bytes (hidden * element size)";
+    case MismatchField::kBatch:
+      return "batch";
+    case MismatchField::kTotalTokens:
+      return "total token count";
+    case MismatchField::kCounts:
+      return "token_counts vector (digest)";
+    case MismatchField::kNone:
+      break;
+  }
+  return "unknown field";
+}
+
+std::string FieldValue(MismatchField field, uint64_t value) {
+  if (field == MismatchField::kDtype) {
+    return DataTypeName(static_cast<DataType>(static_cast<int32_t>(value)));
+  }
+  if (field == MismatchField::kCounts) return absl::StrFormat("%#x", value);
+  return absl::StrFormat("%d", static_cast<int64_t>(value));
+}
+
+}  // namespace
+
+absl::optional<DeviceErrorRecord> ReadDeviceError(const DeviceErrorRecord* record) {
+  const volatile DeviceErrorRecord* shared = record;
+  if (shared->state != kRecordWritten) return absl::nullopt;
+  std::atomic_thread_fence(std::memory_order_acquire);
+  DeviceErrorRecord copy;
+  copy.state = shared->state;
+  copy.kind = shared->kind;
+  copy.phase = shared->phase;
+  copy.field = shared->field;
+  copy.rank = shared->rank;
+  copy.peer = shared->peer;
+  copy.epoch = shared->epoch;
+  copy.expected = shared->expected;
+  copy.seen = shared->seen;
+  copy.waited_ns = shared->waited_ns;
+  return copy;
+}
+
+absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
+  switch (static_cast<DeviceErrorKind>(record.kind)) {
+    case DeviceErrorKind::kTimeout: {
+      const char* phase =
+          static_cast<BarrierPhase>(record.phase) == BarrierPhase::kEntry ? "entry" : "exit";
+      const std::string seen =
+          record.seen == 0 ? std::string("no op yet")
+                           : absl::StrFormat("op #%d", record.seen);
+      return absl::DeadlineExceededError(absl::StrFormat(
+          "all_gather #%d: rank %d waited %s at %s for rank %d (its flag showed %s)",
+          record.epoch, record.rank,
+          absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(record.waited_ns))),
+          phase, record.peer, seen));
+    }
+    case DeviceErrorKind::kMismatch: {
+      const auto field = static_cast<MismatchField>(record.field);
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "all_gather #%d: ranks disagree on the %s: rank %d has %s, rank %d has %s",
+          record.epoch, FieldName(field), record.rank, FieldValue(field, record.expected),
+          record.peer, FieldValue(field, record.seen)));
+    }
+    case DeviceErrorKind::kNone:
+      break;
+  }
+  return absl::InternalError(
+      absl::StrFormat("device error record of rank %d has unknown kind %d", record.rank,
+                      record.kind));
+}
+
+}  // namespace ltx

@@ -1,0 +1,25 @@
+// Reading the error records the kernels write into host-mapped pinned memory, and turning them
+// into absl::Status a person can act on, e.g.
+//   DEADLINE_EXCEEDED: all_gather #1042: rank 2 waited 10s at exit for rank 3
+#ifndef LTX_DEVICE_ERROR_H_
+#define LTX_DEVICE_ERROR_H_
+
+#include "absl/status/status.h"
+#include "absl/types/optional.h"
+#include "kernels/signal_layout.h"
+
+namespace ltx {
+
+// Returns a copy of `record` if the device has published an error in it (state ==
+// kRecordWritten; the fields are read after an acquire fence), else nullopt. Safe to call while
+// kernels run.
+absl::optional<DeviceErrorRecord> ReadDeviceError(const DeviceErrorRecord* record);
+
+// The Status for a published record: DeadlineExceeded for a timeout (naming the op, the rank,
+// the phase, the peer waited for and what its flag showed), InvalidArgument for ranks that
+// disagree (naming the argument and both values), Internal for a record it cannot decode.
+absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record);
+
+}  // namespace ltx
+
+#endif  // LTX_DEVICE_ERROR_H_

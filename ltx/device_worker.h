@@ -1,0 +1,50 @@
+// A host thread that owns one GPU: it makes the GPU current once and runs the tasks posted to it,
+// in order. The Runtime keeps one per GPU and hands each collective's launch to them.
+#ifndef LTX_DEVICE_WORKER_H_
+#define LTX_DEVICE_WORKER_H_
+
+#include <deque>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+
+namespace ltx {
+
+class DeviceWorker {
+ public:
+  // Starts the thread; it calls cudaSetDevice(device) before running any task. (Whether that
+  // worked shows in the tasks' own CUDA calls; Runtime::Create checks it with its first task.)
+  explicit DeviceWorker(int device);
+
+  // Runs the tasks already posted, then joins the thread.
+  ~DeviceWorker();
+
+  DeviceWorker(const DeviceWorker&) = delete;
+  DeviceWorker& operator=(const DeviceWorker&) = delete;
+
+  int device() const { return device_; }
+
+  // Queues `task` to run on the worker thread after the tasks posted before it. Thread-safe;
+  // never blocks on the GPU.
+  void Post(absl::AnyInvocable<void() &&> task);
+
+  // Runs `task` on the worker thread and returns its result; blocks until it has run.
+  // Thread-safe. Must not be called from the worker thread itself.
+  absl::Status Run(absl::AnyInvocable<absl::Status() &&> task);
+
+ private:
+  void Loop();
+
+  const int device_;
+  absl::Mutex mu_;
+  std::deque<absl::AnyInvocable<void() &&>> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  std::thread thread_;
+};
+
+}  // namespace ltx
+
+#endif  // LTX_DEVICE_WORKER_H_

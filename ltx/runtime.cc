@@ -1,0 +1,502 @@
+// The host runtime: devices, peer access, signal memory, per-GPU threads, launches, waits,
+// sticky errors and Reset.
+#include "ltx/runtime.h"
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/synchronization/blocking_counter.h"
+#include "kernels/allgather_kernel.h"
+#include "ltx/cuda_status.h"
+#include "ltx/device_error.h"
+#include "ltx/device_worker.h"
+#include "ltx/status_macros.h"
+
+namespace ltx {
+namespace {
+
+// How long a host wait spins on event queries before it starts sleeping between them.
+constexpr absl::Duration kSpinBeforeSleep = absl::Microseconds(200);
+constexpr absl::Duration kPollSleep = absl::Microseconds(20);
+// Extra time the destructor grants in-flight kernels beyond their own device timeout.
+constexpr absl::Duration kTeardownMargin = absl::Seconds(2);
+
+absl::StatusOr<std::vector<int>> ResolveDevices(const RuntimeOptions& options) {
+  int visible = 0;
+  const cudaError_t error = cudaGetDeviceCount(&visible);
+  if (error != cudaSuccess || visible == 0) {
+    cudaGetLastError();
+    return absl::FailedPreconditionError(absl::StrCat(
+        "no CUDA GPU is visible to this process",
+        error != cudaSuccess ? absl::StrCat(" (cudaGetDeviceCount: ", cudaGetErrorName(error),
+                                            ": ", cudaGetErrorString(error), ")")
+                             : ""));
+  }
+  std::vector<int> devices = options.devices;
+  if (devices.empty()) {
+    for (int device = 0; device < visible; ++device) devices.push_back(device);
+  }
+  if (static_cast<int>(devices.size()) > kMaxWorldSize) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "devices: %d GPUs given (or visible), at most %d per Runtime; list them in "
+        "RuntimeOptions::devices",
+        devices.size(), kMaxWorldSize));
+  }
+  for (size_t i = 0; i < devices.size(); ++i) {
+    if (devices[i] < 0 || devices[i] >= visible) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "devices[%d] = %d: no such GPU (%d visible)", i, devices[i], visible));
+    }
+    for (size_t j = 0; j < i; ++j) {
+      if (devices[j] == devices[i]) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("devices: GPU %d is listed twice", devices[i]));
+      }
+    }
+  }
+  return devices;
+}
+
+absl::Status CheckPeerAccess(const std::vector<int>& devices) {
+  std::vector<std::string> missing;
+  for (int a : devices) {
+    for (int b : devices) {
+      if (a == b) continue;
+      int can_access = 0;
+      LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceCanAccessPeer(&can_access, a, b),
+                                     absl::StrFormat("cudaDeviceCanAccessPeer(%d, %d)", a, b)));
+      if (!can_access) missing.push_back(absl::StrFormat("%d->%d", a, b));
+    }
+  }
+  if (missing.empty()) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "GPU pairs without peer access (ltx stores directly into peers' memory): ",
+      absl::StrJoin(missing, ", ")));
+}
+
+// InvalidArgument unless `pointer` is memory of GPU `device` (managed memory too if
+// `allow_managed`).
+absl::Status CheckPointerDevice(const void* pointer, int device, int rank, const char* name,
+                                bool allow_managed) {
+  cudaPointerAttributes attributes;
+  const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    return absl::InvalidArgumentError(absl::StrFormat("rank %d: %s %p is not CUDA memory (%s)",
+                                                      rank, name, pointer,
+                                                      cudaGetErrorString(error)));
+  }
+  const bool device_memory = attributes.type == cudaMemoryTypeDevice;
+  const bool managed = attributes.type == cudaMemoryTypeManaged;
+  if (!device_memory && !(allow_managed && managed)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d: %s %p is not device memory (a cudaMalloc pointer of GPU %d is needed)", rank,
+        name, pointer, device));
+  }
+  if (device_memory && attributes.device != device) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: %s %p is memory of GPU %d, but rank %d runs on GPU %d", rank,
+                        name, pointer, attributes.device, rank, device));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ValidateCallOptions(const CallOptions& call) {
+  if (call.timeout.has_value() &&
+      (*call.timeout <= absl::ZeroDuration() || *call.timeout == absl::InfiniteDuration())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "call timeout must be positive and finite, got ", absl::FormatDuration(*call.timeout)));
+  }
+  if (call.blocks < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("call blocks must be >= 0 (0 = automatic), got ", call.blocks));
+  }
+  return absl::OkStatus();
+}
+
+bool IsLegacyOrPerThreadStream(cudaStream_t stream) {
+  return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+}
+
+// Blocks until every non-null event has completed or `deadline` passes. Returns the ranks whose
+// events are still pending (empty: all done), or a CUDA error.
+absl::StatusOr<std::vector<int>> AwaitEvents(absl::Span<const cudaEvent_t> events,
+                                             absl::Time deadline) {
+  const absl::Time spin_until = absl::Now() + kSpinBeforeSleep;
+  for (;;) {
+    std::vector<int> busy;
+    for (size_t rank = 0; rank < events.size(); ++rank) {
+      if (events[rank] == nullptr) continue;
+      const cudaError_t state = cudaEventQuery(events[rank]);
+      if (state == cudaErrorNotReady) {
+        busy.push_back(static_cast<int>(rank));
+      } else if (state != cudaSuccess) {
+        return CudaStatus(state, absl::StrFormat("rank %d: cudaEventQuery", rank));
+      }
+    }
+    const absl::Time now = absl::Now();
+    if (busy.empty() || now >= deadline) return busy;
+    if (now >= spin_until) absl::SleepFor(kPollSleep);
+  }
+}
+
+}  // namespace
+
+struct Runtime::Rank {
+  int device = -1;
+  int max_blocks = 1;
+  std::unique_ptr<DeviceWorker> worker;
+  SignalRegion* signals = nullptr;              // Device memory of this GPU.
+  DeviceErrorRecord* record = nullptr;          // Host-mapped pinned memory (host address).
+  DeviceErrorRecord* record_on_device = nullptr;
+  cudaStream_t control_stream = nullptr;        // For Reset's clearing, never for ops.
+  cudaEvent_t last_done = nullptr;              // Recorded after each launch outside capture.
+
+  absl::Status Allocate(const std::vector<int>& devices, int max_blocks_option) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
+    for (int peer : devices) {
+      if (peer == device) continue;
+      const cudaError_t error = cudaDeviceEnablePeerAccess(peer, 0);
+      if (error == cudaErrorPeerAccessAlreadyEnabled) {
+        cudaGetLastError();
+      } else {
+        LTX_RETURN_IF_ERROR(CudaStatus(
+            error, absl::StrFormat("cudaDeviceEnablePeerAccess(GPU %d -> GPU %d)", device, peer)));
+      }
+    }
+    int sm_count = 0;
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
+        "cudaDeviceGetAttribute(MultiProcessorCount)"));
+    max_blocks = max_blocks_option > 0 ? std::min(max_blocks_option, sm_count) : sm_count;
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&signals), sizeof(SignalRegion)),
+                                   "cudaMalloc(signal region)"));
+    void* record_memory = nullptr;
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        cudaHostAlloc(&record_memory, sizeof(DeviceErrorRecord),
+                      cudaHostAllocMapped | cudaHostAllocPortable),
+        "cudaHostAlloc(error record)"));
+    record = static_cast<DeviceErrorRecord*>(record_memory);
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaHostGetDevicePointer(reinterpret_cast<void**>(&record_on_device), record, 0),
+                   "cudaHostGetDevicePointer(error record)"));
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        cudaStreamCreateWithFlags(&control_stream, cudaStreamNonBlocking), "cudaStreamCreate"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaEventCreateWithFlags(&last_done, cudaEventDisableTiming), "cudaEventCreate"));
+    return Clear();
+  }
+
+  // Zeroes the signal region and the error record. No kernel of this Runtime may be running.
+  absl::Status Clear() {
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        cudaMemsetAsync(signals, 0, sizeof(SignalRegion), control_stream), "cudaMemsetAsync"));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(control_stream), "cudaStreamSynchronize"));
+    std::memset(record, 0, sizeof(DeviceErrorRecord));
+    return absl::OkStatus();
+  }
+
+  void Free() {
+    if (last_done != nullptr) cudaEventDestroy(last_done);
+    if (control_stream != nullptr) cudaStreamDestroy(control_stream);
+    if (record != nullptr) cudaFreeHost(record);
+    if (signals != nullptr) cudaFree(signals);
+    cudaGetLastError();
+  }
+};
+
+// ---------------------------------------------------------------------------- AllGatherHandle
+
+AllGatherHandle::AllGatherHandle(Runtime* runtime, std::vector<cudaEvent_t> done)
+    : runtime_(runtime), done_(std::move(done)) {}
+
+AllGatherHandle::AllGatherHandle(AllGatherHandle&& other) noexcept
+    : runtime_(std::exchange(other.runtime_, nullptr)), done_(std::move(other.done_)) {
+  other.done_.clear();
+}
+
+AllGatherHandle& AllGatherHandle::operator=(AllGatherHandle&& other) noexcept {
+  if (this != &other) {
+    Release();
+    runtime_ = std::exchange(other.runtime_, nullptr);
+    done_ = std::move(other.done_);
+    other.done_.clear();
+  }
+  return *this;
+}
+
+AllGatherHandle::~AllGatherHandle() { Release(); }
+
+void AllGatherHandle::Release() {
+  for (cudaEvent_t event : done_) {
+    if (event != nullptr) cudaEventDestroy(event);
+  }
+  done_.clear();
+}
+
+absl::Status AllGatherHandle::Wait(absl::Duration timeout) {
+  if (runtime_ == nullptr) return absl::FailedPreconditionError("Wait on a moved-from handle");
+  return runtime_->WaitForEvents(done_, timeout, "all_gather wait");
+}
+
+// ------------------------------------------------------------------------------------ Runtime
+
+Runtime::Runtime(RuntimeOptions options, std::vector<int> devices)
+    : options_(std::move(options)), devices_(std::move(devices)) {}
+
+absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
+  if (options.timeout <= absl::ZeroDuration() || options.timeout == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "timeout must be positive and finite, got ", absl::FormatDuration(options.timeout)));
+  }
+  if (options.max_blocks < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_blocks must be >= 0 (0 = automatic), got ", options.max_blocks));
+  }
+  LTX_ASSIGN_OR_RETURN(std::vector<int> devices, ResolveDevices(options));
+  LTX_RETURN_IF_ERROR(CheckPeerAccess(devices));
+  std::unique_ptr<Runtime> runtime(new Runtime(options, std::move(devices)));
+  LTX_RETURN_IF_ERROR(runtime->Initialize());
+  return runtime;
+}
+
+absl::Status Runtime::Initialize() {
+  for (int device : devices_) {
+    auto rank = std::make_unique<Rank>();
+    rank->device = device;
+    rank->worker = std::make_unique<DeviceWorker>(device);
+    ranks_.push_back(std::move(rank));
+  }
+  for (auto& rank : ranks_) {
+    Rank* r = rank.get();
+    LTX_RETURN_IF_ERROR(r->worker->Run(
+        [r, this] { return r->Allocate(devices_, options_.max_blocks); }));
+  }
+  return absl::OkStatus();
+}
+
+Runtime::~Runtime() {
+  std::vector<cudaEvent_t> events;
+  for (auto& rank : ranks_) events.push_back(rank->last_done);
+  AwaitEvents(events, absl::Now() + options_.timeout + kTeardownMargin).IgnoreError();
+  for (auto& rank : ranks_) {
+    Rank* r = rank.get();
+    r->worker->Run([r] {
+                 r->Free();
+                 return absl::OkStatus();
+               })
+        .IgnoreError();
+  }
+}
+
+absl::Status Runtime::status() const {
+  absl::MutexLock lock(&mu_);
+  return failure_;
+}
+
+absl::Status Runtime::CollectDeviceErrors() {
+  absl::MutexLock lock(&mu_);
+  if (!failure_.ok()) return failure_;
+  absl::Status first;
+  std::vector<int> others;
+  for (int rank = 0; rank < world_size(); ++rank) {
+    absl::optional<DeviceErrorRecord> record = ReadDeviceError(ranks_[rank]->record);
+    if (!record.has_value()) continue;
+    if (first.ok()) {
+      first = DeviceErrorToStatus(*record);
+    } else {
+      others.push_back(rank);
+    }
+  }
+  if (first.ok()) return first;
+  if (!others.empty()) {
+    first = absl::Status(first.code(), absl::StrCat(first.message(), " (rank(s) ",
+                                                    absl::StrJoin(others, ", "),
+                                                    " also reported errors)"));
+  }
+  failure_ = first;
+  failed_.store(true, std::memory_order_release);
+  return first;
+}
+
+absl::Status Runtime::CheckUsable() {
+  if (failed_.load(std::memory_order_acquire)) {
+    absl::MutexLock lock(&mu_);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the runtime stopped after an error; call Reset() first. The error: ",
+        failure_.ToString()));
+  }
+  return CollectDeviceErrors();
+}
+
+absl::Status Runtime::ValidateCall(const AllGatherLayout& layout, int rank,
+                                   const RankBuffers& buffers) const {
+  LTX_RETURN_IF_ERROR(ValidateRankBuffers(layout, rank, buffers));
+  const int device = ranks_[rank]->device;
+  if (layout.InputBytes(rank) > 0) {
+    LTX_RETURN_IF_ERROR(
+        CheckPointerDevice(buffers.input, device, rank, "input", /*allow_managed=*/true));
+  }
+  if (layout.output_bytes > 0) {
+    LTX_RETURN_IF_ERROR(
+        CheckPointerDevice(buffers.output, device, rank, "output", /*allow_managed=*/false));
+  }
+  if (!IsLegacyOrPerThreadStream(buffers.stream)) {
+    int stream_device = -1;
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamGetDevice(buffers.stream, &stream_device),
+                                   absl::StrFormat("rank %d: stream", rank)));
+    if (stream_device != device) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: stream belongs to GPU %d, but rank %d runs on GPU %d", rank, stream_device,
+          rank, device));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
+                             const RankBuffers& buffers, const CallOptions& call) {
+  Rank& r = *ranks_[rank];
+  AllGatherKernelParams params;
+  params.input = buffers.input;
+  params.output = buffers.output;
+  for (int peer = 0; peer < world_size(); ++peer) params.signals[peer] = ranks_[peer]->signals;
+  params.error_record = r.record_on_device;
+  params.geometry = layout.GeometryOf(rank);
+  params.counts_digest = layout.counts_digest;
+  params.total_tokens = layout.total_tokens;
+  params.row_bytes = layout.row_bytes;
+  params.dtype = static_cast<int32_t>(layout.dtype);
+  params.rank = rank;
+  params.world_size = world_size();
+  params.timeout_ns =
+      static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout.value_or(options_.timeout)));
+  const int blocks = call.blocks > 0
+                         ? std::min(call.blocks, r.max_blocks)
+                         : AutoBlockCount(FlatShardBytes(params.geometry), world_size(),
+                                          r.max_blocks);
+  absl::Status launched = CudaStatus(LaunchAllGatherKernel(params, blocks, buffers.stream),
+                                     absl::StrFormat("rank %d: kernel launch", rank));
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (launched.ok()) {
+    launched = CudaStatus(cudaStreamIsCapturing(buffers.stream, &capture),
+                          absl::StrFormat("rank %d: cudaStreamIsCapturing", rank));
+  }
+  if (launched.ok() && capture == cudaStreamCaptureStatusNone) {
+    launched = CudaStatus(cudaEventRecord(r.last_done, buffers.stream),
+                          absl::StrFormat("rank %d: cudaEventRecord", rank));
+  }
+  if (!launched.ok()) {
+    // The peers of this rank will time out waiting for it: stop the runtime.
+    absl::MutexLock lock(&mu_);
+    if (failure_.ok()) failure_ = launched;
+    failed_.store(true, std::memory_order_release);
+  }
+  return launched;
+}
+
+absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
+                                                   absl::Span<const RankBuffers> buffers,
+                                                   const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeLayout(shape, world_size()));
+  if (static_cast<int>(buffers.size()) != world_size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "buffers has %d entries but the world size is %d", buffers.size(), world_size()));
+  }
+  LTX_RETURN_IF_ERROR(ValidateCallOptions(call));
+  for (int rank = 0; rank < world_size(); ++rank) {
+    LTX_RETURN_IF_ERROR(ValidateCall(layout, rank, buffers[rank]));
+  }
+  std::vector<absl::Status> results(world_size());
+  std::vector<cudaEvent_t> done(world_size(), nullptr);
+  absl::BlockingCounter pending(world_size());
+  for (int rank = 0; rank < world_size(); ++rank) {
+    ranks_[rank]->worker->Post([&, rank] {
+      results[rank] = Launch(rank, layout, buffers[rank], call);
+      if (results[rank].ok()) {
+        results[rank] = CudaStatus(cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming),
+                                   "cudaEventCreate");
+      }
+      if (results[rank].ok()) {
+        results[rank] =
+            CudaStatus(cudaEventRecord(done[rank], buffers[rank].stream), "cudaEventRecord");
+      }
+      pending.DecrementCount();
+    });
+  }
+  pending.Wait();
+  AllGatherHandle handle(this, std::move(done));
+  for (const absl::Status& result : results) LTX_RETURN_IF_ERROR(result);
+  return handle;
+}
+
+absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
+                                       absl::Span<const RankBuffers> buffers,
+                                       absl::Duration wait_timeout, const CallOptions& call) {
+  LTX_ASSIGN_OR_RETURN(AllGatherHandle handle, AllGather(shape, buffers, call));
+  return handle.Wait(wait_timeout);
+}
+
+absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
+                                    const RankBuffers& buffers, const CallOptions& call) {
+  if (rank < 0 || rank >= world_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d is outside [0, %d)", rank, world_size()));
+  }
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeLayout(shape, world_size()));
+  LTX_RETURN_IF_ERROR(ValidateCallOptions(call));
+  LTX_RETURN_IF_ERROR(ValidateCall(layout, rank, buffers));
+  int previous_device = -1;
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice"));
+  const int device = ranks_[rank]->device;
+  if (previous_device != device) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
+  }
+  const absl::Status launched = Launch(rank, layout, buffers, call);
+  if (previous_device != device) cudaSetDevice(previous_device);
+  return launched;
+}
+
+absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,
+                                    absl::Duration timeout, absl::string_view what) {
+  LTX_ASSIGN_OR_RETURN(const std::vector<int> busy, AwaitEvents(events, absl::Now() + timeout));
+  LTX_RETURN_IF_ERROR(CollectDeviceErrors());
+  if (busy.empty()) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "%s: rank(s) %s still running after %s", what, absl::StrJoin(busy, ", "),
+      absl::FormatDuration(timeout)));
+}
+
+absl::Status Runtime::Synchronize(absl::Duration timeout) {
+  std::vector<cudaEvent_t> events;
+  for (auto& rank : ranks_) events.push_back(rank->last_done);
+  return WaitForEvents(events, timeout, "Synchronize");
+}
+
+absl::Status Runtime::Reset(absl::Duration timeout) {
+  std::vector<cudaEvent_t> events;
+  for (auto& rank : ranks_) events.push_back(rank->last_done);
+  LTX_ASSIGN_OR_RETURN(const std::vector<int> busy, AwaitEvents(events, absl::Now() + timeout));
+  if (!busy.empty()) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("Reset: rank(s) %s still running after %s; the runtime stays stopped",
+                        absl::StrJoin(busy, ", "), absl::FormatDuration(timeout)));
+  }
+  for (auto& rank : ranks_) {
+    Rank* r = rank.get();
+    LTX_RETURN_IF_ERROR(r->worker->Run([r] { return r->Clear(); }));
+  }
+  absl::MutexLock lock(&mu_);
+  failure_ = absl::OkStatus();
+  failed_.store(false, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+}  // namespace ltx

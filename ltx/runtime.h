@@ -1,0 +1,156 @@
+// ltx::Runtime: one process drives every GPU of a node. It owns one host thread per GPU, the
+// peer access between them, each GPU's signal memory and error record, and launches the
+// AllGather on every rank with a cross-GPU barrier that times out instead of hanging.
+//
+//   LTX_ASSIGN_OR_RETURN(auto runtime, ltx::Runtime::Create({.devices = {0, 1, 2, 3}}));
+//   std::vector<int64_t> counts = {100, 80, 0, 120};
+//   ltx::AllGatherShape shape{ltx::DataType::kBFloat16, /*batch=*/1, /*hidden=*/4096, counts};
+//   // Coordinated call: every rank's buffers at once, from any thread.
+//   LTX_RETURN_IF_ERROR(runtime->AllGatherAndWait(shape, buffers, absl::Seconds(30)));
+//   // Per-rank call: from each GPU's own server thread, no host synchronisation, capturable.
+//   LTX_RETURN_IF_ERROR(runtime->AllGatherRank(rank, shape, buffers[rank]));
+//
+// Ordering. Like NCCL, all ranks must issue collectives in the same order, and one rank's
+// collectives must be ordered on the GPU (the same stream, or streams joined by events).
+//
+// Errors. Bad arguments: InvalidArgument, nothing launched. A barrier that times out on a GPU,
+// or ranks whose arguments disagree, are recorded by the device and returned by
+// AllGatherHandle::Wait, Synchronize, or the next call (DeadlineExceeded / InvalidArgument).
+// From then on the Runtime refuses new work with FailedPrecondition until Reset().
+#ifndef LTX_RUNTIME_H_
+#define LTX_RUNTIME_H_
+
+#include <cuda_runtime_api.h>
+
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "ltx/allgather_spec.h"
+#include "ltx/runtime_options.h"
+
+namespace ltx {
+
+class Runtime;
+
+// Completion of one coordinated call. Movable; destroying it does not wait.
+class AllGatherHandle {
+ public:
+  AllGatherHandle(AllGatherHandle&&) noexcept;
+  AllGatherHandle& operator=(AllGatherHandle&&) noexcept;
+  ~AllGatherHandle();
+
+  // Blocks until the op has finished on every GPU or `timeout` has passed. Returns OK when all
+  // ranks finished without error; the device's error (DeadlineExceeded, InvalidArgument) if any
+  // rank recorded one; DeadlineExceeded naming the ranks still running if `timeout` passed
+  // first (the op may still finish: Wait again). Not thread-safe with other calls on the same
+  // handle.
+  absl::Status Wait(absl::Duration timeout);
+
+ private:
+  friend class Runtime;
+  AllGatherHandle(Runtime* runtime, std::vector<cudaEvent_t> done);
+  void Release();
+
+  Runtime* runtime_ = nullptr;
+  std::vector<cudaEvent_t> done_;  // One per rank, recorded after that rank's launch.
+};
+
+class Runtime {
+ public:
+  // Validates the devices, checks that every pair has peer access and enables it both ways
+  // (tolerating "already enabled"), allocates each GPU's signal region and host-mapped error
+  // record, and starts one host thread per GPU.
+  // Errors: InvalidArgument for bad options (unknown or repeated device, more than
+  // kMaxWorldSize, a non-positive timeout, negative max_blocks); FailedPrecondition when no GPU
+  // is visible or a pair of GPUs lacks peer access (the message lists the pairs); others as
+  // CUDA reports them.
+  static absl::StatusOr<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options);
+
+  // Waits (bounded by the timeout plus a margin) for this Runtime's kernels, stops the threads
+  // and frees all memory, also after errors.
+  ~Runtime();
+
+  Runtime(const Runtime&) = delete;
+  Runtime& operator=(const Runtime&) = delete;
+
+  int world_size() const { return static_cast<int>(ranks_.size()); }
+  // CUDA device ordinal of each rank.
+  const std::vector<int>& devices() const { return devices_; }
+  const RuntimeOptions& options() const { return options_; }
+
+  // Coordinated call: validates every rank's arguments, then each GPU's thread enqueues that
+  // rank's kernel on buffers[r].stream; returns once all are enqueued. `buffers` has one entry
+  // per rank. Errors: InvalidArgument (nothing enqueued on any rank), FailedPrecondition after
+  // an earlier error, or the first device error not yet reported. Thread-safe against per-rank
+  // calls of other ranks only; the caller orders its own calls.
+  absl::StatusOr<AllGatherHandle> AllGather(const AllGatherShape& shape,
+                                            absl::Span<const RankBuffers> buffers,
+                                            const CallOptions& call = {});
+
+  // AllGather, then Wait(wait_timeout) on the handle.
+  absl::Status AllGatherAndWait(const AllGatherShape& shape,
+                                absl::Span<const RankBuffers> buffers,
+                                absl::Duration wait_timeout, const CallOptions& call = {});
+
+  // Per-rank call: enqueues rank `rank`'s kernel on `buffers.stream` from the calling thread,
+  // with no host rendezvous and no host synchronisation, so it can be captured into a CUDA
+  // graph (a captured call fixes the pointers, counts, shape and timeout; the op number lives
+  // on the device, so every replay is a new op). Every rank must make the matching call. The
+  // calling thread's current device is restored on return. Thread-safe across ranks.
+  // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size).
+  absl::Status AllGatherRank(int rank, const AllGatherShape& shape, const RankBuffers& buffers,
+                             const CallOptions& call = {});
+
+  // Waits until every rank's last enqueued op has finished (bounded by `timeout`) and returns
+  // the first device error, if any; DeadlineExceeded naming the busy ranks if `timeout` passed.
+  // Must not run concurrently with calls.
+  absl::Status Synchronize(absl::Duration timeout);
+
+  // The sticky error state: OK, or the error that stopped the Runtime. Thread-safe.
+  absl::Status status() const;
+
+  // Makes the Runtime usable after an error: waits (bounded by `timeout`) until no kernel of
+  // this Runtime runs, clears every GPU's signal memory, error record and op numbers. Returns
+  // DeadlineExceeded (and stays in error) if some rank is still busy after `timeout`. Must not
+  // run concurrently with calls.
+  absl::Status Reset(absl::Duration timeout);
+
+ private:
+  struct Rank;
+  friend class AllGatherHandle;
+
+  Runtime(RuntimeOptions options, std::vector<int> devices);
+  absl::Status Initialize();
+  // OK, or the error that calls must return now (records a newly found device error).
+  absl::Status CheckUsable();
+  absl::Status ValidateCall(const AllGatherLayout& layout, int rank,
+                            const RankBuffers& buffers) const;
+  // Enqueues rank `rank`'s kernel; the caller's current device must be the rank's.
+  absl::Status Launch(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
+                      const CallOptions& call);
+  // Polls `events` (one per rank, null = nothing to wait for) until all completed or the
+  // deadline; then reports device errors.
+  absl::Status WaitForEvents(absl::Span<const cudaEvent_t> events, absl::Duration timeout,
+                             absl::string_view what);
+  // Returns the first device error recorded on any rank, and makes it sticky.
+  absl::Status CollectDeviceErrors();
+
+  const RuntimeOptions options_;
+  const std::vector<int> devices_;
+  std::vector<std::unique_ptr<Rank>> ranks_;
+
+  std::atomic<bool> failed_{false};
+  mutable absl::Mutex mu_;
+  absl::Status failure_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ltx
+
+#endif  // LTX_RUNTIME_H_

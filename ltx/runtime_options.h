@@ -1,0 +1,33 @@
+// Options of an ltx::Runtime and of one collective call.
+#ifndef LTX_RUNTIME_OPTIONS_H_
+#define LTX_RUNTIME_OPTIONS_H_
+
+#include <vector>
+
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
+
+namespace ltx {
+
+struct RuntimeOptions {
+  // CUDA device ordinals in rank order, e.g. {3, 1}: rank 0 is GPU 3, rank 1 is GPU 1. Empty
+  // means every visible GPU in ordinal order. At most kMaxWorldSize, no repeats.
+  std::vector<int> devices;
+  // How long a GPU waits for its peers at a barrier before it gives up on the op and records
+  // DeadlineExceeded. Must be positive and finite.
+  absl::Duration timeout = absl::Seconds(10);
+  // Most thread blocks one rank's kernel may use (each block occupies part of one SM), so that
+  // compute can run beside the collective. 0 means one block per SM of the GPU.
+  int max_blocks = 0;
+};
+
+struct CallOptions {
+  // Overrides RuntimeOptions::timeout for this call.
+  absl::optional<absl::Duration> timeout;
+  // Overrides the automatic block count of this call (still capped by max_blocks); 0 = auto.
+  int blocks = 0;
+};
+
+}  // namespace ltx
+
+#endif  // LTX_RUNTIME_OPTIONS_H_
