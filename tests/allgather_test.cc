@@ -1,0 +1,248 @@
+// GPU correctness matrix of the AllGather: every dtype, odd and huge hidden sizes, batch > 1,
+// uneven and zero token counts, misaligned buffers, fewer blocks than ranks, world sizes 1..N
+// and device subsets in any order, both call styles, and long runs of back-to-back calls into
+// re-used buffers. Random data, outputs poisoned before every call, byte-exact checks on every
+// rank. Cases skip, with the reason, where there are fewer GPUs than they need.
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "ltx/runtime.h"
+#include "tests/gpu_test_util.h"
+#include "tools/allgather_harness.h"
+
+namespace ltx {
+namespace {
+
+std::vector<int64_t> UnevenCounts(int world, int64_t base) {
+  std::vector<int64_t> counts;
+  for (int rank = 0; rank < world; ++rank) counts.push_back(base + 3 * rank + (rank % 2));
+  return counts;
+}
+
+class AllGatherStyleTest : public ::testing::TestWithParam<CallStyle> {};
+
+TEST_P(AllGatherStyleTest, EveryDtype) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  for (DataType dtype : kAllDataTypes) {
+    AllGatherCase c;
+    c.dtype = dtype;
+    c.batch = 2;
+    c.hidden = 1000;
+    c.token_counts = UnevenCounts(f.runtime->world_size(), 5);
+    EXPECT_TRUE(RunAndVerify(f, c, GetParam()).ok()) << c.ToString();
+  }
+}
+
+TEST_P(AllGatherStyleTest, HiddenSizesAndBatches) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  for (int64_t hidden : {1, 7, 64, 1000, 4096, 8192, 12288, 65536}) {
+    for (int64_t batch : {1, 3}) {
+      AllGatherCase c;
+      c.dtype = DataType::kBFloat16;
+      c.batch = batch;
+      c.hidden = hidden;
+      c.token_counts = UnevenCounts(f.runtime->world_size(), 4);
+      const absl::Status status = RunAndVerify(f, c, GetParam());
+      EXPECT_TRUE(status.ok()) << status;
+    }
+  }
+}
+
+TEST_P(AllGatherStyleTest, ZeroTokenRanks) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  std::vector<std::vector<int64_t>> patterns = {std::vector<int64_t>(world, 0)};
+  for (int zero = 0; zero < world; ++zero) {
+    std::vector<int64_t> counts = UnevenCounts(world, 9);
+    counts[zero] = 0;
+    patterns.push_back(counts);
+  }
+  std::vector<int64_t> only_last(world, 0);
+  only_last.back() = 33;
+  patterns.push_back(only_last);
+  for (const auto& counts : patterns) {
+    AllGatherCase c;
+    c.dtype = DataType::kFloat16;
+    c.batch = 3;
+    c.hidden = 96;
+    c.token_counts = counts;
+    const absl::Status status = RunAndVerify(f, c, GetParam());
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(CallStyles, AllGatherStyleTest,
+                         ::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads),
+                         [](const ::testing::TestParamInfo<CallStyle>& info) {
+                           return info.param == CallStyle::kCoordinated ? "Coordinated"
+                                                                        : "PerRankThreads";
+                         });
+
+TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  for (int in_off : {0, 1, 3, 8}) {
+    for (int out_off : {0, 2, 5, 8, 13}) {
+      AllGatherCase c;
+      c.dtype = DataType::kUint8;
+      c.batch = 2;
+      c.hidden = 333;
+      c.token_counts = UnevenCounts(f.runtime->world_size(), 3);
+      c.input_misalignment = in_off;
+      c.output_misalignment = out_off;
+      const absl::Status status = RunAndVerify(f, c, CallStyle::kCoordinated);
+      EXPECT_TRUE(status.ok()) << status;
+    }
+  }
+}
+
+TEST(AllGatherTest, AnyBlockCountIncludingFewerBlocksThanRanks) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  for (int blocks : {1, 2, 3, 5, 8, 33, 132}) {
+    AllGatherCase c;
+    c.dtype = DataType::kBFloat16;
+    c.batch = 2;
+    c.hidden = 2048;
+    c.token_counts = UnevenCounts(f.runtime->world_size(), 20);
+    CallOptions call;
+    call.blocks = blocks;
+    const absl::Status status = RunAndVerify(f, c, CallStyle::kCoordinated, call);
+    EXPECT_TRUE(status.ok()) << "blocks=" << blocks << ": " << status;
+  }
+}
+
+TEST(AllGatherTest, LargeShards) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  AllGatherCase c;
+  c.dtype = DataType::kBFloat16;
+  c.batch = 1;
+  c.hidden = 8192;
+  // About 20 MiB per rank, uneven.
+  c.token_counts = UnevenCounts(world, 1200);
+  const absl::Status status = RunAndVerify(f, c, CallStyle::kPerRankThreads);
+  EXPECT_TRUE(status.ok()) << status;
+}
+
+// World sizes 1..N over prefixes and reversed or shuffled subsets of the GPUs.
+TEST(AllGatherTest, WorldSizesAndDeviceOrders) {
+  LTX_REQUIRE_GPUS(1);
+  const int visible = VisibleGpuCount();
+  std::vector<std::vector<int>> subsets;
+  for (int n = 1; n <= std::min(visible, kMaxWorldSize); ++n) subsets.push_back(FirstDevices(n));
+  if (visible >= 4) subsets.push_back({3, 1});
+  if (visible >= 3) subsets.push_back({2, 0, 1});
+  if (visible >= 2) subsets.push_back({1, 0});
+  for (const auto& devices : subsets) {
+    GpuFixture f = MakeGpuFixture(devices);
+    ASSERT_NE(f.runtime, nullptr);
+    for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+      AllGatherCase c;
+      c.dtype = DataType::kFloat32;
+      c.batch = 2;
+      c.hidden = 515;
+      c.token_counts = UnevenCounts(static_cast<int>(devices.size()), 6);
+      const absl::Status status = RunAndVerify(f, c, style);
+      EXPECT_TRUE(status.ok()) << "devices " << ::testing::PrintToString(devices) << ": "
+                               << status;
+    }
+  }
+}
+
+// 1000 calls back to back with changing shapes into the same buffers, each one verified,
+// alternating the call styles.
+TEST(AllGatherTest, ThousandBackToBackCallsWithChangingShapes) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  std::mt19937_64 random(1234);
+  const int64_t hiddens[] = {1, 3, 8, 64, 100, 1024, 4096, 12288};
+  for (int i = 0; i < 1000; ++i) {
+    AllGatherCase c;
+    c.dtype = kAllDataTypes[random() % (sizeof(kAllDataTypes) / sizeof(kAllDataTypes[0]))];
+    c.batch = 1 + random() % 3;
+    c.hidden = hiddens[random() % (sizeof(hiddens) / sizeof(hiddens[0]))];
+    for (int rank = 0; rank < world; ++rank) {
+      c.token_counts.push_back(random() % 4 == 0 ? 0 : random() % 40);
+    }
+    c.input_misalignment = random() % 4 == 0 ? random() % 16 : 0;
+    c.output_misalignment = random() % 4 == 0 ? random() % 16 : 0;
+    const CallStyle style = i % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
+    const absl::Status status = RunAndVerify(f, c, style);
+    ASSERT_TRUE(status.ok()) << "call " << i << ": " << status;
+  }
+}
+
+TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(2));
+  ASSERT_NE(f.runtime, nullptr);
+  AllGatherCase c;
+  c.hidden = 64;
+  c.token_counts = {4, 4};
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  const AllGatherShape shape = c.Shape();
+  std::vector<RankBuffers> buffers = f.harness->AllBuffers();
+
+  std::vector<RankBuffers> swapped = buffers;
+  std::swap(swapped[0].output, swapped[1].output);
+  absl::Status status = f.runtime->AllGather(shape, swapped).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("output"), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("GPU 1"), absl::string_view::npos) << status;
+
+  std::vector<RankBuffers> wrong_stream = buffers;
+  std::swap(wrong_stream[0].stream, wrong_stream[1].stream);
+  status = f.runtime->AllGatherRank(0, shape, wrong_stream[0]);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("stream"), absl::string_view::npos) << status;
+
+  int host_value = 0;
+  std::vector<RankBuffers> host_output = buffers;
+  host_output[1].output = &host_value;
+  status = f.runtime->AllGather(shape, host_output).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+
+  std::vector<RankBuffers> null_input = buffers;
+  null_input[1].input = nullptr;
+  status = f.runtime->AllGather(shape, null_input).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("input"), absl::string_view::npos) << status;
+
+  status = f.runtime->AllGather(shape, absl::MakeSpan(buffers).subspan(0, 1)).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+
+  const std::vector<int64_t> three = {1, 2, 3};
+  AllGatherShape wrong_length = shape;
+  wrong_length.token_counts = three;
+  status = f.runtime->AllGather(wrong_length, buffers).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("token_counts"), absl::string_view::npos) << status;
+
+  status = f.runtime->AllGatherRank(2, shape, buffers[0]);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+
+  // Nothing was launched by the rejected calls: a good call still works.
+  EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kCoordinated).ok());
+}
+
+}  // namespace
+}  // namespace ltx

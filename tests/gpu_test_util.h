@@ -1,0 +1,58 @@
+// Shared by the GPU tests: skipping, with the reason, where there are too few GPUs; a Runtime
+// with a harness over the same GPUs; and running one case in either call style.
+#ifndef LTX_TESTS_GPU_TEST_UTIL_H_
+#define LTX_TESTS_GPU_TEST_UTIL_H_
+
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "ltx/runtime.h"
+#include "tools/allgather_harness.h"
+
+// Skips the current test unless `needed` GPUs are visible. (A macro: GTEST_SKIP must return
+// from the test body itself.)
+#define LTX_REQUIRE_GPUS(needed)                                                      \
+  do {                                                                                \
+    const int ltx_visible_gpus = ::ltx::VisibleGpuCount();                            \
+    if (ltx_visible_gpus < (needed)) {                                                \
+      GTEST_SKIP() << "needs " << (needed) << " GPU(s) with peer access, "            \
+                   << ltx_visible_gpus << " visible";                                 \
+    }                                                                                 \
+  } while (false)
+
+namespace ltx {
+
+// How long the tests wait on the host for a call that should succeed.
+inline constexpr absl::Duration kTestWait = absl::Seconds(30);
+
+// Device ordinals 0..n-1.
+std::vector<int> FirstDevices(int n);
+
+enum class CallStyle {
+  kCoordinated,     // Runtime::AllGather from the test thread.
+  kPerRankThreads,  // Runtime::AllGatherRank from one thread per rank.
+};
+
+// A Runtime and a harness over the same GPUs. On failure the test has already failed and the
+// members are null.
+struct GpuFixture {
+  std::unique_ptr<Runtime> runtime;
+  std::unique_ptr<AllGatherHarness> harness;
+};
+GpuFixture MakeGpuFixture(std::vector<int> devices, RuntimeOptions options = {});
+
+// Prepares `c` in the harness and enqueues it on `ranks` (all ranks if empty) in `style`,
+// without waiting. Returns the first launch error.
+absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
+                        const CallOptions& call = {}, std::vector<int> ranks = {});
+
+// LaunchCase on all ranks, waits (kTestWait), and verifies every rank's output.
+absl::Status RunAndVerify(GpuFixture& f, const AllGatherCase& c, CallStyle style,
+                          const CallOptions& call = {});
+
+}  // namespace ltx
+
+#endif  // LTX_TESTS_GPU_TEST_UTIL_H_

@@ -1,0 +1,81 @@
+// Runtime behaviour that needs no GPU (bad options, no GPUs at all), and device-list checks
+// that need some GPUs.
+#include "ltx/runtime.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tests/gpu_test_util.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(RuntimeTest, RejectsNonPositiveTimeout) {
+  RuntimeOptions options;
+  options.timeout = absl::ZeroDuration();
+  auto runtime = Runtime::Create(options);
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("timeout"));
+  options.timeout = absl::InfiniteDuration();
+  EXPECT_EQ(Runtime::Create(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RuntimeTest, RejectsNegativeMaxBlocks) {
+  RuntimeOptions options;
+  options.max_blocks = -1;
+  auto runtime = Runtime::Create(options);
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("max_blocks"));
+}
+
+TEST(RuntimeTest, WithoutGpusCreateFailsClearly) {
+  if (VisibleGpuCount() > 0) GTEST_SKIP() << "GPUs are visible: the no-GPU path is not reachable";
+  auto runtime = Runtime::Create({});
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("no CUDA GPU is visible"));
+}
+
+TEST(RuntimeTest, RejectsUnknownAndRepeatedDevices) {
+  LTX_REQUIRE_GPUS(1);
+  RuntimeOptions options;
+  options.devices = {VisibleGpuCount()};
+  auto runtime = Runtime::Create(options);
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("no such GPU"));
+  options.devices = {0, 0};
+  runtime = Runtime::Create(options);
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("listed twice"));
+  options.devices = {-1};
+  EXPECT_EQ(Runtime::Create(options).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(RuntimeTest, RejectsBadCallOptionsAndRanks) {
+  LTX_REQUIRE_GPUS(1);
+  RuntimeOptions options;
+  options.devices = {0};
+  auto runtime = Runtime::Create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  const std::vector<int64_t> counts = {0};
+  AllGatherShape shape;
+  shape.hidden = 8;
+  shape.token_counts = counts;
+  RankBuffers buffers;
+  CallOptions call;
+  call.timeout = absl::ZeroDuration();
+  absl::Status status = (*runtime)->AllGatherRank(0, shape, buffers, call);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_EQ((*runtime)->AllGatherRank(1, shape, buffers).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ((*runtime)->AllGatherRank(-1, shape, buffers).code(),
+            absl::StatusCode::kInvalidArgument);
+  // An empty AllGather (no tokens anywhere) is legal with null buffers.
+  EXPECT_TRUE((*runtime)->AllGatherRank(0, shape, buffers).ok());
+  EXPECT_TRUE((*runtime)->Synchronize(absl::Seconds(10)).ok());
+}
+
+}  // namespace
+}  // namespace ltx
