@@ -1,0 +1,264 @@
+// Tests of AllGather argument validation and byte layout (ltx/allgather_spec.h): ComputeLayout,
+// ValidateRankBuffers, CountsDigest and AllGatherLayout::GeometryOf.
+#include "ltx/allgather_spec.h"
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ltx/data_type.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::HasSubstr;
+
+AllGatherShape MakeShape(DataType dtype, int64_t batch, int64_t hidden,
+                         const std::vector<int64_t>& counts) {
+  AllGatherShape shape;
+  shape.dtype = dtype;
+  shape.batch = batch;
+  shape.hidden = hidden;
+  shape.token_counts = counts;
+  return shape;
+}
+
+// Expects InvalidArgument whose message mentions `argument`.
+void ExpectInvalid(const absl::StatusOr<AllGatherLayout>& layout, const char* argument) {
+  ASSERT_FALSE(layout.ok());
+  EXPECT_EQ(layout.status().code(), absl::StatusCode::kInvalidArgument) << layout.status();
+  EXPECT_THAT(std::string(layout.status().message()), HasSubstr(argument));
+}
+
+TEST(ComputeLayoutTest, DerivesRowBytesTotalsPrefixesAndOutputSize) {
+  const std::vector<int64_t> counts = {3, 0, 5, 1};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 2, 7, counts), 4);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->world_size, 4);
+  EXPECT_EQ(layout->dtype, DataType::kBFloat16);
+  EXPECT_EQ(layout->batch, 2);
+  EXPECT_EQ(layout->row_bytes, 14);
+  EXPECT_EQ(layout->total_tokens, 9);
+  EXPECT_EQ(layout->output_bytes, 2 * 9 * 14);
+  const int64_t expected_prefix[] = {0, 3, 3, 8};
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(layout->token_counts[rank], counts[rank]) << rank;
+    EXPECT_EQ(layout->prefix_tokens[rank], expected_prefix[rank]) << rank;
+    EXPECT_EQ(layout->InputBytes(rank), 2 * counts[rank] * 14) << rank;
+  }
+  EXPECT_EQ(layout->counts_digest, CountsDigest(counts));
+}
+
+TEST(ComputeLayoutTest, UsesTheElementSizeOfEachDtype) {
+  const std::vector<int64_t> counts = {1};
+  for (DataType dtype : kAllDataTypes) {
+    const absl::StatusOr<AllGatherLayout> layout =
+        ComputeLayout(MakeShape(dtype, 1, 10, counts), 1);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    EXPECT_EQ(layout->row_bytes, 10 * ElementSize(dtype)) << DataTypeName(dtype);
+  }
+}
+
+TEST(ComputeLayoutTest, AcceptsEightRanksWithZeroCounts) {
+  const std::vector<int64_t> counts = {0, 0, 4, 0, 0, 0, 0, 2};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kFloat32, 3, 5, counts), 8);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->row_bytes, 20);
+  EXPECT_EQ(layout->total_tokens, 6);
+  EXPECT_EQ(layout->output_bytes, 3 * 6 * 20);
+  EXPECT_EQ(layout->prefix_tokens[7], 4);
+  EXPECT_EQ(layout->InputBytes(0), 0);
+}
+
+TEST(ComputeLayoutTest, AcceptsAnAllZeroCountVector) {
+  const std::vector<int64_t> counts = {0, 0};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kUint8, 1, 3, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->total_tokens, 0);
+  EXPECT_EQ(layout->output_bytes, 0);
+}
+
+TEST(ComputeLayoutTest, RejectsWorldSizeOutsideOneToEight) {
+  const std::vector<int64_t> none;
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, none), 0), "world_size");
+  const std::vector<int64_t> nine(9, 1);
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, nine), 9), "world_size");
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, none), -1), "world_size");
+}
+
+TEST(ComputeLayoutTest, RejectsUnknownDtype) {
+  const std::vector<int64_t> counts = {1, 1};
+  ExpectInvalid(ComputeLayout(MakeShape(static_cast<DataType>(99), 1, 8, counts), 2), "dtype");
+  ExpectInvalid(ComputeLayout(MakeShape(static_cast<DataType>(0), 1, 8, counts), 2), "dtype");
+}
+
+TEST(ComputeLayoutTest, RejectsBatchBelowOne) {
+  const std::vector<int64_t> counts = {1, 1};
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 0, 8, counts), 2), "batch");
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, -3, 8, counts), 2), "batch");
+}
+
+TEST(ComputeLayoutTest, RejectsHiddenBelowOne) {
+  const std::vector<int64_t> counts = {1, 1};
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 0, counts), 2), "hidden");
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, -1, counts), 2), "hidden");
+}
+
+TEST(ComputeLayoutTest, RejectsCountVectorOfTheWrongLength) {
+  const std::vector<int64_t> three = {1, 2, 3};
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, three), 2), "token_counts");
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, three), 4), "token_counts");
+  const std::vector<int64_t> none;
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, none), 1), "token_counts");
+}
+
+TEST(ComputeLayoutTest, RejectsANegativeCountAndNamesItsRank) {
+  const std::vector<int64_t> counts = {1, 2, -1, 4};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, counts), 4);
+  ExpectInvalid(layout, "token_counts");
+  EXPECT_THAT(std::string(layout.status().message()), HasSubstr("[2]"));
+}
+
+TEST(ComputeLayoutTest, RejectsCountsWhoseSumOverflows) {
+  const int64_t max = std::numeric_limits<int64_t>::max();
+  const std::vector<int64_t> wraps = {max, 1};
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kUint8, 1, 1, wraps), 2), "token_counts");
+  const std::vector<int64_t> too_big = {int64_t{1} << 62, 1};
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kUint8, 1, 1, too_big), 2), "token_counts");
+}
+
+TEST(ComputeLayoutTest, RejectsHiddenWhoseRowSizeOverflows) {
+  const std::vector<int64_t> counts = {1};
+  ExpectInvalid(ComputeLayout(MakeShape(DataType::kFloat32, 1, int64_t{1} << 62, counts), 1),
+                "hidden");
+  ExpectInvalid(
+      ComputeLayout(MakeShape(DataType::kFloat32, 1, std::numeric_limits<int64_t>::max(), counts),
+                    1),
+      "hidden");
+}
+
+TEST(ComputeLayoutTest, RejectsOutputsLargerThanTwoToTheSixtyTwoBytes) {
+  const std::vector<int64_t> counts = {int64_t{1} << 30, int64_t{1} << 30};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kUint8, 1, int64_t{1} << 40, counts), 2);
+  ExpectInvalid(layout, "overflows");
+  EXPECT_THAT(std::string(layout.status().message()), HasSubstr("2^62"));
+
+  // The batch multiply overflows although one slice fits.
+  const std::vector<int64_t> one = {int64_t{1} << 20};
+  ExpectInvalid(
+      ComputeLayout(MakeShape(DataType::kUint8, int64_t{1} << 30, int64_t{1} << 20, one), 1),
+      "batch");
+}
+
+TEST(ComputeLayoutTest, AcceptsAnOutputOfExactlyTwoToTheSixtyTwoBytes) {
+  const std::vector<int64_t> counts = {int64_t{1} << 20};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kUint8, int64_t{1} << 2, int64_t{1} << 40, counts), 1);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->output_bytes, int64_t{1} << 62);
+}
+
+TEST(ValidateRankBuffersTest, NullInputWithBytesToSendIsInvalid) {
+  const std::vector<int64_t> counts = {2, 0};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  char output[64];
+  RankBuffers buffers;
+  buffers.input = nullptr;
+  buffers.output = output;
+  const absl::Status status = ValidateRankBuffers(*layout, 0, buffers);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("input"));
+}
+
+TEST(ValidateRankBuffersTest, NullInputOfAZeroTokenRankIsFine) {
+  const std::vector<int64_t> counts = {2, 0};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  char output[64];
+  RankBuffers buffers;
+  buffers.input = nullptr;
+  buffers.output = output;
+  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, buffers).ok());
+}
+
+TEST(ValidateRankBuffersTest, NullOutputForANonEmptyOutputIsInvalid) {
+  const std::vector<int64_t> counts = {2, 0};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const char input[64] = {};
+  RankBuffers buffers;
+  buffers.input = input;
+  buffers.output = nullptr;
+  for (int rank : {0, 1}) {
+    const absl::Status status = ValidateRankBuffers(*layout, rank, buffers);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("output"));
+  }
+}
+
+TEST(ValidateRankBuffersTest, NullBuffersForAnEmptyOutputAreFine) {
+  const std::vector<int64_t> counts = {0, 0};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_TRUE(ValidateRankBuffers(*layout, 0, RankBuffers()).ok());
+  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, RankBuffers()).ok());
+}
+
+TEST(CountsDigestTest, EqualVectorsHaveEqualDigests) {
+  const std::vector<int64_t> a = {5, 0, 7};
+  const std::vector<int64_t> b = {5, 0, 7};
+  EXPECT_EQ(CountsDigest(a), CountsDigest(b));
+}
+
+TEST(CountsDigestTest, PermutedCountsHaveDifferentDigests) {
+  const std::vector<int64_t> a = {1, 2, 3};
+  const std::vector<int64_t> b = {2, 1, 3};
+  const std::vector<int64_t> c = {3, 2, 1};
+  EXPECT_NE(CountsDigest(a), CountsDigest(b));
+  EXPECT_NE(CountsDigest(a), CountsDigest(c));
+  EXPECT_NE(CountsDigest(b), CountsDigest(c));
+}
+
+TEST(CountsDigestTest, TrailingZeroChangesTheDigest) {
+  const std::vector<int64_t> a = {1, 2};
+  const std::vector<int64_t> b = {1, 2, 0};
+  EXPECT_NE(CountsDigest(a), CountsDigest(b));
+  const std::vector<int64_t> empty;
+  const std::vector<int64_t> zero = {0};
+  EXPECT_NE(CountsDigest(empty), CountsDigest(zero));
+}
+
+TEST(GeometryOfTest, MatchesTheLayoutFormula) {
+  const std::vector<int64_t> counts = {3, 0, 5, 1};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kFloat16, 3, 11, counts), 4);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const int64_t row = 22;
+  const int64_t total = 9;
+  const int64_t prefix[] = {0, 3, 3, 8};
+  for (int rank = 0; rank < 4; ++rank) {
+    const ShardGeometry g = layout->GeometryOf(rank);
+    EXPECT_EQ(g.batch, 3) << rank;
+    EXPECT_EQ(g.shard_bytes, counts[rank] * row) << rank;
+    EXPECT_EQ(g.output_batch_stride, total * row) << rank;
+    EXPECT_EQ(g.output_offset, prefix[rank] * row) << rank;
+    EXPECT_EQ(FlatShardBytes(g), layout->InputBytes(rank)) << rank;
+  }
+}
+
+}  // namespace
+}  // namespace ltx

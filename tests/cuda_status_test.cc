@@ -1,0 +1,63 @@
+// Tests of CUDA error to absl::Status conversion (ltx/cuda_status.h): canonical codes and
+// messages. Needs no GPU.
+#include "ltx/cuda_status.h"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+TEST(CudaStatusTest, SuccessIsOk) { EXPECT_TRUE(CudaStatus(cudaSuccess, "anything").ok()); }
+
+TEST(CudaStatusTest, NoDeviceIsFailedPrecondition) {
+  EXPECT_EQ(CudaStatus(cudaErrorNoDevice, "count").code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CudaStatus(cudaErrorInsufficientDriver, "init").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CudaStatus(cudaErrorPeerAccessUnsupported, "peer").code(),
+            absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(CudaStatusTest, MemoryAllocationIsResourceExhausted) {
+  EXPECT_EQ(CudaStatus(cudaErrorMemoryAllocation, "malloc").code(),
+            absl::StatusCode::kResourceExhausted);
+}
+
+TEST(CudaStatusTest, InvalidValueIsInvalidArgument) {
+  EXPECT_EQ(CudaStatus(cudaErrorInvalidValue, "copy").code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CudaStatus(cudaErrorInvalidDevice, "set device").code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CudaStatusTest, OtherErrorsAreInternal) {
+  EXPECT_EQ(CudaStatus(cudaErrorLaunchFailure, "launch").code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(CudaStatus(cudaErrorIllegalAddress, "sync").code(), absl::StatusCode::kInternal);
+}
+
+TEST(CudaStatusTest, MessageHasWhatAndTheErrorName) {
+  const absl::Status status = CudaStatus(cudaErrorMemoryAllocation, "cudaMalloc of 64 bytes");
+  const std::string message(status.message());
+  EXPECT_THAT(message, StartsWith("cudaMalloc of 64 bytes: "));
+  EXPECT_THAT(message, HasSubstr("cudaErrorMemoryAllocation"));
+  EXPECT_THAT(message, HasSubstr(cudaGetErrorString(cudaErrorMemoryAllocation)));
+}
+
+TEST(CudaStatusTest, ErrorFromARealCallWithoutAGpuIsNotOk) {
+  int count = 0;
+  const cudaError_t error = cudaGetDeviceCount(&count);
+  if (error == cudaSuccess) GTEST_SKIP() << "a GPU is present";
+  const absl::Status status = CudaStatus(error, "cudaGetDeviceCount");
+  EXPECT_FALSE(status.ok());
+  EXPECT_THAT(std::string(status.message()), HasSubstr(cudaGetErrorName(error)));
+}
+
+}  // namespace
+}  // namespace ltx

@@ -1,0 +1,149 @@
+// Tests of device error decoding (ltx/device_error.h): reading a record from host-mapped memory
+// and turning timeouts and argument mismatches into absl::Status messages.
+#include "ltx/device_error.h"
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/signal_layout.h"
+#include "ltx/data_type.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::HasSubstr;
+
+DeviceErrorRecord TimeoutRecord(BarrierPhase phase) {
+  DeviceErrorRecord record = {};
+  record.state = kRecordWritten;
+  record.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
+  record.phase = static_cast<uint32_t>(phase);
+  record.rank = 2;
+  record.peer = 3;
+  record.epoch = 1042;
+  record.expected = 1042;
+  record.seen = 1041;
+  record.waited_ns = 10000000000ull;
+  return record;
+}
+
+DeviceErrorRecord MismatchRecord(MismatchField field, uint64_t mine, uint64_t theirs) {
+  DeviceErrorRecord record = {};
+  record.state = kRecordWritten;
+  record.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
+  record.field = static_cast<uint32_t>(field);
+  record.rank = 1;
+  record.peer = 6;
+  record.epoch = 7;
+  record.expected = mine;
+  record.seen = theirs;
+  return record;
+}
+
+TEST(ReadDeviceErrorTest, EmptyRecordReadsAsNothing) {
+  DeviceErrorRecord record = {};
+  EXPECT_FALSE(ReadDeviceError(&record).has_value());
+  // Fields without the written state are not published yet.
+  record.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
+  record.rank = 4;
+  EXPECT_FALSE(ReadDeviceError(&record).has_value());
+}
+
+TEST(ReadDeviceErrorTest, WrittenRecordReadsBackEveryField) {
+  DeviceErrorRecord record = TimeoutRecord(BarrierPhase::kExit);
+  record.field = 3;
+  const absl::optional<DeviceErrorRecord> read = ReadDeviceError(&record);
+  ASSERT_TRUE(read.has_value());
+  EXPECT_EQ(read->state, kRecordWritten);
+  EXPECT_EQ(read->kind, static_cast<uint32_t>(DeviceErrorKind::kTimeout));
+  EXPECT_EQ(read->phase, static_cast<uint32_t>(BarrierPhase::kExit));
+  EXPECT_EQ(read->field, 3u);
+  EXPECT_EQ(read->rank, 2);
+  EXPECT_EQ(read->peer, 3);
+  EXPECT_EQ(read->epoch, 1042u);
+  EXPECT_EQ(read->expected, 1042u);
+  EXPECT_EQ(read->seen, 1041u);
+  EXPECT_EQ(read->waited_ns, 10000000000ull);
+}
+
+TEST(DeviceErrorToStatusTest, ExitTimeoutIsDeadlineExceededNamingOpRanksAndPhase) {
+  const absl::Status status = DeviceErrorToStatus(TimeoutRecord(BarrierPhase::kExit));
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  const std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("all_gather #1042"));
+  EXPECT_THAT(message, HasSubstr("rank 2"));
+  EXPECT_THAT(message, HasSubstr("waited 10s "));
+  EXPECT_THAT(message, HasSubstr("at exit"));
+  EXPECT_THAT(message, HasSubstr("for rank 3"));
+  EXPECT_THAT(message, HasSubstr("op #1041"));
+}
+
+TEST(DeviceErrorToStatusTest, EntryTimeoutSaysAtEntry) {
+  const absl::Status status = DeviceErrorToStatus(TimeoutRecord(BarrierPhase::kEntry));
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("at entry"));
+}
+
+TEST(DeviceErrorToStatusTest, TimeoutOnAPeerThatRanNoOpSaysSo) {
+  DeviceErrorRecord record = TimeoutRecord(BarrierPhase::kEntry);
+  record.epoch = 1;
+  record.seen = 0;
+  record.waited_ns = 1500000;
+  const absl::Status status = DeviceErrorToStatus(record);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("no op yet"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("1.5ms"));
+}
+
+TEST(DeviceErrorToStatusTest, RowBytesMismatchIsInvalidArgumentNamingBothValuesAndRanks) {
+  const absl::Status status =
+      DeviceErrorToStatus(MismatchRecord(MismatchField::kRowBytes, 8192, 4096));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  const std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("all_gather #7"));
+  EXPECT_THAT(message, HasSubstr("row size"));
+  EXPECT_THAT(message, HasSubstr("rank 1 has 8192"));
+  EXPECT_THAT(message, HasSubstr("rank 6 has 4096"));
+}
+
+TEST(DeviceErrorToStatusTest, DtypeMismatchPrintsDtypeNames) {
+  const absl::Status status = DeviceErrorToStatus(
+      MismatchRecord(MismatchField::kDtype, static_cast<uint64_t>(DataType::kBFloat16),
+                     static_cast<uint64_t>(DataType::kFloat32)));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  const std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("dtype"));
+  EXPECT_THAT(message, HasSubstr("rank 1 has bf16"));
+  EXPECT_THAT(message, HasSubstr("rank 6 has fp32"));
+}
+
+TEST(DeviceErrorToStatusTest, OtherMismatchesNameTheirArgument) {
+  EXPECT_THAT(
+      std::string(DeviceErrorToStatus(MismatchRecord(MismatchField::kBatch, 2, 3)).message()),
+      HasSubstr("batch"));
+  EXPECT_THAT(
+      std::string(
+          DeviceErrorToStatus(MismatchRecord(MismatchField::kTotalTokens, 10, 12)).message()),
+      HasSubstr("total token count"));
+  const absl::Status counts =
+      DeviceErrorToStatus(MismatchRecord(MismatchField::kCounts, 0xabc, 0xdef));
+  EXPECT_EQ(counts.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(counts.message()), HasSubstr("token_counts"));
+  EXPECT_THAT(std::string(counts.message()), HasSubstr("0xabc"));
+  EXPECT_THAT(std::string(counts.message()), HasSubstr("0xdef"));
+}
+
+TEST(DeviceErrorToStatusTest, UnknownKindIsInternal) {
+  DeviceErrorRecord record = TimeoutRecord(BarrierPhase::kExit);
+  record.kind = 77;
+  const absl::Status status = DeviceErrorToStatus(record);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("77"));
+  record.kind = static_cast<uint32_t>(DeviceErrorKind::kNone);
+  EXPECT_EQ(DeviceErrorToStatus(record).code(), absl::StatusCode::kInternal);
+}
+
+}  // namespace
+}  // namespace ltx
