@@ -95,6 +95,10 @@ absl::StatusOr<AllGatherLayout> ComputeLayout(const AllGatherShape& shape, int w
 
 absl::Status ValidateRankBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers) {
+  if (rank < 0 || rank >= layout.world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d is outside [0, %d)", rank, layout.world_size));
+  }
   if (buffers.input == nullptr && layout.InputBytes(rank) > 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d: input is null but the rank sends %d bytes", rank,

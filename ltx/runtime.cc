@@ -156,6 +156,11 @@ struct Runtime::Rank {
   DeviceErrorRecord* record_on_device = nullptr;
   cudaStream_t control_stream = nullptr;        // For Reset's clearing, never for ops.
   cudaEvent_t last_done = nullptr;              // Recorded after each launch outside capture.
+  // The last input, output and stream of this rank that passed the CUDA checks; touched only
+  // by this rank's calls.
+  const void* checked_input = nullptr;
+  const void* checked_output = nullptr;
+  cudaStream_t checked_stream = nullptr;
 
   absl::Status Allocate(const std::vector<int>& devices, int max_blocks_option) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
@@ -331,29 +336,45 @@ absl::Status Runtime::CheckUsable() {
         "the runtime stopped after an error; call Reset() first. The error: ",
         failure_.ToString()));
   }
-  return CollectDeviceErrors();
+  // The common case takes no lock: one read of each rank's host-mapped record.
+  for (const auto& rank : ranks_) {
+    if (ReadDeviceError(rank->record).has_value()) return CollectDeviceErrors();
+  }
+  return absl::OkStatus();
 }
 
 absl::Status Runtime::ValidateCall(const AllGatherLayout& layout, int rank,
-                                   const RankBuffers& buffers) const {
+                                   const RankBuffers& buffers) {
   LTX_RETURN_IF_ERROR(ValidateRankBuffers(layout, rank, buffers));
-  const int device = ranks_[rank]->device;
-  if (layout.InputBytes(rank) > 0) {
+  Rank& r = *ranks_[rank];
+  // Where a pointer or stream lives does not change while it exists, so each is asked of CUDA
+  // once, when a call of this rank first uses it.
+  if (layout.InputBytes(rank) > 0 && buffers.input != r.checked_input) {
     LTX_RETURN_IF_ERROR(
-        CheckPointerDevice(buffers.input, device, rank, "input", /*allow_managed=*/true));
+        CheckPointerDevice(buffers.input, r.device, rank, "input", /*allow_managed=*/true));
+    r.checked_input = buffers.input;
   }
-  if (layout.output_bytes > 0) {
+  if (layout.output_bytes > 0 && buffers.output != r.checked_output) {
     LTX_RETURN_IF_ERROR(
-        CheckPointerDevice(buffers.output, device, rank, "output", /*allow_managed=*/false));
+        CheckPointerDevice(buffers.output, r.device, rank, "output", /*allow_managed=*/false));
+    r.checked_output = buffers.output;
   }
-  if (!IsLegacyOrPerThreadStream(buffers.stream)) {
-    int stream_device = -1;
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamGetDevice(buffers.stream, &stream_device),
+  if (!IsLegacyOrPerThreadStream(buffers.stream) && buffers.stream != r.checked_stream) {
+    // CUDA cannot name a stream's device while the stream captures; the launch itself then
+    // rejects a stream of another GPU.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamIsCapturing(buffers.stream, &capture),
                                    absl::StrFormat("rank %d: stream", rank)));
-    if (stream_device != device) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "rank %d: stream belongs to GPU %d, but rank %d runs on GPU %d", rank, stream_device,
-          rank, device));
+    if (capture == cudaStreamCaptureStatusNone) {
+      int stream_device = -1;
+      LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamGetDevice(buffers.stream, &stream_device),
+                                     absl::StrFormat("rank %d: stream", rank)));
+      if (stream_device != r.device) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "rank %d: stream belongs to GPU %d, but rank %d runs on GPU %d", rank,
+            stream_device, rank, r.device));
+      }
+      r.checked_stream = buffers.stream;
     }
   }
   return absl::OkStatus();

@@ -12,6 +12,8 @@
 //
 // Ordering. Like NCCL, all ranks must issue collectives in the same order, and one rank's
 // collectives must be ordered on the GPU (the same stream, or streams joined by events).
+// Threads. Calls for different ranks may run at the same time on different threads; calls that
+// involve the same rank (a coordinated call involves all) must not overlap on the host.
 //
 // Errors. Bad arguments: InvalidArgument, nothing launched. A barrier that times out on a GPU,
 // or ranks whose arguments disagree, are recorded by the device and returned by
@@ -130,8 +132,8 @@ class Runtime {
   absl::Status Initialize();
   // OK, or the error that calls must return now (records a newly found device error).
   absl::Status CheckUsable();
-  absl::Status ValidateCall(const AllGatherLayout& layout, int rank,
-                            const RankBuffers& buffers) const;
+  // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
+  absl::Status ValidateCall(const AllGatherLayout& layout, int rank, const RankBuffers& buffers);
   // Enqueues rank `rank`'s kernel; the caller's current device must be the rank's.
   absl::Status Launch(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
                       const CallOptions& call);
