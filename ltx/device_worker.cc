@@ -6,10 +6,12 @@
 #include <utility>
 
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 
 namespace ltx {
 
-DeviceWorker::DeviceWorker(int device) : device_(device), thread_([this] { Loop(); }) {}
+DeviceWorker::DeviceWorker(int device, absl::Duration spin)
+    : device_(device), spin_(spin), thread_([this] { Loop(); }) {}
 
 DeviceWorker::~DeviceWorker() {
   {
@@ -22,6 +24,7 @@ DeviceWorker::~DeviceWorker() {
 void DeviceWorker::Post(absl::AnyInvocable<void() &&> task) {
   absl::MutexLock lock(&mu_);
   tasks_.push_back(std::move(task));
+  queued_.fetch_add(1, std::memory_order_release);
 }
 
 absl::Status DeviceWorker::Run(absl::AnyInvocable<absl::Status() &&> task) {
@@ -38,6 +41,11 @@ absl::Status DeviceWorker::Run(absl::AnyInvocable<absl::Status() &&> task) {
 void DeviceWorker::Loop() {
   cudaSetDevice(device_);
   for (;;) {
+    if (spin_ > absl::ZeroDuration()) {
+      const absl::Time until = absl::Now() + spin_;
+      while (queued_.load(std::memory_order_acquire) == 0 && absl::Now() < until) {
+      }
+    }
     absl::AnyInvocable<void() &&> task;
     {
       absl::MutexLock lock(&mu_);
@@ -49,6 +57,7 @@ void DeviceWorker::Loop() {
       if (tasks_.empty()) return;  // stopping_ and nothing left to run.
       task = std::move(tasks_.front());
       tasks_.pop_front();
+      queued_.fetch_sub(1, std::memory_order_relaxed);
     }
     std::move(task)();
   }

@@ -5,16 +5,17 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/blocking_counter.h"
 #include "kernels/allgather_kernel.h"
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
 #include "ltx/device_worker.h"
+#include "ltx/peer_access.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -60,23 +61,6 @@ absl::StatusOr<std::vector<int>> ResolveDevices(const RuntimeOptions& options) {
     }
   }
   return devices;
-}
-
-absl::Status CheckPeerAccess(const std::vector<int>& devices) {
-  std::vector<std::string> missing;
-  for (int a : devices) {
-    for (int b : devices) {
-      if (a == b) continue;
-      int can_access = 0;
-      LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceCanAccessPeer(&can_access, a, b),
-                                     absl::StrFormat("cudaDeviceCanAccessPeer(%d, %d)", a, b)));
-      if (!can_access) missing.push_back(absl::StrFormat("%d->%d", a, b));
-    }
-  }
-  if (missing.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "GPU pairs without peer access (ltx stores directly into peers' memory): ",
-      absl::StrJoin(missing, ", ")));
 }
 
 // InvalidArgument unless `pointer` is memory of GPU `device` (managed memory too if
@@ -164,16 +148,7 @@ struct Runtime::Rank {
 
   absl::Status Allocate(const std::vector<int>& devices, int max_blocks_option) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    for (int peer : devices) {
-      if (peer == device) continue;
-      const cudaError_t error = cudaDeviceEnablePeerAccess(peer, 0);
-      if (error == cudaErrorPeerAccessAlreadyEnabled) {
-        cudaGetLastError();
-      } else {
-        LTX_RETURN_IF_ERROR(CudaStatus(
-            error, absl::StrFormat("cudaDeviceEnablePeerAccess(GPU %d -> GPU %d)", device, peer)));
-      }
-    }
+    LTX_RETURN_IF_ERROR(EnablePeerAccess(device, devices));
     int sm_count = 0;
     LTX_RETURN_IF_ERROR(CudaStatus(
         cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
@@ -263,6 +238,11 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
     return absl::InvalidArgumentError(
         absl::StrCat("max_blocks must be >= 0 (0 = automatic), got ", options.max_blocks));
   }
+  if (options.worker_spin < absl::ZeroDuration() ||
+      options.worker_spin == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "worker_spin must be >= 0 and finite, got ", absl::FormatDuration(options.worker_spin)));
+  }
   LTX_ASSIGN_OR_RETURN(std::vector<int> devices, ResolveDevices(options));
   LTX_RETURN_IF_ERROR(CheckPeerAccess(devices));
   std::unique_ptr<Runtime> runtime(new Runtime(options, std::move(devices)));
@@ -274,7 +254,7 @@ absl::Status Runtime::Initialize() {
   for (int device : devices_) {
     auto rank = std::make_unique<Rank>();
     rank->device = device;
-    rank->worker = std::make_unique<DeviceWorker>(device);
+    rank->worker = std::make_unique<DeviceWorker>(device, options_.worker_spin);
     ranks_.push_back(std::move(rank));
   }
   for (auto& rank : ranks_) {
@@ -436,22 +416,23 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
   }
   std::vector<absl::Status> results(world_size());
   std::vector<cudaEvent_t> done(world_size(), nullptr);
-  absl::BlockingCounter pending(world_size());
+  std::atomic<int> pending{world_size()};
   for (int rank = 0; rank < world_size(); ++rank) {
     ranks_[rank]->worker->Post([&, rank] {
-      results[rank] = Launch(rank, layout, buffers[rank], call);
-      if (results[rank].ok()) {
-        results[rank] = CudaStatus(cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming),
-                                   "cudaEventCreate");
+      absl::Status result = Launch(rank, layout, buffers[rank], call);
+      if (result.ok()) {
+        result = CudaStatus(cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming),
+                            "cudaEventCreate");
       }
-      if (results[rank].ok()) {
-        results[rank] =
-            CudaStatus(cudaEventRecord(done[rank], buffers[rank].stream), "cudaEventRecord");
+      if (result.ok()) {
+        result = CudaStatus(cudaEventRecord(done[rank], buffers[rank].stream), "cudaEventRecord");
       }
-      pending.DecrementCount();
+      results[rank] = std::move(result);
+      pending.fetch_sub(1, std::memory_order_release);
     });
   }
-  pending.Wait();
+  // Enqueueing takes microseconds: wait for it without sleeping.
+  while (pending.load(std::memory_order_acquire) > 0) std::this_thread::yield();
   AllGatherHandle handle(this, std::move(done));
   for (const absl::Status& result : results) LTX_RETURN_IF_ERROR(result);
   return handle;

@@ -19,6 +19,10 @@ struct RuntimeOptions {
   // Most thread blocks one rank's kernel may use (each block occupies part of one SM), so that
   // compute can run beside the collective. 0 means one block per SM of the GPU.
   int max_blocks = 0;
+  // How long each GPU's host thread keeps polling for the next coordinated call before it
+  // sleeps. Polling makes the hand-off of a coordinated call fast at the price of CPU time;
+  // zero never polls. Per-rank calls do not use these threads.
+  absl::Duration worker_spin = absl::Microseconds(100);
 };
 
 struct CallOptions {

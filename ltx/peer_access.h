@@ -1,0 +1,24 @@
+// Peer access between the GPUs of a Runtime: checking that every pair supports it, and enabling
+// it once per pair for the whole process (CUDA's setting is per process and outlives any one
+// Runtime, so it is never disabled).
+#ifndef LTX_PEER_ACCESS_H_
+#define LTX_PEER_ACCESS_H_
+
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace ltx {
+
+// OK if every ordered pair of `devices` supports peer access; FailedPrecondition listing the
+// pairs that do not ("0->2, 2->0"). Thread-safe.
+absl::Status CheckPeerAccess(const std::vector<int>& devices);
+
+// Enables access from the calling thread's current device `device` to each of `peers` (other
+// entries equal to `device` are skipped). Pairs this process already enabled are not asked
+// again; access enabled by someone else ("already enabled") is accepted. Thread-safe.
+absl::Status EnablePeerAccess(int device, const std::vector<int>& peers);
+
+}  // namespace ltx
+
+#endif  // LTX_PEER_ACCESS_H_
