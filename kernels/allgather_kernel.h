@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "kernels/copy_plan.h"
+#include "kernels/one_trip_layout.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -22,7 +23,13 @@ struct AllGatherKernelParams {
   SignalRegion* signals[kMaxWorldSize] = {};
   // This rank's error record: device pointer of host-mapped pinned memory.
   DeviceErrorRecord* error_record = nullptr;
+  // One-trip path: every rank's staging area, indexed by rank (peer pointers).
+  OneTripLine* staging[kMaxWorldSize] = {};
+  // This rank's shard in its input and in every output.
   ShardGeometry geometry;
+  // Every rank's token count and token prefix (the one-trip receiver unpacks every shard).
+  int64_t token_counts[kMaxWorldSize] = {};
+  int64_t prefix_tokens[kMaxWorldSize] = {};
   // What ranks compare at entry.
   uint64_t counts_digest = 0;
   int64_t total_tokens = 0;
@@ -36,11 +43,25 @@ struct AllGatherKernelParams {
 // Threads per block of the AllGather kernel.
 inline constexpr int kAllGatherThreads = 512;
 
+// The two ways the kernel moves data.
+enum class AllGatherPath {
+  // Entry barrier, direct stores into every peer's output, exit barrier: any size.
+  kDirect,
+  // Data and flag in the same store into the peers' staging areas, unpacked by the receiver:
+  // one trip over NVLink, for shards up to kOneTripMaxShardBytes.
+  kOneTrip,
+};
+
 // Enqueues the AllGather kernel of one rank on `stream` with `blocks` thread blocks (any
 // number >= 1). Returns the launch error, if any. Thread-safe; the caller's current device must
 // be the stream's device.
 cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
                                   cudaStream_t stream);
+
+// Enqueues the one-trip kernel of one rank (same contract). Every rank of the op must take the
+// one-trip path, and every shard must be at most kOneTripMaxShardBytes.
+cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
+                                cudaStream_t stream);
 
 }  // namespace ltx
 

@@ -68,8 +68,28 @@ __device__ inline bool WaitForEpoch(const uint64_t* flag, uint64_t target, const
   }
 }
 
-// Waits at `phase` for `peer`'s flag to reach `epoch`. On failure abandons the op on this GPU
-// (so its other waits stop early) and records a timeout, unless an error was already recorded.
+// Abandons the op on this GPU (so that its other waits stop early) and records a timeout of a
+// wait that started at `start_ns`, unless the op was already abandoned.
+__device__ inline void AbandonAfterTimeout(SignalRegion* local, DeviceErrorRecord* record,
+                                           BarrierPhase phase, int rank, int peer,
+                                           uint64_t epoch, uint64_t seen, uint64_t start_ns) {
+  const bool first = LoadRelaxedSystem(&local->abort) == 0u;
+  StoreRelaxedSystem(&local->abort, 1u);
+  if (!first) return;
+  DeviceErrorRecord error = {};
+  error.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
+  error.phase = static_cast<uint32_t>(phase);
+  error.rank = rank;
+  error.peer = peer;
+  error.epoch = epoch;
+  error.expected = epoch;
+  error.seen = seen;
+  error.waited_ns = GlobalTimerNs() - start_ns;
+  RecordDeviceError(local, record, error);
+}
+
+// Waits at `phase` for `peer`'s flag to reach `epoch`; on failure abandons the op and records
+// the timeout (AbandonAfterTimeout).
 __device__ inline bool WaitOrRecordTimeout(const uint64_t* flag, uint64_t epoch,
                                            BarrierPhase phase, int rank, int peer,
                                            uint64_t timeout_ns, SignalRegion* local,
@@ -77,27 +97,14 @@ __device__ inline bool WaitOrRecordTimeout(const uint64_t* flag, uint64_t epoch,
   const uint64_t start_ns = GlobalTimerNs();
   uint64_t seen = 0;
   if (WaitForEpoch(flag, epoch, &local->abort, start_ns, timeout_ns, &seen)) return true;
-  const bool timed_out = LoadRelaxedSystem(&local->abort) == 0u;
-  StoreRelaxedSystem(&local->abort, 1u);
-  if (timed_out) {
-    DeviceErrorRecord error = {};
-    error.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
-    error.phase = static_cast<uint32_t>(phase);
-    error.rank = rank;
-    error.peer = peer;
-    error.epoch = epoch;
-    error.expected = epoch;
-    error.seen = seen;
-    error.waited_ns = GlobalTimerNs() - start_ns;
-    RecordDeviceError(local, record, error);
-  }
+  AbandonAfterTimeout(local, record, phase, rank, peer, epoch, seen, start_ns);
   return false;
 }
 
 // Compares a peer's announcement with this rank's; returns the first field that differs (and
 // both values), or MismatchField::kNone.
 __device__ inline MismatchField FindMismatch(const EntryAnnouncement& mine,
-                                             const volatile MailboxSlot& theirs,
+                                             const EntryAnnouncement& theirs,
                                              uint64_t* my_value, uint64_t* their_value) {
   struct Check {
     MismatchField field;
@@ -123,6 +130,28 @@ __device__ inline MismatchField FindMismatch(const EntryAnnouncement& mine,
     }
   }
   return MismatchField::kNone;
+}
+
+// Checks `theirs` (from `peer`) against this rank's announcement; on disagreement records
+// InvalidArgument (without abandoning the op) and returns false.
+__device__ inline bool AgreesOrRecordMismatch(const EntryAnnouncement& mine,
+                                              const EntryAnnouncement& theirs, int rank, int peer,
+                                              uint64_t epoch, SignalRegion* local,
+                                              DeviceErrorRecord* record) {
+  uint64_t my_value = 0;
+  uint64_t their_value = 0;
+  const MismatchField field = FindMismatch(mine, theirs, &my_value, &their_value);
+  if (field == MismatchField::kNone) return true;
+  DeviceErrorRecord error = {};
+  error.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
+  error.field = static_cast<uint32_t>(field);
+  error.rank = rank;
+  error.peer = peer;
+  error.epoch = epoch;
+  error.expected = my_value;
+  error.seen = their_value;
+  RecordDeviceError(local, record, error);
+  return false;
 }
 
 }  // namespace ltx

@@ -53,8 +53,9 @@ enum class DeviceErrorKind : uint32_t {
 
 // Where in the protocol a wait timed out.
 enum class BarrierPhase : uint32_t {
-  kEntry = 0,
-  kExit = 1,
+  kEntry = 0,  // Direct path: waiting for a peer's entry mailbox.
+  kExit = 1,   // Direct path: waiting for a peer's exit flag.
+  kData = 2,   // One-trip path: waiting for a peer's data lines.
 };
 
 // The argument two ranks disagreed on.

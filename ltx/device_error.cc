@@ -60,13 +60,22 @@ absl::optional<DeviceErrorRecord> ReadDeviceError(const DeviceErrorRecord* recor
 absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
   switch (static_cast<DeviceErrorKind>(record.kind)) {
     case DeviceErrorKind::kTimeout: {
-      const char* phase =
-          static_cast<BarrierPhase>(record.phase) == BarrierPhase::kEntry ? "entry" : "exit";
+      const char* phase = "at exit for";
+      switch (static_cast<BarrierPhase>(record.phase)) {
+        case BarrierPhase::kEntry:
+          phase = "at entry for";
+          break;
+        case BarrierPhase::kExit:
+          break;
+        case BarrierPhase::kData:
+          phase = "for data from";
+          break;
+      }
       const std::string seen =
           record.seen == 0 ? std::string("no op yet")
                            : absl::StrFormat("op #%d", record.seen);
       return absl::DeadlineExceededError(absl::StrFormat(
-          "all_gather #%d: rank %d waited %s at %s for rank %d (its flag showed %s)",
+          "all_gather #%d: rank %d waited %s %s rank %d (its flag showed %s)",
           record.epoch, record.rank,
           absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(record.waited_ns))),
           phase, record.peer, seen));

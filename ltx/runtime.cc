@@ -90,7 +90,20 @@ absl::Status CheckPointerDevice(const void* pointer, int device, int rank, const
   return absl::OkStatus();
 }
 
-absl::Status ValidateCallOptions(const CallOptions& call) {
+int64_t MaxShardBytes(const AllGatherLayout& layout) {
+  int64_t largest = 0;
+  for (int rank = 0; rank < layout.world_size; ++rank) {
+    largest = std::max(largest, layout.InputBytes(rank));
+  }
+  return largest;
+}
+
+absl::Status ValidateCallOptions(const CallOptions& call, const AllGatherLayout& layout) {
+  if (call.protocol == Protocol::kOneTrip && MaxShardBytes(layout) > kOneTripMaxShardBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "protocol kOneTrip carries shards up to %d bytes; this call sends %d", kOneTripMaxShardBytes,
+        MaxShardBytes(layout)));
+  }
   if (call.timeout.has_value() &&
       (*call.timeout <= absl::ZeroDuration() || *call.timeout == absl::InfiniteDuration())) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -136,6 +149,8 @@ struct Runtime::Rank {
   int max_blocks = 1;
   std::unique_ptr<DeviceWorker> worker;
   SignalRegion* signals = nullptr;              // Device memory of this GPU.
+  OneTripLine* staging = nullptr;               // Device memory of this GPU.
+  int64_t staging_bytes = 0;
   DeviceErrorRecord* record = nullptr;          // Host-mapped pinned memory (host address).
   DeviceErrorRecord* record_on_device = nullptr;
   cudaStream_t control_stream = nullptr;        // For Reset's clearing, never for ops.
@@ -147,6 +162,7 @@ struct Runtime::Rank {
   cudaStream_t checked_stream = nullptr;
 
   absl::Status Allocate(const std::vector<int>& devices, int max_blocks_option) {
+    staging_bytes = OneTripStagingBytes(static_cast<int>(devices.size()));
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
     LTX_RETURN_IF_ERROR(EnablePeerAccess(device, devices));
     int sm_count = 0;
@@ -156,6 +172,8 @@ struct Runtime::Rank {
     max_blocks = max_blocks_option > 0 ? std::min(max_blocks_option, sm_count) : sm_count;
     LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&signals), sizeof(SignalRegion)),
                                    "cudaMalloc(signal region)"));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&staging), staging_bytes),
+                                   "cudaMalloc(one-trip staging)"));
     void* record_memory = nullptr;
     LTX_RETURN_IF_ERROR(CudaStatus(
         cudaHostAlloc(&record_memory, sizeof(DeviceErrorRecord),
@@ -176,6 +194,8 @@ struct Runtime::Rank {
   absl::Status Clear() {
     LTX_RETURN_IF_ERROR(CudaStatus(
         cudaMemsetAsync(signals, 0, sizeof(SignalRegion), control_stream), "cudaMemsetAsync"));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaMemsetAsync(staging, 0, staging_bytes, control_stream),
+                                   "cudaMemsetAsync"));
     LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(control_stream), "cudaStreamSynchronize"));
     std::memset(record, 0, sizeof(DeviceErrorRecord));
     return absl::OkStatus();
@@ -186,6 +206,7 @@ struct Runtime::Rank {
     if (control_stream != nullptr) cudaStreamDestroy(control_stream);
     if (record != nullptr) cudaFreeHost(record);
     if (signals != nullptr) cudaFree(signals);
+    if (staging != nullptr) cudaFree(staging);
     cudaGetLastError();
   }
 };
@@ -242,6 +263,11 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
       options.worker_spin == absl::InfiniteDuration()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "worker_spin must be >= 0 and finite, got ", absl::FormatDuration(options.worker_spin)));
+  }
+  if (options.one_trip_max_bytes < 0 || options.one_trip_max_bytes > kOneTripMaxShardBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "one_trip_max_bytes must be in [0, %d], got %d", kOneTripMaxShardBytes,
+        options.one_trip_max_bytes));
   }
   LTX_ASSIGN_OR_RETURN(std::vector<int> devices, ResolveDevices(options));
   LTX_RETURN_IF_ERROR(CheckPeerAccess(devices));
@@ -360,13 +386,30 @@ absl::Status Runtime::ValidateCall(const AllGatherLayout& layout, int rank,
   return absl::OkStatus();
 }
 
+bool Runtime::UsesOneTrip(const AllGatherLayout& layout, const CallOptions& call) const {
+  switch (call.protocol) {
+    case Protocol::kDirect:
+      return false;
+    case Protocol::kOneTrip:
+      return true;
+    case Protocol::kAuto:
+      break;
+  }
+  return MaxShardBytes(layout) <= options_.one_trip_max_bytes;
+}
+
 absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
                              const RankBuffers& buffers, const CallOptions& call) {
   Rank& r = *ranks_[rank];
   AllGatherKernelParams params;
   params.input = buffers.input;
   params.output = buffers.output;
-  for (int peer = 0; peer < world_size(); ++peer) params.signals[peer] = ranks_[peer]->signals;
+  for (int peer = 0; peer < world_size(); ++peer) {
+    params.signals[peer] = ranks_[peer]->signals;
+    params.staging[peer] = ranks_[peer]->staging;
+    params.token_counts[peer] = layout.token_counts[peer];
+    params.prefix_tokens[peer] = layout.prefix_tokens[peer];
+  }
   params.error_record = r.record_on_device;
   params.geometry = layout.GeometryOf(rank);
   params.counts_digest = layout.counts_digest;
@@ -377,12 +420,20 @@ absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
   params.world_size = world_size();
   params.timeout_ns =
       static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout.value_or(options_.timeout)));
-  const int blocks = call.blocks > 0
-                         ? std::min(call.blocks, r.max_blocks)
-                         : AutoBlockCount(FlatShardBytes(params.geometry), world_size(),
-                                          r.max_blocks);
-  absl::Status launched = CudaStatus(LaunchAllGatherKernel(params, blocks, buffers.stream),
-                                     absl::StrFormat("rank %d: kernel launch", rank));
+  const bool one_trip = UsesOneTrip(layout, call);
+  int blocks = 0;
+  if (call.blocks > 0) {
+    blocks = std::min(call.blocks, r.max_blocks);
+  } else if (one_trip) {
+    blocks = OneTripBlockCount(OneTripLines(MaxShardBytes(layout)), world_size(), r.max_blocks);
+  } else {
+    blocks = AutoBlockCount(FlatShardBytes(params.geometry), world_size(), r.max_blocks);
+  }
+  const cudaError_t launch_error = one_trip
+                                       ? LaunchOneTripKernel(params, blocks, buffers.stream)
+                                       : LaunchAllGatherKernel(params, blocks, buffers.stream);
+  absl::Status launched =
+      CudaStatus(launch_error, absl::StrFormat("rank %d: kernel launch", rank));
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   if (launched.ok()) {
     launched = CudaStatus(cudaStreamIsCapturing(buffers.stream, &capture),
@@ -410,7 +461,7 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
     return absl::InvalidArgumentError(absl::StrFormat(
         "buffers has %d entries but the world size is %d", buffers.size(), world_size()));
   }
-  LTX_RETURN_IF_ERROR(ValidateCallOptions(call));
+  LTX_RETURN_IF_ERROR(ValidateCallOptions(call, layout));
   for (int rank = 0; rank < world_size(); ++rank) {
     LTX_RETURN_IF_ERROR(ValidateCall(layout, rank, buffers[rank]));
   }
@@ -453,7 +504,7 @@ absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
   }
   LTX_RETURN_IF_ERROR(CheckUsable());
   LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeLayout(shape, world_size()));
-  LTX_RETURN_IF_ERROR(ValidateCallOptions(call));
+  LTX_RETURN_IF_ERROR(ValidateCallOptions(call, layout));
   LTX_RETURN_IF_ERROR(ValidateCall(layout, rank, buffers));
   int previous_device = -1;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice"));

@@ -134,6 +134,8 @@ class Runtime {
   absl::Status CheckUsable();
   // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
   absl::Status ValidateCall(const AllGatherLayout& layout, int rank, const RankBuffers& buffers);
+  // Whether the call takes the one-trip path (the same answer on every rank for the same shape).
+  bool UsesOneTrip(const AllGatherLayout& layout, const CallOptions& call) const;
   // Enqueues rank `rank`'s kernel; the caller's current device must be the rank's.
   absl::Status Launch(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
                       const CallOptions& call);

@@ -2,12 +2,25 @@
 #ifndef LTX_RUNTIME_OPTIONS_H_
 #define LTX_RUNTIME_OPTIONS_H_
 
+#include <cstdint>
 #include <vector>
 
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 
 namespace ltx {
+
+// How a call moves its data.
+enum class Protocol {
+  // One-trip for small messages (every shard at most RuntimeOptions::one_trip_max_bytes),
+  // direct otherwise. Every rank decides alike, from the shape.
+  kAuto,
+  // Entry barrier, stores straight into every peer's output, exit barrier. Any size.
+  kDirect,
+  // Data and flags in the same stores into staging memory on each peer, unpacked there: one
+  // NVLink trip. Shards up to 512 KiB.
+  kOneTrip,
+};
 
 struct RuntimeOptions {
   // CUDA device ordinals in rank order, e.g. {3, 1}: rank 0 is GPU 3, rank 1 is GPU 1. Empty
@@ -23,6 +36,9 @@ struct RuntimeOptions {
   // sleeps. Polling makes the hand-off of a coordinated call fast at the price of CPU time;
   // zero never polls. Per-rank calls do not use these threads.
   absl::Duration worker_spin = absl::Microseconds(100);
+  // Protocol::kAuto takes the one-trip path when no rank sends more than this many bytes
+  // (at most 512 KiB).
+  int64_t one_trip_max_bytes = 64 * 1024;
 };
 
 struct CallOptions {
@@ -30,6 +46,8 @@ struct CallOptions {
   absl::optional<absl::Duration> timeout;
   // Overrides the automatic block count of this call (still capped by max_blocks); 0 = auto.
   int blocks = 0;
+  // Every rank of a call must pass the same protocol.
+  Protocol protocol = Protocol::kAuto;
 };
 
 }  // namespace ltx

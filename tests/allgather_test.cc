@@ -1,4 +1,4 @@
-// GPU correctness matrix of the AllGather: every dtype, odd and huge hidden sizes, batch > 1,
+// GPU correctness matrix of the AllGather, for the direct and the one-trip protocol: every dtype, odd and huge hidden sizes, batch > 1,
 // uneven and zero token counts, misaligned buffers, fewer blocks than ranks, world sizes 1..N
 // and device subsets in any order, both call styles, and long runs of back-to-back calls into
 // re-used buffers. Random data, outputs poisoned before every call, byte-exact checks on every
@@ -6,12 +6,15 @@
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "kernels/one_trip_layout.h"
 #include "ltx/runtime.h"
 #include "tests/gpu_test_util.h"
 #include "tools/allgather_harness.h"
@@ -25,9 +28,35 @@ std::vector<int64_t> UnevenCounts(int world, int64_t base) {
   return counts;
 }
 
-class AllGatherStyleTest : public ::testing::TestWithParam<CallStyle> {};
+// Whether protocol `protocol` can carry case `c` (the one-trip path has a size limit).
+bool Fits(const AllGatherCase& c, Protocol protocol) {
+  if (protocol != Protocol::kOneTrip) return true;
+  const int64_t row = c.hidden * ElementSize(c.dtype);
+  for (int64_t count : c.token_counts) {
+    if (c.batch * count * row > kOneTripMaxShardBytes) return false;
+  }
+  return true;
+}
 
-TEST_P(AllGatherStyleTest, EveryDtype) {
+// The matrix runs in both call styles and with each protocol.
+class AllGatherMatrixTest : public ::testing::TestWithParam<std::tuple<CallStyle, Protocol>> {
+ protected:
+  CallStyle style() const { return std::get<0>(GetParam()); }
+  CallOptions call() const {
+    CallOptions call;
+    call.protocol = std::get<1>(GetParam());
+    return call;
+  }
+  // Runs `c` if the protocol can carry it; returns whether it ran.
+  bool RunIfFits(GpuFixture& f, const AllGatherCase& c) {
+    if (!Fits(c, call().protocol)) return false;
+    const absl::Status status = RunAndVerify(f, c, style(), call());
+    EXPECT_TRUE(status.ok()) << status;
+    return true;
+  }
+};
+
+TEST_P(AllGatherMatrixTest, EveryDtype) {
   LTX_REQUIRE_GPUS(2);
   GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
@@ -37,11 +66,11 @@ TEST_P(AllGatherStyleTest, EveryDtype) {
     c.batch = 2;
     c.hidden = 1000;
     c.token_counts = UnevenCounts(f.runtime->world_size(), 5);
-    EXPECT_TRUE(RunAndVerify(f, c, GetParam()).ok()) << c.ToString();
+    EXPECT_TRUE(RunIfFits(f, c)) << c.ToString();
   }
 }
 
-TEST_P(AllGatherStyleTest, HiddenSizesAndBatches) {
+TEST_P(AllGatherMatrixTest, HiddenSizesAndBatches) {
   LTX_REQUIRE_GPUS(2);
   GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
@@ -52,13 +81,12 @@ TEST_P(AllGatherStyleTest, HiddenSizesAndBatches) {
       c.batch = batch;
       c.hidden = hidden;
       c.token_counts = UnevenCounts(f.runtime->world_size(), 4);
-      const absl::Status status = RunAndVerify(f, c, GetParam());
-      EXPECT_TRUE(status.ok()) << status;
+      RunIfFits(f, c);
     }
   }
 }
 
-TEST_P(AllGatherStyleTest, ZeroTokenRanks) {
+TEST_P(AllGatherMatrixTest, ZeroTokenRanks) {
   LTX_REQUIRE_GPUS(2);
   GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
@@ -78,17 +106,22 @@ TEST_P(AllGatherStyleTest, ZeroTokenRanks) {
     c.batch = 3;
     c.hidden = 96;
     c.token_counts = counts;
-    const absl::Status status = RunAndVerify(f, c, GetParam());
-    EXPECT_TRUE(status.ok()) << status;
+    EXPECT_TRUE(RunIfFits(f, c));
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(CallStyles, AllGatherStyleTest,
-                         ::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads),
-                         [](const ::testing::TestParamInfo<CallStyle>& info) {
-                           return info.param == CallStyle::kCoordinated ? "Coordinated"
-                                                                        : "PerRankThreads";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    StylesAndProtocols, AllGatherMatrixTest,
+    ::testing::Combine(::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads),
+                       ::testing::Values(Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip)),
+    [](const ::testing::TestParamInfo<std::tuple<CallStyle, Protocol>>& info) {
+      const CallStyle style = std::get<0>(info.param);
+      const Protocol protocol = std::get<1>(info.param);
+      return std::string(style == CallStyle::kCoordinated ? "Coordinated" : "PerRankThreads") +
+             (protocol == Protocol::kAuto     ? "Auto"
+              : protocol == Protocol::kDirect ? "Direct"
+                                              : "OneTrip");
+    });
 
 TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
   LTX_REQUIRE_GPUS(2);
@@ -103,8 +136,12 @@ TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
       c.token_counts = UnevenCounts(f.runtime->world_size(), 3);
       c.input_misalignment = in_off;
       c.output_misalignment = out_off;
-      const absl::Status status = RunAndVerify(f, c, CallStyle::kCoordinated);
-      EXPECT_TRUE(status.ok()) << status;
+      for (Protocol protocol : {Protocol::kDirect, Protocol::kOneTrip}) {
+        CallOptions call;
+        call.protocol = protocol;
+        const absl::Status status = RunAndVerify(f, c, CallStyle::kCoordinated, call);
+        EXPECT_TRUE(status.ok()) << status;
+      }
     }
   }
 }
@@ -119,10 +156,13 @@ TEST(AllGatherTest, AnyBlockCountIncludingFewerBlocksThanRanks) {
     c.batch = 2;
     c.hidden = 2048;
     c.token_counts = UnevenCounts(f.runtime->world_size(), 20);
-    CallOptions call;
-    call.blocks = blocks;
-    const absl::Status status = RunAndVerify(f, c, CallStyle::kCoordinated, call);
-    EXPECT_TRUE(status.ok()) << "blocks=" << blocks << ": " << status;
+    for (Protocol protocol : {Protocol::kDirect, Protocol::kOneTrip}) {
+      CallOptions call;
+      call.blocks = blocks;
+      call.protocol = protocol;
+      const absl::Status status = RunAndVerify(f, c, CallStyle::kCoordinated, call);
+      EXPECT_TRUE(status.ok()) << "blocks=" << blocks << ": " << status;
+    }
   }
 }
 
@@ -186,7 +226,11 @@ TEST(AllGatherTest, ThousandBackToBackCallsWithChangingShapes) {
     c.input_misalignment = random() % 4 == 0 ? random() % 16 : 0;
     c.output_misalignment = random() % 4 == 0 ? random() % 16 : 0;
     const CallStyle style = i % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
-    const absl::Status status = RunAndVerify(f, c, style);
+    // Switching protocols between calls exercises the hand-over of staging and flags.
+    CallOptions call;
+    call.protocol = static_cast<Protocol>(random() % 3);
+    if (!Fits(c, call.protocol)) call.protocol = Protocol::kDirect;
+    const absl::Status status = RunAndVerify(f, c, style, call);
     ASSERT_TRUE(status.ok()) << "call " << i << ": " << status;
   }
 }

@@ -56,23 +56,33 @@ void ExpectRefusedThenRecovered(GpuFixture& f) {
   }
 }
 
-TEST(FaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
+class ProtocolFaultTest : public ::testing::TestWithParam<Protocol> {
+ protected:
+  CallOptions call() const {
+    CallOptions call;
+    call.protocol = GetParam();
+    return call;
+  }
+};
+
+TEST_P(ProtocolFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
   LTX_REQUIRE_GPUS(2);
   const int world = VisibleGpuCount();
   const absl::Duration timeout = absl::Seconds(1);
   GpuFixture f = MakeGpuFixture(FirstDevices(world), WithTimeout(timeout));
   ASSERT_NE(f.runtime, nullptr);
-  ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads).ok());
+  ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads, call()).ok());
 
   const absl::Time start = absl::Now();
-  ASSERT_TRUE(LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, {}, AllButLast(world))
-                  .ok());
+  ASSERT_TRUE(
+      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, call(), AllButLast(world)).ok());
   const absl::Status status = f.runtime->Synchronize(absl::Seconds(30));
   const absl::Duration took = absl::Now() - start;
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("all_gather #2"));
-  EXPECT_THAT(std::string(status.message()), HasSubstr("at entry"));
-  EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("for rank ", world - 1)));
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr(GetParam() == Protocol::kOneTrip ? "for data from" : "at entry for"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("rank ", world - 1)));
   EXPECT_GE(took, timeout);
   EXPECT_LT(took, timeout + absl::Seconds(1)) << "detected after " << took;
   EXPECT_EQ(f.runtime->status().code(), absl::StatusCode::kDeadlineExceeded);
@@ -101,7 +111,7 @@ TEST(FaultTest, LateRankWithinTheTimeoutSucceeds) {
 // recover after Reset. (A rank that calls after the disagreement was already recorded gets the
 // error from its call instead of launching.)
 void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
-                            const std::string& field) {
+                            const std::string& field, const CallOptions& call) {
   const int world = static_cast<int>(good.token_counts.size());
   GpuFixture f = MakeGpuFixture(FirstDevices(world), WithTimeout(absl::Seconds(2)));
   ASSERT_NE(f.runtime, nullptr);
@@ -111,7 +121,7 @@ void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
   for (int rank = 0; rank < world; ++rank) {
     threads.emplace_back([&, rank] {
       const AllGatherShape shape = rank == 1 ? bad.Shape() : good.Shape();
-      launches[rank] = f.runtime->AllGatherRank(rank, shape, f.harness->Buffers(rank));
+      launches[rank] = f.runtime->AllGatherRank(rank, shape, f.harness->Buffers(rank), call);
     });
   }
   for (auto& thread : threads) thread.join();
@@ -129,29 +139,35 @@ void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
   ExpectRefusedThenRecovered(f);
 }
 
-TEST(FaultTest, RanksThatDisagreeOnTheCountsFail) {
+TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheCountsFail) {
   LTX_REQUIRE_GPUS(2);
   const AllGatherCase good = SmallCase(VisibleGpuCount());
   AllGatherCase bad = good;
   std::swap(bad.token_counts[0], bad.token_counts[1]);  // Same total, other split.
-  ExpectMismatchDetected(good, bad, "token_counts");
+  ExpectMismatchDetected(good, bad, "token_counts", call());
 }
 
-TEST(FaultTest, RanksThatDisagreeOnTheRowSizeFail) {
+TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheRowSizeFail) {
   LTX_REQUIRE_GPUS(2);
   const AllGatherCase good = SmallCase(VisibleGpuCount());
   AllGatherCase bad = good;
   bad.hidden = good.hidden / 2;
-  ExpectMismatchDetected(good, bad, "row size in bytes");
+  ExpectMismatchDetected(good, bad, "row size in bytes", call());
 }
 
-TEST(FaultTest, RanksThatDisagreeOnTheDtypeFail) {
+TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheDtypeFail) {
   LTX_REQUIRE_GPUS(2);
   const AllGatherCase good = SmallCase(VisibleGpuCount());
   AllGatherCase bad = good;
   bad.dtype = DataType::kFloat16;  // Same element size as bf16.
-  ExpectMismatchDetected(good, bad, "dtype: rank");
+  ExpectMismatchDetected(good, bad, "dtype: rank", call());
 }
+
+INSTANTIATE_TEST_SUITE_P(Protocols, ProtocolFaultTest,
+                         ::testing::Values(Protocol::kDirect, Protocol::kOneTrip),
+                         [](const ::testing::TestParamInfo<Protocol>& info) {
+                           return info.param == Protocol::kDirect ? "Direct" : "OneTrip";
+                         });
 
 TEST(FaultTest, PerCallTimeoutOverridesTheRuntimeTimeout) {
   LTX_REQUIRE_GPUS(2);
@@ -185,7 +201,7 @@ TEST(FaultTest, HostWaitTimesOutWhenARankNeverLaunched) {
   // The device then gives up by itself and says why.
   status = f.runtime->Synchronize(absl::Seconds(30));
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr("at entry"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("rank ", world - 1)));
   // The coordinated handle's Wait has the same host-side bound.
   ASSERT_TRUE(f.runtime->Reset(absl::Seconds(30)).ok());
   ASSERT_TRUE(f.harness->Prepare(SmallCase(world)).ok());

@@ -281,6 +281,26 @@ std::string BenchStyleName(BenchStyle style) {
   return "unknown";
 }
 
+absl::StatusOr<Protocol> ParseProtocol(const std::string& name) {
+  if (name == "auto") return Protocol::kAuto;
+  if (name == "direct") return Protocol::kDirect;
+  if (name == "one_trip") return Protocol::kOneTrip;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--protocol=%s: expected auto, direct or one_trip", name));
+}
+
+std::string ProtocolName(Protocol protocol) {
+  switch (protocol) {
+    case Protocol::kAuto:
+      return "auto";
+    case Protocol::kDirect:
+      return "direct";
+    case Protocol::kOneTrip:
+      return "one_trip";
+  }
+  return "unknown";
+}
+
 absl::StatusOr<SplitPattern> ParseSplitPattern(const std::string& name) {
   if (name == "even") return SplitPattern::kEven;
   if (name == "uneven") return SplitPattern::kUneven;
@@ -320,6 +340,7 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
   RuntimeOptions options;
   options.devices = config.devices;
   options.max_blocks = config.max_blocks;
+  options.one_trip_max_bytes = config.one_trip_max_bytes;
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime, Runtime::Create(options));
   const std::vector<int> devices = runtime->devices();
   const int world = runtime->world_size();
@@ -351,12 +372,14 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
                   loaded.status().ToString().c_str());
     }
   }
-  std::printf("# ltx all_gather benchmark: %d GPUs [%s], dtype %s, hidden %d, split %s, style %s\n",
+  std::printf("# ltx all_gather benchmark: %d GPUs [%s], dtype %s, hidden %d, split %s, style %s, "
+              "protocol %s (one-trip up to %d bytes per rank)\n",
               world, absl::StrJoin(devices, ",").c_str(), DataTypeName(config.dtype).c_str(),
               config.hidden, config.split == SplitPattern::kEven     ? "even"
                              : config.split == SplitPattern::kUneven ? "uneven"
                                                                      : "zeros",
-              BenchStyleName(config.style).c_str());
+              BenchStyleName(config.style).c_str(), ProtocolName(config.protocol).c_str(),
+              config.one_trip_max_bytes);
   std::printf("# time = median over %d windows of %d calls (after %d warm-up calls) of device "
               "time per call, slowest GPU; host = launch cost per call on the host\n",
               config.windows, config.iterations, config.warmup);
@@ -383,6 +406,7 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
     const AllGatherShape shape = c.Shape();
     CallOptions call;
     call.blocks = config.blocks;
+    call.protocol = config.protocol;
     BenchRow row;
     row.size_bytes = layout.output_bytes;
     for (int rank = 0; rank < world; ++rank) {

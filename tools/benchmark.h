@@ -36,6 +36,9 @@ enum class SplitPattern {
 absl::StatusOr<SplitPattern> ParseSplitPattern(const std::string& name);
 
 // Token counts for `total_tokens` split over `world` ranks by `pattern`.
+absl::StatusOr<Protocol> ParseProtocol(const std::string& name);
+std::string ProtocolName(Protocol protocol);
+
 std::vector<int64_t> SplitTokens(int64_t total_tokens, int world, SplitPattern pattern);
 
 struct BenchConfig {
@@ -51,6 +54,8 @@ struct BenchConfig {
   int iterations = 100;
   int windows = 5;
   int blocks = 0;       // Per-call block count; 0 = automatic.
+  Protocol protocol = Protocol::kAuto;
+  int64_t one_trip_max_bytes = RuntimeOptions().one_trip_max_bytes;
   int max_blocks = 0;   // RuntimeOptions::max_blocks.
   bool check = true;
   std::string nccl_path = "libnccl.so.2";  // Empty: no NCCL comparison.

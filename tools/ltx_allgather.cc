@@ -45,6 +45,10 @@ ABSL_FLAG(int, iters, 100, "Benchmark: calls per timed window.");
 ABSL_FLAG(int, windows, 5, "Benchmark: timed windows; the median is reported.");
 ABSL_FLAG(int, blocks, 0, "Thread blocks per rank for each call; 0 = automatic by size.");
 ABSL_FLAG(int, max_blocks, 0, "Cap on thread blocks per rank (SM budget); 0 = one per SM.");
+ABSL_FLAG(std::string, protocol, "auto",
+          "Benchmark: auto (one-trip for small messages, direct otherwise), direct or one_trip.");
+ABSL_FLAG(int64_t, one_trip_max_bytes, ltx::RuntimeOptions().one_trip_max_bytes,
+          "Largest per-rank message the automatic protocol sends one-trip (at most 524288).");
 ABSL_FLAG(bool, check, true, "Benchmark: verify every row byte-exact (--nocheck to skip).");
 ABSL_FLAG(std::string, nccl, "libnccl.so.2",
           "Benchmark: NCCL library to load with dlopen for the side-by-side columns; empty to "
@@ -122,6 +126,7 @@ int Smoke(const std::vector<int>& requested) {
   RuntimeOptions options;
   options.devices = requested;
   options.max_blocks = absl::GetFlag(FLAGS_max_blocks);
+  options.one_trip_max_bytes = absl::GetFlag(FLAGS_one_trip_max_bytes);
   auto runtime = Runtime::Create(options);
   if (!runtime.ok()) {
     std::printf("ltx_allgather: cannot create the runtime: %s\n",
@@ -204,8 +209,9 @@ int Bench(const std::vector<int>& devices) {
   auto dtype = ParseDataType(absl::GetFlag(FLAGS_dtype));
   auto split = ParseSplitPattern(absl::GetFlag(FLAGS_split));
   auto style = ParseBenchStyle(absl::GetFlag(FLAGS_style));
-  for (const absl::Status& status :
-       {min_bytes.status(), max_bytes.status(), dtype.status(), split.status(), style.status()}) {
+  auto protocol = ParseProtocol(absl::GetFlag(FLAGS_protocol));
+  for (const absl::Status& status : {min_bytes.status(), max_bytes.status(), dtype.status(),
+                                     split.status(), style.status(), protocol.status()}) {
     if (!status.ok()) {
       std::fprintf(stderr, "ltx_allgather: %s\n", status.ToString().c_str());
       return kExitFailed;
@@ -218,6 +224,8 @@ int Bench(const std::vector<int>& devices) {
   config.hidden = absl::GetFlag(FLAGS_hidden);
   config.split = *split;
   config.style = *style;
+  config.protocol = *protocol;
+  config.one_trip_max_bytes = absl::GetFlag(FLAGS_one_trip_max_bytes);
   config.warmup = absl::GetFlag(FLAGS_warmup);
   config.iterations = absl::GetFlag(FLAGS_iters);
   config.windows = absl::GetFlag(FLAGS_windows);

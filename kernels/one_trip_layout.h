@@ -1,0 +1,76 @@
+// Layout of the one-trip path's staging memory, shared by the host (allocation, clearing, path
+// choice) and the one-trip kernel.
+//
+// A sender packs its shard into 16-byte lines {low 4 payload bytes, flag, high 4 payload bytes,
+// flag} and stores them into every peer's staging area; the flag is the op's epoch (low 32 bits),
+// so data and "it has arrived" travel in the same store. 8-byte halves of a line are single-copy
+// atomic, a whole line is not: a reader accepts a line once both flags show the epoch. The first
+// kOneTripHeaderLines lines carry the sender's view of the arguments, so a receiver can detect
+// disagreement before it reads data lines that may never come.
+//
+// Each GPU's staging area holds, for both epoch parities and every source rank, room for
+// `lines_per_source` lines: [parity][source][line].
+#ifndef LTX_KERNELS_ONE_TRIP_LAYOUT_H_
+#define LTX_KERNELS_ONE_TRIP_LAYOUT_H_
+
+#include <cstdint>
+
+#include "kernels/host_device.h"
+
+namespace ltx {
+
+struct alignas(16) OneTripLine {
+  uint32_t low;
+  uint32_t flag_low;
+  uint32_t high;
+  uint32_t flag_high;
+};
+
+// Payload bytes per line.
+inline constexpr int64_t kOneTripPayloadBytes = 8;
+
+// Header lines: [0] digest of the next five, [1] dtype, [2] row bytes, [3] batch,
+// [4] total tokens, [5] counts digest.
+inline constexpr int64_t kOneTripHeaderLines = 6;
+
+// Largest shard (bytes one rank sends) the staging area is sized for.
+inline constexpr int64_t kOneTripMaxShardBytes = 512 * 1024;
+
+// Lines one rank sends for a shard of `shard_bytes` bytes.
+LTX_HOST_DEVICE constexpr int64_t OneTripLines(int64_t shard_bytes) {
+  return kOneTripHeaderLines + (shard_bytes + kOneTripPayloadBytes - 1) / kOneTripPayloadBytes;
+}
+
+inline constexpr int64_t kOneTripLinesPerSource = OneTripLines(kOneTripMaxShardBytes);
+
+// Bytes of one GPU's staging area for `world` ranks.
+LTX_HOST_DEVICE constexpr int64_t OneTripStagingBytes(int world) {
+  return 2 * world * kOneTripLinesPerSource * static_cast<int64_t>(sizeof(OneTripLine));
+}
+
+// The flag value of op `epoch` (>= 1): never 0, which is what cleared staging holds, and
+// different for epochs that share a parity until 2^32 - 1 ops have passed.
+LTX_HOST_DEVICE constexpr uint32_t OneTripFlag(uint64_t epoch) {
+  return static_cast<uint32_t>(1 + (epoch - 1) % 0xFFFFFFFFull);
+}
+
+// Lines (sent plus received) one thread block of the one-trip kernel is given.
+inline constexpr int64_t kOneTripLinesPerBlock = 1024;
+
+// Block count of the one-trip kernel when every rank sends at most `lines` lines: enough
+// blocks for kOneTripLinesPerBlock lines each, at least 1, at most `max_blocks` (>= 1).
+LTX_HOST_DEVICE constexpr int OneTripBlockCount(int64_t lines, int world, int max_blocks) {
+  return (world * lines + kOneTripLinesPerBlock - 1) / kOneTripLinesPerBlock < max_blocks
+             ? static_cast<int>((world * lines + kOneTripLinesPerBlock - 1) /
+                                kOneTripLinesPerBlock)
+             : max_blocks;
+}
+
+// Index of line `line` from `source` for epoch parity `parity` in a staging area.
+LTX_HOST_DEVICE inline int64_t OneTripLineIndex(int parity, int source, int world, int64_t line) {
+  return (static_cast<int64_t>(parity) * world + source) * kOneTripLinesPerSource + line;
+}
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_ONE_TRIP_LAYOUT_H_
