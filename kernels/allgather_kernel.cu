@@ -70,20 +70,27 @@ __global__ void __launch_bounds__(kAllGatherThreads) AllGatherKernel(
                                   p.geometry.batch,
                                   p.dtype};
 
-  // Entry: every block announces this rank to every peer, so that no block depends on another
-  // block of its own grid being resident.
-  if (threadIdx.x < p.world_size) PublishEntry(p.signals[threadIdx.x], p.rank, epoch, mine);
+  // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it
+  // publishes nothing, so no peer can pair a later op of this GPU with its own.
+  __shared__ bool abandoned;
+  if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&local->abort) != 0u;
+  __syncthreads();
+  if (!abandoned) {
+    // Entry: every block announces this rank to every peer, so that no block depends on
+    // another block of its own grid being resident.
+    if (threadIdx.x < p.world_size) PublishEntry(p.signals[threadIdx.x], p.rank, epoch, mine);
 
-  const int lanes = LaneCount(gridDim.x, p.world_size);
-  for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
-    const int target = LaneTarget(lane, p.rank, p.world_size);
-    if (threadIdx.x == 0) target_output = AwaitTargetEntry(p, local, target, epoch, mine);
-    __syncthreads();
-    const uint64_t output = target_output;
-    __syncthreads();  // target_output is rewritten by the next lane.
-    if (output == 0) continue;
-    CopyRange(p.geometry, LaneRange(p.geometry, lane, lanes, p.world_size),
-              static_cast<const uint8_t*>(p.input), reinterpret_cast<uint8_t*>(output));
+    const int lanes = LaneCount(gridDim.x, p.world_size);
+    for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
+      const int target = LaneTarget(lane, p.rank, p.world_size);
+      if (threadIdx.x == 0) target_output = AwaitTargetEntry(p, local, target, epoch, mine);
+      __syncthreads();
+      const uint64_t output = target_output;
+      __syncthreads();  // target_output is rewritten by the next lane.
+      if (output == 0) continue;
+      CopyRange(p.geometry, LaneRange(p.geometry, lane, lanes, p.world_size),
+                static_cast<const uint8_t*>(p.input), reinterpret_cast<uint8_t*>(output));
+    }
   }
 
   // Exit: the block's stores are ordered before thread 0's system fence by the barrier; the

@@ -117,25 +117,17 @@ __device__ uint64_t HeaderDigest(const uint64_t (&values)[kOneTripHeaderLines]) 
   return digest;
 }
 
-__global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
-    const AllGatherKernelParams p) {
-  SignalRegion* local = p.signals[p.rank];
-  const uint64_t epoch = local->last_epoch + 1;
-  const Receiver receiver = {&p, local, epoch, OneTripFlag(epoch)};
+// Sends this rank's lines to every peer, copies its own shard, and receives every peer's lines.
+__device__ void Exchange(const AllGatherKernelParams& p, const Receiver& receiver,
+                         const uint64_t (&header)[kOneTripHeaderLines]) {
+  SignalRegion* local = receiver.local;
+  const uint64_t epoch = receiver.epoch;
   const int parity = static_cast<int>(epoch & 1);
   const int world = p.world_size;
   const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const uint8_t* input = static_cast<const uint8_t*>(p.input);
   uint8_t* output = static_cast<uint8_t*>(p.output);
-
-  uint64_t header[kOneTripHeaderLines] = {0,
-                                          static_cast<uint64_t>(p.dtype),
-                                          static_cast<uint64_t>(p.row_bytes),
-                                          static_cast<uint64_t>(p.geometry.batch),
-                                          static_cast<uint64_t>(p.total_tokens),
-                                          p.counts_digest};
-  header[0] = HeaderDigest(header);
 
   // Send: header and payload lines to every peer.
   const int64_t my_bytes = FlatShardBytes(p.geometry);
@@ -192,6 +184,27 @@ __global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
       StorePayload(payload, index, g, output);
     }
   }
+}
+
+__global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
+    const AllGatherKernelParams p) {
+  SignalRegion* local = p.signals[p.rank];
+  const uint64_t epoch = local->last_epoch + 1;
+  const Receiver receiver = {&p, local, epoch, OneTripFlag(epoch)};
+
+  uint64_t header[kOneTripHeaderLines] = {0,
+                                          static_cast<uint64_t>(p.dtype),
+                                          static_cast<uint64_t>(p.row_bytes),
+                                          static_cast<uint64_t>(p.geometry.batch),
+                                          static_cast<uint64_t>(p.total_tokens),
+                                          p.counts_digest};
+  header[0] = HeaderDigest(header);
+
+  // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it sends
+  // nothing, so no peer can take a later op of this GPU for its own.
+  if (LoadRelaxedSystem(&local->abort) == 0u) {
+    Exchange(p, receiver, header);
+  }
 
   // The last block to finish advances this GPU's op number.
   __syncthreads();
@@ -200,6 +213,7 @@ __global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
     local->last_epoch = epoch;
   }
 }
+
 
 }  // namespace
 

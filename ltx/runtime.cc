@@ -201,12 +201,24 @@ struct Runtime::Rank {
     return absl::OkStatus();
   }
 
-  void Free() {
+  // Sets the abort flag, so that this GPU's running and queued kernels stop waiting and skip
+  // their work.
+  absl::Status Abandon() {
+    constexpr uint32_t kAbandoned = 1;
+    return CudaStatus(cudaMemcpyAsync(&signals->abort, &kAbandoned, sizeof(kAbandoned),
+                                      cudaMemcpyHostToDevice, control_stream),
+                      "cudaMemcpyAsync(abort)");
+  }
+
+  // Releases the CUDA objects; the memory kernels use only if `free_memory`.
+  void Free(bool free_memory) {
     if (last_done != nullptr) cudaEventDestroy(last_done);
     if (control_stream != nullptr) cudaStreamDestroy(control_stream);
-    if (record != nullptr) cudaFreeHost(record);
-    if (signals != nullptr) cudaFree(signals);
-    if (staging != nullptr) cudaFree(staging);
+    if (free_memory) {
+      if (record != nullptr) cudaFreeHost(record);
+      if (signals != nullptr) cudaFree(signals);
+      if (staging != nullptr) cudaFree(staging);
+    }
     cudaGetLastError();
   }
 };
@@ -294,21 +306,30 @@ absl::Status Runtime::Initialize() {
 Runtime::~Runtime() {
   std::vector<cudaEvent_t> events;
   for (auto& rank : ranks_) events.push_back(rank->last_done);
-  AwaitEvents(events, absl::Now() + options_.timeout + kTeardownMargin).IgnoreError();
+  absl::StatusOr<std::vector<int>> busy =
+      AwaitEvents(events, absl::Now() + options_.timeout + kTeardownMargin);
+  if (busy.ok() && !busy->empty()) {
+    // Kernels still run (a longer per-call timeout, or a stream that started them late): tell
+    // them to give up, then wait once more.
+    for (auto& rank : ranks_) {
+      Rank* r = rank.get();
+      r->worker->Run([r] { return r->Abandon(); }).IgnoreError();
+    }
+    busy = AwaitEvents(events, absl::Now() + kTeardownMargin);
+  }
+  // Memory that a running kernel may still touch is leaked rather than freed under it.
+  const bool free_memory = busy.ok() && busy->empty();
   for (auto& rank : ranks_) {
     Rank* r = rank.get();
-    r->worker->Run([r] {
-                 r->Free();
+    r->worker->Run([r, free_memory] {
+                 r->Free(free_memory);
                  return absl::OkStatus();
                })
         .IgnoreError();
   }
 }
 
-absl::Status Runtime::status() const {
-  absl::MutexLock lock(&mu_);
-  return failure_;
-}
+absl::Status Runtime::status() { return CollectDeviceErrors(); }
 
 absl::Status Runtime::CollectDeviceErrors() {
   absl::MutexLock lock(&mu_);
@@ -333,6 +354,12 @@ absl::Status Runtime::CollectDeviceErrors() {
   failure_ = first;
   failed_.store(true, std::memory_order_release);
   return first;
+}
+
+void Runtime::StopWith(const absl::Status& error) {
+  absl::MutexLock lock(&mu_);
+  if (failure_.ok()) failure_ = error;
+  failed_.store(true, std::memory_order_release);
 }
 
 absl::Status Runtime::CheckUsable() {
@@ -443,12 +470,8 @@ absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
     launched = CudaStatus(cudaEventRecord(r.last_done, buffers.stream),
                           absl::StrFormat("rank %d: cudaEventRecord", rank));
   }
-  if (!launched.ok()) {
-    // The peers of this rank will time out waiting for it: stop the runtime.
-    absl::MutexLock lock(&mu_);
-    if (failure_.ok()) failure_ = launched;
-    failed_.store(true, std::memory_order_release);
-  }
+  // The peers of this rank will time out waiting for it: stop the runtime.
+  if (!launched.ok()) StopWith(launched);
   return launched;
 }
 
@@ -463,6 +486,20 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
   }
   LTX_RETURN_IF_ERROR(ValidateCallOptions(call, layout));
   for (int rank = 0; rank < world_size(); ++rank) {
+    if (buffers[rank].stream == cudaStreamPerThread) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: cudaStreamPerThread would name the GPU thread's stream, not the caller's; "
+          "pass an explicit stream",
+          rank));
+    }
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamIsCapturing(buffers[rank].stream, &capture),
+                                   absl::StrFormat("rank %d: stream", rank)));
+    if (capture != cudaStreamCaptureStatusNone) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: the stream is capturing a CUDA graph; capture AllGatherRank calls instead",
+          rank));
+    }
     LTX_RETURN_IF_ERROR(ValidateCall(layout, rank, buffers[rank]));
   }
   std::vector<absl::Status> results(world_size());
@@ -503,16 +540,24 @@ absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
         absl::StrFormat("rank %d is outside [0, %d)", rank, world_size()));
   }
   LTX_RETURN_IF_ERROR(CheckUsable());
-  LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeLayout(shape, world_size()));
-  LTX_RETURN_IF_ERROR(ValidateCallOptions(call, layout));
-  LTX_RETURN_IF_ERROR(ValidateCall(layout, rank, buffers));
+  // The peers may already have launched this op: a rank that rejects its part leaves them
+  // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
+  // call stops the Runtime, like a device error.
+  absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, world_size());
+  absl::Status valid = layout.status();
+  if (valid.ok()) valid = ValidateCallOptions(call, *layout);
+  if (valid.ok()) valid = ValidateCall(*layout, rank, buffers);
+  if (!valid.ok()) {
+    StopWith(valid);
+    return valid;
+  }
   int previous_device = -1;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice"));
   const int device = ranks_[rank]->device;
   if (previous_device != device) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
   }
-  const absl::Status launched = Launch(rank, layout, buffers, call);
+  const absl::Status launched = Launch(rank, *layout, buffers, call);
   if (previous_device != device) cudaSetDevice(previous_device);
   return launched;
 }

@@ -41,7 +41,8 @@ namespace ltx {
 
 class Runtime;
 
-// Completion of one coordinated call. Movable; destroying it does not wait.
+// Completion of one coordinated call. Movable; destroying it does not wait. Must not outlive
+// the Runtime that made it.
 class AllGatherHandle {
  public:
   AllGatherHandle(AllGatherHandle&&) noexcept;
@@ -88,7 +89,9 @@ class Runtime {
   const RuntimeOptions& options() const { return options_; }
 
   // Coordinated call: validates every rank's arguments, then each GPU's thread enqueues that
-  // rank's kernel on buffers[r].stream; returns once all are enqueued. `buffers` has one entry
+  // rank's kernel on buffers[r].stream; returns once all are enqueued. The streams must be
+  // explicit or the legacy default stream (not cudaStreamPerThread) and not capturing (capture
+  // AllGatherRank calls instead). `buffers` has one entry
   // per rank. Errors: InvalidArgument (nothing enqueued on any rank), FailedPrecondition after
   // an earlier error, or the first device error not yet reported. Thread-safe against per-rank
   // calls of other ranks only; the caller orders its own calls.
@@ -106,22 +109,27 @@ class Runtime {
   // graph (a captured call fixes the pointers, counts, shape and timeout; the op number lives
   // on the device, so every replay is a new op). Every rank must make the matching call. The
   // calling thread's current device is restored on return. Thread-safe across ranks.
-  // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size).
+  // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size). Because the
+  // other ranks may already have launched their part, a rejected call also stops the Runtime
+  // (later calls: FailedPrecondition until Reset).
   absl::Status AllGatherRank(int rank, const AllGatherShape& shape, const RankBuffers& buffers,
                              const CallOptions& call = {});
 
-  // Waits until every rank's last enqueued op has finished (bounded by `timeout`) and returns
-  // the first device error, if any; DeadlineExceeded naming the busy ranks if `timeout` passed.
-  // Must not run concurrently with calls.
+  // Waits until every rank's last op enqueued through this Runtime has finished (bounded by
+  // `timeout`) and returns the first device error, if any; DeadlineExceeded naming the busy
+  // ranks if `timeout` passed. Replays of captured CUDA graphs are not calls through the
+  // Runtime: synchronise their streams yourself. Must not run concurrently with calls.
   absl::Status Synchronize(absl::Duration timeout);
 
-  // The sticky error state: OK, or the error that stopped the Runtime. Thread-safe.
-  absl::Status status() const;
+  // The sticky error state: OK, or the error that stopped the Runtime, including device errors
+  // recorded since the last call (it reads the error records). Thread-safe.
+  absl::Status status();
 
-  // Makes the Runtime usable after an error: waits (bounded by `timeout`) until no kernel of
-  // this Runtime runs, clears every GPU's signal memory, error record and op numbers. Returns
-  // DeadlineExceeded (and stays in error) if some rank is still busy after `timeout`. Must not
-  // run concurrently with calls.
+  // Makes the Runtime usable after an error: waits (bounded by `timeout`) until no kernel
+  // launched through this Runtime runs, then clears every GPU's signal memory, staging, error
+  // record and op numbers. Returns DeadlineExceeded (and stays in error) if some rank is still
+  // busy after `timeout`. Graph replays must have finished (synchronise their streams first).
+  // Must not run concurrently with calls.
   absl::Status Reset(absl::Duration timeout);
 
  private:
@@ -143,6 +151,8 @@ class Runtime {
   // deadline; then reports device errors.
   absl::Status WaitForEvents(absl::Span<const cudaEvent_t> events, absl::Duration timeout,
                              absl::string_view what);
+  // Makes `error` the sticky error unless one is already set.
+  void StopWith(const absl::Status& error);
   // Returns the first device error recorded on any rank, and makes it sticky.
   absl::Status CollectDeviceErrors();
 

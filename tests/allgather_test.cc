@@ -253,12 +253,6 @@ TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
   EXPECT_NE(status.message().find("output"), absl::string_view::npos) << status;
   EXPECT_NE(status.message().find("GPU 1"), absl::string_view::npos) << status;
 
-  std::vector<RankBuffers> wrong_stream = buffers;
-  std::swap(wrong_stream[0].stream, wrong_stream[1].stream);
-  status = f.runtime->AllGatherRank(0, shape, wrong_stream[0]);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-  EXPECT_NE(status.message().find("stream"), absl::string_view::npos) << status;
-
   int host_value = 0;
   std::vector<RankBuffers> host_output = buffers;
   host_output[1].output = &host_value;
@@ -281,11 +275,25 @@ TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_NE(status.message().find("token_counts"), absl::string_view::npos) << status;
 
+  // Nothing was launched by the rejected coordinated calls: a good call still works.
+  EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kCoordinated).ok());
+
+  // A rejected per-rank call may leave peers that already launched waiting, so it stops the
+  // Runtime until Reset.
+  std::vector<RankBuffers> wrong_stream = buffers;
+  std::swap(wrong_stream[0].stream, wrong_stream[1].stream);
+  status = f.runtime->AllGatherRank(0, shape, wrong_stream[0]);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("stream"), absl::string_view::npos) << status;
+  EXPECT_EQ(f.runtime->AllGatherRank(1, shape, buffers[1]).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(f.runtime->Reset(absl::Seconds(10)).ok());
+
   status = f.runtime->AllGatherRank(2, shape, buffers[0]);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  ASSERT_TRUE(f.runtime->Reset(absl::Seconds(10)).ok());
 
-  // Nothing was launched by the rejected calls: a good call still works.
-  EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kCoordinated).ok());
+  EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kPerRankThreads).ok());
 }
 
 }  // namespace

@@ -72,6 +72,9 @@ TEST(RuntimeTest, RejectsBadCallOptionsAndRanks) {
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ((*runtime)->AllGatherRank(-1, shape, buffers).code(),
             absl::StatusCode::kInvalidArgument);
+  // The rejected per-rank call stopped the Runtime (its peers could have launched).
+  EXPECT_EQ((*runtime)->status().code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE((*runtime)->Reset(absl::Seconds(10)).ok());
   // An empty AllGather (no tokens anywhere) is legal with null buffers.
   EXPECT_TRUE((*runtime)->AllGatherRank(0, shape, buffers).ok());
   EXPECT_TRUE((*runtime)->Synchronize(absl::Seconds(10)).ok());

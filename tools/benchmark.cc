@@ -364,15 +364,15 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
         clique = std::move(*made);
         nccl_version = nccl->Version();
       } else {
-        std::printf("# NCCL %s loaded but ncclCommInitAll failed: %s; ltx columns only\n",
+        absl::PrintF("# NCCL %s loaded but ncclCommInitAll failed: %s; ltx columns only\n",
                     nccl->Version().c_str(), made.status().ToString().c_str());
       }
     } else {
-      std::printf("# NCCL not available (%s); ltx columns only\n",
+      absl::PrintF("# NCCL not available (%s); ltx columns only\n",
                   loaded.status().ToString().c_str());
     }
   }
-  std::printf("# ltx all_gather benchmark: %d GPUs [%s], dtype %s, hidden %d, split %s, style %s, "
+  absl::PrintF("# ltx all_gather benchmark: %d GPUs [%s], dtype %s, hidden %d, split %s, style %s, "
               "protocol %s (one-trip up to %d bytes per rank)\n",
               world, absl::StrJoin(devices, ",").c_str(), DataTypeName(config.dtype).c_str(),
               config.hidden, config.split == SplitPattern::kEven     ? "even"
@@ -380,15 +380,15 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
                                                                      : "zeros",
               BenchStyleName(config.style).c_str(), ProtocolName(config.protocol).c_str(),
               config.one_trip_max_bytes);
-  std::printf("# time = median over %d windows of %d calls (after %d warm-up calls) of device "
+  absl::PrintF("# time = median over %d windows of %d calls (after %d warm-up calls) of device "
               "time per call, slowest GPU; host = launch cost per call on the host\n",
               config.windows, config.iterations, config.warmup);
   if (clique != nullptr) {
-    std::printf("# NCCL %s: grouped ncclAllGather on the same buffers and streams, %s%s\n",
+    absl::PrintF("# NCCL %s: grouped ncclAllGather on the same buffers and streams, %s%s\n",
                 nccl_version.c_str(), config.style == BenchStyle::kGraph ? "graph replay" : "eager",
                 config.split == SplitPattern::kEven ? "" : " (even split of the same total)");
   }
-  std::printf("#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s | %9s %8s | %7s\n", "size",
+  absl::PrintF("#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s | %9s %8s | %7s\n", "size",
               "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw", "busbw", "#wrong",
               "host", "nccl(us)", "busbw", "speedup");
   std::fflush(stdout);
@@ -505,7 +505,7 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
         }
         LTX_RETURN_IF_ERROR(harness->SynchronizeStreams());
         if (config.check && !harness->Verify().ok()) {
-          std::printf("# NCCL output differs from the expected bytes at size %s\n",
+          absl::PrintF("# NCCL output differs from the expected bytes at size %s\n",
                       FormatBytes(row.size_bytes).c_str());
         }
         const int64_t nccl_bytes = harness->layout().output_bytes;
@@ -513,14 +513,14 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
         row.nccl_busbw = nccl_bytes / (row.nccl_us * 1e3) * (world - 1) / world;
       }
     }
-    std::printf("  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f | ",
+    absl::PrintF("  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f | ",
                 FormatBytes(row.size_bytes).c_str(), FormatBytes(row.per_rank_bytes).c_str(),
                 row.count, DataTypeName(config.dtype).c_str(), "none", -1, row.ltx_us,
                 row.ltx_algbw, row.ltx_busbw, row.wrong, row.host_us);
     if (row.nccl_us > 0) {
-      std::printf("%9.2f %8.2f | %6.2fx\n", row.nccl_us, row.nccl_busbw, row.nccl_us / row.ltx_us);
+      absl::PrintF("%9.2f %8.2f | %6.2fx\n", row.nccl_us, row.nccl_busbw, row.nccl_us / row.ltx_us);
     } else {
-      std::printf("%9s %8s | %7s\n", "-", "-", "-");
+      absl::PrintF("%9s %8s | %7s\n", "-", "-", "-");
     }
     std::fflush(stdout);
     rows.push_back(row);
