@@ -59,10 +59,13 @@ __device__ inline void PublishEntry(SignalRegion* target, int rank, uint64_t epo
 // seen, when `timeout_ns` passed since `start_ns` or when this GPU's op was already abandoned.
 __device__ inline bool WaitForEpoch(const uint64_t* flag, uint64_t target, const uint32_t* abort,
                                     uint64_t start_ns, uint64_t timeout_ns, uint64_t* seen) {
-  for (;;) {
+  // Polls mostly the flag itself: the abort flag and the clock are read every 32nd poll.
+  constexpr uint32_t kPollsPerCheck = 32;
+  for (uint32_t polls = 1;; ++polls) {
     const uint64_t value = LoadAcquireSystem(flag);
     if (value >= target) return true;
     *seen = value;
+    if (polls % kPollsPerCheck != 0) continue;
     if (LoadRelaxedSystem(abort) != 0u) return false;
     if (GlobalTimerNs() - start_ns > timeout_ns) return false;
   }

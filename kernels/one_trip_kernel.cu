@@ -58,11 +58,14 @@ struct Receiver {
 // it; returns false then, or when the op was already abandoned.
 __device__ bool AwaitLine(const Receiver& r, const OneTripLine* line, int peer,
                           uint64_t* payload) {
+  // Polls mostly the line itself: the abort flag and the clock are read every 32nd poll.
+  constexpr uint32_t kPollsPerCheck = 32;
   uint32_t seen = 0;
   if (LoadLine(line, r.flag, payload, &seen)) return true;
   const uint64_t start_ns = GlobalTimerNs();
-  for (;;) {
+  for (uint32_t polls = 1;; ++polls) {
     if (LoadLine(line, r.flag, payload, &seen)) return true;
+    if (polls % kPollsPerCheck != 0) continue;
     if (LoadRelaxedSystem(&r.local->abort) != 0u) return false;
     if (GlobalTimerNs() - start_ns > r.p->timeout_ns) {
       AbandonAfterTimeout(r.local, r.p->error_record, BarrierPhase::kData, r.p->rank, peer,
@@ -147,8 +150,28 @@ __device__ void Exchange(const AllGatherKernelParams& p, const Receiver& receive
   CopyRange(p.geometry, PartRange(my_bytes, blockIdx.x, gridDim.x), input, output);
 
   // Receive every peer's lines from this GPU's staging area.
-  const EntryAnnouncement mine = {0, p.counts_digest, p.total_tokens, p.row_bytes,
-                                  p.geometry.batch, p.dtype};
+  // Thread k - 1 reads the whole header of the k-th peer, so that every peer is waited for
+  // even when it has no data for this rank, and a disagreement is reported with both values.
+  if (thread < world - 1) {
+    const int source = (p.rank + world - 1 - static_cast<int>(thread)) % world;
+    const OneTripLine* lines = p.staging[p.rank] + OneTripLineIndex(parity, source, world, 0);
+    uint64_t theirs[kOneTripHeaderLines];
+    bool arrived = true;
+    for (int i = 0; i < kOneTripHeaderLines && arrived; ++i) {
+      arrived = AwaitLine(receiver, lines + i, source, &theirs[i]);
+    }
+    if (arrived) {
+      const EntryAnnouncement mine = {0, p.counts_digest, p.total_tokens, p.row_bytes,
+                                      p.geometry.batch, p.dtype};
+      const EntryAnnouncement announced = {0,
+                                           theirs[5],
+                                           static_cast<int64_t>(theirs[4]),
+                                           static_cast<int64_t>(theirs[2]),
+                                           static_cast<int64_t>(theirs[3]),
+                                           static_cast<int32_t>(theirs[1])};
+      AgreesOrRecordMismatch(mine, announced, p.rank, source, epoch, local, p.error_record);
+    }
+  }
   for (int k = 1; k < world; ++k) {
     const int source = (p.rank + world - k) % world;
     const OneTripLine* lines = p.staging[p.rank] + OneTripLineIndex(parity, source, world, 0);
@@ -157,24 +180,6 @@ __device__ void Exchange(const AllGatherKernelParams& p, const Receiver& receive
     g.output_offset = p.prefix_tokens[source] * p.row_bytes;
     const int64_t data_lines = OneTripLines(FlatShardBytes(g)) - kOneTripHeaderLines;
     uint64_t payload = 0;
-    if (thread == 0) {
-      // One thread reads the whole header, so that every peer is waited for even when it has
-      // no data for this rank, and reports a disagreement with both values.
-      uint64_t theirs[kOneTripHeaderLines];
-      bool arrived = true;
-      for (int i = 0; i < kOneTripHeaderLines && arrived; ++i) {
-        arrived = AwaitLine(receiver, lines + i, source, &theirs[i]);
-      }
-      if (arrived) {
-        const EntryAnnouncement announced = {0,
-                                             theirs[5],
-                                             static_cast<int64_t>(theirs[4]),
-                                             static_cast<int64_t>(theirs[2]),
-                                             static_cast<int64_t>(theirs[3]),
-                                             static_cast<int32_t>(theirs[1])};
-        AgreesOrRecordMismatch(mine, announced, p.rank, source, epoch, local, p.error_record);
-      }
-    }
     if (thread >= data_lines) continue;
     // Data lines are read only if the sender's arguments agree (its header digest matches):
     // otherwise they may never come, or not in this layout.
