@@ -169,7 +169,7 @@ struct Runtime::Rank {
     LTX_RETURN_IF_ERROR(CudaStatus(
         cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
         "cudaDeviceGetAttribute(MultiProcessorCount)"));
-    max_blocks = max_blocks_option > 0 ? std::min(max_blocks_option, sm_count) : sm_count;
+    max_blocks = max_blocks_option > 0 ? max_blocks_option : sm_count;
     LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&signals), sizeof(SignalRegion)),
                                    "cudaMalloc(signal region)"));
     LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&staging), staging_bytes),

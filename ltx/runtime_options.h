@@ -29,8 +29,9 @@ struct RuntimeOptions {
   // How long a GPU waits for its peers at a barrier before it gives up on the op and records
   // DeadlineExceeded. Must be positive and finite.
   absl::Duration timeout = absl::Seconds(10);
-  // Most thread blocks one rank's kernel may use (each block occupies part of one SM), so that
-  // compute can run beside the collective. 0 means one block per SM of the GPU.
+  // Most thread blocks one rank's kernel may use, so that compute can run beside the
+  // collective (a block of 512 threads occupies part of one SM). 0 means one block per SM;
+  // more than one per SM is allowed.
   int max_blocks = 0;
   // How long each GPU's host thread keeps polling for the next coordinated call before it
   // sleeps. Polling makes the hand-off of a coordinated call fast at the price of CPU time;
