@@ -142,8 +142,6 @@ absl::Status AllGatherHarness::UploadInputs() {
   return SynchronizeStreams();
 }
 
-absl::Status AllGatherHarness::Repoison() { return PoisonOutputs(); }
-
 absl::Status AllGatherHarness::PoisonOutputs() {
   // A fresh poison byte per call, so a stale output from an earlier call cannot pass.
   uint8_t poison = poison_;

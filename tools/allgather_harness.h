@@ -67,11 +67,9 @@ class AllGatherHarness {
   RankBuffers Buffers(int rank) const;
   std::vector<RankBuffers> AllBuffers() const;
 
-  // Poisons the outputs again (keeping the inputs), for a re-run of the same case.
-  absl::Status Repoison();
-
-  // Overwrites every rank's input with fresh random data (same shape), updating the expected
-  // output; enqueued on the harness streams. For graph replays with new data.
+  // Overwrites every rank's input with fresh random data (same shape, same buffers), updates
+  // the expected output and poisons the outputs again; returns when the GPUs hold it. For
+  // replays of captured calls with new data.
   absl::Status RefreshInputs();
 
   // Waits for every harness stream, then compares every rank's output with the expected bytes

@@ -1,0 +1,22 @@
+// Runs the server-loop example (tools/server_example.h), so that it is built and exercised with
+// the tests.
+#include "tools/server_example.h"
+
+#include "gtest/gtest.h"
+#include "tests/gpu_test_util.h"
+
+namespace ltx {
+namespace {
+
+TEST(ServerExampleTest, GraphReplayedServerLoopGivesTheRightChecksums) {
+  LTX_REQUIRE_GPUS(2);
+  ServerExampleOptions options;
+  options.steps = 300;
+  const absl::StatusOr<ServerExampleReport> report = RunServerExample(options);
+  ASSERT_TRUE(report.ok()) << report.status();
+  EXPECT_EQ(report->steps, 300);
+  EXPECT_EQ(report->world_size, VisibleGpuCount());
+}
+
+}  // namespace
+}  // namespace ltx
