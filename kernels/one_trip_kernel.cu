@@ -112,14 +112,6 @@ __device__ void StorePayload(uint64_t payload, int64_t index, const ShardGeometr
   }
 }
 
-__device__ uint64_t HeaderDigest(const uint64_t (&values)[kOneTripHeaderLines]) {
-  uint64_t digest = 0x9e3779b97f4a7c15ull;
-  for (int i = 1; i < kOneTripHeaderLines; ++i) {
-    digest ^= values[i] + 0x9e3779b97f4a7c15ull + (digest << 6) + (digest >> 2);
-  }
-  return digest;
-}
-
 // Sends this rank's lines to every peer, copies its own shard, and receives every peer's lines.
 __device__ void Exchange(const AllGatherKernelParams& p, const Receiver& receiver,
                          const uint64_t (&header)[kOneTripHeaderLines]) {
@@ -149,45 +141,67 @@ __device__ void Exchange(const AllGatherKernelParams& p, const Receiver& receive
   // This rank's own shard goes straight from input to output.
   CopyRange(p.geometry, PartRange(my_bytes, blockIdx.x, gridDim.x), input, output);
 
-  // Receive every peer's lines from this GPU's staging area.
-  // Thread k - 1 reads the whole header of the k-th peer, so that every peer is waited for
-  // even when it has no data for this rank, and a disagreement is reported with both values.
-  if (thread < world - 1) {
-    const int source = (p.rank + world - 1 - static_cast<int>(thread)) % world;
-    const OneTripLine* lines = p.staging[p.rank] + OneTripLineIndex(parity, source, world, 0);
-    uint64_t theirs[kOneTripHeaderLines];
-    bool arrived = true;
-    for (int i = 0; i < kOneTripHeaderLines && arrived; ++i) {
-      arrived = AwaitLine(receiver, lines + i, source, &theirs[i]);
+  // Receive. Every wait is for one line, and the waits of different lines run in different
+  // threads, so the latency of polling staging memory is paid about once, not once per peer.
+  //
+  // Block 0 checks the headers: thread (k - 1) * kOneTripHeaderLines + i waits for line i of
+  // the k-th peer. Every peer is thus waited for even when it has no data for this rank. On a
+  // disagreement the op is abandoned, which also releases threads waiting for data lines that
+  // the peer, with its other view of the shape, will never send.
+  if (blockIdx.x == 0) {
+    __shared__ uint64_t values[kMaxWorldSize][kOneTripHeaderLines];
+    __shared__ bool arrived[kMaxWorldSize][kOneTripHeaderLines];
+    const int k = 1 + static_cast<int>(threadIdx.x) / kOneTripHeaderLines;
+    const int i = static_cast<int>(threadIdx.x) % kOneTripHeaderLines;
+    if (k < world) {
+      const int source = (p.rank + world - k) % world;
+      arrived[k][i] = AwaitLine(
+          receiver, p.staging[p.rank] + OneTripLineIndex(parity, source, world, i), source,
+          &values[k][i]);
     }
-    if (arrived) {
+    __syncthreads();
+    const int peer = 1 + static_cast<int>(threadIdx.x);
+    if (peer < world) {
+      bool all_arrived = true;
+      for (int line = 0; line < kOneTripHeaderLines; ++line) all_arrived &= arrived[peer][line];
+      const int source = (p.rank + world - peer) % world;
       const EntryAnnouncement mine = {0, p.counts_digest, p.total_tokens, p.row_bytes,
                                       p.geometry.batch, p.dtype};
-      const EntryAnnouncement announced = {0,
-                                           theirs[5],
-                                           static_cast<int64_t>(theirs[4]),
-                                           static_cast<int64_t>(theirs[2]),
-                                           static_cast<int64_t>(theirs[3]),
-                                           static_cast<int32_t>(theirs[1])};
-      AgreesOrRecordMismatch(mine, announced, p.rank, source, epoch, local, p.error_record);
+      const EntryAnnouncement theirs = {0,
+                                        values[peer][4],
+                                        static_cast<int64_t>(values[peer][3]),
+                                        static_cast<int64_t>(values[peer][1]),
+                                        static_cast<int64_t>(values[peer][2]),
+                                        static_cast<int32_t>(values[peer][0])};
+      if (all_arrived &&
+          !AgreesOrRecordMismatch(mine, theirs, p.rank, source, epoch, local, p.error_record)) {
+        StoreRelaxedSystem(&local->abort, 1u);
+      }
     }
   }
+
+  // Data: one index space over every peer's data lines, spread over all threads.
+  int64_t data_lines[kMaxWorldSize] = {};
+  int64_t items = 0;
   for (int k = 1; k < world; ++k) {
     const int source = (p.rank + world - k) % world;
-    const OneTripLine* lines = p.staging[p.rank] + OneTripLineIndex(parity, source, world, 0);
+    data_lines[k] = OneTripLines(p.geometry.batch * p.token_counts[source] * p.row_bytes) -
+                    kOneTripHeaderLines;
+    items += data_lines[k];
+  }
+  for (int64_t item = thread; item < items; item += threads) {
+    int k = 1;
+    int64_t index = item;
+    while (index >= data_lines[k]) index -= data_lines[k++];
+    const int source = (p.rank + world - k) % world;
     ShardGeometry g = p.geometry;
     g.shard_bytes = p.token_counts[source] * p.row_bytes;
     g.output_offset = p.prefix_tokens[source] * p.row_bytes;
-    const int64_t data_lines = OneTripLines(FlatShardBytes(g)) - kOneTripHeaderLines;
     uint64_t payload = 0;
-    if (thread >= data_lines) continue;
-    // Data lines are read only if the sender's arguments agree (its header digest matches):
-    // otherwise they may never come, or not in this layout.
-    if (!AwaitLine(receiver, lines, source, &payload) || payload != header[0]) continue;
-    for (int64_t index = thread; index < data_lines; index += threads) {
-      if (!AwaitLine(receiver, lines + kOneTripHeaderLines + index, source, &payload)) break;
-      StorePayload(payload, index, g, output);
-    }
+    const OneTripLine* line =
+        p.staging[p.rank] + OneTripLineIndex(parity, source, world, kOneTripHeaderLines + index);
+    if (!AwaitLine(receiver, line, source, &payload)) break;
+    StorePayload(payload, index, g, output);
   }
 }
 
@@ -197,19 +211,18 @@ __global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
   const uint64_t epoch = local->last_epoch + 1;
   const Receiver receiver = {&p, local, epoch, OneTripFlag(epoch)};
 
-  uint64_t header[kOneTripHeaderLines] = {0,
-                                          static_cast<uint64_t>(p.dtype),
-                                          static_cast<uint64_t>(p.row_bytes),
-                                          static_cast<uint64_t>(p.geometry.batch),
-                                          static_cast<uint64_t>(p.total_tokens),
-                                          p.counts_digest};
-  header[0] = HeaderDigest(header);
+  const uint64_t header[kOneTripHeaderLines] = {static_cast<uint64_t>(p.dtype),
+                                                static_cast<uint64_t>(p.row_bytes),
+                                                static_cast<uint64_t>(p.geometry.batch),
+                                                static_cast<uint64_t>(p.total_tokens),
+                                                p.counts_digest};
 
   // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it sends
   // nothing, so no peer can take a later op of this GPU for its own.
-  if (LoadRelaxedSystem(&local->abort) == 0u) {
-    Exchange(p, receiver, header);
-  }
+  __shared__ bool abandoned;  // Block-uniform: Exchange synchronises block 0.
+  if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&local->abort) != 0u;
+  __syncthreads();
+  if (!abandoned) Exchange(p, receiver, header);
 
   // The last block to finish advances this GPU's op number.
   __syncthreads();
@@ -218,7 +231,6 @@ __global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
     local->last_epoch = epoch;
   }
 }
-
 
 }  // namespace
 

@@ -6,7 +6,7 @@
 // so data and "it has arrived" travel in the same store. 8-byte halves of a line are single-copy
 // atomic, a whole line is not: a reader accepts a line once both flags show the epoch. The first
 // kOneTripHeaderLines lines carry the sender's view of the arguments, so a receiver can detect
-// disagreement before it reads data lines that may never come.
+// disagreement (and stop waiting for data lines that may never come).
 //
 // Each GPU's staging area holds, for both epoch parities and every source rank, room for
 // `lines_per_source` lines: [parity][source][line].
@@ -29,9 +29,8 @@ struct alignas(16) OneTripLine {
 // Payload bytes per line.
 inline constexpr int64_t kOneTripPayloadBytes = 8;
 
-// Header lines: [0] digest of the next five, [1] dtype, [2] row bytes, [3] batch,
-// [4] total tokens, [5] counts digest.
-inline constexpr int64_t kOneTripHeaderLines = 6;
+// Header lines: [0] dtype, [1] row bytes, [2] batch, [3] total tokens, [4] counts digest.
+inline constexpr int64_t kOneTripHeaderLines = 5;
 
 // Largest shard (bytes one rank sends) the staging area is sized for.
 inline constexpr int64_t kOneTripMaxShardBytes = 512 * 1024;
@@ -55,7 +54,7 @@ LTX_HOST_DEVICE constexpr uint32_t OneTripFlag(uint64_t epoch) {
 }
 
 // Lines (sent plus received) one thread block of the one-trip kernel is given.
-inline constexpr int64_t kOneTripLinesPerBlock = 1024;
+inline constexpr int64_t kOneTripLinesPerBlock = 512;
 
 // Block count of the one-trip kernel when every rank sends at most `lines` lines: enough
 // blocks for kOneTripLinesPerBlock lines each, at least 1, at most `max_blocks` (>= 1).
