@@ -39,7 +39,7 @@ struct RuntimeOptions {
   absl::Duration worker_spin = absl::Microseconds(100);
   // Protocol::kAuto takes the one-trip path when no rank sends more than this many bytes
   // (at most 512 KiB).
-  int64_t one_trip_max_bytes = 128 * 1024;
+  int64_t one_trip_max_bytes = 256 * 1024;
 };
 
 struct CallOptions {
