@@ -161,10 +161,11 @@ struct Runtime::Rank {
   const void* checked_output = nullptr;
   cudaStream_t checked_stream = nullptr;
 
-  absl::Status Allocate(const std::vector<int>& devices, int max_blocks_option) {
+  absl::Status Allocate(const std::vector<int>& devices, int max_blocks_option,
+                        bool peer_access) {
     staging_bytes = OneTripStagingBytes(static_cast<int>(devices.size()));
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(EnablePeerAccess(device, devices));
+    if (peer_access) LTX_RETURN_IF_ERROR(EnablePeerAccess(device, devices));
     int sm_count = 0;
     LTX_RETURN_IF_ERROR(CudaStatus(
         cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
@@ -259,8 +260,8 @@ absl::Status AllGatherHandle::Wait(absl::Duration timeout) {
 
 // ------------------------------------------------------------------------------------ Runtime
 
-Runtime::Runtime(RuntimeOptions options, std::vector<int> devices)
-    : options_(std::move(options)), devices_(std::move(devices)) {}
+Runtime::Runtime(RuntimeOptions options, std::vector<int> devices, Transport transport)
+    : options_(std::move(options)), devices_(std::move(devices)), transport_(transport) {}
 
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
   if (options.timeout <= absl::ZeroDuration() || options.timeout == absl::InfiniteDuration()) {
@@ -282,8 +283,16 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
         options.one_trip_max_bytes));
   }
   LTX_ASSIGN_OR_RETURN(std::vector<int> devices, ResolveDevices(options));
-  LTX_RETURN_IF_ERROR(CheckPeerAccess(devices));
-  std::unique_ptr<Runtime> runtime(new Runtime(options, std::move(devices)));
+  Transport transport = options.transport;
+  if (transport != Transport::kCopyEngine) {
+    const absl::Status peer_access = CheckPeerAccess(devices);
+    if (!peer_access.ok() &&
+        (transport == Transport::kPeerStores || !absl::IsFailedPrecondition(peer_access))) {
+      return peer_access;
+    }
+    transport = peer_access.ok() ? Transport::kPeerStores : Transport::kCopyEngine;
+  }
+  std::unique_ptr<Runtime> runtime(new Runtime(options, std::move(devices), transport));
   LTX_RETURN_IF_ERROR(runtime->Initialize());
   return runtime;
 }
@@ -298,7 +307,13 @@ absl::Status Runtime::Initialize() {
   for (auto& rank : ranks_) {
     Rank* r = rank.get();
     LTX_RETURN_IF_ERROR(r->worker->Run(
-        [r, this] { return r->Allocate(devices_, options_.max_blocks); }));
+        [r, this] {
+          return r->Allocate(devices_, options_.max_blocks,
+                             transport_ == Transport::kPeerStores);
+        }));
+  }
+  if (transport_ == Transport::kCopyEngine) {
+    LTX_ASSIGN_OR_RETURN(copy_engine_, CopyEngineTransport::Create(devices_));
   }
   return absl::OkStatus();
 }
@@ -428,6 +443,16 @@ bool Runtime::UsesOneTrip(const AllGatherLayout& layout, const CallOptions& call
 absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
                              const RankBuffers& buffers, const CallOptions& call) {
   Rank& r = *ranks_[rank];
+  if (copy_engine_ != nullptr) {
+    absl::Status enqueued = copy_engine_->Enqueue(
+        rank, layout, buffers, call.timeout.value_or(options_.timeout));
+    if (enqueued.ok()) {
+      enqueued = CudaStatus(cudaEventRecord(r.last_done, buffers.stream),
+                            absl::StrFormat("rank %d: cudaEventRecord", rank));
+    }
+    if (!enqueued.ok() && !absl::IsUnimplemented(enqueued)) StopWith(enqueued);
+    return enqueued;
+  }
   AllGatherKernelParams params;
   params.input = buffers.input;
   params.output = buffers.output;
@@ -591,6 +616,7 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
     Rank* r = rank.get();
     LTX_RETURN_IF_ERROR(r->worker->Run([r] { return r->Clear(); }));
   }
+  if (copy_engine_ != nullptr) copy_engine_->Reset();
   absl::MutexLock lock(&mu_);
   failure_ = absl::OkStatus();
   failed_.store(false, std::memory_order_release);

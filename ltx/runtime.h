@@ -35,6 +35,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ltx/allgather_spec.h"
+#include "ltx/copy_engine_transport.h"
 #include "ltx/runtime_options.h"
 
 namespace ltx {
@@ -67,13 +68,13 @@ class AllGatherHandle {
 
 class Runtime {
  public:
-  // Validates the devices, checks that every pair has peer access and enables it both ways
-  // (tolerating "already enabled"), allocates each GPU's signal region and host-mapped error
-  // record, and starts one host thread per GPU.
-  // Errors: InvalidArgument for bad options (unknown or repeated device, more than
+  // Validates the devices, picks the transport (RuntimeOptions::transport), enables peer
+  // access both ways for the peer-store transport (tolerating "already enabled"), allocates each
+  // GPU's signal region, staging and host-mapped error record, and starts one host thread per
+  // GPU. Errors: InvalidArgument for bad options (unknown or repeated device, more than
   // kMaxWorldSize, a non-positive timeout, negative max_blocks); FailedPrecondition when no GPU
-  // is visible or a pair of GPUs lacks peer access (the message lists the pairs); others as
-  // CUDA reports them.
+  // is visible, or when Transport::kPeerStores is asked for and a pair of GPUs lacks peer
+  // access (the message lists the pairs); others as CUDA reports them.
   static absl::StatusOr<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options);
 
   // Waits (bounded by the timeout plus a margin) for this Runtime's kernels, stops the threads
@@ -87,6 +88,8 @@ class Runtime {
   // CUDA device ordinal of each rank.
   const std::vector<int>& devices() const { return devices_; }
   const RuntimeOptions& options() const { return options_; }
+  // The transport in use: kPeerStores or kCopyEngine (never kAuto).
+  Transport transport() const { return transport_; }
 
   // Coordinated call: validates every rank's arguments, then each GPU's thread enqueues that
   // rank's kernel on buffers[r].stream; returns once all are enqueued. The streams must be
@@ -136,7 +139,7 @@ class Runtime {
   struct Rank;
   friend class AllGatherHandle;
 
-  Runtime(RuntimeOptions options, std::vector<int> devices);
+  Runtime(RuntimeOptions options, std::vector<int> devices, Transport transport);
   absl::Status Initialize();
   // OK, or the error that calls must return now (records a newly found device error).
   absl::Status CheckUsable();
@@ -158,7 +161,10 @@ class Runtime {
 
   const RuntimeOptions options_;
   const std::vector<int> devices_;
+  const Transport transport_;
   std::vector<std::unique_ptr<Rank>> ranks_;
+  // Set when transport_ is kCopyEngine.
+  std::unique_ptr<CopyEngineTransport> copy_engine_;
 
   std::atomic<bool> failed_{false};
   mutable absl::Mutex mu_;

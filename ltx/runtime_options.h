@@ -22,6 +22,17 @@ enum class Protocol {
   kOneTrip,
 };
 
+// How data moves between GPUs.
+enum class Transport {
+  // Peer stores when every pair of GPUs has peer access, else the copy engines.
+  kAuto,
+  // Kernels store straight into peers' memory over NVLink (needs peer access for every pair).
+  kPeerStores,
+  // cudaMemcpyPeerAsync ordered by events, with a host rendezvous per op; works without peer
+  // access (the driver stages the copies through host memory). Not capturable in CUDA graphs.
+  kCopyEngine,
+};
+
 struct RuntimeOptions {
   // CUDA device ordinals in rank order, e.g. {3, 1}: rank 0 is GPU 3, rank 1 is GPU 1. Empty
   // means every visible GPU in ordinal order. At most kMaxWorldSize, no repeats.
@@ -40,6 +51,7 @@ struct RuntimeOptions {
   // Protocol::kAuto takes the one-trip path when no rank sends more than this many bytes
   // (at most 512 KiB).
   int64_t one_trip_max_bytes = 256 * 1024;
+  Transport transport = Transport::kAuto;
 };
 
 struct CallOptions {

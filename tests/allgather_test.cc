@@ -296,5 +296,41 @@ TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
   EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kPerRankThreads).ok());
 }
 
+// The copy-engine transport (for GPUs without peer access), forced on GPUs that have it: the
+// same shapes, both call styles, byte-exact.
+TEST(AllGatherTest, CopyEngineTransportGathersTheSameShapes) {
+  LTX_REQUIRE_GPUS(2);
+  RuntimeOptions options;
+  options.transport = Transport::kCopyEngine;
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()), options);
+  ASSERT_NE(f.runtime, nullptr);
+  EXPECT_EQ(f.runtime->transport(), Transport::kCopyEngine);
+  const int world = f.runtime->world_size();
+  std::vector<AllGatherCase> cases;
+  for (DataType dtype : kAllDataTypes) {
+    AllGatherCase c;
+    c.dtype = dtype;
+    c.batch = 3;
+    c.hidden = 1000;
+    c.token_counts = UnevenCounts(world, 2);
+    c.token_counts[1] = 0;
+    cases.push_back(c);
+  }
+  for (int64_t hidden : {1, 7, 65536}) {
+    AllGatherCase c;
+    c.hidden = hidden;
+    c.token_counts = UnevenCounts(world, 3);
+    c.output_misalignment = 5;
+    cases.push_back(c);
+  }
+  for (int i = 0; i < 20; ++i) {
+    for (const AllGatherCase& c : cases) {
+      const CallStyle style = i % 2 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
+      const absl::Status status = RunAndVerify(f, c, style);
+      ASSERT_TRUE(status.ok()) << "round " << i << ": " << status;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace ltx

@@ -90,6 +90,48 @@ TEST_P(ProtocolFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
   ExpectRefusedThenRecovered(f);
 }
 
+TEST(FaultTest, CopyEngineTransportTimesOutDisagreesAndRecovers) {
+  LTX_REQUIRE_GPUS(2);
+  const int world = VisibleGpuCount();
+  RuntimeOptions options = WithTimeout(absl::Milliseconds(500));
+  options.transport = Transport::kCopyEngine;
+  GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
+  ASSERT_NE(f.runtime, nullptr);
+  ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads).ok());
+
+  // A rank that never joins: the others give up at the host rendezvous.
+  absl::Status status =
+      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, {}, AllButLast(world));
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("all_gather #2"));
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr(absl::StrCat("at entry for rank ", world - 1)));
+  EXPECT_TRUE(f.harness->VerifyGuards().ok());
+  ExpectRefusedThenRecovered(f);
+
+  // Ranks that disagree: InvalidArgument on every rank, naming both values.
+  const AllGatherCase good = SmallCase(world);
+  AllGatherCase bad = good;
+  bad.hidden = good.hidden / 2;
+  ASSERT_TRUE(f.harness->Prepare(good).ok());
+  std::vector<absl::Status> results(world);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      results[rank] = f.runtime->AllGatherRank(rank, rank == 1 ? bad.Shape() : good.Shape(),
+                                               f.harness->Buffers(rank));
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const absl::Status& result : results) {
+    EXPECT_TRUE(absl::IsInvalidArgument(result) || absl::IsFailedPrecondition(result)) << result;
+  }
+  EXPECT_TRUE(absl::IsInvalidArgument(results[1])) << results[1];
+  EXPECT_THAT(std::string(results[1].message()), HasSubstr("row size in bytes"));
+  EXPECT_TRUE(f.harness->VerifyGuards().ok());
+  ExpectRefusedThenRecovered(f);
+}
+
 TEST(FaultTest, LateRankWithinTheTimeoutSucceeds) {
   LTX_REQUIRE_GPUS(2);
   const int world = VisibleGpuCount();

@@ -111,6 +111,24 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GraphReplayTest,
                            return info.param == Protocol::kDirect ? "Direct" : "OneTrip";
                          });
 
+TEST(GraphReplayTest, CopyEngineTransportRefusesCapture) {
+  LTX_REQUIRE_GPUS(2);
+  RuntimeOptions options;
+  options.transport = Transport::kCopyEngine;
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()), options);
+  ASSERT_NE(f.runtime, nullptr);
+  AllGatherCase c;
+  c.hidden = 64;
+  c.token_counts.assign(f.runtime->world_size(), 4);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  CapturedAllGather graphs;
+  const absl::Status status =
+      graphs.Capture(*f.runtime, c.Shape(), f.harness->AllBuffers(), CallOptions());
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+  EXPECT_TRUE(f.runtime->status().ok());
+  EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kPerRankThreads).ok());
+}
+
 // Per-rank calls on `streams` (one per rank), with the input produced on another stream and
 // handed over with an event, and the output consumed on a third stream after an event.
 absl::Status RunOnStreams(GpuFixture& f, const AllGatherCase& c,

@@ -301,6 +301,26 @@ std::string ProtocolName(Protocol protocol) {
   return "unknown";
 }
 
+absl::StatusOr<Transport> ParseTransport(const std::string& name) {
+  if (name == "auto") return Transport::kAuto;
+  if (name == "peer_stores") return Transport::kPeerStores;
+  if (name == "copy_engine") return Transport::kCopyEngine;
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--transport=%s: expected auto, peer_stores or copy_engine", name));
+}
+
+std::string TransportName(Transport transport) {
+  switch (transport) {
+    case Transport::kAuto:
+      return "auto";
+    case Transport::kPeerStores:
+      return "peer_stores";
+    case Transport::kCopyEngine:
+      return "copy_engine";
+  }
+  return "unknown";
+}
+
 absl::StatusOr<SplitPattern> ParseSplitPattern(const std::string& name) {
   if (name == "even") return SplitPattern::kEven;
   if (name == "uneven") return SplitPattern::kUneven;
@@ -341,6 +361,7 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
   options.devices = config.devices;
   options.max_blocks = config.max_blocks;
   options.one_trip_max_bytes = config.one_trip_max_bytes;
+  options.transport = config.transport;
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime, Runtime::Create(options));
   const std::vector<int> devices = runtime->devices();
   const int world = runtime->world_size();
@@ -372,9 +393,10 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
                   loaded.status().ToString().c_str());
     }
   }
-  absl::PrintF("# ltx all_gather benchmark: %d GPUs [%s], dtype %s, hidden %d, split %s, style %s, "
-              "protocol %s (one-trip up to %d bytes per rank)\n",
-              world, absl::StrJoin(devices, ",").c_str(), DataTypeName(config.dtype).c_str(),
+  absl::PrintF("# ltx all_gather benchmark: %d GPUs [%s], transport %s, dtype %s, hidden %d, "
+              "split %s, style %s, protocol %s (one-trip up to %d bytes per rank)\n",
+              world, absl::StrJoin(devices, ",").c_str(),
+              TransportName(runtime->transport()).c_str(), DataTypeName(config.dtype).c_str(),
               config.hidden, config.split == SplitPattern::kEven     ? "even"
                              : config.split == SplitPattern::kUneven ? "uneven"
                                                                      : "zeros",

@@ -37,6 +37,8 @@ absl::StatusOr<SplitPattern> ParseSplitPattern(const std::string& name);
 
 // Token counts for `total_tokens` split over `world` ranks by `pattern`.
 absl::StatusOr<Protocol> ParseProtocol(const std::string& name);
+absl::StatusOr<Transport> ParseTransport(const std::string& name);
+std::string TransportName(Transport transport);
 std::string ProtocolName(Protocol protocol);
 
 std::vector<int64_t> SplitTokens(int64_t total_tokens, int world, SplitPattern pattern);
@@ -55,6 +57,7 @@ struct BenchConfig {
   int windows = 5;
   int blocks = 0;       // Per-call block count; 0 = automatic.
   Protocol protocol = Protocol::kAuto;
+  Transport transport = Transport::kAuto;
   int64_t one_trip_max_bytes = RuntimeOptions().one_trip_max_bytes;
   int max_blocks = 0;   // RuntimeOptions::max_blocks.
   bool check = true;

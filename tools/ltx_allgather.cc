@@ -49,6 +49,9 @@ ABSL_FLAG(std::string, protocol, "auto",
           "Benchmark: auto (one-trip for small messages, direct otherwise), direct or one_trip.");
 ABSL_FLAG(int64_t, one_trip_max_bytes, ltx::RuntimeOptions().one_trip_max_bytes,
           "Largest per-rank message the automatic protocol sends one-trip (at most 524288).");
+ABSL_FLAG(std::string, transport, "auto",
+          "auto (peer stores where every pair has peer access, else copy engines), peer_stores "
+          "or copy_engine (cudaMemcpyPeerAsync, for GPUs without peer access).");
 ABSL_FLAG(bool, check, true, "Benchmark: verify every row byte-exact (--nocheck to skip).");
 ABSL_FLAG(std::string, nccl, "libnccl.so.2",
           "Benchmark: NCCL library to load with dlopen for the side-by-side columns; empty to "
@@ -127,6 +130,12 @@ int Smoke(const std::vector<int>& requested) {
   options.devices = requested;
   options.max_blocks = absl::GetFlag(FLAGS_max_blocks);
   options.one_trip_max_bytes = absl::GetFlag(FLAGS_one_trip_max_bytes);
+  auto transport = ParseTransport(absl::GetFlag(FLAGS_transport));
+  if (!transport.ok()) {
+    std::printf("ltx_allgather: %s\n", transport.status().ToString().c_str());
+    return kExitFailed;
+  }
+  options.transport = *transport;
   auto runtime = Runtime::Create(options);
   if (!runtime.ok()) {
     std::printf("ltx_allgather: cannot create the runtime: %s\n",
@@ -136,6 +145,7 @@ int Smoke(const std::vector<int>& requested) {
   const std::vector<int> devices = (*runtime)->devices();
   const int world = (*runtime)->world_size();
   PrintTopology(devices);
+  std::printf("# transport: %s\n", TransportName((*runtime)->transport()).c_str());
   auto harness = AllGatherHarness::Create(devices, 16 << 20, 64 << 20, /*seed=*/2024);
   if (!harness.ok()) {
     std::printf("ltx_allgather: %s\n", harness.status().ToString().c_str());
@@ -210,8 +220,10 @@ int Bench(const std::vector<int>& devices) {
   auto split = ParseSplitPattern(absl::GetFlag(FLAGS_split));
   auto style = ParseBenchStyle(absl::GetFlag(FLAGS_style));
   auto protocol = ParseProtocol(absl::GetFlag(FLAGS_protocol));
-  for (const absl::Status& status : {min_bytes.status(), max_bytes.status(), dtype.status(),
-                                     split.status(), style.status(), protocol.status()}) {
+  auto transport = ParseTransport(absl::GetFlag(FLAGS_transport));
+  for (const absl::Status& status :
+       {min_bytes.status(), max_bytes.status(), dtype.status(), split.status(), style.status(),
+        protocol.status(), transport.status()}) {
     if (!status.ok()) {
       std::fprintf(stderr, "ltx_allgather: %s\n", status.ToString().c_str());
       return kExitFailed;
@@ -225,6 +237,7 @@ int Bench(const std::vector<int>& devices) {
   config.split = *split;
   config.style = *style;
   config.protocol = *protocol;
+  config.transport = *transport;
   config.one_trip_max_bytes = absl::GetFlag(FLAGS_one_trip_max_bytes);
   config.warmup = absl::GetFlag(FLAGS_warmup);
   config.iterations = absl::GetFlag(FLAGS_iters);

@@ -1,0 +1,174 @@
+// The copy-engine transport: cudaMemcpyPeerAsync copies ordered by events, with host
+// rendezvous per op.
+#include "ltx/copy_engine_transport.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "ltx/cuda_status.h"
+#include "ltx/status_macros.h"
+
+namespace ltx {
+
+CopyEngineTransport::CopyEngineTransport(std::vector<int> devices)
+    : devices_(std::move(devices)) {}
+
+absl::StatusOr<std::unique_ptr<CopyEngineTransport>> CopyEngineTransport::Create(
+    const std::vector<int>& devices) {
+  std::unique_ptr<CopyEngineTransport> transport(new CopyEngineTransport(devices));
+  int previous = 0;
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
+  absl::Status status;
+  {
+    absl::MutexLock lock(&transport->mu_);
+    for (Slot& slot : transport->slots_) {
+      for (size_t rank = 0; rank < devices.size() && status.ok(); ++rank) {
+        status = CudaStatus(cudaSetDevice(devices[rank]), "cudaSetDevice");
+        for (auto* events : {&slot.entry_events, &slot.copied_events}) {
+          if (status.ok()) {
+            status = CudaStatus(
+                cudaEventCreateWithFlags(&(*events)[rank], cudaEventDisableTiming),
+                "cudaEventCreate");
+          }
+        }
+      }
+    }
+  }
+  cudaSetDevice(previous);
+  LTX_RETURN_IF_ERROR(status);
+  return transport;
+}
+
+CopyEngineTransport::~CopyEngineTransport() {
+  absl::MutexLock lock(&mu_);
+  for (Slot& slot : slots_) {
+    for (auto* events : {&slot.entry_events, &slot.copied_events}) {
+      for (cudaEvent_t event : *events) {
+        if (event != nullptr) cudaEventDestroy(event);
+      }
+    }
+  }
+}
+
+void CopyEngineTransport::Reset() {
+  absl::MutexLock lock(&mu_);
+  next_op_ = {};
+  for (Slot& slot : slots_) {
+    slot.op = 0;
+    slot.arrivals = {};
+  }
+}
+
+absl::Status CopyEngineTransport::AwaitAll(Slot& slot, uint64_t op, int rank,
+                                           bool Arrival::*phase, absl::Duration timeout,
+                                           const char* phase_name) {
+  const int world = static_cast<int>(devices_.size());
+  auto all_there = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    if (slot.op != op) return false;
+    for (int t = 0; t < world; ++t) {
+      if (!(slot.arrivals[t].*phase)) return false;
+    }
+    return true;
+  };
+  if (mu_.AwaitWithTimeout(absl::Condition(&all_there), timeout)) return absl::OkStatus();
+  int missing = 0;
+  while (missing < world && slot.op == op && slot.arrivals[missing].*phase) ++missing;
+  return absl::DeadlineExceededError(absl::StrFormat(
+      "all_gather #%d: rank %d waited %s at %s for rank %d (copy-engine transport)", op, rank,
+      absl::FormatDuration(timeout), phase_name, missing));
+}
+
+absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layout,
+                                          const RankBuffers& buffers, absl::Duration timeout) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), "cudaStreamIsCapturing"));
+  if (capture != cudaStreamCaptureStatusNone) {
+    return absl::UnimplementedError(
+        "the copy-engine transport (no peer access) cannot be captured into a CUDA graph");
+  }
+  const int world = static_cast<int>(devices_.size());
+  uint64_t op = 0;
+  Slot* slot = nullptr;
+  std::array<void*, kMaxWorldSize> outputs = {};
+  {
+    // Entry: announce this rank (its stream has reached the op), meet every other rank.
+    absl::MutexLock lock(&mu_);
+    op = ++next_op_[rank];
+    slot = &slots_[op % kSlots];
+    if (slot->op != op) {
+      // First rank of this op here. A slot is reused only kSlots ops later, when every rank
+      // has left the op that used it (a rank enters op n + 1 only after all ranks copied op n).
+      slot->op = op;
+      slot->arrivals = {};
+    }
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(slot->entry_events[rank], buffers.stream),
+                                   "cudaEventRecord(entry)"));
+    Arrival& mine = slot->arrivals[rank];
+    mine.dtype = layout.dtype;
+    mine.row_bytes = layout.row_bytes;
+    mine.batch = layout.batch;
+    mine.total_tokens = layout.total_tokens;
+    mine.counts_digest = layout.counts_digest;
+    mine.output = buffers.output;
+    mine.entered = true;
+    LTX_RETURN_IF_ERROR(AwaitAll(*slot, op, rank, &Arrival::entered, timeout, "entry"));
+    // Every rank compares every pair, so all of them find a disagreement and none waits at
+    // the exit for a rank that gave up.
+    for (int t = 0; t < world; ++t) {
+      const Arrival& theirs = slot->arrivals[t];
+      const struct {
+        const char* name;
+        int64_t mine;
+        int64_t theirs;
+      } checks[] = {
+          {"dtype", static_cast<int64_t>(mine.dtype), static_cast<int64_t>(theirs.dtype)},
+          {"row size in bytes (hidden * element size)", mine.row_bytes, theirs.row_bytes},
+          {"batch", mine.batch, theirs.batch},
+          {"total token count", mine.total_tokens, theirs.total_tokens},
+          {"token_counts vector (digest)", static_cast<int64_t>(mine.counts_digest),
+           static_cast<int64_t>(theirs.counts_digest)},
+      };
+      for (const auto& check : checks) {
+        if (check.mine != check.theirs) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "all_gather #%d: ranks disagree on the %s: rank %d has %d, rank %d has %d", op,
+              check.name, rank, check.mine, t, check.theirs));
+        }
+      }
+      outputs[t] = theirs.output;
+    }
+  }
+
+  // Copy this rank's shard into every output once its owner's earlier work is done.
+  const ShardGeometry g = layout.GeometryOf(rank);
+  const uint8_t* input = static_cast<const uint8_t*>(buffers.input);
+  for (int t = 0; t < world; ++t) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamWaitEvent(buffers.stream, slot->entry_events[t], 0),
+                                   "cudaStreamWaitEvent(entry)"));
+    for (int64_t b = 0; b < g.batch && g.shard_bytes > 0; ++b) {
+      uint8_t* to = static_cast<uint8_t*>(outputs[t]) + b * g.output_batch_stride +
+                    g.output_offset;
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          cudaMemcpyPeerAsync(to, devices_[t], input + b * g.shard_bytes, devices_[rank],
+                              g.shard_bytes, buffers.stream),
+          absl::StrFormat("rank %d: cudaMemcpyPeerAsync to rank %d", rank, t)));
+    }
+  }
+
+  // Exit: this rank's copies are enqueued; its stream then waits for everyone's.
+  {
+    absl::MutexLock lock(&mu_);
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(slot->copied_events[rank], buffers.stream),
+                                   "cudaEventRecord(copied)"));
+    slot->arrivals[rank].copied = true;
+    LTX_RETURN_IF_ERROR(AwaitAll(*slot, op, rank, &Arrival::copied, timeout, "exit"));
+  }
+  for (int t = 0; t < world; ++t) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamWaitEvent(buffers.stream, slot->copied_events[t], 0),
+                                   "cudaStreamWaitEvent(copied)"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ltx
