@@ -444,12 +444,15 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
       return absl::OkStatus();
     };
     if (config.check) {
-      LTX_RETURN_IF_ERROR(ltx_all_ranks());
-      LTX_RETURN_IF_ERROR(runtime->Synchronize(kWaitLimit));
+      LTX_RETURN_IF_ERROR(runtime->AllGatherAndWait(shape, buffers, kWaitLimit, call));
       if (!harness->Verify().ok()) row.wrong = 1;
     }
     Measured ltx;
     if (config.style == BenchStyle::kGraph) {
+      if (runtime->transport() == Transport::kCopyEngine) {
+        return absl::UnimplementedError(
+            "--style=graph: the copy-engine transport cannot be captured into CUDA graphs");
+      }
       GraphSet graphs;
       LTX_RETURN_IF_ERROR(graphs.Capture(devices, buffers, ltx_all_ranks));
       LTX_ASSIGN_OR_RETURN(
