@@ -11,16 +11,6 @@
 
 namespace ltx {
 
-// What this rank announces at entry and checks against each peer's announcement.
-struct EntryAnnouncement {
-  uint64_t output_address;
-  uint64_t counts_digest;
-  int64_t total_tokens;
-  int64_t row_bytes;
-  int64_t batch;
-  int32_t dtype;
-};
-
 // Claims this GPU's error record (the first error since the last reset wins) and, if claimed,
 // fills it and publishes it to the host: fields first, then a system-scope fence, then `state`.
 __device__ inline void RecordDeviceError(SignalRegion* local, DeviceErrorRecord* record,
@@ -102,37 +92,6 @@ __device__ inline bool WaitOrRecordTimeout(const uint64_t* flag, uint64_t epoch,
   if (WaitForEpoch(flag, epoch, &local->abort, start_ns, timeout_ns, &seen)) return true;
   AbandonAfterTimeout(local, record, phase, rank, peer, epoch, seen, start_ns);
   return false;
-}
-
-// Compares a peer's announcement with this rank's; returns the first field that differs (and
-// both values), or MismatchField::kNone.
-__device__ inline MismatchField FindMismatch(const EntryAnnouncement& mine,
-                                             const EntryAnnouncement& theirs,
-                                             uint64_t* my_value, uint64_t* their_value) {
-  struct Check {
-    MismatchField field;
-    uint64_t mine;
-    uint64_t theirs;
-  };
-  const Check checks[] = {
-      {MismatchField::kDtype, static_cast<uint64_t>(mine.dtype),
-       static_cast<uint64_t>(theirs.dtype)},
-      {MismatchField::kRowBytes, static_cast<uint64_t>(mine.row_bytes),
-       static_cast<uint64_t>(theirs.row_bytes)},
-      {MismatchField::kBatch, static_cast<uint64_t>(mine.batch),
-       static_cast<uint64_t>(theirs.batch)},
-      {MismatchField::kTotalTokens, static_cast<uint64_t>(mine.total_tokens),
-       static_cast<uint64_t>(theirs.total_tokens)},
-      {MismatchField::kCounts, mine.counts_digest, theirs.counts_digest},
-  };
-  for (const Check& check : checks) {
-    if (check.mine != check.theirs) {
-      *my_value = check.mine;
-      *their_value = check.theirs;
-      return check.field;
-    }
-  }
-  return MismatchField::kNone;
 }
 
 // Checks `theirs` (from `peer`) against this rank's announcement; on disagreement records

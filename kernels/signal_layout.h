@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "kernels/host_device.h"
+
 namespace ltx {
 
 // Largest number of GPUs one Runtime spans (one NVLink/NVSwitch node).
@@ -86,6 +88,47 @@ struct DeviceErrorRecord {
   uint64_t seen;      // Timeout: the value last seen. Mismatch: the peer's value.
   uint64_t waited_ns; // Timeout: how long the wait lasted.
 };
+
+// What a rank announces at the entry of an op; ranks check each other's against their own.
+struct EntryAnnouncement {
+  uint64_t output_address;
+  uint64_t counts_digest;
+  int64_t total_tokens;
+  int64_t row_bytes;
+  int64_t batch;
+  int32_t dtype;
+};
+
+// Compares a peer's announcement with this rank's; returns the first field that differs (and
+// both values), or MismatchField::kNone.
+LTX_HOST_DEVICE inline MismatchField FindMismatch(const EntryAnnouncement& mine,
+                                                  const EntryAnnouncement& theirs,
+                                                  uint64_t* my_value, uint64_t* their_value) {
+  struct Check {
+    MismatchField field;
+    uint64_t mine;
+    uint64_t theirs;
+  };
+  const Check checks[] = {
+      {MismatchField::kDtype, static_cast<uint64_t>(mine.dtype),
+       static_cast<uint64_t>(theirs.dtype)},
+      {MismatchField::kRowBytes, static_cast<uint64_t>(mine.row_bytes),
+       static_cast<uint64_t>(theirs.row_bytes)},
+      {MismatchField::kBatch, static_cast<uint64_t>(mine.batch),
+       static_cast<uint64_t>(theirs.batch)},
+      {MismatchField::kTotalTokens, static_cast<uint64_t>(mine.total_tokens),
+       static_cast<uint64_t>(theirs.total_tokens)},
+      {MismatchField::kCounts, mine.counts_digest, theirs.counts_digest},
+  };
+  for (const Check& check : checks) {
+    if (check.mine != check.theirs) {
+      *my_value = check.mine;
+      *their_value = check.theirs;
+      return check.field;
+    }
+  }
+  return MismatchField::kNone;
+}
 
 }  // namespace ltx
 

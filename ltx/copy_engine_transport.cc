@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "ltx/cuda_status.h"
+#include "ltx/device_error.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -105,38 +106,30 @@ absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layou
     LTX_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(slot->entry_events[rank], buffers.stream),
                                    "cudaEventRecord(entry)"));
     Arrival& mine = slot->arrivals[rank];
-    mine.dtype = layout.dtype;
-    mine.row_bytes = layout.row_bytes;
-    mine.batch = layout.batch;
-    mine.total_tokens = layout.total_tokens;
-    mine.counts_digest = layout.counts_digest;
-    mine.output = buffers.output;
+    mine.announced.output_address = reinterpret_cast<uint64_t>(buffers.output);
+    mine.announced.counts_digest = layout.counts_digest;
+    mine.announced.total_tokens = layout.total_tokens;
+    mine.announced.row_bytes = layout.row_bytes;
+    mine.announced.batch = layout.batch;
+    mine.announced.dtype = static_cast<int32_t>(layout.dtype);
     mine.entered = true;
     LTX_RETURN_IF_ERROR(AwaitAll(*slot, op, rank, &Arrival::entered, timeout, "entry"));
     // Every rank compares every pair, so all of them find a disagreement and none waits at
-    // the exit for a rank that gave up.
+    // the exit for a rank that gave up. The error reads as the kernels' does.
     for (int t = 0; t < world; ++t) {
-      const Arrival& theirs = slot->arrivals[t];
-      const struct {
-        const char* name;
-        int64_t mine;
-        int64_t theirs;
-      } checks[] = {
-          {"dtype", static_cast<int64_t>(mine.dtype), static_cast<int64_t>(theirs.dtype)},
-          {"row size in bytes (hidden * element size)", mine.row_bytes, theirs.row_bytes},
-          {"batch", mine.batch, theirs.batch},
-          {"total token count", mine.total_tokens, theirs.total_tokens},
-          {"token_counts vector (digest)", static_cast<int64_t>(mine.counts_digest),
-           static_cast<int64_t>(theirs.counts_digest)},
-      };
-      for (const auto& check : checks) {
-        if (check.mine != check.theirs) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "all_gather #%d: ranks disagree on the %s: rank %d has %d, rank %d has %d", op,
-              check.name, rank, check.mine, t, check.theirs));
-        }
+      const EntryAnnouncement& theirs = slot->arrivals[t].announced;
+      DeviceErrorRecord mismatch = {};
+      const MismatchField field =
+          FindMismatch(mine.announced, theirs, &mismatch.expected, &mismatch.seen);
+      if (field != MismatchField::kNone) {
+        mismatch.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
+        mismatch.field = static_cast<uint32_t>(field);
+        mismatch.rank = rank;
+        mismatch.peer = t;
+        mismatch.epoch = op;
+        return DeviceErrorToStatus(mismatch);
       }
-      outputs[t] = theirs.output;
+      outputs[t] = reinterpret_cast<void*>(theirs.output_address);
     }
   }
 

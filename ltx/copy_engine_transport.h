@@ -58,13 +58,8 @@ class CopyEngineTransport {
  private:
   // What every rank contributes to one op, in one of a few slots reused round-robin.
   struct Arrival {
-    // The rank's view of the shape, compared across ranks at entry.
-    DataType dtype = DataType::kBFloat16;
-    int64_t row_bytes = 0;
-    int64_t batch = 0;
-    int64_t total_tokens = 0;
-    uint64_t counts_digest = 0;
-    void* output = nullptr;
+    // The rank's output and its view of the shape, compared across ranks at entry.
+    EntryAnnouncement announced = {};
     bool entered = false;
     bool copied = false;
   };

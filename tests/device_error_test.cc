@@ -145,5 +145,22 @@ TEST(DeviceErrorToStatusTest, UnknownKindIsInternal) {
   EXPECT_EQ(DeviceErrorToStatus(record).code(), absl::StatusCode::kInternal);
 }
 
+TEST(DeviceErrorToStatusTest, OneTripDataTimeoutSaysItWaitedForData) {
+  DeviceErrorRecord record = {};
+  record.state = kRecordWritten;
+  record.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
+  record.phase = static_cast<uint32_t>(BarrierPhase::kData);
+  record.rank = 0;
+  record.peer = 3;
+  record.epoch = 7;
+  record.expected = 7;
+  record.seen = 6;
+  record.waited_ns = 1000000000;
+  const absl::Status status = DeviceErrorToStatus(record);
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
+  EXPECT_EQ(status.message(),
+            "all_gather #7: rank 0 waited 1s for data from rank 3 (its flag showed op #6)");
+}
+
 }  // namespace
 }  // namespace ltx
