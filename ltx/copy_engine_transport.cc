@@ -56,6 +56,7 @@ void CopyEngineTransport::Reset() {
   next_op_ = {};
   for (Slot& slot : slots_) {
     slot.op = 0;
+    slot.gave_up = absl::OkStatus();
     slot.arrivals = {};
   }
 }
@@ -65,18 +66,28 @@ absl::Status CopyEngineTransport::AwaitAll(Slot& slot, uint64_t op, int rank,
                                            const char* phase_name) {
   const int world = static_cast<int>(devices_.size());
   auto all_there = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    if (slot.op != op) return false;
     for (int t = 0; t < world; ++t) {
       if (!(slot.arrivals[t].*phase)) return false;
     }
     return true;
   };
-  if (mu_.AwaitWithTimeout(absl::Condition(&all_there), timeout)) return absl::OkStatus();
+  auto settled = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return slot.op == op && (!slot.gave_up.ok() || all_there());
+  };
+  const bool in_time = mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
+  if (slot.op != op) {
+    return absl::AbortedError(absl::StrFormat(
+        "all_gather #%d: the op was reset while rank %d waited (copy-engine transport)", op,
+        rank));
+  }
+  if (!slot.gave_up.ok()) return slot.gave_up;
+  if (in_time) return absl::OkStatus();
   int missing = 0;
-  while (missing < world && slot.op == op && slot.arrivals[missing].*phase) ++missing;
-  return absl::DeadlineExceededError(absl::StrFormat(
+  while (missing < world && slot.arrivals[missing].*phase) ++missing;
+  slot.gave_up = absl::DeadlineExceededError(absl::StrFormat(
       "all_gather #%d: rank %d waited %s at %s for rank %d (copy-engine transport)", op, rank,
       absl::FormatDuration(timeout), phase_name, missing));
+  return slot.gave_up;
 }
 
 absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layout,
@@ -101,6 +112,7 @@ absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layou
       // First rank of this op here. A slot is reused only kSlots ops later, when every rank
       // has left the op that used it (a rank enters op n + 1 only after all ranks copied op n).
       slot->op = op;
+      slot->gave_up = absl::OkStatus();
       slot->arrivals = {};
     }
     LTX_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(slot->entry_events[rank], buffers.stream),

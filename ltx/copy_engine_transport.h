@@ -65,6 +65,9 @@ class CopyEngineTransport {
   };
   struct Slot {
     uint64_t op = 0;  // The op these arrivals belong to.
+    // The timeout of the first rank that gave up on the op: the other ranks stop waiting, do
+    // not copy into its output, and return the same error.
+    absl::Status gave_up;
     std::array<Arrival, kMaxWorldSize> arrivals;
     std::array<cudaEvent_t, kMaxWorldSize> entry_events = {};
     std::array<cudaEvent_t, kMaxWorldSize> copied_events = {};
@@ -72,7 +75,8 @@ class CopyEngineTransport {
   static constexpr int kSlots = 4;
 
   explicit CopyEngineTransport(std::vector<int> devices);
-  // Waits until every rank of `slot` has `phase` set for `op`; DeadlineExceeded otherwise.
+  // Waits until every rank of `slot` has `phase` set for `op`. DeadlineExceeded, naming the
+  // rank waited for, after `timeout` or when another rank gave up on the op first.
   absl::Status AwaitAll(Slot& slot, uint64_t op, int rank, bool Arrival::*phase,
                         absl::Duration timeout, const char* phase_name)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
