@@ -181,7 +181,6 @@ int Smoke(const std::vector<int>& requested) {
   int failures = 0;
   for (const AllGatherCase& c : cases) {
     for (bool per_rank : {false, true}) {
-      const absl::Time start = absl::Now();
       absl::Status status = (*harness)->Prepare(c);
       const absl::Time launched = absl::Now();
       if (status.ok() && per_rank) {
@@ -195,7 +194,6 @@ int Smoke(const std::vector<int>& requested) {
       }
       const absl::Duration took = absl::Now() - launched;
       if (status.ok()) status = (*harness)->Verify();
-      (void)start;
       std::printf("  %-52s %-12s %8.0fus  %s\n", c.ToString().c_str(),
                   per_rank ? "per-rank" : "coordinated", absl::ToDoubleMicroseconds(took),
                   status.ok() ? "ok" : status.ToString().c_str());
