@@ -13,6 +13,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "absl/time/clock.h"
 #include "gtest/gtest.h"
 
 namespace ltx {
@@ -132,6 +133,20 @@ TEST(DeviceWorkerTest, ConcurrentPostersEachGetTheirTasksRunExactlyOnce) {
     for (int i = 0; i < kTasksPerPoster; ++i) EXPECT_EQ(order[p][i], i) << "poster " << p;
   }
   EXPECT_EQ(worker_threads.size(), 1u);
+}
+
+TEST(DeviceWorkerTest, PollingWorkerRunsTasksInOrderAndStops) {
+  std::vector<int> order;
+  {
+    DeviceWorker worker(0, absl::Microseconds(200));
+    for (int i = 0; i < 100; ++i) {
+      worker.Post([&order, i] { order.push_back(i); });
+      if (i % 10 == 0) absl::SleepFor(absl::Microseconds(50));  // Inside and past the poll.
+    }
+    EXPECT_TRUE(worker.Run([] { return absl::OkStatus(); }).ok());
+  }
+  ASSERT_EQ(order.size(), 100u);
+  for (int i = 0; i < 100; ++i) EXPECT_EQ(order[i], i);
 }
 
 }  // namespace

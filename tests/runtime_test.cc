@@ -31,6 +31,19 @@ TEST(RuntimeTest, RejectsNegativeMaxBlocks) {
   EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("max_blocks"));
 }
 
+TEST(RuntimeTest, RejectsBadSpinAndOneTripLimit) {
+  RuntimeOptions options;
+  options.worker_spin = absl::Microseconds(-1);
+  auto runtime = Runtime::Create(options);
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("worker_spin"));
+  options = RuntimeOptions();
+  options.one_trip_max_bytes = int64_t{1} << 30;
+  runtime = Runtime::Create(options);
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("one_trip_max_bytes"));
+}
+
 TEST(RuntimeTest, WithoutGpusCreateFailsClearly) {
   if (VisibleGpuCount() > 0) GTEST_SKIP() << "GPUs are visible: the no-GPU path is not reachable";
   auto runtime = Runtime::Create({});
