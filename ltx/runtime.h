@@ -2,7 +2,9 @@
 // peer access between them, each GPU's signal memory and error record, and launches the
 // AllGather on every rank with a cross-GPU barrier that times out instead of hanging.
 //
-//   LTX_ASSIGN_OR_RETURN(auto runtime, ltx::Runtime::Create({.devices = {0, 1, 2, 3}}));
+//   ltx::RuntimeOptions options;
+//   options.devices = {0, 1, 2, 3};
+//   LTX_ASSIGN_OR_RETURN(auto runtime, ltx::Runtime::Create(options));
 //   std::vector<int64_t> counts = {100, 80, 0, 120};
 //   ltx::AllGatherShape shape{ltx::DataType::kBFloat16, /*batch=*/1, /*hidden=*/4096, counts};
 //   // Coordinated call: every rank's buffers at once, from any thread.
