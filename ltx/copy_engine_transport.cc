@@ -1,7 +1,9 @@
-// The copy-engine transport: cudaMemcpyPeerAsync copies ordered by events, with host
-// rendezvous per op.
+// The copy-engine path: cudaMemcpyPeerAsync copies ordered by events, with a host rendezvous
+// per op.
 #include "ltx/copy_engine_transport.h"
 
+#include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -11,12 +13,12 @@
 
 namespace ltx {
 
-CopyEngineTransport::CopyEngineTransport(std::vector<int> devices)
-    : devices_(std::move(devices)) {}
+CopyEngineTransport::CopyEngineTransport(std::vector<int> devices, absl::Duration spin)
+    : devices_(std::move(devices)), spin_(spin), local_copies_(devices_.size()) {}
 
 absl::StatusOr<std::unique_ptr<CopyEngineTransport>> CopyEngineTransport::Create(
-    const std::vector<int>& devices) {
-  std::unique_ptr<CopyEngineTransport> transport(new CopyEngineTransport(devices));
+    const std::vector<int>& devices, absl::Duration spin) {
+  std::unique_ptr<CopyEngineTransport> transport(new CopyEngineTransport(devices, spin));
   int previous = 0;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
   absl::Status status;
@@ -35,12 +37,31 @@ absl::StatusOr<std::unique_ptr<CopyEngineTransport>> CopyEngineTransport::Create
       }
     }
   }
+  for (size_t rank = 0; rank < devices.size() && status.ok(); ++rank) {
+    LocalCopy& local = transport->local_copies_[rank];
+    status = CudaStatus(cudaSetDevice(devices[rank]), "cudaSetDevice");
+    if (status.ok()) {
+      status = CudaStatus(cudaStreamCreateWithFlags(&local.stream, cudaStreamNonBlocking),
+                          "cudaStreamCreate");
+    }
+    for (cudaEvent_t* event : {&local.fork, &local.join}) {
+      if (status.ok()) {
+        status = CudaStatus(cudaEventCreateWithFlags(event, cudaEventDisableTiming),
+                            "cudaEventCreate");
+      }
+    }
+  }
   cudaSetDevice(previous);
   LTX_RETURN_IF_ERROR(status);
   return transport;
 }
 
 CopyEngineTransport::~CopyEngineTransport() {
+  for (const LocalCopy& local : local_copies_) {
+    if (local.stream != nullptr) cudaStreamDestroy(local.stream);
+    if (local.fork != nullptr) cudaEventDestroy(local.fork);
+    if (local.join != nullptr) cudaEventDestroy(local.join);
+  }
   absl::MutexLock lock(&mu_);
   for (Slot& slot : slots_) {
     for (auto* events : {&slot.entry_events, &slot.copied_events}) {
@@ -74,7 +95,17 @@ absl::Status CopyEngineTransport::AwaitAll(Slot& slot, uint64_t op, int rank,
   auto settled = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     return slot.op == op && (!slot.gave_up.ok() || all_there());
   };
-  const bool in_time = mu_.AwaitWithTimeout(absl::Condition(&settled), timeout);
+  // The ranks of an op usually call within microseconds of each other: poll for them before
+  // sleeping, since a sleeping thread takes tens of microseconds to wake.
+  const absl::Time start = absl::Now();
+  const absl::Duration spin = std::min(spin_, timeout);
+  while (!settled() && absl::Now() - start < spin) {
+    mu_.Unlock();
+    std::this_thread::yield();
+    mu_.Lock();
+  }
+  const absl::Duration left = timeout - (absl::Now() - start);
+  const bool in_time = settled() || mu_.AwaitWithTimeout(absl::Condition(&settled), left);
   if (slot.op != op) {
     return absl::AbortedError(absl::StrFormat(
         "all_gather #%d: the op was reset while rank %d waited (copy-engine transport)", op,
@@ -97,7 +128,8 @@ absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layou
       CudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), "cudaStreamIsCapturing"));
   if (capture != cudaStreamCaptureStatusNone) {
     return absl::UnimplementedError(
-        "the copy-engine transport (no peer access) cannot be captured into a CUDA graph");
+        "copy-engine calls cannot be captured into a CUDA graph (on the peer-store transport, "
+        "capture with Protocol::kAuto, kDirect or kOneTrip)");
   }
   const int world = static_cast<int>(devices_.size());
   uint64_t op = 0;
@@ -145,21 +177,40 @@ absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layou
     }
   }
 
-  // Copy this rank's shard into every output once its owner's earlier work is done.
+  // Copy this rank's shard into every output once its owner's earlier work is done: its own
+  // on the side stream, the peers' in turn on the rank's stream.
   const ShardGeometry g = layout.GeometryOf(rank);
   const uint8_t* input = static_cast<const uint8_t*>(buffers.input);
-  for (int t = 0; t < world; ++t) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamWaitEvent(buffers.stream, slot->entry_events[t], 0),
-                                   "cudaStreamWaitEvent(entry)"));
+  auto copy_shard = [&](int to_rank, cudaStream_t stream) {
     for (int64_t b = 0; b < g.batch && g.shard_bytes > 0; ++b) {
-      uint8_t* to = static_cast<uint8_t*>(outputs[t]) + b * g.output_batch_stride +
+      uint8_t* to = static_cast<uint8_t*>(outputs[to_rank]) + b * g.output_batch_stride +
                     g.output_offset;
-      LTX_RETURN_IF_ERROR(CudaStatus(
-          cudaMemcpyPeerAsync(to, devices_[t], input + b * g.shard_bytes, devices_[rank],
-                              g.shard_bytes, buffers.stream),
-          absl::StrFormat("rank %d: cudaMemcpyPeerAsync to rank %d", rank, t)));
+      const cudaError_t error = cudaMemcpyPeerAsync(
+          to, devices_[to_rank], input + b * g.shard_bytes, devices_[rank], g.shard_bytes, stream);
+      if (error != cudaSuccess) {
+        return CudaStatus(error, absl::StrFormat("rank %d: cudaMemcpyPeerAsync to rank %d",
+                                                 rank, to_rank));
+      }
     }
+    return absl::OkStatus();
+  };
+  const LocalCopy& local = local_copies_[rank];
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaEventRecord(local.fork, buffers.stream), "cudaEventRecord(fork)"));
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaStreamWaitEvent(local.stream, local.fork, 0), "cudaStreamWaitEvent(fork)"));
+  LTX_RETURN_IF_ERROR(copy_shard(rank, local.stream));
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaEventRecord(local.join, local.stream), "cudaEventRecord(join)"));
+  for (int step = 1; step < world; ++step) {
+    const int peer = (rank + step) % world;
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        cudaStreamWaitEvent(buffers.stream, slot->entry_events[peer], 0),
+        "cudaStreamWaitEvent(entry)"));
+    LTX_RETURN_IF_ERROR(copy_shard(peer, buffers.stream));
   }
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaStreamWaitEvent(buffers.stream, local.join, 0), "cudaStreamWaitEvent(join)"));
 
   // Exit: this rank's copies are enqueued; its stream then waits for everyone's.
   {

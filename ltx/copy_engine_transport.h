@@ -1,12 +1,15 @@
-// The copy-engine transport: the AllGather for GPUs without peer access (PCIe cards without
-// P2P, some VMs), or when forced by RuntimeOptions::transport. Each rank's shard reaches every
-// output through cudaMemcpyPeerAsync, which the driver stages through host memory where the
-// GPUs cannot reach each other. The barrier is made of CUDA events instead of peer stores:
+// The copy-engine path of the AllGather. Each rank's shard reaches every output through
+// cudaMemcpyPeerAsync: over NVLink where peer access is enabled (Protocol::kCopyEngine, and
+// large eager calls by default: the copy engines outrun SM stores there), staged by the driver
+// through host memory where the GPUs cannot reach each other (Transport::kCopyEngine). The
+// barrier is made of CUDA events instead of peer stores:
 //
 //   1. Entry: each rank records an event on its stream and meets the other ranks' calls of the
 //      same op on the host (bounded by the timeout); there the arguments are compared.
-//   2. Its stream waits for every peer's entry event (the peers' earlier work on their outputs
-//      is done), then copies its shard into every output.
+//   2. It copies its shard into its own output on a side stream, and into the peers' outputs
+//      on its stream, each after that peer's entry event (the peer's earlier work on its output
+//      is done). The peers are taken in turn from the next rank on, so that at each step every
+//      GPU sends to one peer and receives from another.
 //   3. Exit: it records a "copied" event, meets the other ranks again, and its stream waits for
 //      every peer's "copied" event. When the stream passes that point its output is complete.
 //
@@ -34,10 +37,11 @@ namespace ltx {
 
 class CopyEngineTransport {
  public:
-  // Creates the per-rank events on each of `devices` (rank order). The calling thread's current
-  // device is restored. Errors: as CUDA reports them.
+  // Creates the per-rank events and side streams on each of `devices` (rank order). A rank
+  // that waits for the others at a rendezvous polls for up to `spin` before it sleeps. The
+  // calling thread's current device is restored. Errors: as CUDA reports them.
   static absl::StatusOr<std::unique_ptr<CopyEngineTransport>> Create(
-      const std::vector<int>& devices);
+      const std::vector<int>& devices, absl::Duration spin);
   ~CopyEngineTransport();
 
   CopyEngineTransport(const CopyEngineTransport&) = delete;
@@ -74,7 +78,15 @@ class CopyEngineTransport {
   };
   static constexpr int kSlots = 4;
 
-  explicit CopyEngineTransport(std::vector<int> devices);
+  CopyEngineTransport(std::vector<int> devices, absl::Duration spin);
+  // Per rank: the side stream that copies into the rank's own output, and the events that fork
+  // it from the rank's stream and join it back. Used only by the rank's own Enqueue calls.
+  struct LocalCopy {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t fork = nullptr;
+    cudaEvent_t join = nullptr;
+  };
+
   // Waits until every rank of `slot` has `phase` set for `op`. DeadlineExceeded, naming the
   // rank waited for, after `timeout` or when another rank gave up on the op first.
   absl::Status AwaitAll(Slot& slot, uint64_t op, int rank, bool Arrival::*phase,
@@ -82,6 +94,8 @@ class CopyEngineTransport {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const std::vector<int> devices_;
+  const absl::Duration spin_;
+  std::vector<LocalCopy> local_copies_;
   absl::Mutex mu_;
   std::array<uint64_t, kMaxWorldSize> next_op_ ABSL_GUARDED_BY(mu_) = {};
   std::array<Slot, kSlots> slots_ ABSL_GUARDED_BY(mu_);

@@ -28,4 +28,9 @@ absl::Status CudaStatus(cudaError_t error, absl::string_view what) {
   }
 }
 
+absl::Status RankCudaStatus(cudaError_t error, int rank, absl::string_view what) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  return CudaStatus(error, absl::StrCat("rank ", rank, ": ", what));
+}
+
 }  // namespace ltx

@@ -16,6 +16,10 @@ namespace ltx {
 // "<what>: <cudaGetErrorName>: <cudaGetErrorString>". Thread-safe.
 absl::Status CudaStatus(cudaError_t error, absl::string_view what);
 
+// CudaStatus with "rank <rank>: <what>" as what was being done. Formats nothing on success, so
+// it costs nothing on a hot path. Thread-safe.
+absl::Status RankCudaStatus(cudaError_t error, int rank, absl::string_view what);
+
 }  // namespace ltx
 
 #endif  // LTX_CUDA_STATUS_H_

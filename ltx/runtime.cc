@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "kernels/allgather_kernel.h"
+#include "ltx/call_path.h"
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
 #include "ltx/device_worker.h"
@@ -282,6 +283,10 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
         "one_trip_max_bytes must be in [0, %d], got %d", kOneTripMaxShardBytes,
         options.one_trip_max_bytes));
   }
+  if (options.copy_engine_min_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "copy_engine_min_bytes must be >= 0 (0 = never), got %d", options.copy_engine_min_bytes));
+  }
   LTX_ASSIGN_OR_RETURN(std::vector<int> devices, ResolveDevices(options));
   Transport transport = options.transport;
   if (transport != Transport::kCopyEngine) {
@@ -312,9 +317,8 @@ absl::Status Runtime::Initialize() {
                              transport_ == Transport::kPeerStores);
         }));
   }
-  if (transport_ == Transport::kCopyEngine) {
-    LTX_ASSIGN_OR_RETURN(copy_engine_, CopyEngineTransport::Create(devices_));
-  }
+  LTX_ASSIGN_OR_RETURN(copy_engine_,
+                       CopyEngineTransport::Create(devices_, options_.worker_spin));
   return absl::OkStatus();
 }
 
@@ -428,31 +432,39 @@ absl::Status Runtime::ValidateCall(const AllGatherLayout& layout, int rank,
   return absl::OkStatus();
 }
 
-bool Runtime::UsesOneTrip(const AllGatherLayout& layout, const CallOptions& call) const {
-  switch (call.protocol) {
-    case Protocol::kDirect:
-      return false;
-    case Protocol::kOneTrip:
-      return true;
-    case Protocol::kAuto:
-      break;
-  }
-  return MaxShardBytes(layout) <= options_.one_trip_max_bytes;
-}
-
 absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
                              const RankBuffers& buffers, const CallOptions& call) {
   Rank& r = *ranks_[rank];
-  if (copy_engine_ != nullptr) {
-    absl::Status enqueued = copy_engine_->Enqueue(
-        rank, layout, buffers, call.timeout.value_or(options_.timeout));
-    if (enqueued.ok()) {
-      enqueued = CudaStatus(cudaEventRecord(r.last_done, buffers.stream),
-                            absl::StrFormat("rank %d: cudaEventRecord", rank));
-    }
-    if (!enqueued.ok() && !absl::IsUnimplemented(enqueued)) StopWith(enqueued);
-    return enqueued;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  absl::Status launched =
+      RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank,
+                     "cudaStreamIsCapturing");
+  const bool capturing = capture != cudaStreamCaptureStatusNone;
+  const CallPath path = ChooseCallPath(transport_, options_, call.protocol,
+                                       MaxShardBytes(layout), capturing);
+  if (launched.ok() && path == CallPath::kCopyEngine) {
+    launched = copy_engine_->Enqueue(rank, layout, buffers,
+                                     call.timeout.value_or(options_.timeout));
+    // A capturing stream is refused before the op starts: the Runtime stays usable.
+    if (absl::IsUnimplemented(launched)) return launched;
+  } else if (launched.ok()) {
+    launched = RankCudaStatus(
+        LaunchKernel(rank, layout, buffers, call, path == CallPath::kOneTrip), rank,
+        "kernel launch");
   }
+  if (launched.ok() && !capturing) {
+    launched = RankCudaStatus(cudaEventRecord(r.last_done, buffers.stream), rank,
+                              "cudaEventRecord");
+  }
+  // The peers of this rank will time out waiting for it: stop the runtime.
+  if (!launched.ok()) StopWith(launched);
+  return launched;
+}
+
+cudaError_t Runtime::LaunchKernel(int rank, const AllGatherLayout& layout,
+                                  const RankBuffers& buffers, const CallOptions& call,
+                                  bool one_trip) {
+  Rank& r = *ranks_[rank];
   AllGatherKernelParams params;
   params.input = buffers.input;
   params.output = buffers.output;
@@ -472,7 +484,6 @@ absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
   params.world_size = world_size();
   params.timeout_ns =
       static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout.value_or(options_.timeout)));
-  const bool one_trip = UsesOneTrip(layout, call);
   int blocks = 0;
   if (call.blocks > 0) {
     blocks = std::min(call.blocks, r.max_blocks);
@@ -481,23 +492,8 @@ absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
   } else {
     blocks = AutoBlockCount(FlatShardBytes(params.geometry), world_size(), r.max_blocks);
   }
-  const cudaError_t launch_error = one_trip
-                                       ? LaunchOneTripKernel(params, blocks, buffers.stream)
-                                       : LaunchAllGatherKernel(params, blocks, buffers.stream);
-  absl::Status launched =
-      CudaStatus(launch_error, absl::StrFormat("rank %d: kernel launch", rank));
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  if (launched.ok()) {
-    launched = CudaStatus(cudaStreamIsCapturing(buffers.stream, &capture),
-                          absl::StrFormat("rank %d: cudaStreamIsCapturing", rank));
-  }
-  if (launched.ok() && capture == cudaStreamCaptureStatusNone) {
-    launched = CudaStatus(cudaEventRecord(r.last_done, buffers.stream),
-                          absl::StrFormat("rank %d: cudaEventRecord", rank));
-  }
-  // The peers of this rank will time out waiting for it: stop the runtime.
-  if (!launched.ok()) StopWith(launched);
-  return launched;
+  return one_trip ? LaunchOneTripKernel(params, blocks, buffers.stream)
+                  : LaunchAllGatherKernel(params, blocks, buffers.stream);
 }
 
 absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
@@ -518,8 +514,8 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
           rank));
     }
     cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamIsCapturing(buffers[rank].stream, &capture),
-                                   absl::StrFormat("rank %d: stream", rank)));
+    LTX_RETURN_IF_ERROR(
+        RankCudaStatus(cudaStreamIsCapturing(buffers[rank].stream, &capture), rank, "stream"));
     if (capture != cudaStreamCaptureStatusNone) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "rank %d: the stream is capturing a CUDA graph; capture AllGatherRank calls instead",

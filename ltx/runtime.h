@@ -147,11 +147,13 @@ class Runtime {
   absl::Status CheckUsable();
   // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
   absl::Status ValidateCall(const AllGatherLayout& layout, int rank, const RankBuffers& buffers);
-  // Whether the call takes the one-trip path (the same answer on every rank for the same shape).
-  bool UsesOneTrip(const AllGatherLayout& layout, const CallOptions& call) const;
-  // Enqueues rank `rank`'s kernel; the caller's current device must be the rank's.
+  // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies); the caller's
+  // current device must be the rank's.
   absl::Status Launch(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
                       const CallOptions& call);
+  // Launches rank `rank`'s direct or one-trip kernel; returns the launch error.
+  cudaError_t LaunchKernel(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
+                           const CallOptions& call, bool one_trip);
   // Polls `events` (one per rank, null = nothing to wait for) until all completed or the
   // deadline; then reports device errors.
   absl::Status WaitForEvents(absl::Span<const cudaEvent_t> events, absl::Duration timeout,
@@ -165,7 +167,7 @@ class Runtime {
   const std::vector<int> devices_;
   const Transport transport_;
   std::vector<std::unique_ptr<Rank>> ranks_;
-  // Set when transport_ is kCopyEngine.
+  // Every call on the copy-engine transport, and calls of Protocol::kCopyEngine.
   std::unique_ptr<CopyEngineTransport> copy_engine_;
 
   std::atomic<bool> failed_{false};

@@ -20,11 +20,18 @@ enum class Protocol {
   // Data and flags in the same stores into staging memory on each peer, unpacked there: one
   // NVLink trip. Shards up to 512 KiB.
   kOneTrip,
+  // The copy engines (cudaMemcpyPeerAsync) copy each shard into every output, ordered by CUDA
+  // events, with a host rendezvous per op (see ltx/copy_engine_transport.h): the fastest way
+  // to move large messages over NVLink, and it leaves every SM to compute. A per-rank call
+  // waits on the host until every rank has called for the op, so each rank must be called
+  // from its own thread; it cannot be captured into a CUDA graph (UNIMPLEMENTED).
+  kCopyEngine,
 };
 
 // How data moves between GPUs.
 enum class Transport {
-  // Peer stores when every pair of GPUs has peer access, else the copy engines.
+  // Peer stores when every pair of GPUs has peer access (with the copy engines for large eager
+  // calls, see RuntimeOptions::copy_engine_min_bytes), else the copy engines.
   kAuto,
   // Kernels store straight into peers' memory over NVLink (needs peer access for every pair).
   kPeerStores,
@@ -45,12 +52,19 @@ struct RuntimeOptions {
   // more than one per SM is allowed.
   int max_blocks = 0;
   // How long each GPU's host thread keeps polling for the next coordinated call before it
-  // sleeps. Polling makes the hand-off of a coordinated call fast at the price of CPU time;
-  // zero never polls. Per-rank calls do not use these threads.
+  // sleeps, and how long a copy-engine call polls for the other ranks' calls of its op before
+  // it sleeps. Polling makes these hand-offs fast at the price of CPU time; zero never polls.
+  // Per-rank calls do not use the GPU threads.
   absl::Duration worker_spin = absl::Microseconds(100);
   // Protocol::kAuto takes the one-trip path when no rank sends more than this many bytes
   // (at most 512 KiB).
   int64_t one_trip_max_bytes = 256 * 1024;
+  // Protocol::kAuto on the peer-store transport moves a call by the copy engines
+  // (Protocol::kCopyEngine) when some rank sends at least this many bytes and the call is not
+  // being captured into a CUDA graph. Per-rank calls of such messages then wait on the host
+  // for every rank's call of the op (call each rank from its own thread). 0 never picks the
+  // copy engines; must be >= 0.
+  int64_t copy_engine_min_bytes = int64_t{32} << 20;
   Transport transport = Transport::kAuto;
 };
 
@@ -59,7 +73,8 @@ struct CallOptions {
   absl::optional<absl::Duration> timeout;
   // Overrides the automatic block count of this call (still capped by max_blocks); 0 = auto.
   int blocks = 0;
-  // Every rank of a call must pass the same protocol.
+  // Every rank of a call must pass the same protocol, and with Protocol::kAuto every rank must
+  // either capture its call into a CUDA graph or not (the choice of path depends on it).
   Protocol protocol = Protocol::kAuto;
 };
 

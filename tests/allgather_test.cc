@@ -1,7 +1,7 @@
-// GPU correctness matrix of the AllGather, for the direct and the one-trip protocol: every dtype, odd and huge hidden sizes, batch > 1,
-// uneven and zero token counts, misaligned buffers, fewer blocks than ranks, world sizes 1..N
-// and device subsets in any order, both call styles, and long runs of back-to-back calls into
-// re-used buffers. Random data, outputs poisoned before every call, byte-exact checks on every
+// GPU correctness matrix of the AllGather, for every protocol (direct, one-trip, copy engines)
+// and both call styles: every dtype, odd and huge hidden sizes, batch > 1, uneven and zero
+// token counts, misaligned buffers, fewer blocks than ranks, world sizes 1..N and device
+// subsets in any order, and long runs of back-to-back calls into re-used buffers. Random data, outputs poisoned before every call, byte-exact checks on every
 // rank. Cases skip, with the reason, where there are fewer GPUs than they need.
 #include <cstdint>
 #include <memory>
@@ -113,14 +113,16 @@ TEST_P(AllGatherMatrixTest, ZeroTokenRanks) {
 INSTANTIATE_TEST_SUITE_P(
     StylesAndProtocols, AllGatherMatrixTest,
     ::testing::Combine(::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads),
-                       ::testing::Values(Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip)),
+                       ::testing::Values(Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip,
+                                         Protocol::kCopyEngine)),
     [](const ::testing::TestParamInfo<std::tuple<CallStyle, Protocol>>& info) {
       const CallStyle style = std::get<0>(info.param);
       const Protocol protocol = std::get<1>(info.param);
       return std::string(style == CallStyle::kCoordinated ? "Coordinated" : "PerRankThreads") +
-             (protocol == Protocol::kAuto     ? "Auto"
-              : protocol == Protocol::kDirect ? "Direct"
-                                              : "OneTrip");
+             (protocol == Protocol::kAuto       ? "Auto"
+              : protocol == Protocol::kDirect   ? "Direct"
+              : protocol == Protocol::kOneTrip  ? "OneTrip"
+                                                : "CopyEngine");
     });
 
 TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
@@ -226,9 +228,9 @@ TEST(AllGatherTest, ThousandBackToBackCallsWithChangingShapes) {
     c.input_misalignment = random() % 4 == 0 ? random() % 16 : 0;
     c.output_misalignment = random() % 4 == 0 ? random() % 16 : 0;
     const CallStyle style = i % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
-    // Switching protocols between calls exercises the hand-over of staging and flags.
+    // Switching protocols between calls exercises the hand-over of staging, flags and events.
     CallOptions call;
-    call.protocol = static_cast<Protocol>(random() % 3);
+    call.protocol = static_cast<Protocol>(random() % 4);
     if (!Fits(c, call.protocol)) call.protocol = Protocol::kDirect;
     const absl::Status status = RunAndVerify(f, c, style, call);
     ASSERT_TRUE(status.ok()) << "call " << i << ": " << status;

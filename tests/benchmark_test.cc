@@ -35,7 +35,8 @@ TEST(BenchFlagsTest, NamesRoundTripAndUnknownNamesAreRejected) {
   for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph}) {
     EXPECT_EQ(*ParseBenchStyle(BenchStyleName(style)), style);
   }
-  for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip}) {
+  for (Protocol protocol :
+       {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip, Protocol::kCopyEngine}) {
     EXPECT_EQ(*ParseProtocol(ProtocolName(protocol)), protocol);
   }
   for (Transport transport :

@@ -50,6 +50,14 @@ TEST(CudaStatusTest, MessageHasWhatAndTheErrorName) {
   EXPECT_THAT(message, HasSubstr(cudaGetErrorString(cudaErrorMemoryAllocation)));
 }
 
+TEST(CudaStatusTest, RankStatusNamesTheRank) {
+  EXPECT_TRUE(RankCudaStatus(cudaSuccess, 3, "kernel launch").ok());
+  const absl::Status status = RankCudaStatus(cudaErrorInvalidValue, 3, "kernel launch");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "rank 3: kernel launch: cudaErrorInvalidValue: invalid argument");
+}
+
 TEST(CudaStatusTest, ErrorFromARealCallWithoutAGpuIsNotOk) {
   int count = 0;
   const cudaError_t error = cudaGetDeviceCount(&count);

@@ -90,18 +90,24 @@ TEST_P(ProtocolFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
   ExpectRefusedThenRecovered(f);
 }
 
-TEST(FaultTest, CopyEngineTransportTimesOutDisagreesAndRecovers) {
+// Copy-engine calls, on the copy-engine transport and as Protocol::kCopyEngine on the
+// peer-store transport: a rank that never joins, then ranks that disagree.
+class CopyEngineFaultTest : public ::testing::TestWithParam<Transport> {};
+
+TEST_P(CopyEngineFaultTest, TimesOutDisagreesAndRecovers) {
   LTX_REQUIRE_GPUS(2);
   const int world = VisibleGpuCount();
   RuntimeOptions options = WithTimeout(absl::Milliseconds(500));
-  options.transport = Transport::kCopyEngine;
+  options.transport = GetParam();
+  CallOptions call;
+  call.protocol = Protocol::kCopyEngine;
   GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
   ASSERT_NE(f.runtime, nullptr);
-  ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads).ok());
+  ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads, call).ok());
 
   // A rank that never joins: the others give up at the host rendezvous.
   absl::Status status =
-      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, {}, AllButLast(world));
+      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, call, AllButLast(world));
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("all_gather #2"));
   EXPECT_THAT(std::string(status.message()),
@@ -119,7 +125,7 @@ TEST(FaultTest, CopyEngineTransportTimesOutDisagreesAndRecovers) {
   for (int rank = 0; rank < world; ++rank) {
     threads.emplace_back([&, rank] {
       results[rank] = f.runtime->AllGatherRank(rank, rank == 1 ? bad.Shape() : good.Shape(),
-                                               f.harness->Buffers(rank));
+                                               f.harness->Buffers(rank), call);
     });
   }
   for (auto& thread : threads) thread.join();
@@ -181,6 +187,13 @@ void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
   EXPECT_TRUE(guards.ok()) << guards;
   ExpectRefusedThenRecovered(f);
 }
+
+INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineFaultTest,
+                         ::testing::Values(Transport::kCopyEngine, Transport::kPeerStores),
+                         [](const ::testing::TestParamInfo<Transport>& info) {
+                           return info.param == Transport::kCopyEngine ? "CopyEngineTransport"
+                                                                       : "PeerStoreTransport";
+                         });
 
 TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheCountsFail) {
   LTX_REQUIRE_GPUS(2);

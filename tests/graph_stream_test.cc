@@ -111,22 +111,56 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GraphReplayTest,
                            return info.param == Protocol::kDirect ? "Direct" : "OneTrip";
                          });
 
-TEST(GraphReplayTest, CopyEngineTransportRefusesCapture) {
+// Copy-engine calls cannot be captured: on the copy-engine transport, and with
+// Protocol::kCopyEngine on the peer-store transport. The refusal leaves the Runtime usable.
+TEST(GraphReplayTest, CopyEngineCallsRefuseCapture) {
+  LTX_REQUIRE_GPUS(2);
+  for (Transport transport : {Transport::kCopyEngine, Transport::kPeerStores}) {
+    SCOPED_TRACE(transport == Transport::kCopyEngine ? "copy-engine transport"
+                                                     : "peer stores, Protocol::kCopyEngine");
+    RuntimeOptions options;
+    options.transport = transport;
+    GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()), options);
+    ASSERT_NE(f.runtime, nullptr);
+    AllGatherCase c;
+    c.hidden = 64;
+    c.token_counts.assign(f.runtime->world_size(), 4);
+    ASSERT_TRUE(f.harness->Prepare(c).ok());
+    CallOptions call;
+    call.protocol = Protocol::kCopyEngine;
+    CapturedAllGather graphs;
+    const absl::Status status =
+        graphs.Capture(*f.runtime, c.Shape(), f.harness->AllBuffers(), call);
+    EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+    EXPECT_TRUE(f.runtime->status().ok());
+    EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kPerRankThreads, call).ok());
+  }
+}
+
+// With copy_engine_min_bytes reached, eager calls take the copy engines and captured calls
+// the kernels; replays and eager calls interleave on the same buffers.
+TEST(GraphReplayTest, AutoCapturesKernelsWhereEagerCallsTakeTheCopyEngines) {
   LTX_REQUIRE_GPUS(2);
   RuntimeOptions options;
-  options.transport = Transport::kCopyEngine;
+  options.copy_engine_min_bytes = 1;
   GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()), options);
   ASSERT_NE(f.runtime, nullptr);
   AllGatherCase c;
-  c.hidden = 64;
-  c.token_counts.assign(f.runtime->world_size(), 4);
+  c.hidden = 3000;
+  for (int rank = 0; rank < f.runtime->world_size(); ++rank) c.token_counts.push_back(5 + rank);
   ASSERT_TRUE(f.harness->Prepare(c).ok());
+  const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
   CapturedAllGather graphs;
-  const absl::Status status =
-      graphs.Capture(*f.runtime, c.Shape(), f.harness->AllBuffers(), CallOptions());
-  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+  ASSERT_TRUE(graphs.Capture(*f.runtime, c.Shape(), buffers, CallOptions()).ok());
+  for (int round = 0; round < 50; ++round) {
+    ASSERT_TRUE(f.harness->RefreshInputs().ok());
+    ASSERT_TRUE(graphs.Replay(f.runtime->devices(), buffers).ok());
+    absl::Status status = f.harness->Verify();
+    ASSERT_TRUE(status.ok()) << "replay " << round << ": " << status;
+    status = RunAndVerify(f, c, round % 2 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads);
+    ASSERT_TRUE(status.ok()) << "eager call " << round << ": " << status;
+  }
   EXPECT_TRUE(f.runtime->status().ok());
-  EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kPerRankThreads).ok());
 }
 
 // Per-rank calls on `streams` (one per rank), with the input produced on another stream and

@@ -31,7 +31,7 @@ TEST(RuntimeTest, RejectsNegativeMaxBlocks) {
   EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("max_blocks"));
 }
 
-TEST(RuntimeTest, RejectsBadSpinAndOneTripLimit) {
+TEST(RuntimeTest, RejectsBadSpinAndSizeLimits) {
   RuntimeOptions options;
   options.worker_spin = absl::Microseconds(-1);
   auto runtime = Runtime::Create(options);
@@ -42,6 +42,11 @@ TEST(RuntimeTest, RejectsBadSpinAndOneTripLimit) {
   runtime = Runtime::Create(options);
   EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("one_trip_max_bytes"));
+  options = RuntimeOptions();
+  options.copy_engine_min_bytes = -1;
+  runtime = Runtime::Create(options);
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("copy_engine_min_bytes"));
 }
 
 TEST(RuntimeTest, WithoutGpusCreateFailsClearly) {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
@@ -285,8 +286,9 @@ absl::StatusOr<Protocol> ParseProtocol(const std::string& name) {
   if (name == "auto") return Protocol::kAuto;
   if (name == "direct") return Protocol::kDirect;
   if (name == "one_trip") return Protocol::kOneTrip;
+  if (name == "copy_engine") return Protocol::kCopyEngine;
   return absl::InvalidArgumentError(
-      absl::StrFormat("--protocol=%s: expected auto, direct or one_trip", name));
+      absl::StrFormat("--protocol=%s: expected auto, direct, one_trip or copy_engine", name));
 }
 
 std::string ProtocolName(Protocol protocol) {
@@ -297,6 +299,8 @@ std::string ProtocolName(Protocol protocol) {
       return "direct";
     case Protocol::kOneTrip:
       return "one_trip";
+    case Protocol::kCopyEngine:
+      return "copy_engine";
   }
   return "unknown";
 }
@@ -361,6 +365,7 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
   options.devices = config.devices;
   options.max_blocks = config.max_blocks;
   options.one_trip_max_bytes = config.one_trip_max_bytes;
+  options.copy_engine_min_bytes = config.copy_engine_min_bytes;
   options.transport = config.transport;
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime, Runtime::Create(options));
   const std::vector<int> devices = runtime->devices();
@@ -394,14 +399,18 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
     }
   }
   absl::PrintF("# ltx all_gather benchmark: %d GPUs [%s], transport %s, dtype %s, hidden %d, "
-              "split %s, style %s, protocol %s (one-trip up to %d bytes per rank)\n",
+              "split %s, style %s, protocol %s (one-trip up to %d bytes per rank, eager calls "
+              "by copy engines from %s)\n",
               world, absl::StrJoin(devices, ",").c_str(),
               TransportName(runtime->transport()).c_str(), DataTypeName(config.dtype).c_str(),
               config.hidden, config.split == SplitPattern::kEven     ? "even"
                              : config.split == SplitPattern::kUneven ? "uneven"
                                                                      : "zeros",
               BenchStyleName(config.style).c_str(), ProtocolName(config.protocol).c_str(),
-              config.one_trip_max_bytes);
+              config.one_trip_max_bytes,
+              config.copy_engine_min_bytes > 0
+                  ? absl::StrCat(config.copy_engine_min_bytes, " bytes per rank")
+                  : std::string("no size"));
   absl::PrintF("# time = median over %d windows of %d calls (after %d warm-up calls) of device "
               "time per call, slowest GPU; host = launch cost per call on the host\n",
               config.windows, config.iterations, config.warmup);

@@ -59,6 +59,7 @@ struct BenchConfig {
   Protocol protocol = Protocol::kAuto;
   Transport transport = Transport::kAuto;
   int64_t one_trip_max_bytes = RuntimeOptions().one_trip_max_bytes;
+  int64_t copy_engine_min_bytes = RuntimeOptions().copy_engine_min_bytes;
   int max_blocks = 0;   // RuntimeOptions::max_blocks.
   bool check = true;
   std::string nccl_path = "libnccl.so.2";  // Empty: no NCCL comparison.

@@ -46,9 +46,13 @@ ABSL_FLAG(int, windows, 5, "Benchmark: timed windows; the median is reported.");
 ABSL_FLAG(int, blocks, 0, "Thread blocks per rank for each call; 0 = automatic by size.");
 ABSL_FLAG(int, max_blocks, 0, "Cap on thread blocks per rank (SM budget); 0 = one per SM.");
 ABSL_FLAG(std::string, protocol, "auto",
-          "Benchmark: auto (one-trip for small messages, direct otherwise), direct or one_trip.");
+          "Benchmark: auto (one-trip for small messages, copy engines for large eager ones, "
+          "direct otherwise), direct, one_trip or copy_engine.");
 ABSL_FLAG(int64_t, one_trip_max_bytes, ltx::RuntimeOptions().one_trip_max_bytes,
           "Largest per-rank message the automatic protocol sends one-trip (at most 524288).");
+ABSL_FLAG(int64_t, copy_engine_min_bytes, ltx::RuntimeOptions().copy_engine_min_bytes,
+          "Smallest per-rank message the automatic protocol moves by the copy engines when the "
+          "call is not captured into a graph; 0 = never.");
 ABSL_FLAG(std::string, transport, "auto",
           "auto (peer stores where every pair has peer access, else copy engines), peer_stores "
           "or copy_engine (cudaMemcpyPeerAsync, for GPUs without peer access).");
@@ -130,6 +134,7 @@ int Smoke(const std::vector<int>& requested) {
   options.devices = requested;
   options.max_blocks = absl::GetFlag(FLAGS_max_blocks);
   options.one_trip_max_bytes = absl::GetFlag(FLAGS_one_trip_max_bytes);
+  options.copy_engine_min_bytes = absl::GetFlag(FLAGS_copy_engine_min_bytes);
   auto transport = ParseTransport(absl::GetFlag(FLAGS_transport));
   if (!transport.ok()) {
     std::printf("ltx_allgather: %s\n", transport.status().ToString().c_str());
@@ -237,6 +242,7 @@ int Bench(const std::vector<int>& devices) {
   config.protocol = *protocol;
   config.transport = *transport;
   config.one_trip_max_bytes = absl::GetFlag(FLAGS_one_trip_max_bytes);
+  config.copy_engine_min_bytes = absl::GetFlag(FLAGS_copy_engine_min_bytes);
   config.warmup = absl::GetFlag(FLAGS_warmup);
   config.iterations = absl::GetFlag(FLAGS_iters);
   config.windows = absl::GetFlag(FLAGS_windows);
