@@ -22,7 +22,9 @@ namespace {
 class CapturedAllGather {
  public:
   ~CapturedAllGather() {
-    for (cudaGraphExec_t exec : execs_) cudaGraphExecDestroy(exec);
+    for (cudaGraphExec_t exec : execs_) {
+      if (exec != nullptr) cudaGraphExecDestroy(exec);
+    }
   }
 
   // Captures rank r's AllGatherRank on buffers[r].stream, from one thread per rank.
