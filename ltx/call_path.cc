@@ -1,10 +1,20 @@
 // The choice of an AllGather call's path.
 #include "ltx/call_path.h"
 
+#include <algorithm>
+
+#include "kernels/one_trip_layout.h"
+
 namespace ltx {
 
-CallPath ChooseCallPath(Transport transport, const RuntimeOptions& options, Protocol protocol,
-                        int64_t max_shard_bytes, bool capturing) {
+int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
+  if (one_trip_max_bytes != kOneTripLimitByWorldSize) return one_trip_max_bytes;
+  const int peers = std::max(world_size - 1, 1);
+  return std::min(kOneTripMaxShardBytes, kOneTripIncomingBytes / peers);
+}
+
+CallPath ChooseCallPath(Transport transport, const RuntimeOptions& options, int world_size,
+                        Protocol protocol, int64_t max_shard_bytes, bool capturing) {
   if (transport == Transport::kCopyEngine) return CallPath::kCopyEngine;
   switch (protocol) {
     case Protocol::kDirect:
@@ -20,7 +30,9 @@ CallPath ChooseCallPath(Transport transport, const RuntimeOptions& options, Prot
       max_shard_bytes >= options.copy_engine_min_bytes) {
     return CallPath::kCopyEngine;
   }
-  return max_shard_bytes <= options.one_trip_max_bytes ? CallPath::kOneTrip : CallPath::kDirect;
+  return max_shard_bytes <= OneTripLimit(options.one_trip_max_bytes, world_size)
+             ? CallPath::kOneTrip
+             : CallPath::kDirect;
 }
 
 }  // namespace ltx

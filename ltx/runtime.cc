@@ -278,10 +278,11 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
     return absl::InvalidArgumentError(absl::StrCat(
         "worker_spin must be >= 0 and finite, got ", absl::FormatDuration(options.worker_spin)));
   }
-  if (options.one_trip_max_bytes < 0 || options.one_trip_max_bytes > kOneTripMaxShardBytes) {
+  if (options.one_trip_max_bytes != kOneTripLimitByWorldSize &&
+      (options.one_trip_max_bytes < 0 || options.one_trip_max_bytes > kOneTripMaxShardBytes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "one_trip_max_bytes must be in [0, %d], got %d", kOneTripMaxShardBytes,
-        options.one_trip_max_bytes));
+        "one_trip_max_bytes must be in [0, %d] or kOneTripLimitByWorldSize, got %d",
+        kOneTripMaxShardBytes, options.one_trip_max_bytes));
   }
   if (options.copy_engine_min_bytes < 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -440,7 +441,7 @@ absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
       RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank,
                      "cudaStreamIsCapturing");
   const bool capturing = capture != cudaStreamCaptureStatusNone;
-  const CallPath path = ChooseCallPath(transport_, options_, call.protocol,
+  const CallPath path = ChooseCallPath(transport_, options_, world_size(), call.protocol,
                                        MaxShardBytes(layout), capturing);
   if (launched.ok() && path == CallPath::kCopyEngine) {
     launched = copy_engine_->Enqueue(rank, layout, buffers,

@@ -12,8 +12,9 @@ namespace ltx {
 
 // How a call moves its data.
 enum class Protocol {
-  // One-trip for small messages (every shard at most RuntimeOptions::one_trip_max_bytes),
-  // direct otherwise. Every rank decides alike, from the shape.
+  // One-trip for small messages (see RuntimeOptions::one_trip_max_bytes), copy engines for
+  // large eager ones (RuntimeOptions::copy_engine_min_bytes), direct otherwise. Every rank
+  // decides alike, from the shape.
   kAuto,
   // Entry barrier, stores straight into every peer's output, exit barrier. Any size.
   kDirect,
@@ -40,6 +41,9 @@ enum class Transport {
   kCopyEngine,
 };
 
+// RuntimeOptions::one_trip_max_bytes: let the world size set the limit.
+inline constexpr int64_t kOneTripLimitByWorldSize = -1;
+
 struct RuntimeOptions {
   // CUDA device ordinals in rank order, e.g. {3, 1}: rank 0 is GPU 3, rank 1 is GPU 1. Empty
   // means every visible GPU in ordinal order. At most kMaxWorldSize, no repeats.
@@ -57,8 +61,11 @@ struct RuntimeOptions {
   // Per-rank calls do not use the GPU threads.
   absl::Duration worker_spin = absl::Microseconds(100);
   // Protocol::kAuto takes the one-trip path when no rank sends more than this many bytes
-  // (at most 512 KiB).
-  int64_t one_trip_max_bytes = 256 * 1024;
+  // (0 to 512 KiB), or, with kOneTripLimitByWorldSize (the default), more than
+  // min(512 KiB, 768 KiB / (world size - 1)): each receiver unpacks every peer's shard, so the
+  // one-trip path pays off up to a fixed number of incoming bytes (256 KiB per rank on 4 GPUs,
+  // 512 KiB on 2).
+  int64_t one_trip_max_bytes = kOneTripLimitByWorldSize;
   // Protocol::kAuto on the peer-store transport moves a call by the copy engines
   // (Protocol::kCopyEngine) when some rank sends at least this many bytes and the call is not
   // being captured into a CUDA graph. Per-rank calls of such messages then wait on the host

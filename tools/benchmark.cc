@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "ltx/call_path.h"
 #include "ltx/cuda_status.h"
 #include "ltx/status_macros.h"
 #include "tools/nccl_library.h"
@@ -407,7 +408,7 @@ absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
                              : config.split == SplitPattern::kUneven ? "uneven"
                                                                      : "zeros",
               BenchStyleName(config.style).c_str(), ProtocolName(config.protocol).c_str(),
-              config.one_trip_max_bytes,
+              OneTripLimit(config.one_trip_max_bytes, world),
               config.copy_engine_min_bytes > 0
                   ? absl::StrCat(config.copy_engine_min_bytes, " bytes per rank")
                   : std::string("no size"));

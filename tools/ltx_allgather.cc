@@ -49,7 +49,8 @@ ABSL_FLAG(std::string, protocol, "auto",
           "Benchmark: auto (one-trip for small messages, copy engines for large eager ones, "
           "direct otherwise), direct, one_trip or copy_engine.");
 ABSL_FLAG(int64_t, one_trip_max_bytes, ltx::RuntimeOptions().one_trip_max_bytes,
-          "Largest per-rank message the automatic protocol sends one-trip (at most 524288).");
+          "Largest per-rank message the automatic protocol sends one-trip (at most 524288); -1 = "
+          "by world size (512K on 2 GPUs, 256K on 4).");
 ABSL_FLAG(int64_t, copy_engine_min_bytes, ltx::RuntimeOptions().copy_engine_min_bytes,
           "Smallest per-rank message the automatic protocol moves by the copy engines when the "
           "call is not captured into a graph; 0 = never.");
