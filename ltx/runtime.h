@@ -74,7 +74,8 @@ class Runtime {
   // access both ways for the peer-store transport (tolerating "already enabled"), allocates each
   // GPU's signal region, staging and host-mapped error record, and starts one host thread per
   // GPU. Errors: InvalidArgument for bad options (unknown or repeated device, more than
-  // kMaxWorldSize, a non-positive timeout, negative max_blocks); FailedPrecondition when no GPU
+  // kMaxWorldSize, a non-positive timeout, negative max_blocks, worker_spin,
+  // one_trip_max_bytes or copy_engine_min_bytes out of range); FailedPrecondition when no GPU
   // is visible, or when Transport::kPeerStores is asked for and a pair of GPUs lacks peer
   // access (the message lists the pairs); others as CUDA reports them.
   static absl::StatusOr<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options);
@@ -94,7 +95,8 @@ class Runtime {
   Transport transport() const { return transport_; }
 
   // Coordinated call: validates every rank's arguments, then each GPU's thread enqueues that
-  // rank's kernel on buffers[r].stream; returns once all are enqueued. The streams must be
+  // rank's part (a kernel, or copy-engine copies: see CallOptions::protocol) on
+  // buffers[r].stream; returns once all are enqueued. The streams must be
   // explicit or the legacy default stream (not cudaStreamPerThread) and not capturing (capture
   // AllGatherRank calls instead). `buffers` has one entry
   // per rank. Errors: InvalidArgument (nothing enqueued on any rank), FailedPrecondition after
@@ -114,6 +116,10 @@ class Runtime {
   // graph (a captured call fixes the pointers, counts, shape and timeout; the op number lives
   // on the device, so every replay is a new op). Every rank must make the matching call. The
   // calling thread's current device is restored on return. Thread-safe across ranks.
+  // Copy-engine calls (Protocol::kCopyEngine, large eager calls under kAuto, and every call on
+  // the copy-engine transport) are the exception: they wait on the host, bounded by the
+  // timeout, until every rank has called for the op, so each rank needs its own thread; and
+  // they cannot be captured (Unimplemented, the Runtime stays usable).
   // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size). Because the
   // other ranks may already have launched their part, a rejected call also stops the Runtime
   // (later calls: FailedPrecondition until Reset).
