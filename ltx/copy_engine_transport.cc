@@ -123,14 +123,6 @@ absl::Status CopyEngineTransport::AwaitAll(Slot& slot, uint64_t op, int rank,
 
 absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layout,
                                           const RankBuffers& buffers, absl::Duration timeout) {
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), "cudaStreamIsCapturing"));
-  if (capture != cudaStreamCaptureStatusNone) {
-    return absl::UnimplementedError(
-        "copy-engine calls cannot be captured into a CUDA graph (on the peer-store transport, "
-        "capture with Protocol::kAuto, kDirect or kOneTrip)");
-  }
   const int world = static_cast<int>(devices_.size());
   uint64_t op = 0;
   Slot* slot = nullptr;

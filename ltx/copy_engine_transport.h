@@ -47,12 +47,12 @@ class CopyEngineTransport {
   CopyEngineTransport(const CopyEngineTransport&) = delete;
   CopyEngineTransport& operator=(const CopyEngineTransport&) = delete;
 
-  // Enqueues rank `rank`'s part of the next op on `buffers.stream`; the calling thread's current
-  // device must be the rank's. Blocks until every rank has called for this op (twice briefly;
-  // see the file comment), at most `timeout` each time. Errors: DeadlineExceeded naming the op,
-  // the phase and the missing rank; InvalidArgument when ranks disagree on the shape (on every
-  // rank, naming both values); Unimplemented for a capturing stream; CUDA errors. After an
-  // error the op table is inconsistent until Reset. Thread-safe across ranks.
+  // Enqueues rank `rank`'s part of the next op on `buffers.stream`, which must not be capturing
+  // a CUDA graph; the calling thread's current device must be the rank's. Blocks until every
+  // rank has called for this op (twice briefly; see the file comment), at most `timeout` each
+  // time. Errors: DeadlineExceeded naming the op, the phase and the missing rank;
+  // InvalidArgument when ranks disagree on the shape (on every rank, naming both values); CUDA
+  // errors. After an error the op table is inconsistent until Reset. Thread-safe across ranks.
   absl::Status Enqueue(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
                        absl::Duration timeout);
 

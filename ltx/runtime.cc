@@ -444,10 +444,14 @@ absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
   const CallPath path = ChooseCallPath(transport_, options_, world_size(), call.protocol,
                                        MaxShardBytes(layout), capturing);
   if (launched.ok() && path == CallPath::kCopyEngine) {
+    // A capturing stream is refused before the op starts: the Runtime stays usable.
+    if (capturing) {
+      return absl::UnimplementedError(
+          "copy-engine calls cannot be captured into a CUDA graph (on the peer-store transport, "
+          "capture with Protocol::kAuto, kDirect or kOneTrip)");
+    }
     launched = copy_engine_->Enqueue(rank, layout, buffers,
                                      call.timeout.value_or(options_.timeout));
-    // A capturing stream is refused before the op starts: the Runtime stays usable.
-    if (absl::IsUnimplemented(launched)) return launched;
   } else if (launched.ok()) {
     launched = RankCudaStatus(
         LaunchKernel(rank, layout, buffers, call, path == CallPath::kOneTrip), rank,
