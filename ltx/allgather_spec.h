@@ -1,10 +1,8 @@
-// The arguments of one AllGather: the shape every rank agrees on, each rank's buffers, and the
-// byte layout derived from them. Validation happens here, on the host, before any launch, so
+// The byte layout of one AllGather, derived from its shape, and the host checks of each rank's
+// buffers. Validation happens here, on the host, before any launch, so
 // every bad input becomes an InvalidArgument that names the argument.
 #ifndef LTX_ALLGATHER_SPEC_H_
 #define LTX_ALLGATHER_SPEC_H_
-
-#include <cuda_runtime_api.h>
 
 #include <array>
 #include <cstdint>
@@ -14,29 +12,11 @@
 #include "absl/types/span.h"
 #include "kernels/copy_plan.h"
 #include "kernels/signal_layout.h"
+#include "ltx/allgather_shape.h"
 #include "ltx/data_type.h"
+#include "ltx/rank_buffers.h"
 
 namespace ltx {
-
-// The shape of one AllGather; every rank passes the same values. Rank r's input is
-// [batch, token_counts[r], hidden] and every output is [batch, sum(token_counts), hidden], all
-// contiguous, elements of `dtype`.
-struct AllGatherShape {
-  DataType dtype = DataType::kBFloat16;
-  int64_t batch = 1;   // >= 1
-  int64_t hidden = 0;  // Elements per token, >= 1.
-  // One entry per rank, each >= 0; zeros allowed. Caller-owned; read during the call only.
-  absl::Span<const int64_t> token_counts;
-};
-
-// One rank's buffers and stream. `input` and `output` are device memory of that rank's GPU
-// (any alignment; 16-byte alignment takes the fast path). `input` may be null when the rank has
-// no tokens, `output` when the whole output is empty.
-struct RankBuffers {
-  const void* input = nullptr;
-  void* output = nullptr;
-  cudaStream_t stream = nullptr;
-};
 
 // Byte layout of a validated AllGather.
 struct AllGatherLayout {

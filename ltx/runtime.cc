@@ -1,5 +1,6 @@
-// The host runtime: devices, peer access, signal memory, per-GPU threads, launches, waits,
-// sticky errors and Reset.
+// The host runtime: it validates each call, resolves it once, dispatches it to a transport on
+// every rank, and keeps the per-GPU threads, waits, sticky errors and Reset. The transports own
+// their device memory.
 #include "ltx/runtime.h"
 
 #include <algorithm>
@@ -11,12 +12,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/allgather_kernel.h"
-#include "ltx/call_path.h"
+#include "ltx/allgather_launch.h"
+#include "ltx/allgather_spec.h"
+#include "ltx/copy_engine_transport.h"
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
 #include "ltx/device_worker.h"
 #include "ltx/peer_access.h"
+#include "ltx/peer_store_transport.h"
+#include "ltx/resolved_call.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -99,24 +103,6 @@ int64_t MaxShardBytes(const AllGatherLayout& layout) {
   return largest;
 }
 
-absl::Status ValidateCallOptions(const CallOptions& call, const AllGatherLayout& layout) {
-  if (call.protocol == Protocol::kOneTrip && MaxShardBytes(layout) > kOneTripMaxShardBytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "protocol kOneTrip carries shards up to %d bytes; this call sends %d", kOneTripMaxShardBytes,
-        MaxShardBytes(layout)));
-  }
-  if (call.timeout.has_value() &&
-      (*call.timeout <= absl::ZeroDuration() || *call.timeout == absl::InfiniteDuration())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "call timeout must be positive and finite, got ", absl::FormatDuration(*call.timeout)));
-  }
-  if (call.blocks < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("call blocks must be >= 0 (0 = automatic), got ", call.blocks));
-  }
-  return absl::OkStatus();
-}
-
 bool IsLegacyOrPerThreadStream(cudaStream_t stream) {
   return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
 }
@@ -147,82 +133,13 @@ absl::StatusOr<std::vector<int>> AwaitEvents(absl::Span<const cudaEvent_t> event
 
 struct Runtime::Rank {
   int device = -1;
-  int max_blocks = 1;
   std::unique_ptr<DeviceWorker> worker;
-  SignalRegion* signals = nullptr;              // Device memory of this GPU.
-  OneTripLine* staging = nullptr;               // Device memory of this GPU.
-  int64_t staging_bytes = 0;
-  DeviceErrorRecord* record = nullptr;          // Host-mapped pinned memory (host address).
-  DeviceErrorRecord* record_on_device = nullptr;
-  cudaStream_t control_stream = nullptr;        // For Reset's clearing, never for ops.
-  cudaEvent_t last_done = nullptr;              // Recorded after each launch outside capture.
+  cudaEvent_t last_done = nullptr;  // Recorded after each call outside capture.
   // The last input, output and stream of this rank that passed the CUDA checks; touched only
   // by this rank's calls.
   const void* checked_input = nullptr;
   const void* checked_output = nullptr;
   cudaStream_t checked_stream = nullptr;
-
-  absl::Status Allocate(const std::vector<int>& devices, int max_blocks_option,
-                        bool peer_access) {
-    staging_bytes = OneTripStagingBytes(static_cast<int>(devices.size()));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    if (peer_access) LTX_RETURN_IF_ERROR(EnablePeerAccess(device, devices));
-    int sm_count = 0;
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device),
-        "cudaDeviceGetAttribute(MultiProcessorCount)"));
-    max_blocks = max_blocks_option > 0 ? max_blocks_option : sm_count;
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&signals), sizeof(SignalRegion)),
-                                   "cudaMalloc(signal region)"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&staging), staging_bytes),
-                                   "cudaMalloc(one-trip staging)"));
-    void* record_memory = nullptr;
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaHostAlloc(&record_memory, sizeof(DeviceErrorRecord),
-                      cudaHostAllocMapped | cudaHostAllocPortable),
-        "cudaHostAlloc(error record)"));
-    record = static_cast<DeviceErrorRecord*>(record_memory);
-    LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaHostGetDevicePointer(reinterpret_cast<void**>(&record_on_device), record, 0),
-                   "cudaHostGetDevicePointer(error record)"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaStreamCreateWithFlags(&control_stream, cudaStreamNonBlocking), "cudaStreamCreate"));
-    LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaEventCreateWithFlags(&last_done, cudaEventDisableTiming), "cudaEventCreate"));
-    return Clear();
-  }
-
-  // Zeroes the signal region and the error record. No kernel of this Runtime may be running.
-  absl::Status Clear() {
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemsetAsync(signals, 0, sizeof(SignalRegion), control_stream), "cudaMemsetAsync"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaMemsetAsync(staging, 0, staging_bytes, control_stream),
-                                   "cudaMemsetAsync"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(control_stream), "cudaStreamSynchronize"));
-    std::memset(record, 0, sizeof(DeviceErrorRecord));
-    return absl::OkStatus();
-  }
-
-  // Sets the abort flag, so that this GPU's running and queued kernels stop waiting and skip
-  // their work.
-  absl::Status Abandon() {
-    constexpr uint32_t kAbandoned = 1;
-    return CudaStatus(cudaMemcpyAsync(&signals->abort, &kAbandoned, sizeof(kAbandoned),
-                                      cudaMemcpyHostToDevice, control_stream),
-                      "cudaMemcpyAsync(abort)");
-  }
-
-  // Releases the CUDA objects; the memory kernels use only if `free_memory`.
-  void Free(bool free_memory) {
-    if (last_done != nullptr) cudaEventDestroy(last_done);
-    if (control_stream != nullptr) cudaStreamDestroy(control_stream);
-    if (free_memory) {
-      if (record != nullptr) cudaFreeHost(record);
-      if (signals != nullptr) cudaFree(signals);
-      if (staging != nullptr) cudaFree(staging);
-    }
-    cudaGetLastError();
-  }
 };
 
 // ---------------------------------------------------------------------------- AllGatherHandle
@@ -312,13 +229,16 @@ absl::Status Runtime::Initialize() {
   }
   for (auto& rank : ranks_) {
     Rank* r = rank.get();
-    LTX_RETURN_IF_ERROR(r->worker->Run(
-        [r, this] {
-          return r->Allocate(devices_, options_.max_blocks,
-                             transport_ == Transport::kPeerStores);
-        }));
+    LTX_RETURN_IF_ERROR(r->worker->Run([r] {
+      return CudaStatus(cudaEventCreateWithFlags(&r->last_done, cudaEventDisableTiming),
+                        "cudaEventCreate");
+    }));
   }
-  LTX_ASSIGN_OR_RETURN(copy_engine_,
+  if (transport_ == Transport::kPeerStores) {
+    LTX_ASSIGN_OR_RETURN(peer_stores_,
+                         PeerStoreTransport::Create(devices_, options_.max_blocks));
+  }
+  LTX_ASSIGN_OR_RETURN(copy_engines_,
                        CopyEngineTransport::Create(devices_, options_.worker_spin));
   return absl::OkStatus();
 }
@@ -328,23 +248,25 @@ Runtime::~Runtime() {
   for (auto& rank : ranks_) events.push_back(rank->last_done);
   absl::StatusOr<std::vector<int>> busy =
       AwaitEvents(events, absl::Now() + options_.timeout + kTeardownMargin);
-  if (busy.ok() && !busy->empty()) {
+  if (busy.ok() && !busy->empty() && peer_stores_ != nullptr) {
     // Kernels still run (a longer per-call timeout, or a stream that started them late): tell
     // them to give up, then wait once more.
-    for (auto& rank : ranks_) {
-      Rank* r = rank.get();
-      r->worker->Run([r] { return r->Abandon(); }).IgnoreError();
-    }
+    peer_stores_->Abandon().IgnoreError();
     busy = AwaitEvents(events, absl::Now() + kTeardownMargin);
   }
   // Memory that a running kernel may still touch is leaked rather than freed under it.
-  const bool free_memory = busy.ok() && busy->empty();
+  if (peer_stores_ != nullptr && !(busy.ok() && busy->empty())) {
+    peer_stores_->KeepMemoryAtExit();
+  }
+  peer_stores_.reset();
+  copy_engines_.reset();
   for (auto& rank : ranks_) {
     Rank* r = rank.get();
-    r->worker->Run([r, free_memory] {
-                 r->Free(free_memory);
-                 return absl::OkStatus();
-               })
+    r->worker->Run([r] {
+           if (r->last_done != nullptr) cudaEventDestroy(r->last_done);
+           cudaGetLastError();
+           return absl::OkStatus();
+         })
         .IgnoreError();
   }
 }
@@ -354,10 +276,11 @@ absl::Status Runtime::status() { return CollectDeviceErrors(); }
 absl::Status Runtime::CollectDeviceErrors() {
   absl::MutexLock lock(&mu_);
   if (!failure_.ok()) return failure_;
+  if (peer_stores_ == nullptr) return absl::OkStatus();
   absl::Status first;
   std::vector<int> others;
   for (int rank = 0; rank < world_size(); ++rank) {
-    absl::optional<DeviceErrorRecord> record = ReadDeviceError(ranks_[rank]->record);
+    absl::optional<DeviceErrorRecord> record = peer_stores_->ReadError(rank);
     if (!record.has_value()) continue;
     if (first.ok()) {
       first = DeviceErrorToStatus(*record);
@@ -390,8 +313,9 @@ absl::Status Runtime::CheckUsable() {
         failure_.ToString()));
   }
   // The common case takes no lock: one read of each rank's host-mapped record.
-  for (const auto& rank : ranks_) {
-    if (ReadDeviceError(rank->record).has_value()) return CollectDeviceErrors();
+  if (peer_stores_ == nullptr) return absl::OkStatus();
+  for (int rank = 0; rank < world_size(); ++rank) {
+    if (peer_stores_->ReadError(rank).has_value()) return CollectDeviceErrors();
   }
   return absl::OkStatus();
 }
@@ -433,72 +357,32 @@ absl::Status Runtime::ValidateCall(const AllGatherLayout& layout, int rank,
   return absl::OkStatus();
 }
 
+absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const AllGatherLayout& layout,
+                                              const CallOptions& call, bool capturing) const {
+  CallContext context;
+  context.transport = transport_;
+  context.world_size = world_size();
+  context.max_shard_bytes = MaxShardBytes(layout);
+  context.shard_bytes = layout.InputBytes(rank);
+  context.max_blocks = peer_stores_ != nullptr ? peer_stores_->view(rank).max_blocks : 1;
+  context.capturing = capturing;
+  return ResolveCall(options_, context, call);
+}
+
 absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
-                             const RankBuffers& buffers, const CallOptions& call) {
-  Rank& r = *ranks_[rank];
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+                             const RankBuffers& buffers, const ResolvedCall& call) {
   absl::Status launched =
-      RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank,
-                     "cudaStreamIsCapturing");
-  const bool capturing = capture != cudaStreamCaptureStatusNone;
-  const CallPath path = ChooseCallPath(transport_, options_, world_size(), call.protocol,
-                                       MaxShardBytes(layout), capturing);
-  if (launched.ok() && path == CallPath::kCopyEngine) {
-    // A capturing stream is refused before the op starts: the Runtime stays usable.
-    if (capturing) {
-      return absl::UnimplementedError(
-          "copy-engine calls cannot be captured into a CUDA graph (on the peer-store transport, "
-          "capture with Protocol::kAuto, kDirect or kOneTrip)");
-    }
-    launched = copy_engine_->Enqueue(rank, layout, buffers,
-                                     call.timeout.value_or(options_.timeout));
-  } else if (launched.ok()) {
-    launched = RankCudaStatus(
-        LaunchKernel(rank, layout, buffers, call, path == CallPath::kOneTrip), rank,
-        "kernel launch");
-  }
-  if (launched.ok() && !capturing) {
-    launched = RankCudaStatus(cudaEventRecord(r.last_done, buffers.stream), rank,
+      call.protocol == Protocol::kCopyEngine
+          ? copy_engines_->Enqueue(rank, layout, buffers, call.timeout)
+          : RankCudaStatus(LaunchAllGather(peer_stores_->view(rank), layout, buffers, call),
+                           rank, "kernel launch");
+  if (launched.ok() && !call.capturing) {
+    launched = RankCudaStatus(cudaEventRecord(ranks_[rank]->last_done, buffers.stream), rank,
                               "cudaEventRecord");
   }
   // The peers of this rank will time out waiting for it: stop the runtime.
   if (!launched.ok()) StopWith(launched);
   return launched;
-}
-
-cudaError_t Runtime::LaunchKernel(int rank, const AllGatherLayout& layout,
-                                  const RankBuffers& buffers, const CallOptions& call,
-                                  bool one_trip) {
-  Rank& r = *ranks_[rank];
-  AllGatherKernelParams params;
-  params.input = buffers.input;
-  params.output = buffers.output;
-  for (int peer = 0; peer < world_size(); ++peer) {
-    params.signals[peer] = ranks_[peer]->signals;
-    params.staging[peer] = ranks_[peer]->staging;
-    params.token_counts[peer] = layout.token_counts[peer];
-    params.prefix_tokens[peer] = layout.prefix_tokens[peer];
-  }
-  params.error_record = r.record_on_device;
-  params.geometry = layout.GeometryOf(rank);
-  params.counts_digest = layout.counts_digest;
-  params.total_tokens = layout.total_tokens;
-  params.row_bytes = layout.row_bytes;
-  params.dtype = static_cast<int32_t>(layout.dtype);
-  params.rank = rank;
-  params.world_size = world_size();
-  params.timeout_ns =
-      static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout.value_or(options_.timeout)));
-  int blocks = 0;
-  if (call.blocks > 0) {
-    blocks = std::min(call.blocks, r.max_blocks);
-  } else if (one_trip) {
-    blocks = OneTripBlockCount(OneTripLines(MaxShardBytes(layout)), world_size(), r.max_blocks);
-  } else {
-    blocks = AutoBlockCount(FlatShardBytes(params.geometry), world_size(), r.max_blocks);
-  }
-  return one_trip ? LaunchOneTripKernel(params, blocks, buffers.stream)
-                  : LaunchAllGatherKernel(params, blocks, buffers.stream);
 }
 
 absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
@@ -510,7 +394,9 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
     return absl::InvalidArgumentError(absl::StrFormat(
         "buffers has %d entries but the world size is %d", buffers.size(), world_size()));
   }
-  LTX_RETURN_IF_ERROR(ValidateCallOptions(call, layout));
+  // Everything is checked and resolved before the first rank launches: a rejected call
+  // enqueues nothing anywhere.
+  std::vector<ResolvedCall> resolved;
   for (int rank = 0; rank < world_size(); ++rank) {
     if (buffers[rank].stream == cudaStreamPerThread) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -527,13 +413,16 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
           rank));
     }
     LTX_RETURN_IF_ERROR(ValidateCall(layout, rank, buffers[rank]));
+    LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call,
+                         Resolve(rank, layout, call, /*capturing=*/false));
+    resolved.push_back(rank_call);
   }
   std::vector<absl::Status> results(world_size());
   std::vector<cudaEvent_t> done(world_size(), nullptr);
   std::atomic<int> pending{world_size()};
   for (int rank = 0; rank < world_size(); ++rank) {
     ranks_[rank]->worker->Post([&, rank] {
-      absl::Status result = Launch(rank, layout, buffers[rank], call);
+      absl::Status result = Launch(rank, layout, buffers[rank], resolved[rank]);
       if (result.ok()) {
         result = CudaStatus(cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming),
                             "cudaEventCreate");
@@ -569,13 +458,24 @@ absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
   // The peers may already have launched this op: a rank that rejects its part leaves them
   // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
   // call stops the Runtime, like a device error.
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  const absl::Status stream_ok =
+      RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank, "stream");
+  const bool capturing = capture != cudaStreamCaptureStatusNone;
   absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, world_size());
-  absl::Status valid = layout.status();
-  if (valid.ok()) valid = ValidateCallOptions(call, *layout);
+  absl::StatusOr<ResolvedCall> resolved = layout.status();
+  if (layout.ok()) resolved = Resolve(rank, *layout, call, capturing);
+  absl::Status valid = stream_ok.ok() ? resolved.status() : stream_ok;
   if (valid.ok()) valid = ValidateCall(*layout, rank, buffers);
   if (!valid.ok()) {
     StopWith(valid);
     return valid;
+  }
+  if (resolved->protocol == Protocol::kCopyEngine && capturing) {
+    // Refused before the op starts on any rank that captures alike: the Runtime stays usable.
+    return absl::UnimplementedError(
+        "copy-engine calls cannot be captured into a CUDA graph (on the peer-store transport, "
+        "capture with Protocol::kAuto, kDirect or kOneTrip)");
   }
   int previous_device = -1;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice"));
@@ -583,7 +483,7 @@ absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
   if (previous_device != device) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
   }
-  const absl::Status launched = Launch(rank, *layout, buffers, call);
+  const absl::Status launched = Launch(rank, *layout, buffers, *resolved);
   if (previous_device != device) cudaSetDevice(previous_device);
   return launched;
 }
@@ -613,11 +513,8 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
         absl::StrFormat("Reset: rank(s) %s still running after %s; the runtime stays stopped",
                         absl::StrJoin(busy, ", "), absl::FormatDuration(timeout)));
   }
-  for (auto& rank : ranks_) {
-    Rank* r = rank.get();
-    LTX_RETURN_IF_ERROR(r->worker->Run([r] { return r->Clear(); }));
-  }
-  if (copy_engine_ != nullptr) copy_engine_->Reset();
+  if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
+  copy_engines_->Reset();
   absl::MutexLock lock(&mu_);
   failure_ = absl::OkStatus();
   failed_.store(false, std::memory_order_release);

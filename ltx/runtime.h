@@ -4,13 +4,15 @@
 //
 //   ltx::RuntimeOptions options;
 //   options.devices = {0, 1, 2, 3};
-//   LTX_ASSIGN_OR_RETURN(auto runtime, ltx::Runtime::Create(options));
-//   std::vector<int64_t> counts = {100, 80, 0, 120};
+//   LTX_ASSIGN_OR_RETURN(std::unique_ptr<ltx::Runtime> runtime, ltx::Runtime::Create(options));
+//   std::vector<int64_t> counts = {100, 80, 0, 120};  // Must outlive the calls that use it.
 //   ltx::AllGatherShape shape{ltx::DataType::kBFloat16, /*batch=*/1, /*hidden=*/4096, counts};
 //   // Coordinated call: every rank's buffers at once, from any thread.
 //   LTX_RETURN_IF_ERROR(runtime->AllGatherAndWait(shape, buffers, absl::Seconds(30)));
 //   // Per-rank call: from each GPU's own server thread, no host synchronisation, capturable.
 //   LTX_RETURN_IF_ERROR(runtime->AllGatherRank(rank, shape, buffers[rank]));
+//
+// (tests/examples_test.cc compiles this example.)
 //
 // Ordering. Like NCCL, all ranks must issue collectives in the same order, and one rank's
 // collectives must be ordered on the GPU (the same stream, or streams joined by events).
@@ -36,13 +38,19 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "ltx/allgather_spec.h"
-#include "ltx/copy_engine_transport.h"
+#include "ltx/allgather_shape.h"
+#include "ltx/data_type.h"
+#include "ltx/rank_buffers.h"
 #include "ltx/runtime_options.h"
+#include "ltx/status_macros.h"
 
 namespace ltx {
 
+class CopyEngineTransport;
+class PeerStoreTransport;
 class Runtime;
+struct AllGatherLayout;
+struct ResolvedCall;
 
 // Completion of one coordinated call. Movable; destroying it does not wait. Must not outlive
 // the Runtime that made it.
@@ -153,13 +161,14 @@ class Runtime {
   absl::Status CheckUsable();
   // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
   absl::Status ValidateCall(const AllGatherLayout& layout, int rank, const RankBuffers& buffers);
-  // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies); the caller's
-  // current device must be the rank's.
+  // Validates `call` and resolves it for rank `rank`, whose stream is capturing or not.
+  absl::StatusOr<ResolvedCall> Resolve(int rank, const AllGatherLayout& layout,
+                                       const CallOptions& call, bool capturing) const;
+  // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
+  // capture, records the rank's completion; the caller's current device must be the rank's.
+  // A failure stops the Runtime (the peers may wait for this rank).
   absl::Status Launch(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
-                      const CallOptions& call);
-  // Launches rank `rank`'s direct or one-trip kernel; returns the launch error.
-  cudaError_t LaunchKernel(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
-                           const CallOptions& call, bool one_trip);
+                      const ResolvedCall& call);
   // Polls `events` (one per rank, null = nothing to wait for) until all completed or the
   // deadline; then reports device errors.
   absl::Status WaitForEvents(absl::Span<const cudaEvent_t> events, absl::Duration timeout,
@@ -173,8 +182,10 @@ class Runtime {
   const std::vector<int> devices_;
   const Transport transport_;
   std::vector<std::unique_ptr<Rank>> ranks_;
-  // Every call on the copy-engine transport, and calls of Protocol::kCopyEngine.
-  std::unique_ptr<CopyEngineTransport> copy_engine_;
+  // Kernel calls (Protocol::kDirect and kOneTrip); null on the copy-engine transport.
+  std::unique_ptr<PeerStoreTransport> peer_stores_;
+  // Calls of Protocol::kCopyEngine, and every call on the copy-engine transport.
+  std::unique_ptr<CopyEngineTransport> copy_engines_;
 
   std::atomic<bool> failed_{false};
   mutable absl::Mutex mu_;

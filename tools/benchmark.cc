@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
-#include "ltx/call_path.h"
+#include "ltx/resolved_call.h"
 #include "ltx/cuda_status.h"
 #include "ltx/status_macros.h"
 #include "tools/nccl_library.h"

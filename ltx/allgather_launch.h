@@ -1,0 +1,24 @@
+// The AllGather over the peer-store transport: one rank's kernel launch, with its parameters
+// taken from the op's layout, the resolved call and the transport's view of the rank.
+#ifndef LTX_ALLGATHER_LAUNCH_H_
+#define LTX_ALLGATHER_LAUNCH_H_
+
+#include <cuda_runtime_api.h>
+
+#include "ltx/allgather_spec.h"
+#include "ltx/peer_store_transport.h"
+#include "ltx/resolved_call.h"
+
+namespace ltx {
+
+// Enqueues rank `view.rank`'s AllGather kernel on `buffers.stream`: the direct kernel for
+// Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of
+// them), with call.blocks blocks and call.timeout per wait. The arguments are validated
+// already; returns the launch error, if any. The caller's current device must be the rank's.
+// Thread-safe across ranks.
+cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,
+                            const RankBuffers& buffers, const ResolvedCall& call);
+
+}  // namespace ltx
+
+#endif  // LTX_ALLGATHER_LAUNCH_H_

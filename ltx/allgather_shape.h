@@ -1,0 +1,27 @@
+// AllGatherShape: the shape of one AllGather, the same on every rank.
+#ifndef LTX_ALLGATHER_SHAPE_H_
+#define LTX_ALLGATHER_SHAPE_H_
+
+#include <cstdint>
+
+#include "absl/types/span.h"
+#include "ltx/data_type.h"
+
+namespace ltx {
+
+// Rank r's input is [batch, token_counts[r], hidden] and every output is
+// [batch, sum(token_counts), hidden], all contiguous, elements of `dtype`; rank r's tokens sit at
+// token offset token_counts[0] + ... + token_counts[r-1] of each batch slice.
+struct AllGatherShape {
+  DataType dtype = DataType::kBFloat16;
+  int64_t batch = 1;   // >= 1
+  int64_t hidden = 0;  // Elements per token, >= 1.
+  // One entry per rank, each >= 0; zeros allowed. The span points at the caller's memory, which
+  // must stay valid until the call returns (it is read during the call only, also by
+  // per-rank calls that are being captured into a CUDA graph).
+  absl::Span<const int64_t> token_counts;
+};
+
+}  // namespace ltx
+
+#endif  // LTX_ALLGATHER_SHAPE_H_

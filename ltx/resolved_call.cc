@@ -1,0 +1,68 @@
+// The resolution of a collective call: protocol, block count and timeout.
+#include "ltx/resolved_call.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "kernels/copy_plan.h"
+#include "kernels/one_trip_layout.h"
+
+namespace ltx {
+namespace {
+
+Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& context,
+                        Protocol requested) {
+  if (context.transport == Transport::kCopyEngine) return Protocol::kCopyEngine;
+  if (requested != Protocol::kAuto) return requested;
+  if (!context.capturing && options.copy_engine_min_bytes > 0 &&
+      context.max_shard_bytes >= options.copy_engine_min_bytes) {
+    return Protocol::kCopyEngine;
+  }
+  return context.max_shard_bytes <= OneTripLimit(options.one_trip_max_bytes, context.world_size)
+             ? Protocol::kOneTrip
+             : Protocol::kDirect;
+}
+
+int ChooseBlocks(const CallContext& context, Protocol protocol, int requested) {
+  if (requested > 0) return std::min(requested, context.max_blocks);
+  if (protocol == Protocol::kOneTrip) {
+    return OneTripBlockCount(OneTripLines(context.max_shard_bytes), context.world_size,
+                             context.max_blocks);
+  }
+  return AutoBlockCount(context.shard_bytes, context.world_size, context.max_blocks);
+}
+
+}  // namespace
+
+int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
+  if (one_trip_max_bytes != kOneTripLimitByWorldSize) return one_trip_max_bytes;
+  const int peers = std::max(world_size - 1, 1);
+  return std::min(kOneTripMaxShardBytes, kOneTripIncomingBytes / peers);
+}
+
+absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
+                                         const CallOptions& call) {
+  if (call.protocol == Protocol::kOneTrip && context.max_shard_bytes > kOneTripMaxShardBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "protocol kOneTrip carries shards up to %d bytes; this call sends %d",
+        kOneTripMaxShardBytes, context.max_shard_bytes));
+  }
+  if (call.timeout.has_value() &&
+      (*call.timeout <= absl::ZeroDuration() || *call.timeout == absl::InfiniteDuration())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "call timeout must be positive and finite, got ", absl::FormatDuration(*call.timeout)));
+  }
+  if (call.blocks < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("call blocks must be >= 0 (0 = automatic), got ", call.blocks));
+  }
+  ResolvedCall resolved;
+  resolved.protocol = ChooseProtocol(options, context, call.protocol);
+  resolved.blocks = ChooseBlocks(context, resolved.protocol, call.blocks);
+  resolved.timeout = call.timeout.value_or(options.timeout);
+  resolved.capturing = context.capturing;
+  return resolved;
+}
+
+}  // namespace ltx

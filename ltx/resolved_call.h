@@ -1,0 +1,66 @@
+// How one collective call will run, decided once per call on the host: the protocol (direct
+// kernel, one-trip kernel or copy engines), the kernel's block count and the timeout. A pure
+// function of the call's shape and options, so every rank of an op decides alike, and the CPU
+// tests check the rule.
+#ifndef LTX_RESOLVED_CALL_H_
+#define LTX_RESOLVED_CALL_H_
+
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "ltx/runtime_options.h"
+
+namespace ltx {
+
+// What the one-trip protocol is worth: the incoming bytes per receiver up to which it beats the
+// direct kernel (measured on H200s: 256 KiB shards from 3 peers win, 512 KiB ones lose; 512 KiB
+// shards from 1 peer win).
+inline constexpr int64_t kOneTripIncomingBytes = 768 * 1024;
+
+// The largest shard that Protocol::kAuto sends one-trip on `world_size` ranks:
+// `one_trip_max_bytes` itself, or for kOneTripLimitByWorldSize
+// min(kOneTripMaxShardBytes, kOneTripIncomingBytes / (world_size - 1)).
+int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size);
+
+// One call, resolved.
+struct ResolvedCall {
+  // kDirect, kOneTrip or kCopyEngine; never kAuto.
+  Protocol protocol = Protocol::kDirect;
+  // Thread blocks of the kernel (kDirect and kOneTrip), >= 1.
+  int blocks = 1;
+  // How long each wait of the op may last.
+  absl::Duration timeout;
+  // Whether the call's stream is capturing a CUDA graph.
+  bool capturing = false;
+};
+
+// What a call needs to be resolved, beside the Runtime's options.
+struct CallContext {
+  // kPeerStores or kCopyEngine, as resolved by Runtime::Create.
+  Transport transport = Transport::kPeerStores;
+  int world_size = 1;
+  // Largest shard of the op over all ranks, in bytes.
+  int64_t max_shard_bytes = 0;
+  // This rank's shard, in bytes.
+  int64_t shard_bytes = 0;
+  // Most blocks a kernel of this rank may use (RuntimeOptions::max_blocks, or the SM count).
+  int max_blocks = 1;
+  // Whether the call's stream is capturing a CUDA graph.
+  bool capturing = false;
+};
+
+// Validates `call` and resolves it. The protocol:
+//   - On the copy-engine transport every call takes the copy engines.
+//   - An explicit protocol is obeyed (the copy engines then reject a capturing stream).
+//   - kAuto takes the copy engines for eager calls of at least copy_engine_min_bytes (when that
+//     is > 0), the one-trip kernel up to OneTripLimit, the direct kernel otherwise.
+// The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
+// shard. Errors: InvalidArgument for a non-positive or infinite call timeout, negative blocks,
+// or Protocol::kOneTrip with a shard over kOneTripMaxShardBytes. Thread-safe.
+absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
+                                         const CallOptions& call);
+
+}  // namespace ltx
+
+#endif  // LTX_RESOLVED_CALL_H_

@@ -1,0 +1,185 @@
+// The resolution of a call: explicit protocols, the automatic size thresholds, graph capture,
+// the copy-engine transport, block counts, timeouts and the errors of bad call options.
+#include "ltx/resolved_call.h"
+
+#include <cstdint>
+
+#include "gtest/gtest.h"
+#include "kernels/copy_plan.h"
+#include "kernels/one_trip_layout.h"
+
+namespace ltx {
+namespace {
+
+constexpr int64_t kMiB = int64_t{1} << 20;
+
+// The protocol of a call on `world` ranks whose largest shard is `bytes`.
+Protocol ProtocolOf(Transport transport, const RuntimeOptions& options, int world,
+                    Protocol protocol, int64_t bytes, bool capturing) {
+  CallContext context;
+  context.transport = transport;
+  context.world_size = world;
+  context.max_shard_bytes = bytes;
+  context.shard_bytes = bytes;
+  context.max_blocks = 132;
+  context.capturing = capturing;
+  CallOptions call;
+  call.protocol = protocol;
+  absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
+  EXPECT_TRUE(resolved.ok()) << resolved.status();
+  return resolved.ok() ? resolved->protocol : Protocol::kAuto;
+}
+
+TEST(ResolvedCallTest, AutoPicksByTheLargestShard) {
+  RuntimeOptions options;
+  options.one_trip_max_bytes = 256 * 1024;
+  options.copy_engine_min_bytes = 16 * kMiB;
+  auto path = [&](int64_t bytes) {
+    return ProtocolOf(Transport::kPeerStores, options, 4, Protocol::kAuto, bytes,
+                          /*capturing=*/false);
+  };
+  EXPECT_EQ(path(0), Protocol::kOneTrip);
+  EXPECT_EQ(path(256 * 1024), Protocol::kOneTrip);
+  EXPECT_EQ(path(256 * 1024 + 1), Protocol::kDirect);
+  EXPECT_EQ(path(16 * kMiB - 1), Protocol::kDirect);
+  EXPECT_EQ(path(16 * kMiB), Protocol::kCopyEngine);
+  EXPECT_EQ(path(int64_t{1} << 40), Protocol::kCopyEngine);
+}
+
+TEST(ResolvedCallTest, OneTripLimitFollowsTheWorldSizeByDefault) {
+  EXPECT_EQ(OneTripLimit(kOneTripLimitByWorldSize, 1), kOneTripMaxShardBytes);
+  EXPECT_EQ(OneTripLimit(kOneTripLimitByWorldSize, 2), kOneTripMaxShardBytes);
+  EXPECT_EQ(OneTripLimit(kOneTripLimitByWorldSize, 4), 256 * 1024);
+  EXPECT_EQ(OneTripLimit(kOneTripLimitByWorldSize, 8), 768 * 1024 / 7);
+  EXPECT_EQ(OneTripLimit(0, 4), 0);
+  EXPECT_EQ(OneTripLimit(100000, 2), 100000);
+
+  const RuntimeOptions options;  // The defaults.
+  auto path = [&](int world, int64_t bytes) {
+    return ProtocolOf(Transport::kPeerStores, options, world, Protocol::kAuto, bytes,
+                          /*capturing=*/false);
+  };
+  EXPECT_EQ(path(2, 512 * 1024), Protocol::kOneTrip);
+  EXPECT_EQ(path(2, 512 * 1024 + 1), Protocol::kDirect);
+  EXPECT_EQ(path(4, 256 * 1024), Protocol::kOneTrip);
+  EXPECT_EQ(path(4, 256 * 1024 + 1), Protocol::kDirect);
+}
+
+TEST(ResolvedCallTest, CapturedCallsStayOnKernels) {
+  RuntimeOptions options;
+  options.copy_engine_min_bytes = 16 * kMiB;
+  EXPECT_EQ(ProtocolOf(Transport::kPeerStores, options, 4, Protocol::kAuto, 64 * kMiB,
+                           /*capturing=*/true),
+            Protocol::kDirect);
+  EXPECT_EQ(ProtocolOf(Transport::kPeerStores, options, 4, Protocol::kAuto, 1024,
+                           /*capturing=*/true),
+            Protocol::kOneTrip);
+}
+
+TEST(ResolvedCallTest, ZeroThresholdsTurnPathsOff) {
+  RuntimeOptions options;
+  options.one_trip_max_bytes = 0;
+  options.copy_engine_min_bytes = 0;
+  for (int64_t bytes : {int64_t{1}, int64_t{4096}, 64 * kMiB}) {
+    EXPECT_EQ(ProtocolOf(Transport::kPeerStores, options, 4, Protocol::kAuto, bytes, false),
+              Protocol::kDirect)
+        << bytes;
+  }
+  // An empty op is one-trip even then: nothing exceeds a limit of 0.
+  EXPECT_EQ(ProtocolOf(Transport::kPeerStores, options, 4, Protocol::kAuto, 0, false),
+            Protocol::kOneTrip);
+}
+
+TEST(ResolvedCallTest, ExplicitProtocolsAreObeyed) {
+  const RuntimeOptions options;
+  for (bool capturing : {false, true}) {
+    auto path = [&](Protocol protocol, int64_t bytes) {
+      return ProtocolOf(Transport::kPeerStores, options, 4, protocol, bytes, capturing);
+    };
+    EXPECT_EQ(path(Protocol::kDirect, 1), Protocol::kDirect);
+    EXPECT_EQ(path(Protocol::kOneTrip, kOneTripMaxShardBytes), Protocol::kOneTrip);
+    EXPECT_EQ(path(Protocol::kCopyEngine, 1), Protocol::kCopyEngine);
+  }
+}
+
+TEST(ResolvedCallTest, CopyEngineTransportTakesEveryCall) {
+  const RuntimeOptions options;
+  for (Protocol protocol :
+       {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip, Protocol::kCopyEngine}) {
+    EXPECT_EQ(ProtocolOf(Transport::kCopyEngine, options, 4, protocol, 1024, false),
+              Protocol::kCopyEngine);
+  }
+}
+
+TEST(ResolvedCallTest, BlocksFollowTheProtocolAndTheCallsRequest) {
+  RuntimeOptions options;
+  options.copy_engine_min_bytes = 0;
+  CallContext context;
+  context.world_size = 4;
+  context.max_blocks = 132;
+  context.max_shard_bytes = 4 * kMiB;
+  context.shard_bytes = 2 * kMiB;
+  absl::StatusOr<ResolvedCall> direct = ResolveCall(options, context, CallOptions{});
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(direct->protocol, Protocol::kDirect);
+  EXPECT_EQ(direct->blocks, AutoBlockCount(2 * kMiB, 4, 132));
+
+  context.max_shard_bytes = 8192;
+  context.shard_bytes = 4096;
+  absl::StatusOr<ResolvedCall> one_trip = ResolveCall(options, context, CallOptions{});
+  ASSERT_TRUE(one_trip.ok()) << one_trip.status();
+  EXPECT_EQ(one_trip->protocol, Protocol::kOneTrip);
+  // Every rank of a one-trip op launches the same grid: it follows the largest shard.
+  EXPECT_EQ(one_trip->blocks, OneTripBlockCount(OneTripLines(8192), 4, 132));
+
+  CallOptions call;
+  call.blocks = 1000;
+  absl::StatusOr<ResolvedCall> capped = ResolveCall(options, context, call);
+  ASSERT_TRUE(capped.ok()) << capped.status();
+  EXPECT_EQ(capped->blocks, 132);
+  call.blocks = 3;
+  EXPECT_EQ(ResolveCall(options, context, call)->blocks, 3);
+}
+
+TEST(ResolvedCallTest, TimeoutIsTheCallsOrTheRuntimes) {
+  RuntimeOptions options;
+  options.timeout = absl::Seconds(7);
+  CallContext context;
+  context.capturing = true;
+  absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, CallOptions{});
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->timeout, absl::Seconds(7));
+  EXPECT_TRUE(resolved->capturing);
+  CallOptions call;
+  call.timeout = absl::Milliseconds(250);
+  EXPECT_EQ(ResolveCall(options, context, call)->timeout, absl::Milliseconds(250));
+}
+
+TEST(ResolvedCallTest, BadCallOptionsAreInvalidArguments) {
+  const RuntimeOptions options;
+  CallContext context;
+  context.world_size = 2;
+  CallOptions call;
+  for (absl::Duration timeout :
+       {absl::ZeroDuration(), absl::Seconds(-1), absl::InfiniteDuration()}) {
+    call.timeout = timeout;
+    absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
+    EXPECT_TRUE(absl::IsInvalidArgument(resolved.status())) << timeout;
+    EXPECT_NE(resolved.status().message().find("timeout"), absl::string_view::npos);
+  }
+  call = CallOptions{};
+  call.blocks = -1;
+  EXPECT_TRUE(absl::IsInvalidArgument(ResolveCall(options, context, call).status()));
+
+  call = CallOptions{};
+  call.protocol = Protocol::kOneTrip;
+  context.max_shard_bytes = kOneTripMaxShardBytes + 1;
+  absl::StatusOr<ResolvedCall> too_big = ResolveCall(options, context, call);
+  EXPECT_TRUE(absl::IsInvalidArgument(too_big.status()));
+  EXPECT_NE(too_big.status().message().find("kOneTrip"), absl::string_view::npos);
+  context.max_shard_bytes = kOneTripMaxShardBytes;
+  EXPECT_TRUE(ResolveCall(options, context, call).ok());
+}
+
+}  // namespace
+}  // namespace ltx
