@@ -116,4 +116,9 @@ cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int block
   return cudaGetLastError();
 }
 
+cudaError_t LoadAllGatherKernel() {
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, AllGatherKernel);
+}
+
 }  // namespace ltx

@@ -63,6 +63,12 @@ cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int block
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
                                 cudaStream_t stream);
 
+// Load the direct and the one-trip kernel onto the current device. Under CUDA's lazy loading (the
+// default) a kernel is otherwise loaded at its first launch, and loading waits until the device
+// is idle: a first call would block the host behind unrelated work. Return the CUDA error.
+cudaError_t LoadAllGatherKernel();
+cudaError_t LoadOneTripKernel();
+
 }  // namespace ltx
 
 #endif  // LTX_KERNELS_ALLGATHER_KERNEL_H_

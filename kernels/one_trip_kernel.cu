@@ -240,4 +240,9 @@ cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
   return cudaGetLastError();
 }
 
+cudaError_t LoadOneTripKernel() {
+  cudaFuncAttributes attributes;
+  return cudaFuncGetAttributes(&attributes, OneTripKernel);
+}
+
 }  // namespace ltx

@@ -4,6 +4,8 @@
 #include <cstdint>
 
 #include "kernels/allgather_kernel.h"
+#include "ltx/cuda_status.h"
+#include "ltx/status_macros.h"
 
 namespace ltx {
 
@@ -30,6 +32,11 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
   return call.protocol == Protocol::kOneTrip
              ? LaunchOneTripKernel(params, call.blocks, buffers.stream)
              : LaunchAllGatherKernel(params, call.blocks, buffers.stream);
+}
+
+absl::Status LoadAllGatherKernels() {
+  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllGatherKernel(), "loading the direct AllGather kernel"));
+  return CudaStatus(LoadOneTripKernel(), "loading the one-trip AllGather kernel");
 }
 
 }  // namespace ltx

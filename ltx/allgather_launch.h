@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "absl/status/status.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/resolved_call.h"
@@ -18,6 +19,10 @@ namespace ltx {
 // Thread-safe across ranks.
 cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,
                             const RankBuffers& buffers, const ResolvedCall& call);
+
+// Loads every AllGather kernel onto the current device, so that no later call waits for it on
+// the host. Errors: as CUDA reports them. Thread-safe.
+absl::Status LoadAllGatherKernels();
 
 }  // namespace ltx
 

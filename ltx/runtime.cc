@@ -229,9 +229,11 @@ absl::Status Runtime::Initialize() {
   }
   for (auto& rank : ranks_) {
     Rank* r = rank.get();
-    LTX_RETURN_IF_ERROR(r->worker->Run([r] {
-      return CudaStatus(cudaEventCreateWithFlags(&r->last_done, cudaEventDisableTiming),
-                        "cudaEventCreate");
+    const bool kernels = transport_ == Transport::kPeerStores;
+    LTX_RETURN_IF_ERROR(r->worker->Run([r, kernels] {
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          cudaEventCreateWithFlags(&r->last_done, cudaEventDisableTiming), "cudaEventCreate"));
+      return kernels ? LoadAllGatherKernels() : absl::OkStatus();
     }));
   }
   if (transport_ == Transport::kPeerStores) {

@@ -1,0 +1,77 @@
+// Calls made while the GPUs run other work: the first call of each kernel protocol must not wait
+// on the host for the GPU to become idle (the Runtime loads its kernels when it is created), and
+// the results are right once the GPUs are free again.
+#include <cuda_runtime_api.h>
+
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "ltx/runtime.h"
+#include "tests/busy_kernel.h"
+#include "tests/gpu_test_util.h"
+
+namespace ltx {
+namespace {
+
+constexpr absl::Duration kBusyFor = absl::Seconds(2);
+constexpr absl::Duration kFirstCallLimit = absl::Milliseconds(50);
+
+// Creates a Runtime over every visible GPU, makes every GPU busy with a kernel on a stream of
+// its own, and then times each rank's first per-rank call of `protocol` (from its own thread).
+void ExpectFirstCallIsQuick(Protocol protocol) {
+  LTX_REQUIRE_GPUS(1);
+  const int world = VisibleGpuCount();
+  GpuFixture f = MakeGpuFixture(FirstDevices(world));
+  ASSERT_NE(f.runtime, nullptr);
+  AllGatherCase c;
+  c.hidden = 1024;
+  c.token_counts.assign(world, 3);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+
+  std::vector<cudaStream_t> busy(world, nullptr);
+  for (int rank = 0; rank < world; ++rank) {
+    ASSERT_EQ(cudaSetDevice(rank), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&busy[rank], cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(kBusyFor), busy[rank]), cudaSuccess);
+  }
+  CallOptions call;
+  call.protocol = protocol;
+  std::vector<absl::Duration> took(world);
+  std::vector<absl::Status> results(world);
+  std::vector<std::thread> threads;
+  const AllGatherShape shape = c.Shape();
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      const absl::Time start = absl::Now();
+      results[rank] = f.runtime->AllGatherRank(rank, shape, f.harness->Buffers(rank), call);
+      took[rank] = absl::Now() - start;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int rank = 0; rank < world; ++rank) {
+    EXPECT_TRUE(results[rank].ok()) << results[rank];
+    EXPECT_LT(took[rank], kFirstCallLimit)
+        << "rank " << rank << "'s first call waited " << absl::FormatDuration(took[rank])
+        << " on the host while its GPU was busy";
+  }
+  EXPECT_TRUE(f.runtime->Synchronize(kTestWait).ok());
+  EXPECT_TRUE(f.harness->Verify().ok());
+  for (int rank = 0; rank < world; ++rank) {
+    cudaSetDevice(rank);
+    EXPECT_EQ(cudaStreamSynchronize(busy[rank]), cudaSuccess);
+    cudaStreamDestroy(busy[rank]);
+  }
+}
+
+TEST(BusyGpuTest, FirstDirectCallDoesNotWaitForTheGpu) { ExpectFirstCallIsQuick(Protocol::kDirect); }
+
+TEST(BusyGpuTest, FirstOneTripCallDoesNotWaitForTheGpu) {
+  ExpectFirstCallIsQuick(Protocol::kOneTrip);
+}
+
+}  // namespace
+}  // namespace ltx
