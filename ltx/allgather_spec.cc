@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ltx/buffer_checks.h"
 
 namespace ltx {
 namespace {
@@ -95,20 +96,9 @@ absl::StatusOr<AllGatherLayout> ComputeLayout(const AllGatherShape& shape, int w
 
 absl::Status ValidateRankBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers) {
-  if (rank < 0 || rank >= layout.world_size) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("rank %d is outside [0, %d)", rank, layout.world_size));
-  }
-  if (buffers.input == nullptr && layout.InputBytes(rank) > 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("rank %d: input is null but the rank sends %d bytes", rank,
-                        layout.InputBytes(rank)));
-  }
-  if (buffers.output == nullptr && layout.output_bytes > 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "rank %d: output is null but the output holds %d bytes", rank, layout.output_bytes));
-  }
-  return absl::OkStatus();
+  const bool in_range = rank >= 0 && rank < layout.world_size;
+  return CheckRankBuffers(layout.world_size, rank, in_range ? layout.InputBytes(rank) : 0,
+                          layout.output_bytes, buffers);
 }
 
 }  // namespace ltx

@@ -1,0 +1,136 @@
+// The copy plan of the Ulysses all-to-all: which bytes of a rank's input go where in which
+// rank's output, how the work is cut among thread blocks, and how wide the stores may be.
+//
+// Plain integer arithmetic, compiled for host and device alike, so the CPU tests check the very
+// functions the kernel runs (every output byte stored exactly once, from the right input byte).
+//
+// Model. What rank r sends to rank t is a "piece": `rows` runs of `run_bytes` contiguous bytes,
+// one per (batch, token) pair, each taken from r's input and stored into t's output at offsets
+// of the form slice * slice_stride + base + token * row_stride (slice = row / rows_per_slice,
+// token = row % rows_per_slice). With S total tokens, token row T = heads * head_bytes, group
+// row G = heads_per_rank * head_bytes:
+//   sequence -> heads: rows_per_slice = count_r, run = G;
+//     input  offset b * count_r * T + head_offset_t + i * T      (head_offset_t = t * G)
+//     output offset b * S * G + prefix_r * G + i * G
+//   heads -> sequence: rows_per_slice = count_t, run = G;
+//     input  offset b * S * G + prefix_t * G + i * G
+//     output offset b * count_t * T + head_offset_r + i * T
+// Work is cut into lanes as in the AllGather plan (kernels/copy_plan.h: LaneCount, LaneTarget,
+// LanePart): a lane copies a contiguous range of its target's rows.
+#ifndef LTX_KERNELS_ALLTOALL_PLAN_H_
+#define LTX_KERNELS_ALLTOALL_PLAN_H_
+
+#include <cstdint>
+
+#include "kernels/copy_plan.h"
+#include "kernels/host_device.h"
+#include "kernels/signal_layout.h"
+
+namespace ltx {
+
+// The byte layout of one all-to-all, the same on every rank.
+struct AllToAllGeometry {
+  int32_t heads_to_seq = 0;  // 0: sequence -> heads; 1: heads -> sequence.
+  int32_t world_size = 0;
+  int64_t batch = 0;
+  int64_t total_tokens = 0;
+  int64_t token_bytes = 0;  // heads * head_dim * element size.
+  int64_t group_bytes = 0;  // (heads / world_size) * head_dim * element size.
+  int64_t token_counts[kMaxWorldSize] = {};
+  int64_t prefix_tokens[kMaxWorldSize] = {};
+};
+
+// Where a piece's rows lie in one buffer: row `row` starts at
+// (row / rows_per_slice) * slice_stride + base + (row % rows_per_slice) * row_stride.
+struct PieceSide {
+  int64_t slice_stride = 0;
+  int64_t base = 0;
+  int64_t row_stride = 0;
+};
+
+// What one rank stores into one target's output.
+struct Piece {
+  int64_t rows_per_slice = 0;
+  int64_t rows = 0;  // batch * rows_per_slice
+  int64_t run_bytes = 0;
+  PieceSide src;  // In the sender's input.
+  PieceSide dst;  // In the target's output.
+};
+
+// The piece rank `rank` stores into rank `target`'s output.
+LTX_HOST_DEVICE inline Piece PieceOf(const AllToAllGeometry& g, int rank, int target) {
+  // The rank on the sequence-sharded side, whose tokens the piece carries, and the rank whose
+  // head group it carries.
+  const int seq_rank = g.heads_to_seq ? target : rank;
+  const int head_rank = g.heads_to_seq ? rank : target;
+  const int64_t count = g.token_counts[seq_rank];
+  PieceSide sequence_side;  // [batch, count, heads, head_dim]
+  sequence_side.slice_stride = count * g.token_bytes;
+  sequence_side.base = head_rank * g.group_bytes;
+  sequence_side.row_stride = g.token_bytes;
+  PieceSide heads_side;  // [batch, total_tokens, heads / world, head_dim]
+  heads_side.slice_stride = g.total_tokens * g.group_bytes;
+  heads_side.base = g.prefix_tokens[seq_rank] * g.group_bytes;
+  heads_side.row_stride = g.group_bytes;
+  Piece piece;
+  piece.rows_per_slice = count;
+  piece.rows = g.batch * count;
+  piece.run_bytes = g.group_bytes;
+  piece.src = g.heads_to_seq ? heads_side : sequence_side;
+  piece.dst = g.heads_to_seq ? sequence_side : heads_side;
+  return piece;
+}
+
+// Offset of row `row` of a piece in one of its buffers.
+LTX_HOST_DEVICE inline int64_t RowOffset(const PieceSide& side, int64_t rows_per_slice,
+                                         int64_t row) {
+  const int64_t slice = row / rows_per_slice;
+  return slice * side.slice_stride + side.base + (row - slice * rows_per_slice) * side.row_stride;
+}
+
+// The widest store (a power of two, at most kVectorBytes) that every row of `piece` allows
+// when the input starts at address `input` and the output at `output`: every run start in both
+// buffers and the run length are multiples of it.
+LTX_HOST_DEVICE inline int PieceWidth(const Piece& piece, uint64_t input, uint64_t output) {
+  const uint64_t bits =
+      (input + static_cast<uint64_t>(piece.src.base)) |
+      (output + static_cast<uint64_t>(piece.dst.base)) |
+      static_cast<uint64_t>(piece.src.slice_stride) |
+      static_cast<uint64_t>(piece.src.row_stride) |
+      static_cast<uint64_t>(piece.dst.slice_stride) |
+      static_cast<uint64_t>(piece.dst.row_stride) | static_cast<uint64_t>(piece.run_bytes);
+  int width = kVectorBytes;
+  while (width > 1 && (bits & static_cast<uint64_t>(width - 1)) != 0) width >>= 1;
+  return width;
+}
+
+// Part `part` of `parts` of [0, total): the first total % parts parts get one more.
+LTX_HOST_DEVICE inline ByteRange EvenPart(int64_t total, int part, int parts) {
+  const int64_t small = total / parts;
+  const int64_t extra = total % parts;
+  ByteRange range;
+  range.begin = small * part + (part < extra ? part : extra);
+  range.end = range.begin + small + (part < extra ? 1 : 0);
+  return range;
+}
+
+// The rows of its target's piece that lane `lane` (of `lanes`) copies.
+LTX_HOST_DEVICE inline ByteRange LaneRows(const Piece& piece, int lane, int lanes, int world) {
+  return EvenPart(piece.rows, LanePart(lane, world), LanePartCount(lane, lanes, world));
+}
+
+// Bytes rank `rank` stores into the largest of its targets' outputs: what the automatic block
+// count is sized by.
+LTX_HOST_DEVICE inline int64_t LargestPieceBytes(const AllToAllGeometry& g, int rank) {
+  int64_t largest = 0;
+  for (int target = 0; target < g.world_size; ++target) {
+    const Piece piece = PieceOf(g, rank, target);
+    const int64_t bytes = piece.rows * piece.run_bytes;
+    if (bytes > largest) largest = bytes;
+  }
+  return largest;
+}
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_ALLTOALL_PLAN_H_

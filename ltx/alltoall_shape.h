@@ -1,0 +1,40 @@
+// AllToAllShape: the shape of one Ulysses all-to-all (sequence <-> heads), the same on every
+// rank.
+#ifndef LTX_ALLTOALL_SHAPE_H_
+#define LTX_ALLTOALL_SHAPE_H_
+
+#include <cstdint>
+
+#include "absl/types/span.h"
+#include "ltx/data_type.h"
+
+namespace ltx {
+
+// Which way an all-to-all re-shards. With P ranks, S = sum(token_counts), H = heads,
+// H_r = H / P and prefix_r = token_counts[0] + ... + token_counts[r-1]:
+enum class AllToAllDirection : int32_t {
+  // Rank r's input is [batch, token_counts[r], H, head_dim]; every rank r's output is
+  // [batch, S, H_r, head_dim]: heads [r * H_r, (r + 1) * H_r) of the whole sequence, rank s's
+  // tokens at token offset prefix_s.
+  kSeqToHeads = 0,
+  // The exact inverse: rank r's input is [batch, S, H_r, head_dim], its output
+  // [batch, token_counts[r], H, head_dim].
+  kHeadsToSeq = 1,
+};
+
+// All tensors are contiguous, elements of `dtype`, at any alignment (16-byte aligned rows and
+// pointers take the vector path).
+struct AllToAllShape {
+  DataType dtype = DataType::kBFloat16;
+  int64_t batch = 1;     // >= 1
+  int64_t heads = 0;     // >= 1 and divisible by the world size.
+  int64_t head_dim = 0;  // Elements per head, >= 1.
+  // One entry per rank, each >= 0; zeros allowed. The span points at the caller's memory, which
+  // must stay valid until the call returns (it is read during the call only).
+  absl::Span<const int64_t> token_counts;
+  AllToAllDirection direction = AllToAllDirection::kSeqToHeads;
+};
+
+}  // namespace ltx
+
+#endif  // LTX_ALLTOALL_SHAPE_H_

@@ -1,0 +1,156 @@
+// Tests of all-to-all argument validation and byte layout (ltx/alltoall_spec.h):
+// ComputeAllToAllLayout and ValidateAllToAllBuffers.
+#include "ltx/alltoall_spec.h"
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ltx/allgather_spec.h"
+#include "ltx/data_type.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::HasSubstr;
+
+AllToAllShape MakeShape(int64_t batch, int64_t heads, int64_t head_dim,
+                        const std::vector<int64_t>& counts,
+                        AllToAllDirection direction = AllToAllDirection::kSeqToHeads,
+                        DataType dtype = DataType::kBFloat16) {
+  AllToAllShape shape;
+  shape.dtype = dtype;
+  shape.batch = batch;
+  shape.heads = heads;
+  shape.head_dim = head_dim;
+  shape.token_counts = counts;
+  shape.direction = direction;
+  return shape;
+}
+
+void ExpectInvalid(const absl::StatusOr<AllToAllLayout>& layout, const char* argument) {
+  ASSERT_FALSE(layout.ok());
+  EXPECT_EQ(layout.status().code(), absl::StatusCode::kInvalidArgument) << layout.status();
+  EXPECT_THAT(std::string(layout.status().message()), HasSubstr(argument));
+}
+
+TEST(ComputeAllToAllLayoutTest, SeqToHeadsDerivesGeometryAndBufferSizes) {
+  const std::vector<int64_t> counts = {3, 0, 5, 1};
+  const absl::StatusOr<AllToAllLayout> layout =
+      ComputeAllToAllLayout(MakeShape(2, 8, 3, counts), 4);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const AllToAllGeometry& g = layout->geometry;
+  EXPECT_EQ(g.heads_to_seq, 0);
+  EXPECT_EQ(g.world_size, 4);
+  EXPECT_EQ(g.batch, 2);
+  EXPECT_EQ(g.total_tokens, 9);
+  EXPECT_EQ(g.token_bytes, 8 * 3 * 2);
+  EXPECT_EQ(g.group_bytes, 2 * 3 * 2);
+  EXPECT_EQ(g.prefix_tokens[2], 3);
+  EXPECT_EQ(g.prefix_tokens[3], 8);
+  EXPECT_EQ(layout->InputBytes(0), 2 * 3 * 48);
+  EXPECT_EQ(layout->InputBytes(1), 0);
+  for (int rank = 0; rank < 4; ++rank) EXPECT_EQ(layout->OutputBytes(rank), 2 * 9 * 12);
+}
+
+TEST(ComputeAllToAllLayoutTest, HeadsToSeqSwapsInputAndOutputSizes) {
+  const std::vector<int64_t> counts = {3, 0, 5, 1};
+  const absl::StatusOr<AllToAllLayout> forward =
+      ComputeAllToAllLayout(MakeShape(2, 8, 3, counts), 4);
+  const absl::StatusOr<AllToAllLayout> inverse = ComputeAllToAllLayout(
+      MakeShape(2, 8, 3, counts, AllToAllDirection::kHeadsToSeq), 4);
+  ASSERT_TRUE(forward.ok() && inverse.ok());
+  EXPECT_EQ(inverse->geometry.heads_to_seq, 1);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(inverse->InputBytes(rank), forward->OutputBytes(rank));
+    EXPECT_EQ(inverse->OutputBytes(rank), forward->InputBytes(rank));
+  }
+}
+
+TEST(ComputeAllToAllLayoutTest, UsesTheElementSizeOfEachDtype) {
+  const std::vector<int64_t> counts = {4};
+  for (DataType dtype : kAllDataTypes) {
+    const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(
+        MakeShape(1, 2, 5, counts, AllToAllDirection::kSeqToHeads, dtype), 1);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    EXPECT_EQ(layout->geometry.token_bytes, 10 * ElementSize(dtype));
+  }
+}
+
+TEST(ComputeAllToAllLayoutTest, DigestSeparatesDirectionShapeCountsAndAllGather) {
+  const std::vector<int64_t> counts = {3, 5};
+  const std::vector<int64_t> other_counts = {5, 3};
+  auto digest = [](const AllToAllShape& shape) {
+    absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, 2);
+    return layout.ok() ? layout->digest : 0;
+  };
+  const uint64_t base = digest(MakeShape(1, 4, 8, counts));
+  EXPECT_NE(base, 0u);
+  EXPECT_EQ(base, digest(MakeShape(1, 4, 8, counts)));
+  EXPECT_NE(base, digest(MakeShape(1, 4, 8, counts, AllToAllDirection::kHeadsToSeq)));
+  EXPECT_NE(base, digest(MakeShape(1, 2, 16, counts)));
+  EXPECT_NE(base, digest(MakeShape(1, 4, 8, other_counts)));
+  EXPECT_NE(base, CountsDigest(counts));
+}
+
+TEST(ComputeAllToAllLayoutTest, RejectsEveryBadArgumentByName) {
+  const std::vector<int64_t> two = {1, 2};
+  const std::vector<int64_t> negative = {1, -2};
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 3, 8, two), 2), "heads");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 0, 8, two), 2), "heads");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 0, two), 2), "head_dim");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(0, 4, 8, two), 2), "batch");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, two), 4), "token_counts");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, negative), 2), "token_counts[1]");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, two), 9), "world_size");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, two, static_cast<AllToAllDirection>(7)),
+                                      2),
+                "direction");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, two, AllToAllDirection::kSeqToHeads,
+                                                static_cast<DataType>(99)),
+                                      2),
+                "dtype");
+}
+
+TEST(ComputeAllToAllLayoutTest, RejectsOverflow) {
+  const std::vector<int64_t> two = {1, 2};
+  const std::vector<int64_t> huge = {std::numeric_limits<int64_t>::max() / 2, 1 << 20};
+  const int64_t big = std::numeric_limits<int64_t>::max() / 4;
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 2, big, two), 2), "heads * head_dim");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(16, 2, int64_t{1} << 54, two,
+                                                AllToAllDirection::kSeqToHeads,
+                                                DataType::kFloat32),
+                                      2),
+                "overflows");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 2, 8, huge), 2), "token_counts");
+  ExpectInvalid(ComputeAllToAllLayout(MakeShape(big, 2, 8, two), 2), "overflows");
+}
+
+TEST(ValidateAllToAllBuffersTest, NamesTheRankAndTheNullPointer) {
+  const std::vector<int64_t> counts = {0, 4};
+  const absl::StatusOr<AllToAllLayout> layout =
+      ComputeAllToAllLayout(MakeShape(1, 2, 8, counts), 2);
+  ASSERT_TRUE(layout.ok());
+  int dummy = 0;
+  RankBuffers buffers;
+  buffers.output = &dummy;
+  // Rank 0 sends nothing: a null input is fine.
+  EXPECT_TRUE(ValidateAllToAllBuffers(*layout, 0, buffers).ok());
+  absl::Status status = ValidateAllToAllBuffers(*layout, 1, buffers);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1: input is null"));
+  buffers.input = &dummy;
+  buffers.output = nullptr;
+  status = ValidateAllToAllBuffers(*layout, 1, buffers);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1: output is null"));
+  EXPECT_THAT(std::string(ValidateAllToAllBuffers(*layout, 2, buffers).message()),
+              HasSubstr("outside"));
+}
+
+}  // namespace
+}  // namespace ltx
