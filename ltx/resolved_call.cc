@@ -13,6 +13,7 @@ namespace {
 
 Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& context,
                         Protocol requested) {
+  if (context.collective == Collective::kAllToAll) return Protocol::kDirect;
   if (context.transport == Transport::kCopyEngine) return Protocol::kCopyEngine;
   if (requested != Protocol::kAuto) return requested;
   if (!context.capturing && options.copy_engine_min_bytes > 0 &&
@@ -43,6 +44,13 @@ int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
 
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call) {
+  if (context.collective == Collective::kAllToAll &&
+      (context.transport == Transport::kCopyEngine || call.protocol == Protocol::kOneTrip ||
+       call.protocol == Protocol::kCopyEngine)) {
+    return absl::UnimplementedError(
+        "the all-to-all runs only on the direct protocol of the peer-store transport for now "
+        "(Protocol::kAuto or kDirect; not kOneTrip, kCopyEngine or Transport::kCopyEngine)");
+  }
   if (call.protocol == Protocol::kOneTrip && context.max_shard_bytes > kOneTripMaxShardBytes) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "protocol kOneTrip carries shards up to %d bytes; this call sends %d",

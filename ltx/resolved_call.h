@@ -23,6 +23,13 @@ inline constexpr int64_t kOneTripIncomingBytes = 768 * 1024;
 // min(kOneTripMaxShardBytes, kOneTripIncomingBytes / (world_size - 1)).
 int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size);
 
+// Which collective a call belongs to: the protocols differ.
+enum class Collective {
+  kAllGather,
+  // The Ulysses all-to-all: the direct protocol on the peer-store transport only, for now.
+  kAllToAll,
+};
+
 // One call, resolved.
 struct ResolvedCall {
   // kDirect, kOneTrip or kCopyEngine; never kAuto.
@@ -37,12 +44,13 @@ struct ResolvedCall {
 
 // What a call needs to be resolved, beside the Runtime's options.
 struct CallContext {
+  Collective collective = Collective::kAllGather;
   // kPeerStores or kCopyEngine, as resolved by Runtime::Create.
   Transport transport = Transport::kPeerStores;
   int world_size = 1;
-  // Largest shard of the op over all ranks, in bytes.
+  // Largest shard of the op over all ranks, in bytes: what one rank sends to one target.
   int64_t max_shard_bytes = 0;
-  // This rank's shard, in bytes.
+  // This rank's shard (the most it sends to one target), in bytes.
   int64_t shard_bytes = 0;
   // Most blocks a kernel of this rank may use (RuntimeOptions::max_blocks, or the SM count).
   int max_blocks = 1;
@@ -51,6 +59,8 @@ struct CallContext {
 };
 
 // Validates `call` and resolves it. The protocol:
+//   - The all-to-all takes the direct kernel; Unimplemented on the copy-engine transport and
+//     for Protocol::kOneTrip or kCopyEngine.
 //   - On the copy-engine transport every call takes the copy engines.
 //   - An explicit protocol is obeyed (the copy engines then reject a capturing stream).
 //   - kAuto takes the copy engines for eager calls of at least copy_engine_min_bytes (when that

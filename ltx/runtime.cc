@@ -4,7 +4,9 @@
 #include "ltx/runtime.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -14,6 +16,9 @@
 #include "absl/strings/str_join.h"
 #include "ltx/allgather_launch.h"
 #include "ltx/allgather_spec.h"
+#include "ltx/alltoall_launch.h"
+#include "ltx/alltoall_spec.h"
+#include "ltx/buffer_checks.h"
 #include "ltx/copy_engine_transport.h"
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
@@ -95,14 +100,6 @@ absl::Status CheckPointerDevice(const void* pointer, int device, int rank, const
   return absl::OkStatus();
 }
 
-int64_t MaxShardBytes(const AllGatherLayout& layout) {
-  int64_t largest = 0;
-  for (int rank = 0; rank < layout.world_size; ++rank) {
-    largest = std::max(largest, layout.InputBytes(rank));
-  }
-  return largest;
-}
-
 bool IsLegacyOrPerThreadStream(cudaStream_t stream) {
   return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
 }
@@ -142,17 +139,29 @@ struct Runtime::Rank {
   cudaStream_t checked_stream = nullptr;
 };
 
-// ---------------------------------------------------------------------------- AllGatherHandle
+struct Runtime::OpCall {
+  Collective collective = Collective::kAllGather;
+  // The per-rank entry point, for messages.
+  const char* rank_call = "";
+  std::array<int64_t, kMaxWorldSize> input_bytes = {};
+  std::array<int64_t, kMaxWorldSize> output_bytes = {};
+  // The most each rank sends to one target: the protocol and block count depend on it.
+  std::array<int64_t, kMaxWorldSize> shard_bytes = {};
+  // Enqueues rank `rank`'s part with the rank's device current; returns the error.
+  std::function<absl::Status(int rank, const RankBuffers&, const ResolvedCall&)> enqueue;
+};
 
-AllGatherHandle::AllGatherHandle(Runtime* runtime, std::vector<cudaEvent_t> done)
+// --------------------------------------------------------------------------- CollectiveHandle
+
+CollectiveHandle::CollectiveHandle(Runtime* runtime, std::vector<cudaEvent_t> done)
     : runtime_(runtime), done_(std::move(done)) {}
 
-AllGatherHandle::AllGatherHandle(AllGatherHandle&& other) noexcept
+CollectiveHandle::CollectiveHandle(CollectiveHandle&& other) noexcept
     : runtime_(std::exchange(other.runtime_, nullptr)), done_(std::move(other.done_)) {
   other.done_.clear();
 }
 
-AllGatherHandle& AllGatherHandle::operator=(AllGatherHandle&& other) noexcept {
+CollectiveHandle& CollectiveHandle::operator=(CollectiveHandle&& other) noexcept {
   if (this != &other) {
     Release();
     runtime_ = std::exchange(other.runtime_, nullptr);
@@ -162,18 +171,18 @@ AllGatherHandle& AllGatherHandle::operator=(AllGatherHandle&& other) noexcept {
   return *this;
 }
 
-AllGatherHandle::~AllGatherHandle() { Release(); }
+CollectiveHandle::~CollectiveHandle() { Release(); }
 
-void AllGatherHandle::Release() {
+void CollectiveHandle::Release() {
   for (cudaEvent_t event : done_) {
     if (event != nullptr) cudaEventDestroy(event);
   }
   done_.clear();
 }
 
-absl::Status AllGatherHandle::Wait(absl::Duration timeout) {
+absl::Status CollectiveHandle::Wait(absl::Duration timeout) {
   if (runtime_ == nullptr) return absl::FailedPreconditionError("Wait on a moved-from handle");
-  return runtime_->WaitForEvents(done_, timeout, "all_gather wait");
+  return runtime_->WaitForEvents(done_, timeout, "collective wait");
 }
 
 // ------------------------------------------------------------------------------------ Runtime
@@ -233,7 +242,9 @@ absl::Status Runtime::Initialize() {
     LTX_RETURN_IF_ERROR(r->worker->Run([r, kernels] {
       LTX_RETURN_IF_ERROR(CudaStatus(
           cudaEventCreateWithFlags(&r->last_done, cudaEventDisableTiming), "cudaEventCreate"));
-      return kernels ? LoadAllGatherKernels() : absl::OkStatus();
+      if (!kernels) return absl::OkStatus();
+      LTX_RETURN_IF_ERROR(LoadAllGatherKernels());
+      return LoadAllToAllKernels();
     }));
   }
   if (transport_ == Transport::kPeerStores) {
@@ -322,18 +333,53 @@ absl::Status Runtime::CheckUsable() {
   return absl::OkStatus();
 }
 
-absl::Status Runtime::ValidateCall(const AllGatherLayout& layout, int rank,
-                                   const RankBuffers& buffers) {
-  LTX_RETURN_IF_ERROR(ValidateRankBuffers(layout, rank, buffers));
+Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
+  OpCall op;
+  op.collective = Collective::kAllGather;
+  op.rank_call = "AllGatherRank";
+  for (int rank = 0; rank < layout.world_size; ++rank) {
+    op.input_bytes[rank] = layout.InputBytes(rank);
+    op.output_bytes[rank] = layout.output_bytes;
+    op.shard_bytes[rank] = layout.InputBytes(rank);
+  }
+  op.enqueue = [this, &layout](int rank, const RankBuffers& buffers, const ResolvedCall& call) {
+    return call.protocol == Protocol::kCopyEngine
+               ? copy_engines_->Enqueue(rank, layout, buffers, call.timeout)
+               : RankCudaStatus(LaunchAllGather(peer_stores_->view(rank), layout, buffers, call),
+                                rank, "kernel launch");
+  };
+  return op;
+}
+
+Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
+  OpCall op;
+  op.collective = Collective::kAllToAll;
+  op.rank_call = "AllToAllRank";
+  for (int rank = 0; rank < layout.world_size; ++rank) {
+    op.input_bytes[rank] = layout.InputBytes(rank);
+    op.output_bytes[rank] = layout.OutputBytes(rank);
+    op.shard_bytes[rank] = LargestPieceBytes(layout.geometry, rank);
+  }
+  // Resolve admits the direct kernel only, on the peer-store transport.
+  op.enqueue = [this, &layout](int rank, const RankBuffers& buffers, const ResolvedCall& call) {
+    return RankCudaStatus(LaunchAllToAll(peer_stores_->view(rank), layout, buffers, call), rank,
+                          "kernel launch");
+  };
+  return op;
+}
+
+absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers& buffers) {
+  LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.input_bytes[rank],
+                                       op.output_bytes[rank], buffers));
   Rank& r = *ranks_[rank];
   // Where a pointer or stream lives does not change while it exists, so each is asked of CUDA
   // once, when a call of this rank first uses it.
-  if (layout.InputBytes(rank) > 0 && buffers.input != r.checked_input) {
+  if (op.input_bytes[rank] > 0 && buffers.input != r.checked_input) {
     LTX_RETURN_IF_ERROR(
         CheckPointerDevice(buffers.input, r.device, rank, "input", /*allow_managed=*/true));
     r.checked_input = buffers.input;
   }
-  if (layout.output_bytes > 0 && buffers.output != r.checked_output) {
+  if (op.output_bytes[rank] > 0 && buffers.output != r.checked_output) {
     LTX_RETURN_IF_ERROR(
         CheckPointerDevice(buffers.output, r.device, rank, "output", /*allow_managed=*/false));
     r.checked_output = buffers.output;
@@ -359,25 +405,22 @@ absl::Status Runtime::ValidateCall(const AllGatherLayout& layout, int rank,
   return absl::OkStatus();
 }
 
-absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const AllGatherLayout& layout,
+absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
                                               const CallOptions& call, bool capturing) const {
   CallContext context;
+  context.collective = op.collective;
   context.transport = transport_;
   context.world_size = world_size();
-  context.max_shard_bytes = MaxShardBytes(layout);
-  context.shard_bytes = layout.InputBytes(rank);
+  context.max_shard_bytes = *std::max_element(op.shard_bytes.begin(), op.shard_bytes.end());
+  context.shard_bytes = op.shard_bytes[rank];
   context.max_blocks = peer_stores_ != nullptr ? peer_stores_->view(rank).max_blocks : 1;
   context.capturing = capturing;
   return ResolveCall(options_, context, call);
 }
 
-absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
-                             const RankBuffers& buffers, const ResolvedCall& call) {
-  absl::Status launched =
-      call.protocol == Protocol::kCopyEngine
-          ? copy_engines_->Enqueue(rank, layout, buffers, call.timeout)
-          : RankCudaStatus(LaunchAllGather(peer_stores_->view(rank), layout, buffers, call),
-                           rank, "kernel launch");
+absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buffers,
+                             const ResolvedCall& call) {
+  absl::Status launched = op.enqueue(rank, buffers, call);
   if (launched.ok() && !call.capturing) {
     launched = RankCudaStatus(cudaEventRecord(ranks_[rank]->last_done, buffers.stream), rank,
                               "cudaEventRecord");
@@ -387,11 +430,9 @@ absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
   return launched;
 }
 
-absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
-                                                   absl::Span<const RankBuffers> buffers,
-                                                   const CallOptions& call) {
-  LTX_RETURN_IF_ERROR(CheckUsable());
-  LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeLayout(shape, world_size()));
+absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
+                                                     absl::Span<const RankBuffers> buffers,
+                                                     const CallOptions& call) {
   if (static_cast<int>(buffers.size()) != world_size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "buffers has %d entries but the world size is %d", buffers.size(), world_size()));
@@ -411,12 +452,11 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
         RankCudaStatus(cudaStreamIsCapturing(buffers[rank].stream, &capture), rank, "stream"));
     if (capture != cudaStreamCaptureStatusNone) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "rank %d: the stream is capturing a CUDA graph; capture AllGatherRank calls instead",
-          rank));
+          "rank %d: the stream is capturing a CUDA graph; capture %s calls instead", rank,
+          op.rank_call));
     }
-    LTX_RETURN_IF_ERROR(ValidateCall(layout, rank, buffers[rank]));
-    LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call,
-                         Resolve(rank, layout, call, /*capturing=*/false));
+    LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers[rank]));
+    LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call, Resolve(rank, op, call, /*capturing=*/false));
     resolved.push_back(rank_call);
   }
   std::vector<absl::Status> results(world_size());
@@ -424,7 +464,7 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
   std::atomic<int> pending{world_size()};
   for (int rank = 0; rank < world_size(); ++rank) {
     ranks_[rank]->worker->Post([&, rank] {
-      absl::Status result = Launch(rank, layout, buffers[rank], resolved[rank]);
+      absl::Status result = Launch(rank, op, buffers[rank], resolved[rank]);
       if (result.ok()) {
         result = CudaStatus(cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming),
                             "cudaEventCreate");
@@ -438,37 +478,32 @@ absl::StatusOr<AllGatherHandle> Runtime::AllGather(const AllGatherShape& shape,
   }
   // Enqueueing takes microseconds: wait for it without sleeping.
   while (pending.load(std::memory_order_acquire) > 0) std::this_thread::yield();
-  AllGatherHandle handle(this, std::move(done));
+  CollectiveHandle handle(this, std::move(done));
   for (const absl::Status& result : results) LTX_RETURN_IF_ERROR(result);
   return handle;
 }
 
-absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
-                                       absl::Span<const RankBuffers> buffers,
-                                       absl::Duration wait_timeout, const CallOptions& call) {
-  LTX_ASSIGN_OR_RETURN(AllGatherHandle handle, AllGather(shape, buffers, call));
-  return handle.Wait(wait_timeout);
-}
-
-absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
-                                    const RankBuffers& buffers, const CallOptions& call) {
+absl::Status Runtime::RankCall(int rank, const absl::StatusOr<OpCall>& op,
+                               const RankBuffers& buffers, const CallOptions& call) {
   if (rank < 0 || rank >= world_size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d is outside [0, %d)", rank, world_size()));
   }
   LTX_RETURN_IF_ERROR(CheckUsable());
-  // The peers may already have launched this op: a rank that rejects its part leaves them
-  // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
-  // call stops the Runtime, like a device error.
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   const absl::Status stream_ok =
       RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank, "stream");
   const bool capturing = capture != cudaStreamCaptureStatusNone;
-  absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, world_size());
-  absl::StatusOr<ResolvedCall> resolved = layout.status();
-  if (layout.ok()) resolved = Resolve(rank, *layout, call, capturing);
+  absl::StatusOr<ResolvedCall> resolved = op.status();
+  if (op.ok()) resolved = Resolve(rank, *op, call, capturing);
+  // What no rank can run is refused alike by every rank, before the op starts anywhere: the
+  // Runtime stays usable.
+  if (absl::IsUnimplemented(resolved.status())) return resolved.status();
+  // The peers may already have launched this op: a rank that rejects its part leaves them
+  // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
+  // call stops the Runtime, like a device error.
   absl::Status valid = stream_ok.ok() ? resolved.status() : stream_ok;
-  if (valid.ok()) valid = ValidateCall(*layout, rank, buffers);
+  if (valid.ok()) valid = ValidateCall(*op, rank, buffers);
   if (!valid.ok()) {
     StopWith(valid);
     return valid;
@@ -485,9 +520,55 @@ absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
   if (previous_device != device) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
   }
-  const absl::Status launched = Launch(rank, *layout, buffers, *resolved);
+  const absl::Status launched = Launch(rank, *op, buffers, *resolved);
   if (previous_device != device) cudaSetDevice(previous_device);
   return launched;
+}
+
+absl::StatusOr<CollectiveHandle> Runtime::AllGather(const AllGatherShape& shape,
+                                                    absl::Span<const RankBuffers> buffers,
+                                                    const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeLayout(shape, world_size()));
+  return Coordinate(AllGatherOp(layout), buffers, call);
+}
+
+absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
+                                       absl::Span<const RankBuffers> buffers,
+                                       absl::Duration wait_timeout, const CallOptions& call) {
+  LTX_ASSIGN_OR_RETURN(CollectiveHandle handle, AllGather(shape, buffers, call));
+  return handle.Wait(wait_timeout);
+}
+
+absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
+                                    const RankBuffers& buffers, const CallOptions& call) {
+  const absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, world_size());
+  absl::StatusOr<OpCall> op = layout.status();
+  if (layout.ok()) op = AllGatherOp(*layout);
+  return RankCall(rank, op, buffers, call);
+}
+
+absl::StatusOr<CollectiveHandle> Runtime::AllToAll(const AllToAllShape& shape,
+                                                   absl::Span<const RankBuffers> buffers,
+                                                   const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const AllToAllLayout layout, ComputeAllToAllLayout(shape, world_size()));
+  return Coordinate(AllToAllOp(layout), buffers, call);
+}
+
+absl::Status Runtime::AllToAllAndWait(const AllToAllShape& shape,
+                                      absl::Span<const RankBuffers> buffers,
+                                      absl::Duration wait_timeout, const CallOptions& call) {
+  LTX_ASSIGN_OR_RETURN(CollectiveHandle handle, AllToAll(shape, buffers, call));
+  return handle.Wait(wait_timeout);
+}
+
+absl::Status Runtime::AllToAllRank(int rank, const AllToAllShape& shape,
+                                   const RankBuffers& buffers, const CallOptions& call) {
+  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world_size());
+  absl::StatusOr<OpCall> op = layout.status();
+  if (layout.ok()) op = AllToAllOp(*layout);
+  return RankCall(rank, op, buffers, call);
 }
 
 absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,

@@ -1,6 +1,7 @@
 // ltx::Runtime: one process drives every GPU of a node. It owns one host thread per GPU, the
 // peer access between them, each GPU's signal memory and error record, and launches the
-// AllGather on every rank with a cross-GPU barrier that times out instead of hanging.
+// collectives (AllGather; the Ulysses all-to-all, sequence <-> heads) on every rank with a
+// cross-GPU barrier that times out instead of hanging.
 //
 //   ltx::RuntimeOptions options;
 //   options.devices = {0, 1, 2, 3};
@@ -21,7 +22,7 @@
 //
 // Errors. Bad arguments: InvalidArgument, nothing launched. A barrier that times out on a GPU,
 // or ranks whose arguments disagree, are recorded by the device and returned by
-// AllGatherHandle::Wait, Synchronize, or the next call (DeadlineExceeded / InvalidArgument).
+// CollectiveHandle::Wait, Synchronize, or the next call (DeadlineExceeded / InvalidArgument).
 // From then on the Runtime refuses new work with FailedPrecondition until Reset().
 #ifndef LTX_RUNTIME_H_
 #define LTX_RUNTIME_H_
@@ -39,6 +40,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ltx/allgather_shape.h"
+#include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/runtime_options.h"
@@ -50,15 +52,16 @@ class CopyEngineTransport;
 class PeerStoreTransport;
 class Runtime;
 struct AllGatherLayout;
+struct AllToAllLayout;
 struct ResolvedCall;
 
-// Completion of one coordinated call. Movable; destroying it does not wait. Must not outlive
-// the Runtime that made it.
-class AllGatherHandle {
+// Completion of one coordinated call (of any collective). Movable; destroying it does not wait.
+// Must not outlive the Runtime that made it.
+class CollectiveHandle {
  public:
-  AllGatherHandle(AllGatherHandle&&) noexcept;
-  AllGatherHandle& operator=(AllGatherHandle&&) noexcept;
-  ~AllGatherHandle();
+  CollectiveHandle(CollectiveHandle&&) noexcept;
+  CollectiveHandle& operator=(CollectiveHandle&&) noexcept;
+  ~CollectiveHandle();
 
   // Blocks until the op has finished on every GPU or `timeout` has passed. Returns OK when all
   // ranks finished without error; the device's error (DeadlineExceeded, InvalidArgument) if any
@@ -69,12 +72,15 @@ class AllGatherHandle {
 
  private:
   friend class Runtime;
-  AllGatherHandle(Runtime* runtime, std::vector<cudaEvent_t> done);
+  CollectiveHandle(Runtime* runtime, std::vector<cudaEvent_t> done);
   void Release();
 
   Runtime* runtime_ = nullptr;
   std::vector<cudaEvent_t> done_;  // One per rank, recorded after that rank's launch.
 };
+
+// The handle of a coordinated AllGather.
+using AllGatherHandle = CollectiveHandle;
 
 class Runtime {
  public:
@@ -110,7 +116,7 @@ class Runtime {
   // per rank. Errors: InvalidArgument (nothing enqueued on any rank), FailedPrecondition after
   // an earlier error, or the first device error not yet reported. Thread-safe against per-rank
   // calls of other ranks only; the caller orders its own calls.
-  absl::StatusOr<AllGatherHandle> AllGather(const AllGatherShape& shape,
+  absl::StatusOr<CollectiveHandle> AllGather(const AllGatherShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});
 
@@ -134,6 +140,22 @@ class Runtime {
   absl::Status AllGatherRank(int rank, const AllGatherShape& shape, const RankBuffers& buffers,
                              const CallOptions& call = {});
 
+  // The Ulysses all-to-all (see AllToAllShape): sequence -> heads or heads -> sequence, each
+  // rank storing its pieces straight into every rank's output at their final positions (the
+  // direct protocol: entry barrier, peer stores, exit barrier). The three call styles are those
+  // of the AllGather, with the same contracts, errors and ordering; all-to-all and AllGather
+  // ops may interleave on one Runtime (every rank must issue the same sequence of ops: ranks
+  // that call different ops, or different shapes, at the same op number get InvalidArgument
+  // from the device). Unimplemented (nothing launched, the Runtime stays usable) on the
+  // copy-engine transport and for Protocol::kOneTrip or kCopyEngine.
+  absl::StatusOr<CollectiveHandle> AllToAll(const AllToAllShape& shape,
+                                            absl::Span<const RankBuffers> buffers,
+                                            const CallOptions& call = {});
+  absl::Status AllToAllAndWait(const AllToAllShape& shape, absl::Span<const RankBuffers> buffers,
+                               absl::Duration wait_timeout, const CallOptions& call = {});
+  absl::Status AllToAllRank(int rank, const AllToAllShape& shape, const RankBuffers& buffers,
+                            const CallOptions& call = {});
+
   // Waits until every rank's last op enqueued through this Runtime has finished (bounded by
   // `timeout`) and returns the first device error, if any; DeadlineExceeded naming the busy
   // ranks if `timeout` passed. Replays of captured CUDA graphs are not calls through the
@@ -153,22 +175,35 @@ class Runtime {
 
  private:
   struct Rank;
-  friend class AllGatherHandle;
+  // One call of a collective, as the coordination that every collective shares sees it.
+  struct OpCall;
+  friend class CollectiveHandle;
 
   Runtime(RuntimeOptions options, std::vector<int> devices, Transport transport);
   absl::Status Initialize();
   // OK, or the error that calls must return now (records a newly found device error).
   absl::Status CheckUsable();
   // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
-  absl::Status ValidateCall(const AllGatherLayout& layout, int rank, const RankBuffers& buffers);
+  // The op of an AllGather or an all-to-all; it refers to `layout`, which must outlive it.
+  OpCall AllGatherOp(const AllGatherLayout& layout);
+  OpCall AllToAllOp(const AllToAllLayout& layout);
+  absl::Status ValidateCall(const OpCall& op, int rank, const RankBuffers& buffers);
   // Validates `call` and resolves it for rank `rank`, whose stream is capturing or not.
-  absl::StatusOr<ResolvedCall> Resolve(int rank, const AllGatherLayout& layout,
-                                       const CallOptions& call, bool capturing) const;
+  absl::StatusOr<ResolvedCall> Resolve(int rank, const OpCall& op, const CallOptions& call,
+                                       bool capturing) const;
   // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
   // capture, records the rank's completion; the caller's current device must be the rank's.
   // A failure stops the Runtime (the peers may wait for this rank).
-  absl::Status Launch(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
+  absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
+  // The coordinated call of any collective: checks and resolves every rank, then has each
+  // GPU's thread launch its rank.
+  absl::StatusOr<CollectiveHandle> Coordinate(const OpCall& op,
+                                              absl::Span<const RankBuffers> buffers,
+                                              const CallOptions& call);
+  // The per-rank call of any collective; `op` is the op or why its shape was rejected.
+  absl::Status RankCall(int rank, const absl::StatusOr<OpCall>& op, const RankBuffers& buffers,
+                        const CallOptions& call);
   // Polls `events` (one per rank, null = nothing to wait for) until all completed or the
   // deadline; then reports device errors.
   absl::Status WaitForEvents(absl::Span<const cudaEvent_t> events, absl::Duration timeout,

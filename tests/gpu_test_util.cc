@@ -4,6 +4,8 @@
 #include <thread>
 #include <utility>
 
+#include "ltx/cuda_status.h"
+
 namespace ltx {
 
 std::vector<int> FirstDevices(int n) {
@@ -66,6 +68,73 @@ absl::Status RunAndVerify(GpuFixture& f, const AllGatherCase& c, CallStyle style
   }
   if (status.ok()) status = f.harness->Verify();
   return status;
+}
+
+CapturedRankCalls::~CapturedRankCalls() {
+  for (cudaGraphExec_t exec : execs_) {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+  }
+}
+
+absl::Status CapturedRankCalls::Capture(const std::vector<int>& devices,
+                                        const std::vector<RankBuffers>& buffers,
+                                        const std::function<absl::Status(int rank)>& call_rank) {
+  const int world = static_cast<int>(devices.size());
+  execs_.assign(world, nullptr);
+  std::vector<absl::Status> results(world);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      cudaSetDevice(devices[rank]);
+      cudaStream_t stream = buffers[rank].stream;
+      absl::Status status = CudaStatus(
+          cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "BeginCapture");
+      if (!status.ok()) {
+        results[rank] = status;
+        return;
+      }
+      const absl::Status launched = call_rank(rank);
+      cudaGraph_t graph = nullptr;
+      status = CudaStatus(cudaStreamEndCapture(stream, &graph), "EndCapture");
+      if (launched.ok() && status.ok()) {
+        status = CudaStatus(cudaGraphInstantiate(&execs_[rank], graph, 0), "Instantiate");
+      }
+      if (graph != nullptr) cudaGraphDestroy(graph);
+      results[rank] = launched.ok() ? status : launched;
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const absl::Status& result : results) {
+    if (!result.ok()) return result;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CapturedRankCalls::CaptureAllGather(Runtime& runtime, const AllGatherShape& shape,
+                                                 const std::vector<RankBuffers>& buffers,
+                                                 const CallOptions& call) {
+  return Capture(runtime.devices(), buffers, [&](int rank) {
+    return runtime.AllGatherRank(rank, shape, buffers[rank], call);
+  });
+}
+
+absl::Status CapturedRankCalls::CaptureAllToAll(Runtime& runtime, const AllToAllShape& shape,
+                                                const std::vector<RankBuffers>& buffers,
+                                                const CallOptions& call) {
+  return Capture(runtime.devices(), buffers, [&](int rank) {
+    return runtime.AllToAllRank(rank, shape, buffers[rank], call);
+  });
+}
+
+absl::Status CapturedRankCalls::Replay(const std::vector<int>& devices,
+                                       const std::vector<RankBuffers>& buffers) {
+  for (size_t rank = 0; rank < execs_.size(); ++rank) {
+    cudaSetDevice(devices[rank]);
+    const absl::Status status =
+        CudaStatus(cudaGraphLaunch(execs_[rank], buffers[rank].stream), "cudaGraphLaunch");
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ltx

@@ -1,8 +1,12 @@
 // Shared by the GPU tests: skipping, with the reason, where there are too few GPUs; a Runtime
-// with a harness over the same GPUs; and running one case in either call style.
+// with a harness over the same GPUs; running one case in either call style; and per-rank calls
+// captured into CUDA graphs.
 #ifndef LTX_TESTS_GPU_TEST_UTIL_H_
 #define LTX_TESTS_GPU_TEST_UTIL_H_
 
+#include <cuda_runtime_api.h>
+
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -52,6 +56,31 @@ absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
 // LaunchCase on all ranks, waits (kTestWait), and verifies every rank's output.
 absl::Status RunAndVerify(GpuFixture& f, const AllGatherCase& c, CallStyle style,
                           const CallOptions& call = {});
+
+// One CUDA graph per rank, each holding that rank's captured per-rank call.
+class CapturedRankCalls {
+ public:
+  CapturedRankCalls() = default;
+  ~CapturedRankCalls();
+  CapturedRankCalls(const CapturedRankCalls&) = delete;
+  CapturedRankCalls& operator=(const CapturedRankCalls&) = delete;
+
+  // Captures `call_rank(r)` on buffers[r].stream, from one thread per rank (device devices[r]
+  // current); returns the first error (of the call, or of CUDA).
+  absl::Status Capture(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers,
+                       const std::function<absl::Status(int rank)>& call_rank);
+  // Capture of AllGatherRank / AllToAllRank calls.
+  absl::Status CaptureAllGather(Runtime& runtime, const AllGatherShape& shape,
+                                const std::vector<RankBuffers>& buffers, const CallOptions& call);
+  absl::Status CaptureAllToAll(Runtime& runtime, const AllToAllShape& shape,
+                               const std::vector<RankBuffers>& buffers, const CallOptions& call);
+
+  // Replays every rank's graph once on its stream.
+  absl::Status Replay(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers);
+
+ private:
+  std::vector<cudaGraphExec_t> execs_;
+};
 
 }  // namespace ltx
 

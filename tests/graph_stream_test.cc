@@ -18,64 +18,6 @@
 namespace ltx {
 namespace {
 
-// One CUDA graph per rank, each holding that rank's captured per-rank call.
-class CapturedAllGather {
- public:
-  ~CapturedAllGather() {
-    for (cudaGraphExec_t exec : execs_) {
-      if (exec != nullptr) cudaGraphExecDestroy(exec);
-    }
-  }
-
-  // Captures rank r's AllGatherRank on buffers[r].stream, from one thread per rank.
-  absl::Status Capture(Runtime& runtime, const AllGatherShape& shape,
-                       const std::vector<RankBuffers>& buffers, const CallOptions& call) {
-    const int world = runtime.world_size();
-    execs_.assign(world, nullptr);
-    std::vector<absl::Status> results(world);
-    std::vector<std::thread> threads;
-    for (int rank = 0; rank < world; ++rank) {
-      threads.emplace_back([&, rank] {
-        cudaSetDevice(runtime.devices()[rank]);
-        cudaStream_t stream = buffers[rank].stream;
-        absl::Status status = CudaStatus(
-            cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "BeginCapture");
-        if (!status.ok()) {
-          results[rank] = status;
-          return;
-        }
-        const absl::Status launched = runtime.AllGatherRank(rank, shape, buffers[rank], call);
-        cudaGraph_t graph = nullptr;
-        status = CudaStatus(cudaStreamEndCapture(stream, &graph), "EndCapture");
-        if (launched.ok() && status.ok()) {
-          status = CudaStatus(cudaGraphInstantiate(&execs_[rank], graph, 0), "Instantiate");
-        }
-        if (graph != nullptr) cudaGraphDestroy(graph);
-        results[rank] = launched.ok() ? status : launched;
-      });
-    }
-    for (auto& thread : threads) thread.join();
-    for (const absl::Status& result : results) {
-      if (!result.ok()) return result;
-    }
-    return absl::OkStatus();
-  }
-
-  // Replays every rank's graph once on its stream.
-  absl::Status Replay(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers) {
-    for (size_t rank = 0; rank < execs_.size(); ++rank) {
-      cudaSetDevice(devices[rank]);
-      const absl::Status status =
-          CudaStatus(cudaGraphLaunch(execs_[rank], buffers[rank].stream), "cudaGraphLaunch");
-      if (!status.ok()) return status;
-    }
-    return absl::OkStatus();
-  }
-
- private:
-  std::vector<cudaGraphExec_t> execs_;
-};
-
 class GraphReplayTest : public ::testing::TestWithParam<Protocol> {};
 
 TEST_P(GraphReplayTest, ThousandReplaysWithNewDataEveryOneVerified) {
@@ -91,9 +33,9 @@ TEST_P(GraphReplayTest, ThousandReplaysWithNewDataEveryOneVerified) {
   ASSERT_TRUE(f.harness->Prepare(c).ok());
   CallOptions call;
   call.protocol = GetParam();
-  CapturedAllGather graphs;
+  CapturedRankCalls graphs;
   const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
-  ASSERT_TRUE(graphs.Capture(*f.runtime, c.Shape(), buffers, call).ok());
+  ASSERT_TRUE(graphs.CaptureAllGather(*f.runtime, c.Shape(), buffers, call).ok());
   for (int replay = 0; replay < 1000; ++replay) {
     ASSERT_TRUE(f.harness->RefreshInputs().ok());
     ASSERT_TRUE(graphs.Replay(f.runtime->devices(), buffers).ok());
@@ -130,9 +72,9 @@ TEST(GraphReplayTest, CopyEngineCallsRefuseCapture) {
     ASSERT_TRUE(f.harness->Prepare(c).ok());
     CallOptions call;
     call.protocol = Protocol::kCopyEngine;
-    CapturedAllGather graphs;
+    CapturedRankCalls graphs;
     const absl::Status status =
-        graphs.Capture(*f.runtime, c.Shape(), f.harness->AllBuffers(), call);
+        graphs.CaptureAllGather(*f.runtime, c.Shape(), f.harness->AllBuffers(), call);
     EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
     EXPECT_TRUE(f.runtime->status().ok());
     EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kPerRankThreads, call).ok());
@@ -152,8 +94,8 @@ TEST(GraphReplayTest, AutoCapturesKernelsWhereEagerCallsTakeTheCopyEngines) {
   for (int rank = 0; rank < f.runtime->world_size(); ++rank) c.token_counts.push_back(5 + rank);
   ASSERT_TRUE(f.harness->Prepare(c).ok());
   const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
-  CapturedAllGather graphs;
-  ASSERT_TRUE(graphs.Capture(*f.runtime, c.Shape(), buffers, CallOptions()).ok());
+  CapturedRankCalls graphs;
+  ASSERT_TRUE(graphs.CaptureAllGather(*f.runtime, c.Shape(), buffers, CallOptions()).ok());
   for (int round = 0; round < 50; ++round) {
     ASSERT_TRUE(f.harness->RefreshInputs().ok());
     ASSERT_TRUE(graphs.Replay(f.runtime->devices(), buffers).ok());

@@ -183,3 +183,52 @@ TEST(ResolvedCallTest, BadCallOptionsAreInvalidArguments) {
 
 }  // namespace
 }  // namespace ltx
+
+namespace ltx {
+namespace {
+
+CallContext AllToAllContext(Transport transport, int64_t bytes, bool capturing) {
+  CallContext context;
+  context.collective = Collective::kAllToAll;
+  context.transport = transport;
+  context.world_size = 4;
+  context.max_shard_bytes = bytes;
+  context.shard_bytes = bytes;
+  context.max_blocks = 132;
+  context.capturing = capturing;
+  return context;
+}
+
+TEST(ResolvedCallTest, AllToAllTakesTheDirectKernelAtEverySize) {
+  const RuntimeOptions options;
+  for (bool capturing : {false, true}) {
+    for (int64_t bytes : {int64_t{0}, int64_t{1024}, 64 * kMiB}) {
+      for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect}) {
+        CallOptions call;
+        call.protocol = protocol;
+        const absl::StatusOr<ResolvedCall> resolved =
+            ResolveCall(options, AllToAllContext(Transport::kPeerStores, bytes, capturing), call);
+        ASSERT_TRUE(resolved.ok()) << resolved.status();
+        EXPECT_EQ(resolved->protocol, Protocol::kDirect);
+        EXPECT_EQ(resolved->blocks, AutoBlockCount(bytes, 4, 132));
+      }
+    }
+  }
+}
+
+TEST(ResolvedCallTest, AllToAllIsUnimplementedOnOtherProtocolsAndTheCopyEngineTransport) {
+  const RuntimeOptions options;
+  for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine}) {
+    CallOptions call;
+    call.protocol = protocol;
+    const absl::StatusOr<ResolvedCall> resolved =
+        ResolveCall(options, AllToAllContext(Transport::kPeerStores, 1024, false), call);
+    EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
+  }
+  const absl::StatusOr<ResolvedCall> resolved =
+      ResolveCall(options, AllToAllContext(Transport::kCopyEngine, 1024, false), CallOptions());
+  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
+}
+
+}  // namespace
+}  // namespace ltx

@@ -1,33 +1,14 @@
-// GPU buffers, random data, poisoning and byte-exact checks for AllGather cases.
+// AllGather cases on the shared GPU areas: shapes, expected outputs and checks.
 #include "tools/allgather_harness.h"
 
-#include <algorithm>
 #include <cstring>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "ltx/cuda_status.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
-namespace {
-
-// Room for moving a buffer off its allocation's alignment.
-constexpr int64_t kMisalignmentRoom = 64;
-
-int64_t AreaBytes(int64_t capacity) { return kGuardBytes + kMisalignmentRoom + capacity + kGuardBytes; }
-
-}  // namespace
-
-int VisibleGpuCount() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
 
 AllGatherShape AllGatherCase::Shape() const {
   AllGatherShape shape;
@@ -44,70 +25,33 @@ std::string AllGatherCase::ToString() const {
                          output_misalignment);
 }
 
-AllGatherHarness::AllGatherHarness(int64_t input_capacity, int64_t output_capacity, uint64_t seed)
-    : input_capacity_(input_capacity), output_capacity_(output_capacity), random_(seed) {}
+AllGatherHarness::AllGatherHarness(std::unique_ptr<RankAreas> areas) : areas_(std::move(areas)) {}
+
+AllGatherHarness::~AllGatherHarness() = default;
 
 absl::StatusOr<std::unique_ptr<AllGatherHarness>> AllGatherHarness::Create(
     std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed) {
-  std::unique_ptr<AllGatherHarness> harness(
-      new AllGatherHarness(input_capacity, output_capacity, seed));
-  for (int device : devices) {
-    Rank rank;
-    rank.device = device;
-    harness->ranks_.push_back(rank);
-    Rank& r = harness->ranks_.back();
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking),
-                                   "cudaStreamCreate"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMalloc(reinterpret_cast<void**>(&r.input_area), AreaBytes(input_capacity)),
-        absl::StrFormat("cudaMalloc(input, GPU %d)", device)));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMalloc(reinterpret_cast<void**>(&r.output_area), AreaBytes(output_capacity)),
-        absl::StrFormat("cudaMalloc(output, GPU %d)", device)));
-  }
-  return harness;
-}
-
-AllGatherHarness::~AllGatherHarness() {
-  for (Rank& r : ranks_) {
-    cudaSetDevice(r.device);
-    if (r.stream != nullptr) cudaStreamSynchronize(r.stream);
-    cudaFree(r.input_area);
-    cudaFree(r.output_area);
-    if (r.stream != nullptr) cudaStreamDestroy(r.stream);
-  }
-  cudaGetLastError();
-}
-
-void AllGatherHarness::FillRandom(std::vector<uint8_t>* bytes) {
-  size_t i = 0;
-  for (; i + 8 <= bytes->size(); i += 8) {
-    const uint64_t word = random_();
-    std::memcpy(bytes->data() + i, &word, 8);
-  }
-  const uint64_t word = random_();
-  std::memcpy(bytes->data() + i, &word, bytes->size() - i);
+  LTX_ASSIGN_OR_RETURN(std::unique_ptr<RankAreas> areas,
+                       RankAreas::Create(std::move(devices), input_capacity, output_capacity,
+                                         seed));
+  return std::unique_ptr<AllGatherHarness>(new AllGatherHarness(std::move(areas)));
 }
 
 absl::Status AllGatherHarness::Prepare(const AllGatherCase& c) {
   case_ = c;
   LTX_ASSIGN_OR_RETURN(layout_, ComputeLayout(case_.Shape(), world_size()));
-  if (c.input_misalignment < 0 || c.input_misalignment >= kMisalignmentRoom ||
-      c.output_misalignment < 0 || c.output_misalignment >= kMisalignmentRoom) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("misalignment must be in [0, %d)", kMisalignmentRoom));
-  }
-  if (layout_.output_bytes > output_capacity_) {
+  LTX_RETURN_IF_ERROR(
+      RankAreas::CheckMisalignment(c.input_misalignment, c.output_misalignment));
+  if (layout_.output_bytes > areas_->output_capacity()) {
     return absl::ResourceExhaustedError(absl::StrFormat(
         "case %s needs %d output bytes, the harness holds %d", c.ToString(),
-        layout_.output_bytes, output_capacity_));
+        layout_.output_bytes, areas_->output_capacity()));
   }
   for (int rank = 0; rank < world_size(); ++rank) {
-    if (layout_.InputBytes(rank) > input_capacity_) {
+    if (layout_.InputBytes(rank) > areas_->input_capacity()) {
       return absl::ResourceExhaustedError(absl::StrFormat(
           "case %s needs %d input bytes on rank %d, the harness holds %d", c.ToString(),
-          layout_.InputBytes(rank), rank, input_capacity_));
+          layout_.InputBytes(rank), rank, areas_->input_capacity()));
     }
   }
   return RefreshInputs();
@@ -116,53 +60,21 @@ absl::Status AllGatherHarness::Prepare(const AllGatherCase& c) {
 absl::Status AllGatherHarness::RefreshInputs() {
   const int64_t row = layout_.row_bytes;
   expected_.assign(layout_.output_bytes, 0);
+  std::vector<std::vector<uint8_t>> inputs(world_size());
   for (int rank = 0; rank < world_size(); ++rank) {
-    Rank& r = ranks_[rank];
-    r.input_host.resize(layout_.InputBytes(rank));
-    FillRandom(&r.input_host);
+    inputs[rank].resize(layout_.InputBytes(rank));
+    areas_->FillRandom(&inputs[rank]);
     const int64_t slice = layout_.token_counts[rank] * row;
     for (int64_t b = 0; b < layout_.batch; ++b) {
       std::memcpy(expected_.data() + (b * layout_.total_tokens + layout_.prefix_tokens[rank]) * row,
-                  r.input_host.data() + b * slice, slice);
+                  inputs[rank].data() + b * slice, slice);
     }
   }
-  LTX_RETURN_IF_ERROR(UploadInputs());
-  return PoisonOutputs();
-}
-
-absl::Status AllGatherHarness::UploadInputs() {
-  for (Rank& r : ranks_) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
-    if (r.input_host.empty()) continue;
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(r.input_area + kGuardBytes + case_.input_misalignment, r.input_host.data(),
-                        r.input_host.size(), cudaMemcpyHostToDevice, r.stream),
-        "cudaMemcpyAsync(input)"));
-  }
-  return SynchronizeStreams();
-}
-
-absl::Status AllGatherHarness::PoisonOutputs() {
-  // A fresh poison byte per call, so a stale output from an earlier call cannot pass.
-  uint8_t poison = poison_;
-  while (poison == poison_ || poison == 0) poison = static_cast<uint8_t>(random_());
-  poison_ = poison;
-  for (Rank& r : ranks_) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemsetAsync(r.output_area, poison_, AreaBytes(output_capacity_), r.stream),
-        "cudaMemsetAsync(poison)"));
-  }
-  return SynchronizeStreams();
+  return areas_->UploadAndPoison(inputs, case_.input_misalignment);
 }
 
 RankBuffers AllGatherHarness::Buffers(int rank) const {
-  const Rank& r = ranks_[rank];
-  RankBuffers buffers;
-  buffers.input = r.input_area + kGuardBytes + case_.input_misalignment;
-  buffers.output = r.output_area + kGuardBytes + case_.output_misalignment;
-  buffers.stream = r.stream;
-  return buffers;
+  return areas_->Buffers(rank, case_.input_misalignment, case_.output_misalignment);
 }
 
 std::vector<RankBuffers> AllGatherHarness::AllBuffers() const {
@@ -171,51 +83,24 @@ std::vector<RankBuffers> AllGatherHarness::AllBuffers() const {
   return all;
 }
 
-absl::Status AllGatherHarness::SynchronizeStreams() {
-  for (Rank& r : ranks_) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(r.stream),
-                                   absl::StrFormat("cudaStreamSynchronize(GPU %d)", r.device)));
-  }
-  return absl::OkStatus();
-}
+absl::Status AllGatherHarness::SynchronizeStreams() { return areas_->SynchronizeStreams(); }
 
 absl::Status AllGatherHarness::Verify() { return Check(/*check_data=*/true); }
 
 absl::Status AllGatherHarness::VerifyGuards() { return Check(/*check_data=*/false); }
 
 absl::Status AllGatherHarness::Check(bool check_data) {
-  LTX_RETURN_IF_ERROR(SynchronizeStreams());
-  const int64_t before = kGuardBytes + case_.output_misalignment;
-  const int64_t checked = before + layout_.output_bytes + kGuardBytes;
-  std::vector<uint8_t> found(checked);
+  auto describe = [this](int64_t offset) {
+    const int64_t token = offset / layout_.row_bytes % layout_.total_tokens;
+    int source = 0;
+    while (source + 1 < world_size() && layout_.prefix_tokens[source + 1] <= token) ++source;
+    return absl::StrFormat("batch %d, token %d from rank %d",
+                           offset / (layout_.row_bytes * layout_.total_tokens), token, source);
+  };
   for (int rank = 0; rank < world_size(); ++rank) {
-    Rank& r = ranks_[rank];
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpy(found.data(), r.output_area, checked, cudaMemcpyDeviceToHost),
-        "cudaMemcpy(output)"));
-    for (int64_t i = 0; i < checked; ++i) {
-      const bool guard = i < before || i >= before + layout_.output_bytes;
-      if (!guard && !check_data) continue;
-      const uint8_t want = guard ? poison_ : expected_[i - before];
-      if (found[i] == want) continue;
-      if (guard) {
-        return absl::DataLossError(absl::StrFormat(
-            "%s: rank %d (GPU %d) wrote outside its output: guard byte at offset %d is %#x, "
-            "poison %#x",
-            case_.ToString(), rank, r.device, i - before, found[i], want));
-      }
-      const int64_t offset = i - before;
-      const int64_t token = offset / layout_.row_bytes % layout_.total_tokens;
-      int source = 0;
-      while (source + 1 < world_size() && layout_.prefix_tokens[source + 1] <= token) ++source;
-      return absl::DataLossError(absl::StrFormat(
-          "%s: rank %d (GPU %d) output byte %d (batch %d, token %d from rank %d) is %#x, "
-          "expected %#x (poison %#x)",
-          case_.ToString(), rank, r.device, offset,
-          offset / (layout_.row_bytes * layout_.total_tokens), token, source, found[i], want,
-          poison_));
-    }
+    LTX_RETURN_IF_ERROR(areas_->CheckArea(RankAreas::Area::kOutput, rank,
+                                          case_.output_misalignment, expected_, check_data,
+                                          case_.ToString(), describe));
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,7 @@
 // Buffers and checking for running AllGather cases on real GPUs, shared by the GPU tests and
 // the ltx_allgather tool: random inputs (never all zeros), outputs poisoned before every call
-// and surrounded by guard bytes, and a byte-exact comparison of every rank's output.
+// and surrounded by guard bytes, and a byte-exact comparison of every rank's output (the
+// machinery is tools/rank_areas.h; this adds the AllGather's shapes and expected output).
 #ifndef LTX_TOOLS_ALLGATHER_HARNESS_H_
 #define LTX_TOOLS_ALLGATHER_HARNESS_H_
 
@@ -8,7 +9,6 @@
 
 #include <cstdint>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +16,7 @@
 #include "absl/status/statusor.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/data_type.h"
+#include "tools/rank_areas.h"
 
 namespace ltx {
 
@@ -35,12 +36,6 @@ struct AllGatherCase {
   std::string ToString() const;
 };
 
-// Number of GPUs this process sees; 0 when there are none or no driver.
-int VisibleGpuCount();
-
-// Bytes of guard space before and after every output (and after every input).
-inline constexpr int64_t kGuardBytes = 256;
-
 class AllGatherHarness {
  public:
   // Allocates on each GPU an input area of `input_capacity` bytes and an output area of
@@ -55,7 +50,7 @@ class AllGatherHarness {
   AllGatherHarness(const AllGatherHarness&) = delete;
   AllGatherHarness& operator=(const AllGatherHarness&) = delete;
 
-  int world_size() const { return static_cast<int>(ranks_.size()); }
+  int world_size() const { return areas_->world_size(); }
 
   // Makes `c` current: fresh random input on every rank, every output area (guards included)
   // poisoned with a fresh random byte, expected output computed on the host. Returns when the
@@ -88,27 +83,13 @@ class AllGatherHarness {
   const AllGatherLayout& layout() const { return layout_; }
 
  private:
-  struct Rank {
-    int device = -1;
-    cudaStream_t stream = nullptr;
-    uint8_t* input_area = nullptr;
-    uint8_t* output_area = nullptr;
-    std::vector<uint8_t> input_host;
-  };
-  AllGatherHarness(int64_t input_capacity, int64_t output_capacity, uint64_t seed);
-  void FillRandom(std::vector<uint8_t>* bytes);
-  absl::Status UploadInputs();
-  absl::Status PoisonOutputs();
+  explicit AllGatherHarness(std::unique_ptr<RankAreas> areas);
   absl::Status Check(bool check_data);
 
-  const int64_t input_capacity_;
-  const int64_t output_capacity_;
-  std::mt19937_64 random_;
-  std::vector<Rank> ranks_;
+  std::unique_ptr<RankAreas> areas_;
   AllGatherCase case_;
   AllGatherLayout layout_;
   std::vector<uint8_t> expected_;
-  uint8_t poison_ = 0;
 };
 
 }  // namespace ltx

@@ -1,0 +1,52 @@
+// Host interface of the Ulysses all-to-all kernel (sequence <-> heads): the arguments one
+// rank's launch carries and the launcher. The runtime validates arguments before it gets here;
+// this layer only launches.
+#ifndef LTX_KERNELS_ALLTOALL_KERNEL_H_
+#define LTX_KERNELS_ALLTOALL_KERNEL_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/alltoall_plan.h"
+#include "kernels/signal_layout.h"
+
+namespace ltx {
+
+// Everything one rank's kernel needs. Passed by value, so a CUDA graph that captures the launch
+// replays exactly these values; the op number is not among them: it lives in the signal region
+// and the kernel advances it (the same counter as the AllGather's).
+struct AllToAllKernelParams {
+  const void* input = nullptr;
+  void* output = nullptr;
+  // Every rank's signal region, indexed by rank; peers' entries are peer pointers.
+  SignalRegion* signals[kMaxWorldSize] = {};
+  // This rank's error record: device pointer of host-mapped pinned memory.
+  DeviceErrorRecord* error_record = nullptr;
+  AllToAllGeometry geometry;
+  // Digest of the op kind and shape (AllToAllLayout::digest): what ranks compare at entry,
+  // beside the dtype, batch, total tokens and token row size of `geometry`.
+  uint64_t digest = 0;
+  int32_t dtype = 0;
+  int32_t rank = 0;
+  int32_t world_size = 0;
+  uint64_t timeout_ns = 0;
+};
+
+// Threads per block of the all-to-all kernel.
+inline constexpr int kAllToAllThreads = 512;
+
+// Enqueues the all-to-all kernel of one rank on `stream` with `blocks` thread blocks (any
+// number >= 1): the direct protocol (entry barrier, stores of every piece straight into its
+// target's output at the final position, exit barrier). Returns the launch error, if any.
+// Thread-safe; the caller's current device must be the stream's device.
+cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
+                                 cudaStream_t stream);
+
+// Loads the kernel onto the current device, so that no first call waits for the device to be
+// idle under CUDA's lazy loading. Returns the CUDA error.
+cudaError_t LoadAllToAllKernel();
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_ALLTOALL_KERNEL_H_

@@ -1,0 +1,31 @@
+// Filling the all-to-all kernel's parameters for one rank and launching it.
+#include "ltx/alltoall_launch.h"
+
+#include <cstdint>
+
+#include "kernels/alltoall_kernel.h"
+#include "ltx/cuda_status.h"
+
+namespace ltx {
+
+cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layout,
+                           const RankBuffers& buffers, const ResolvedCall& call) {
+  AllToAllKernelParams params;
+  params.input = buffers.input;
+  params.output = buffers.output;
+  for (int peer = 0; peer < view.world_size; ++peer) params.signals[peer] = view.signals[peer];
+  params.error_record = view.error_record;
+  params.geometry = layout.geometry;
+  params.digest = layout.digest;
+  params.dtype = static_cast<int32_t>(layout.dtype);
+  params.rank = view.rank;
+  params.world_size = view.world_size;
+  params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
+  return LaunchAllToAllKernel(params, call.blocks, buffers.stream);
+}
+
+absl::Status LoadAllToAllKernels() {
+  return CudaStatus(LoadAllToAllKernel(), "loading the all-to-all kernel");
+}
+
+}  // namespace ltx

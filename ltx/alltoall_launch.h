@@ -1,0 +1,30 @@
+// The Ulysses all-to-all over the peer-store transport: one rank's kernel launch, with its
+// parameters taken from the op's layout, the resolved call and the transport's view of the
+// rank.
+#ifndef LTX_ALLTOALL_LAUNCH_H_
+#define LTX_ALLTOALL_LAUNCH_H_
+
+#include <cuda_runtime_api.h>
+
+#include "absl/status/status.h"
+#include "ltx/alltoall_spec.h"
+#include "ltx/peer_store_transport.h"
+#include "ltx/rank_buffers.h"
+#include "ltx/resolved_call.h"
+
+namespace ltx {
+
+// Enqueues rank `view.rank`'s all-to-all kernel (the direct protocol; call.protocol must be
+// Protocol::kDirect) on `buffers.stream` with call.blocks blocks and call.timeout per wait. The
+// arguments are validated already; returns the launch error, if any. The caller's current
+// device must be the rank's. Thread-safe across ranks.
+cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layout,
+                           const RankBuffers& buffers, const ResolvedCall& call);
+
+// Loads the all-to-all kernel onto the current device, so that no later call waits for it on
+// the host. Errors: as CUDA reports them. Thread-safe.
+absl::Status LoadAllToAllKernels();
+
+}  // namespace ltx
+
+#endif  // LTX_ALLTOALL_LAUNCH_H_

@@ -1,0 +1,388 @@
+// GPU tests of the Ulysses all-to-all (sequence <-> heads) in both directions and every call
+// style: every dtype, odd head_dim, batch > 1, uneven and zero token counts, misaligned
+// buffers, world size 1, round trips, CUDA graph capture and replay, ranks that disagree
+// (InvalidArgument, not a hang), ops interleaved with AllGathers on one Runtime, and the
+// protocols and transport it does not run on (Unimplemented). Random data, outputs poisoned
+// before every call, byte-exact checks on every rank. Cases skip, with the reason, where there
+// are fewer GPUs than they need.
+#include <cstdint>
+#include <memory>
+#include <thread>
+#include <tuple>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "ltx/runtime.h"
+#include "tests/gpu_test_util.h"
+#include "tools/allgather_harness.h"
+#include "tools/alltoall_harness.h"
+
+namespace ltx {
+namespace {
+
+constexpr int64_t kCapacity = int64_t{32} << 20;
+
+struct AllToAllFixture {
+  std::unique_ptr<Runtime> runtime;
+  std::unique_ptr<AllToAllHarness> harness;
+};
+
+// A Runtime and an all-to-all harness over `devices`; null members after a (reported) failure.
+AllToAllFixture MakeFixture(std::vector<int> devices, RuntimeOptions options = {}) {
+  AllToAllFixture f;
+  options.devices = devices;
+  auto runtime = Runtime::Create(options);
+  EXPECT_TRUE(runtime.ok()) << runtime.status();
+  auto harness = AllToAllHarness::Create(devices, kCapacity, kCapacity,
+                                         /*seed=*/devices.size() * 104729 + devices[0]);
+  EXPECT_TRUE(harness.ok()) << harness.status();
+  if (runtime.ok() && harness.ok()) {
+    f.runtime = std::move(*runtime);
+    f.harness = std::move(*harness);
+  }
+  return f;
+}
+
+// Runs `call_rank(r)` for every rank, from one thread per rank; returns the first error.
+absl::Status OnRankThreads(int world, const std::function<absl::Status(int)>& call_rank) {
+  std::vector<absl::Status> results(world);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] { results[rank] = call_rank(rank); });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const absl::Status& result : results) {
+    if (!result.ok()) return result;
+  }
+  return absl::OkStatus();
+}
+
+// Runs the harness's current case on `runtime` in `style`, waits, and verifies every rank's
+// output.
+absl::Status RunCurrent(Runtime& runtime, AllToAllHarness& harness, CallStyle style) {
+  const AllToAllShape shape = harness.current_case().Shape();
+  absl::Status status;
+  if (style == CallStyle::kCoordinated) {
+    status = runtime.AllToAllAndWait(shape, harness.AllBuffers(), kTestWait);
+  } else {
+    status = OnRankThreads(runtime.world_size(), [&](int rank) {
+      return runtime.AllToAllRank(rank, shape, harness.Buffers(rank));
+    });
+    if (status.ok()) status = runtime.Synchronize(kTestWait);
+  }
+  if (status.ok()) status = harness.Verify();
+  return status;
+}
+absl::Status RunCurrent(AllToAllFixture& f, CallStyle style) {
+  return RunCurrent(*f.runtime, *f.harness, style);
+}
+
+absl::Status RunAndVerify(AllToAllFixture& f, const AllToAllCase& c, CallStyle style) {
+  absl::Status status = f.harness->Prepare(c);
+  if (status.ok()) status = RunCurrent(f, style);
+  return status;
+}
+
+std::vector<int64_t> UnevenCounts(int world, int64_t base) {
+  std::vector<int64_t> counts;
+  for (int rank = 0; rank < world; ++rank) counts.push_back(base + 3 * rank + (rank % 2));
+  return counts;
+}
+
+constexpr AllToAllDirection kDirections[] = {AllToAllDirection::kSeqToHeads,
+                                             AllToAllDirection::kHeadsToSeq};
+
+class AllToAllMatrixTest : public ::testing::TestWithParam<CallStyle> {};
+
+TEST_P(AllToAllMatrixTest, EveryDtypeBothDirections) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  for (AllToAllDirection direction : kDirections) {
+    for (DataType dtype : kAllDataTypes) {
+      AllToAllCase c;
+      c.dtype = dtype;
+      c.batch = 2;
+      c.heads = 2 * world;
+      c.head_dim = 64;
+      c.token_counts = UnevenCounts(world, 5);
+      c.direction = direction;
+      const absl::Status status = RunAndVerify(f, c, GetParam());
+      EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+    }
+  }
+}
+
+TEST_P(AllToAllMatrixTest, OddHeadDimsBatchesAndMisalignment) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  for (AllToAllDirection direction : kDirections) {
+    for (int64_t head_dim : {1, 3, 7, 64, 128, 129}) {
+      for (int64_t batch : {1, 3}) {
+        for (int misalignment : {0, 2, 5}) {
+          AllToAllCase c;
+          c.dtype = head_dim % 2 == 0 ? DataType::kBFloat16 : DataType::kFloat8E4M3;
+          c.batch = batch;
+          c.heads = world * (head_dim == 1 ? 3 : 1);
+          c.head_dim = head_dim;
+          c.token_counts = UnevenCounts(world, 7);
+          c.direction = direction;
+          c.input_misalignment = misalignment;
+          c.output_misalignment = misalignment == 0 ? 0 : misalignment + 3;
+          const absl::Status status = RunAndVerify(f, c, GetParam());
+          EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(AllToAllMatrixTest, UnevenAndZeroTokenCounts) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  std::vector<std::vector<int64_t>> patterns = {std::vector<int64_t>(world, 0)};
+  for (int zero = 0; zero < world; ++zero) {
+    std::vector<int64_t> counts = UnevenCounts(world, 9);
+    counts[zero] = 0;
+    patterns.push_back(counts);
+  }
+  std::vector<int64_t> only_last(world, 0);
+  only_last.back() = 333;
+  patterns.push_back(only_last);
+  for (AllToAllDirection direction : kDirections) {
+    for (const auto& counts : patterns) {
+      AllToAllCase c;
+      c.dtype = DataType::kFloat16;
+      c.batch = 3;
+      c.heads = 4 * world;
+      c.head_dim = 96;
+      c.token_counts = counts;
+      c.direction = direction;
+      const absl::Status status = RunAndVerify(f, c, GetParam());
+      EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+    }
+  }
+}
+
+TEST_P(AllToAllMatrixTest, ModelShapes) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  // Total tokens x 32 heads x head_dim, bf16, batch 1, split as evenly as possible.
+  for (const auto& [tokens, head_dim] : {std::pair<int64_t, int64_t>{1024, 128},
+                                        std::pair<int64_t, int64_t>{6144, 64},
+                                        std::pair<int64_t, int64_t>{15360, 128}}) {
+    for (AllToAllDirection direction : kDirections) {
+      AllToAllCase c;
+      c.heads = 32;
+      c.head_dim = head_dim;
+      for (int rank = 0; rank < world; ++rank) {
+        c.token_counts.push_back(tokens / world + (rank < tokens % world ? 1 : 0));
+      }
+      c.direction = direction;
+      if (32 % world != 0) continue;
+      const absl::Status status = RunAndVerify(f, c, GetParam());
+      EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+    }
+  }
+}
+
+// Sequence -> heads, then heads -> sequence on its output, returns the input byte-exact.
+TEST_P(AllToAllMatrixTest, RoundTripReturnsTheInput) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  for (AllToAllDirection direction : kDirections) {
+    AllToAllCase c;
+    c.dtype = DataType::kFloat32;
+    c.batch = 2;
+    c.heads = 3 * world;
+    c.head_dim = 5;
+    c.token_counts = UnevenCounts(world, 11);
+    c.token_counts[0] = 0;
+    c.direction = direction;
+    c.output_misalignment = 4;
+    ASSERT_TRUE(RunAndVerify(f, c, GetParam()).ok()) << c.ToString();
+    ASSERT_TRUE(f.harness->PrepareInverse().ok());
+    const absl::Status status = RunCurrent(f, GetParam());
+    EXPECT_TRUE(status.ok()) << "inverse of " << c.ToString() << ": " << status;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Styles, AllToAllMatrixTest,
+                         ::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads),
+                         [](const ::testing::TestParamInfo<CallStyle>& info) {
+                           return info.param == CallStyle::kCoordinated ? "Coordinated"
+                                                                        : "PerRankThreads";
+                         });
+
+TEST(AllToAllTest, WorldSizeOneIsACopy) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture({0});
+  ASSERT_NE(f.runtime, nullptr);
+  for (AllToAllDirection direction : kDirections) {
+    for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+      AllToAllCase c;
+      c.batch = 2;
+      c.heads = 3;
+      c.head_dim = 7;
+      c.token_counts = {50};
+      c.direction = direction;
+      const absl::Status status = RunAndVerify(f, c, style);
+      EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+    }
+  }
+}
+
+TEST(AllToAllTest, CapturedCallsReplayWithNewData) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  for (AllToAllDirection direction : kDirections) {
+    AllToAllCase c;
+    c.batch = 2;
+    c.heads = 2 * world;
+    c.head_dim = 128;
+    c.token_counts = UnevenCounts(world, 40);
+    c.direction = direction;
+    ASSERT_TRUE(f.harness->Prepare(c).ok());
+    const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
+    CapturedRankCalls graphs;
+    ASSERT_TRUE(graphs.CaptureAllToAll(*f.runtime, c.Shape(), buffers, CallOptions()).ok());
+    for (int replay = 0; replay < 200; ++replay) {
+      ASSERT_TRUE(f.harness->RefreshInputs().ok());
+      ASSERT_TRUE(graphs.Replay(f.runtime->devices(), buffers).ok());
+      const absl::Status status = f.harness->Verify();
+      ASSERT_TRUE(status.ok()) << "replay " << replay << ": " << status;
+    }
+    // Eager calls interleave with the replays: the op numbers on the device stay in step.
+    EXPECT_TRUE(RunCurrent(f, CallStyle::kPerRankThreads).ok());
+    ASSERT_TRUE(f.harness->RefreshInputs().ok());
+    ASSERT_TRUE(graphs.Replay(f.runtime->devices(), buffers).ok());
+    EXPECT_TRUE(f.harness->Verify().ok());
+    EXPECT_TRUE(f.runtime->status().ok());
+  }
+}
+
+// AllGathers (one-trip and direct) and all-to-alls alternate on one Runtime, in both call
+// styles; every op is verified.
+TEST(AllToAllTest, InterleavesWithAllGathersOnOneRuntime) {
+  LTX_REQUIRE_GPUS(1);
+  GpuFixture gather = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(gather.runtime, nullptr);
+  const int world = gather.runtime->world_size();
+  auto harness = AllToAllHarness::Create(FirstDevices(world), kCapacity, kCapacity, 17);
+  ASSERT_TRUE(harness.ok());
+  for (int round = 0; round < 20; ++round) {
+    const CallStyle style = round % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
+    AllGatherCase g;
+    g.hidden = round % 3 == 0 ? 64 : 4096;  // One-trip, then direct.
+    g.token_counts = UnevenCounts(world, round);
+    absl::Status status = RunAndVerify(gather, g, style);
+    ASSERT_TRUE(status.ok()) << "round " << round << " " << g.ToString() << ": " << status;
+    AllToAllCase c;
+    c.heads = 2 * world;
+    c.head_dim = 32 + round;
+    c.token_counts = UnevenCounts(world, 3 + round);
+    c.direction = kDirections[round % 2];
+    status = (*harness)->Prepare(c);
+    if (status.ok()) status = RunCurrent(*gather.runtime, **harness, style);
+    ASSERT_TRUE(status.ok()) << "round " << round << " " << c.ToString() << ": " << status;
+  }
+}
+
+// Ranks that pass different heads, or call an AllGather where others call an all-to-all, at
+// the same op number: InvalidArgument from the device, no hang; Reset makes the Runtime usable.
+TEST(AllToAllTest, RanksThatDisagreeGetInvalidArgument) {
+  LTX_REQUIRE_GPUS(2);
+  RuntimeOptions options;
+  options.timeout = absl::Seconds(5);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()), options);
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  AllToAllCase c;
+  c.heads = 4 * world;
+  c.head_dim = 64;
+  c.token_counts = UnevenCounts(world, 8);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  AllToAllShape fewer_heads = c.Shape();
+  fewer_heads.heads = 2 * world;
+  AllGatherShape gather;
+  gather.hidden = 64;
+  gather.token_counts = c.token_counts;
+  for (int variant = 0; variant < 2; ++variant) {
+    SCOPED_TRACE(variant == 0 ? "different heads" : "AllGather against all-to-all");
+    const absl::Status launched = OnRankThreads(world, [&](int rank) {
+      if (rank != 0) return f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank));
+      return variant == 0 ? f.runtime->AllToAllRank(0, fewer_heads, f.harness->Buffers(0))
+                          : f.runtime->AllGatherRank(0, gather, f.harness->Buffers(0));
+    });
+    ASSERT_TRUE(launched.ok()) << launched;
+    const absl::Status status = f.runtime->Synchronize(kTestWait);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    ASSERT_TRUE(f.runtime->Reset(kTestWait).ok());
+    EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kCoordinated).ok());
+  }
+}
+
+TEST(AllToAllTest, OtherProtocolsAndTheCopyEngineTransportAreUnimplemented) {
+  LTX_REQUIRE_GPUS(1);
+  for (Transport transport : {Transport::kPeerStores, Transport::kCopyEngine}) {
+    RuntimeOptions options;
+    options.transport = transport;
+    AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()), options);
+    ASSERT_NE(f.runtime, nullptr);
+    AllToAllCase c;
+    c.heads = f.runtime->world_size();
+    c.head_dim = 16;
+    c.token_counts = UnevenCounts(f.runtime->world_size(), 2);
+    ASSERT_TRUE(f.harness->Prepare(c).ok());
+    for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine, Protocol::kAuto}) {
+      if (transport == Transport::kPeerStores && protocol == Protocol::kAuto) continue;
+      CallOptions call;
+      call.protocol = protocol;
+      EXPECT_EQ(f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), call).status().code(),
+                absl::StatusCode::kUnimplemented);
+      EXPECT_EQ(f.runtime->AllToAllRank(0, c.Shape(), f.harness->Buffers(0), call).code(),
+                absl::StatusCode::kUnimplemented);
+      EXPECT_TRUE(f.runtime->status().ok());
+    }
+  }
+}
+
+TEST(AllToAllTest, RejectsBadArgumentsBeforeLaunching) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  AllToAllCase c;
+  c.heads = world;
+  c.head_dim = 8;
+  c.token_counts = UnevenCounts(world, 2);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  AllToAllShape bad = c.Shape();
+  bad.heads = 2 * world + 1;
+  if (world > 1) {
+    EXPECT_EQ(f.runtime->AllToAll(bad, f.harness->AllBuffers()).status().code(),
+              absl::StatusCode::kInvalidArgument);
+  }
+  std::vector<RankBuffers> buffers = f.harness->AllBuffers();
+  buffers[0].output = nullptr;
+  EXPECT_EQ(f.runtime->AllToAll(c.Shape(), buffers).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(f.runtime->status().ok());
+  EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kCoordinated).ok());
+}
+
+}  // namespace
+}  // namespace ltx
