@@ -16,13 +16,13 @@ const char* FieldName(MismatchField field) {
     case MismatchField::kDtype:
       return "dtype";
     case MismatchField::kRowBytes:
-      return "row size in bytes (hidden * element size)";
+      return "row size in bytes (hidden, or heads * head_dim, times the element size)";
     case MismatchField::kBatch:
       return "batch";
     case MismatchField::kTotalTokens:
       return "total token count";
     case MismatchField::kCounts:
-      return "token_counts vector (digest)";
+      return "op kind, shape and token_counts vector (digest)";
     case MismatchField::kNone:
       break;
   }

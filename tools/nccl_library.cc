@@ -76,6 +76,12 @@ absl::StatusOr<std::unique_ptr<NcclLibrary>> NcclLibrary::Load(
         Resolve(handle, "ncclAllGather", &lib->all_gather_)}) {
     if (!status.ok()) return status;
   }
+  // Optional: only the all-to-all needs them.
+  if (!Resolve(handle, "ncclSend", &lib->send_).ok() ||
+      !Resolve(handle, "ncclRecv", &lib->recv_).ok()) {
+    lib->send_ = nullptr;
+    lib->recv_ = nullptr;
+  }
   return lib;
 }
 
@@ -140,6 +146,58 @@ absl::Status NcclClique::AllGather(
     if (result != kNcclSuccess) {
       status = absl::InternalError(absl::StrFormat(
           "ncclAllGather on rank %d failed: %s", r, nccl_.ErrorString(result)));
+    }
+  }
+  // Always close the group, even after a failed enqueue.
+  result = nccl_.group_end_();
+  if (status.ok() && result != kNcclSuccess) {
+    status = absl::InternalError("ncclGroupEnd failed: " +
+                                 nccl_.ErrorString(result));
+  }
+  return status;
+}
+
+absl::Status NcclClique::AllToAll(
+    absl::Span<const std::vector<NcclPeerBytes>> transfers,
+    absl::Span<const cudaStream_t> streams) const {
+  const size_t n = comms_.size();
+  if (transfers.size() != n || streams.size() != n) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "AllToAll needs %d transfer lists and streams; got %d, %d", n,
+        transfers.size(), streams.size()));
+  }
+  for (const std::vector<NcclPeerBytes>& peers : transfers) {
+    if (peers.size() != n) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "AllToAll needs %d peers per rank; got %d", n, peers.size()));
+    }
+  }
+  if (nccl_.send_ == nullptr || nccl_.recv_ == nullptr) {
+    return absl::UnimplementedError("NCCL library lacks ncclSend/ncclRecv");
+  }
+  int result = nccl_.group_start_();
+  if (result != kNcclSuccess) {
+    return absl::InternalError("ncclGroupStart failed: " +
+                               nccl_.ErrorString(result));
+  }
+  const int bytes = ToNcclDataType(NcclType::kUint8);
+  absl::Status status;
+  for (size_t r = 0; r < n && status.ok(); ++r) {
+    for (size_t p = 0; p < n && status.ok(); ++p) {
+      const NcclPeerBytes& t = transfers[r][p];
+      if (t.send_bytes > 0) {
+        result = nccl_.send_(t.send, t.send_bytes, bytes, static_cast<int>(p),
+                             comms_[r], streams[r]);
+      }
+      if (result == kNcclSuccess && t.recv_bytes > 0) {
+        result = nccl_.recv_(t.recv, t.recv_bytes, bytes, static_cast<int>(p),
+                             comms_[r], streams[r]);
+      }
+      if (result != kNcclSuccess) {
+        status = absl::InternalError(
+            absl::StrFormat("ncclSend/ncclRecv on rank %d, peer %d failed: %s",
+                            r, p, nccl_.ErrorString(result)));
+      }
     }
   }
   // Always close the group, even after a failed enqueue.

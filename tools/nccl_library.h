@@ -1,7 +1,8 @@
 // Run-time binding to NCCL (libnccl.so.2) through dlopen, so that benchmark
 // tools can compare against NCCL's AllGather in the same process without a
 // build-time dependency on NCCL headers or libraries. Only the handful of
-// entry points needed for a single-process AllGather clique are bound.
+// entry points needed for a single-process AllGather clique, and the
+// point-to-point calls of an all-to-all, are bound.
 // Linking code that uses this needs -ldl (dlopen/dlsym/dlclose).
 
 #ifndef TOOLS_NCCL_LIBRARY_H_
@@ -66,6 +67,10 @@ class NcclLibrary {
   using AllGatherFn = int (*)(const void* sendbuff, void* recvbuff,
                               size_t sendcount, int datatype, void* comm,
                               cudaStream_t stream);
+  using SendFn = int (*)(const void* sendbuff, size_t count, int datatype,
+                         int peer, void* comm, cudaStream_t stream);
+  using RecvFn = int (*)(void* recvbuff, size_t count, int datatype, int peer,
+                         void* comm, cudaStream_t stream);
 
   explicit NcclLibrary(void* handle) : handle_(handle) {}
   // Returns NCCL's description of `result`.
@@ -79,6 +84,17 @@ class NcclLibrary {
   GroupFn group_start_ = nullptr;
   GroupFn group_end_ = nullptr;
   AllGatherFn all_gather_ = nullptr;
+  // Null when the library predates ncclSend/ncclRecv (NCCL < 2.7).
+  SendFn send_ = nullptr;
+  RecvFn recv_ = nullptr;
+};
+
+// What one rank exchanges with one peer in an all-to-all, in bytes.
+struct NcclPeerBytes {
+  const void* send = nullptr;
+  size_t send_bytes = 0;
+  void* recv = nullptr;
+  size_t recv_bytes = 0;
 };
 
 // A clique of NCCL communicators, one per device, created in this process with
@@ -109,6 +125,16 @@ class NcclClique {
                          absl::Span<void* const> outputs, size_t count,
                          NcclType type,
                          absl::Span<const cudaStream_t> streams) const;
+
+  // Enqueues an all-to-all of bytes inside ncclGroupStart/ncclGroupEnd, all
+  // from the calling thread: rank r sends transfers[r][p].send_bytes from
+  // .send to peer p and receives transfers[r][p].recv_bytes from p into .recv
+  // (ncclSend/ncclRecv; empty transfers are skipped), on streams[r]. Does not
+  // synchronise. Errors: InvalidArgument for spans of the wrong size;
+  // Unimplemented if the library lacks ncclSend/ncclRecv; Internal with NCCL's
+  // error string if an NCCL call fails (the group is still closed).
+  absl::Status AllToAll(absl::Span<const std::vector<NcclPeerBytes>> transfers,
+                        absl::Span<const cudaStream_t> streams) const;
 
   // Number of ranks (devices) in the clique.
   int world_size() const { return static_cast<int>(comms_.size()); }

@@ -1,0 +1,56 @@
+// Block-wide copy of the rows of an all-to-all piece (kernels/alltoall_plan.h): each warp copies
+// one row (a contiguous run) at a time, in the widest store the piece's alignment allows. Used
+// by the all-to-all kernel, and by tools that permute between the same layouts locally.
+#ifndef LTX_KERNELS_ALLTOALL_COPY_CUH_
+#define LTX_KERNELS_ALLTOALL_COPY_CUH_
+
+#include <cstdint>
+
+#include "kernels/alltoall_plan.h"
+#include "kernels/block_copy.cuh"
+#include "kernels/copy_plan.h"
+
+namespace ltx {
+
+inline constexpr int kWarpSize = 32;
+
+// The block copies rows [rows.begin, rows.end) of `piece`, one row per warp at a time, in
+// stores of `Vector` (whose size divides every run start and the run length).
+template <typename Vector>
+__device__ void CopyPieceRowsAs(const Piece& piece, const ByteRange& rows, const uint8_t* src,
+                                uint8_t* dst) {
+  const int warps = blockDim.x / kWarpSize;
+  const int64_t units = piece.run_bytes / static_cast<int64_t>(sizeof(Vector));
+  for (int64_t row = rows.begin + threadIdx.x / kWarpSize; row < rows.end; row += warps) {
+    const int64_t from = RowOffset(piece.src, piece.rows_per_slice, row);
+    const int64_t to = RowOffset(piece.dst, piece.rows_per_slice, row);
+    CopyStrided(reinterpret_cast<Vector*>(dst + to), reinterpret_cast<const Vector*>(src + from),
+                units, threadIdx.x % kWarpSize, kWarpSize);
+  }
+}
+
+// The block copies rows `rows` of `piece` from the buffer at `src` into the one at `dst`.
+__device__ inline void CopyPieceRows(const Piece& piece, const ByteRange& rows,
+                                     const uint8_t* src, uint8_t* dst) {
+  switch (PieceWidth(piece, reinterpret_cast<uint64_t>(src), reinterpret_cast<uint64_t>(dst))) {
+    case 16:
+      CopyPieceRowsAs<int4>(piece, rows, src, dst);
+      break;
+    case 8:
+      CopyPieceRowsAs<uint64_t>(piece, rows, src, dst);
+      break;
+    case 4:
+      CopyPieceRowsAs<uint32_t>(piece, rows, src, dst);
+      break;
+    case 2:
+      CopyPieceRowsAs<uint16_t>(piece, rows, src, dst);
+      break;
+    default:
+      CopyPieceRowsAs<uint8_t>(piece, rows, src, dst);
+      break;
+  }
+}
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_ALLTOALL_COPY_CUH_

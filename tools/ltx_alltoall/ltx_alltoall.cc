@@ -1,0 +1,357 @@
+// ltx_alltoall: smoke run and benchmark of ltx's Ulysses all-to-all (sequence <-> heads).
+//
+//   ltx_alltoall                  smoke run: both directions, every dtype, odd shapes, uneven
+//                                 and zero counts, both call styles, verified byte-exact;
+//                                 PASS/FAIL (exit 0/1), exit 2 without a GPU.
+//   ltx_alltoall --bench          the model shapes (total tokens x 32 heads x head_dim, bf16,
+//                                 batch 1), ltx beside NCCL (grouped ncclSend/ncclRecv plus a
+//                                 permute into the final layout) when libnccl.so.2 loads.
+//   ltx_alltoall --bench -b 1M -e 256M -f 4    a sweep of per-rank sizes instead.
+//
+// Times are medians of --windows windows of --iters calls, measured with CUDA events after
+// --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "ltx/cuda_status.h"
+#include "ltx/runtime.h"
+#include "ltx/status_macros.h"
+#include "tools/alltoall_harness.h"
+#include "tools/ltx_alltoall/flag_values.h"
+#include "tools/ltx_alltoall/nccl_alltoall.h"
+#include "tools/nccl_library.h"
+
+ABSL_FLAG(std::string, devices, "", "Comma-separated CUDA devices in rank order (default: all).");
+ABSL_FLAG(bool, smoke, false, "Run the smoke test (the default when --bench is not given).");
+ABSL_FLAG(bool, bench, false, "Run the benchmark.");
+ABSL_FLAG(std::string, b, "", "Benchmark sweep: smallest size in bytes per rank (K/M/G); "
+                              "empty: the model shapes.");
+ABSL_FLAG(std::string, e, "256M", "Benchmark sweep: largest size in bytes per rank (K/M/G).");
+ABSL_FLAG(double, f, 4, "Benchmark sweep: factor between successive sizes.");
+ABSL_FLAG(int64_t, heads, 32, "Benchmark sweep: heads.");
+ABSL_FLAG(int64_t, head_dim, 128, "Benchmark sweep: head_dim.");
+ABSL_FLAG(std::string, direction, "both", "seq_to_heads, heads_to_seq or both.");
+ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32, fp8_e4m3, ...).");
+ABSL_FLAG(int, warmup, 20, "Benchmark: warm-up calls before timing.");
+ABSL_FLAG(int, iters, 50, "Benchmark: calls per timed window.");
+ABSL_FLAG(int, windows, 5, "Benchmark: timed windows; the median is reported.");
+ABSL_FLAG(std::string, nccl, "libnccl.so.2", "NCCL library to compare with; empty: none.");
+
+namespace ltx {
+namespace {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailed = 1;
+constexpr int kExitNoGpu = 2;
+
+// One benchmark shape: total tokens (split evenly), heads and head_dim.
+struct BenchShape {
+  int64_t tokens;
+  int64_t heads;
+  int64_t head_dim;
+};
+constexpr BenchShape kModelShapes[] = {
+    {15360, 32, 128}, {32640, 32, 128}, {6144, 32, 64}, {1024, 32, 128}};
+
+std::vector<int64_t> EvenCounts(int64_t tokens, int world) {
+  std::vector<int64_t> counts;
+  for (int r = 0; r < world; ++r) counts.push_back(tokens / world + (r < tokens % world ? 1 : 0));
+  return counts;
+}
+
+const char* DirectionName(AllToAllDirection direction) {
+  return direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq";
+}
+
+absl::StatusOr<std::vector<AllToAllDirection>> ParseDirections(const std::string& name) {
+  if (name == "seq_to_heads") return std::vector<AllToAllDirection>{AllToAllDirection::kSeqToHeads};
+  if (name == "heads_to_seq") return std::vector<AllToAllDirection>{AllToAllDirection::kHeadsToSeq};
+  if (name == "both") {
+    return std::vector<AllToAllDirection>{AllToAllDirection::kSeqToHeads,
+                                          AllToAllDirection::kHeadsToSeq};
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--direction: '%s' is not seq_to_heads, heads_to_seq or both", name));
+}
+
+// Runs `step` (which enqueues one op on every rank's stream) --warmup times, then --windows
+// windows of --iters; returns the median over windows of the slowest rank's time per op (us).
+absl::StatusOr<double> MedianMicros(const std::vector<int>& devices,
+                                    const std::vector<RankBuffers>& buffers,
+                                    const std::function<absl::Status()>& step) {
+  const int world = static_cast<int>(devices.size());
+  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) LTX_RETURN_IF_ERROR(step());
+  std::vector<cudaEvent_t> start(world), stop(world);
+  for (int r = 0; r < world; ++r) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices[r]), "cudaSetDevice"));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&start[r]), "cudaEventCreate"));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&stop[r]), "cudaEventCreate"));
+  }
+  std::vector<double> windows;
+  absl::Status status;
+  for (int w = 0; w < absl::GetFlag(FLAGS_windows) && status.ok(); ++w) {
+    for (int r = 0; r < world; ++r) {
+      cudaSetDevice(devices[r]);
+      cudaEventRecord(start[r], buffers[r].stream);
+    }
+    for (int i = 0; i < absl::GetFlag(FLAGS_iters) && status.ok(); ++i) status = step();
+    double slowest = 0;
+    for (int r = 0; r < world && status.ok(); ++r) {
+      cudaSetDevice(devices[r]);
+      cudaEventRecord(stop[r], buffers[r].stream);
+      float ms = 0;
+      status = CudaStatus(cudaEventSynchronize(stop[r]), "cudaEventSynchronize");
+      if (status.ok()) status = CudaStatus(cudaEventElapsedTime(&ms, start[r], stop[r]), "elapsed");
+      slowest = std::max(slowest, 1000.0 * ms / absl::GetFlag(FLAGS_iters));
+    }
+    windows.push_back(slowest);
+  }
+  for (int r = 0; r < world; ++r) {
+    cudaSetDevice(devices[r]);
+    cudaEventDestroy(start[r]);
+    cudaEventDestroy(stop[r]);
+  }
+  LTX_RETURN_IF_ERROR(status);
+  std::sort(windows.begin(), windows.end());
+  return windows[windows.size() / 2];
+}
+
+// The smoke cases: every dtype, odd head_dim, batch > 1, uneven and zero counts, misaligned.
+std::vector<AllToAllCase> SmokeCases(int world) {
+  std::vector<AllToAllCase> cases;
+  for (AllToAllDirection direction :
+       {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
+    for (DataType dtype : kAllDataTypes) {
+      AllToAllCase c;
+      c.dtype = dtype;
+      c.heads = 4 * world;
+      c.head_dim = 128;
+      c.token_counts = EvenCounts(1000, world);
+      c.direction = direction;
+      cases.push_back(c);
+    }
+    AllToAllCase odd;
+    odd.dtype = DataType::kFloat16;
+    odd.batch = 3;
+    odd.heads = world;
+    odd.head_dim = 7;
+    for (int r = 0; r < world; ++r) odd.token_counts.push_back(r % 3 == 1 ? 0 : 5 + 4 * r);
+    odd.direction = direction;
+    odd.input_misalignment = 2;
+    odd.output_misalignment = 6;
+    cases.push_back(odd);
+  }
+  return cases;
+}
+
+absl::Status RunOnce(Runtime& runtime, AllToAllHarness& harness, bool per_rank) {
+  const AllToAllShape shape = harness.current_case().Shape();
+  if (!per_rank) {
+    return runtime.AllToAllAndWait(shape, harness.AllBuffers(), absl::Seconds(30));
+  }
+  for (int r = 0; r < runtime.world_size(); ++r) {
+    LTX_RETURN_IF_ERROR(runtime.AllToAllRank(r, shape, harness.Buffers(r)));
+  }
+  return runtime.Synchronize(absl::Seconds(30));
+}
+
+int Smoke(Runtime& runtime, AllToAllHarness& harness) {
+  int failures = 0;
+  std::printf("%-70s %-12s %s\n", "# case", "style", "result");
+  for (const AllToAllCase& c : SmokeCases(runtime.world_size())) {
+    for (bool per_rank : {false, true}) {
+      absl::Status status = harness.Prepare(c);
+      if (status.ok()) status = RunOnce(runtime, harness, per_rank);
+      if (status.ok()) status = harness.Verify();
+      if (status.ok()) status = harness.PrepareInverse();
+      if (status.ok()) status = RunOnce(runtime, harness, per_rank);
+      if (status.ok()) status = harness.Verify();  // The round trip returns the input.
+      if (!status.ok()) ++failures;
+      std::printf("%-70s %-12s %s\n", c.ToString().c_str(), per_rank ? "per-rank" : "coordinated",
+                  status.ok() ? "ok + round trip ok" : status.ToString().c_str());
+    }
+  }
+  std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");
+  return failures == 0 ? kExitOk : kExitFailed;
+}
+
+struct BenchContext {
+  Runtime* runtime = nullptr;
+  AllToAllHarness* harness = nullptr;
+  const tools::NcclClique* clique = nullptr;  // Null: no NCCL comparison.
+  DataType dtype = DataType::kBFloat16;
+};
+
+void PrintBenchHeader(const BenchContext& bench) {
+  std::printf("#\n# %-10s %6s %5s %5s %12s %12s %6s |%10s %8s %8s %6s |%10s %8s |%10s |%10s %8s %6s\n",
+              "direction", "tokens", "heads", "hdim", "size", "count", "type", "ltx us",
+              "algbw", "busbw", "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw",
+              "#wrong");
+  if (bench.clique == nullptr) std::printf("# (no NCCL: its columns are -1)\n");
+}
+
+// Times one shape in one direction: ltx's call, then NCCL's transfer, permute and both.
+absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
+                      AllToAllDirection direction) {
+  Runtime& runtime = *bench.runtime;
+  AllToAllHarness& harness = *bench.harness;
+  const int world = runtime.world_size();
+  AllToAllCase c;
+  c.dtype = bench.dtype;
+  c.heads = shape.heads;
+  c.head_dim = shape.head_dim;
+  c.token_counts = EvenCounts(shape.tokens, world);
+  c.direction = direction;
+  LTX_RETURN_IF_ERROR(harness.Prepare(c));
+  const std::vector<RankBuffers> buffers = harness.AllBuffers();
+  const AllToAllShape ltx_shape = c.Shape();
+  LTX_RETURN_IF_ERROR(RunOnce(runtime, harness, /*per_rank=*/true));
+  const int ltx_wrong = harness.Verify().ok() ? 0 : 1;
+  LTX_ASSIGN_OR_RETURN(const double ltx_us, MedianMicros(runtime.devices(), buffers, [&] {
+    for (int r = 0; r < world; ++r) {
+      LTX_RETURN_IF_ERROR(runtime.AllToAllRank(r, ltx_shape, buffers[r]));
+    }
+    return absl::OkStatus();
+  }));
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
+  double nccl_us = -1, permute_us = -1, both_us = -1;
+  int nccl_wrong = 0;
+  if (bench.clique != nullptr) {
+    LTX_ASSIGN_OR_RETURN(std::unique_ptr<NcclAllToAll> nccl,
+                         NcclAllToAll::Create(*bench.clique, runtime.devices(),
+                                              harness.layout(), buffers));
+    LTX_RETURN_IF_ERROR(harness.RefreshInputs());
+    LTX_RETURN_IF_ERROR(nccl->Run());
+    nccl_wrong = harness.Verify().ok() ? 0 : 1;
+    LTX_ASSIGN_OR_RETURN(nccl_us, MedianMicros(runtime.devices(), buffers,
+                                               [&] { return nccl->Transfer(); }));
+    LTX_ASSIGN_OR_RETURN(permute_us, MedianMicros(runtime.devices(), buffers,
+                                                  [&] { return nccl->Permute(); }));
+    LTX_ASSIGN_OR_RETURN(both_us, MedianMicros(runtime.devices(), buffers,
+                                               [&] { return nccl->Run(); }));
+    LTX_RETURN_IF_ERROR(harness.SynchronizeStreams());
+  }
+  const int64_t total = shape.tokens * shape.heads * shape.head_dim * ElementSize(bench.dtype);
+  const double size = static_cast<double>(total) / world;  // Bytes per rank.
+  const double bus = world > 1 ? static_cast<double>(world - 1) / world : 1.0;
+  auto algbw = [size](double us) { return us > 0 ? size / us / 1e3 : -1; };
+  std::printf("  %-10s %6d %5d %5d %12.0f %12.0f %6s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f |%10.1f "
+              "|%10.1f %8.1f %6d\n",
+              DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
+              size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(), ltx_us,
+              algbw(ltx_us), algbw(ltx_us) * bus, ltx_wrong, nccl_us, algbw(nccl_us) * bus,
+              permute_us, both_us, algbw(both_us) * bus, nccl_wrong);
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
+// The shapes to benchmark: the model shapes, or a sweep of per-rank sizes.
+absl::StatusOr<std::vector<BenchShape>> BenchShapes(int world, DataType dtype) {
+  if (absl::GetFlag(FLAGS_b).empty()) {
+    return std::vector<BenchShape>(std::begin(kModelShapes), std::end(kModelShapes));
+  }
+  LTX_ASSIGN_OR_RETURN(const int64_t min_bytes, ParseBytes(absl::GetFlag(FLAGS_b)));
+  LTX_ASSIGN_OR_RETURN(const int64_t max_bytes, ParseBytes(absl::GetFlag(FLAGS_e)));
+  const double factor = absl::GetFlag(FLAGS_f);
+  if (factor <= 1) return absl::InvalidArgumentError("-f must be > 1");
+  const int64_t heads = absl::GetFlag(FLAGS_heads);
+  const int64_t head_dim = absl::GetFlag(FLAGS_head_dim);
+  const int64_t token_bytes = heads * head_dim * ElementSize(dtype);
+  std::vector<BenchShape> shapes;
+  for (double bytes = static_cast<double>(min_bytes); bytes <= max_bytes; bytes *= factor) {
+    const int64_t tokens = std::max<int64_t>(1, static_cast<int64_t>(bytes) * world / token_bytes);
+    shapes.push_back({tokens, heads, head_dim});
+  }
+  return shapes;
+}
+
+absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
+  LTX_ASSIGN_OR_RETURN(const DataType dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
+  LTX_ASSIGN_OR_RETURN(const std::vector<AllToAllDirection> directions,
+                       ParseDirections(absl::GetFlag(FLAGS_direction)));
+  LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes,
+                       BenchShapes(runtime.world_size(), dtype));
+  int64_t capacity = 1;
+  for (const BenchShape& shape : shapes) {
+    const int64_t rank_tokens = shape.tokens / runtime.world_size() + 1;
+    capacity = std::max(capacity, rank_tokens * shape.heads * shape.head_dim * ElementSize(dtype));
+  }
+  LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
+                       AllToAllHarness::Create(devices, capacity, capacity, /*seed=*/1));
+  std::unique_ptr<tools::NcclLibrary> library;
+  std::unique_ptr<tools::NcclClique> clique;
+  if (!absl::GetFlag(FLAGS_nccl).empty()) {
+    absl::StatusOr<std::unique_ptr<tools::NcclLibrary>> loaded =
+        tools::NcclLibrary::Load(absl::GetFlag(FLAGS_nccl));
+    if (loaded.ok()) {
+      library = std::move(*loaded);
+      LTX_ASSIGN_OR_RETURN(clique, tools::NcclClique::Create(*library, devices));
+      std::printf("# NCCL %s\n", library->Version().c_str());
+    } else {
+      std::printf("# NCCL not compared: %s\n", loaded.status().ToString().c_str());
+    }
+  }
+  BenchContext bench{&runtime, harness.get(), clique.get(), dtype};
+  std::printf("# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us)\n",
+              runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
+  PrintBenchHeader(bench);
+  for (AllToAllDirection direction : directions) {
+    for (const BenchShape& shape : shapes) LTX_RETURN_IF_ERROR(BenchOne(bench, shape, direction));
+  }
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage("Smoke run and benchmark of ltx's Ulysses all-to-all.");
+  absl::ParseCommandLine(argc, argv);
+  if (VisibleGpuCount() == 0) {
+    std::printf("ltx_alltoall: no CUDA GPU is visible\n");
+    return kExitNoGpu;
+  }
+  absl::StatusOr<std::vector<int>> devices = ParseDevices(absl::GetFlag(FLAGS_devices));
+  if (devices.ok() && devices->empty()) {
+    for (int d = 0; d < VisibleGpuCount(); ++d) devices->push_back(d);
+  }
+  RuntimeOptions options;
+  if (devices.ok()) options.devices = *devices;
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime =
+      devices.ok() ? Runtime::Create(options) : absl::StatusOr<std::unique_ptr<Runtime>>(
+                                                    devices.status());
+  if (!runtime.ok()) {
+    std::printf("ltx_alltoall: %s\nFAIL\n", runtime.status().ToString().c_str());
+    return kExitFailed;
+  }
+  int exit_code = kExitOk;
+  if (absl::GetFlag(FLAGS_smoke) || !absl::GetFlag(FLAGS_bench)) {
+    absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
+        AllToAllHarness::Create(*devices, int64_t{8} << 20, int64_t{8} << 20, /*seed=*/7);
+    exit_code = harness.ok() ? Smoke(**runtime, **harness) : kExitFailed;
+    if (!harness.ok()) std::printf("%s\nFAIL\n", harness.status().ToString().c_str());
+  }
+  if (absl::GetFlag(FLAGS_bench)) {
+    const absl::Status status = Bench(**runtime, *devices);
+    if (!status.ok()) {
+      std::printf("ltx_alltoall: %s\nFAIL\n", status.ToString().c_str());
+      exit_code = kExitFailed;
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace ltx
+
+int main(int argc, char** argv) { return ltx::Main(argc, argv); }
