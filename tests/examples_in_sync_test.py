@@ -37,6 +37,12 @@ class ExamplesInSyncTest(unittest.TestCase):
         code = [l for l in blocks[0].splitlines() if not l.startswith("#include")]
         self.assertEqual(normalise(code), marked(self.examples, "README example"))
 
+    def test_readme_alltoall_example(self):
+        blocks = re.findall(r"```cpp\n(.*?)```", read("README.md"), re.S)
+        self.assertGreater(len(blocks), 1, "README.md has no all-to-all example")
+        self.assertEqual(normalise(blocks[1].splitlines()),
+                         marked(self.examples, "README all-to-all example"))
+
     def test_runtime_header_example(self):
         header = read("ltx/runtime.h").splitlines()
         start = next(i for i, l in enumerate(header) if l.startswith("//   "))

@@ -61,6 +61,24 @@ absl::Status ReadmeExample(int rank, void* in0, void* in1, void* in2, void* in3,
   return status;
 }
 
+// The all-to-all example of README.md: compiled only (it needs four GPUs and real buffers).
+[[maybe_unused]] absl::Status ReadmeAllToAllExample(ltx::Runtime* runtime, int rank,
+                                   const std::vector<ltx::RankBuffers>& buffers, const void** q,
+                                   void** q_heads, cudaStream_t* stream) {
+  // [README all-to-all example]
+  std::vector<int64_t> counts = {3840, 3840, 3840, 3840};  // Must outlive the calls.
+  ltx::AllToAllShape shape;
+  shape.dtype = ltx::DataType::kBFloat16;
+  shape.heads = 32;
+  shape.head_dim = 128;
+  shape.token_counts = counts;
+  shape.direction = ltx::AllToAllDirection::kSeqToHeads;
+  absl::Status status = runtime->AllToAllAndWait(shape, buffers, absl::Seconds(30));  // coordinated
+  status = runtime->AllToAllRank(rank, shape, {q[rank], q_heads[rank], stream[rank]});  // per rank
+  // [end]
+  return status;
+}
+
 bool HasGpu() {
   int count = 0;
   const bool ok = cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
