@@ -14,18 +14,41 @@ namespace ltx {
 
 inline constexpr int kWarpSize = 32;
 
-// The block copies rows [rows.begin, rows.end) of `piece`, one row per warp at a time, in
-// stores of `Vector` (whose size divides every run start and the run length).
+// The block copies rows [rows.begin, rows.end) of `piece` in stores of `Vector` (whose size
+// divides every run start and the run length). Warp w takes rows w, w + warps, ...,
+// kRowsInFlight of them at a time (kernels/alltoall_plan.h); lane l takes units l, l + 32, ...
+// of each.
 template <typename Vector>
 __device__ void CopyPieceRowsAs(const Piece& piece, const ByteRange& rows, const uint8_t* src,
                                 uint8_t* dst) {
   const int warps = blockDim.x / kWarpSize;
+  const int lane = threadIdx.x % kWarpSize;
   const int64_t units = piece.run_bytes / static_cast<int64_t>(sizeof(Vector));
-  for (int64_t row = rows.begin + threadIdx.x / kWarpSize; row < rows.end; row += warps) {
-    const int64_t from = RowOffset(piece.src, piece.rows_per_slice, row);
-    const int64_t to = RowOffset(piece.dst, piece.rows_per_slice, row);
-    CopyStrided(reinterpret_cast<Vector*>(dst + to), reinterpret_cast<const Vector*>(src + from),
-                units, threadIdx.x % kWarpSize, kWarpSize);
+  for (int64_t first = rows.begin + threadIdx.x / kWarpSize; first < rows.end;
+       first += static_cast<int64_t>(warps) * kRowsInFlight) {
+    const Vector* from[kRowsInFlight] = {};
+    Vector* to[kRowsInFlight] = {};
+    bool valid[kRowsInFlight];
+#pragma unroll
+    for (int k = 0; k < kRowsInFlight; ++k) {
+      const int64_t row = first + static_cast<int64_t>(k) * warps;
+      valid[k] = row < rows.end;
+      if (!valid[k]) continue;
+      from[k] = reinterpret_cast<const Vector*>(
+          src + RowOffset(piece.src, piece.rows_per_slice, row));
+      to[k] = reinterpret_cast<Vector*>(dst + RowOffset(piece.dst, piece.rows_per_slice, row));
+    }
+    for (int64_t unit = lane; unit < units; unit += kWarpSize) {
+      Vector values[kRowsInFlight];
+#pragma unroll
+      for (int k = 0; k < kRowsInFlight; ++k) {
+        if (valid[k]) values[k] = LoadUnit(from[k] + unit);
+      }
+#pragma unroll
+      for (int k = 0; k < kRowsInFlight; ++k) {
+        if (valid[k]) StoreUnit(to[k] + unit, values[k]);
+      }
+    }
   }
 }
 

@@ -28,6 +28,11 @@
 
 namespace ltx {
 
+// Rows one warp copies at once: their loads are in flight together, which short rows (a few
+// hundred bytes per head group) need to keep NVLink busy. Warp w of a block with `warps` warps
+// copies rows begin + w, begin + w + warps, ... of its lane, kRowsInFlight at a time.
+inline constexpr int kRowsInFlight = 4;
+
 // The byte layout of one all-to-all, the same on every rank.
 struct AllToAllGeometry {
   int32_t heads_to_seq = 0;  // 0: sequence -> heads; 1: heads -> sequence.

@@ -33,12 +33,12 @@ __device__ __forceinline__ void StoreUnit<int4>(int4* address, const int4& value
   StoreVectorStreaming(address, value);
 }
 
-// Copies `units` vectors; the calling thread takes units first, first + stride, ...,
-// kCopyUnroll of them loaded before any is stored.
+// The block copies `units` vectors; thread t takes units t, t + blockDim.x, ... (the same set
+// the copy plan tests simulate), kCopyUnroll of them loaded before any is stored.
 template <typename Vector>
-__device__ inline void CopyStrided(Vector* dst, const Vector* src, int64_t units, int64_t first,
-                                   int64_t stride) {
-  int64_t unit = first;
+__device__ inline void CopyBody(Vector* dst, const Vector* src, int64_t units) {
+  const int64_t stride = blockDim.x;
+  int64_t unit = threadIdx.x;
   for (; unit + (kCopyUnroll - 1) * stride < units; unit += kCopyUnroll * stride) {
     Vector values[kCopyUnroll];
 #pragma unroll
@@ -47,13 +47,6 @@ __device__ inline void CopyStrided(Vector* dst, const Vector* src, int64_t units
     for (int k = 0; k < kCopyUnroll; ++k) StoreUnit(dst + unit + k * stride, values[k]);
   }
   for (; unit < units; unit += stride) StoreUnit(dst + unit, LoadUnit(src + unit));
-}
-
-// The block copies `units` vectors; thread t takes units t, t + blockDim.x, ... (the same set
-// the copy plan tests simulate).
-template <typename Vector>
-__device__ inline void CopyBody(Vector* dst, const Vector* src, int64_t units) {
-  CopyStrided(dst, src, units, threadIdx.x, blockDim.x);
 }
 
 __device__ inline void CopyBytes(uint8_t* dst, const uint8_t* src, int64_t bytes) {

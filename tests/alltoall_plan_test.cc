@@ -1,6 +1,6 @@
 // Tests of the all-to-all copy plan (kernels/alltoall_plan.h): EvenPart, PieceWidth, and a host
-// simulation of the kernel's copy loop (lanes, rows, store units, exactly as in
-// kernels/alltoall_kernel.cu) over a grid of shapes, checking that every output byte of every
+// simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
+// kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over a grid of shapes, checking that every output byte of every
 // rank is stored exactly once, with the byte an independent reference puts there, and that
 // every store is aligned to its width.
 #include "kernels/alltoall_plan.h"
@@ -60,6 +60,7 @@ struct PlanCase {
   int64_t head_dim;
   std::vector<int64_t> counts;
   int blocks;
+  int warps;  // Warps per block.
   uint64_t input_misalignment;
   uint64_t output_misalignment;
 
@@ -67,7 +68,7 @@ struct PlanCase {
     return absl::StrCat(direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq",
                         " ", DataTypeName(dtype), " batch=", batch, " heads=", heads,
                         " head_dim=", head_dim, " counts=[", absl::StrJoin(counts, ","),
-                        "] blocks=", blocks, " misalign=", input_misalignment, "/",
+                        "] blocks=", blocks, " warps=", warps, " misalign=", input_misalignment, "/",
                         output_misalignment);
   }
 };
@@ -140,21 +141,29 @@ void SimulateAndCheck(const PlanCase& c) {
       const Piece piece = PieceOf(layout->geometry, rank, target);
       const int width = PieceWidth(piece, input_address, output_address);
       const ByteRange rows = LaneRows(piece, lane, lanes, world);
-      for (int64_t row = rows.begin; row < rows.end; ++row) {
-        const int64_t src = RowOffset(piece.src, piece.rows_per_slice, row);
-        const int64_t dst = RowOffset(piece.dst, piece.rows_per_slice, row);
-        ASSERT_EQ((input_address + src) % width, 0u);
-        ASSERT_EQ((output_address + dst) % width, 0u);
-        ASSERT_EQ(piece.run_bytes % width, 0);
-        for (int64_t byte = 0; byte < piece.run_bytes; ++byte) {
-          ASSERT_GE(src + byte, 0);
-          ASSERT_LT(src + byte, layout->InputBytes(rank));
-          ASSERT_GE(dst + byte, 0);
-          ASSERT_LT(dst + byte, layout->OutputBytes(target));
-          const SourceByte want = expected[target][dst + byte];
-          ASSERT_EQ(want.rank, rank) << "output " << target << " byte " << dst + byte;
-          ASSERT_EQ(want.offset, src + byte) << "output " << target << " byte " << dst + byte;
-          ++writes[target][dst + byte];
+      // Warp w copies rows begin + w + i * warps, kRowsInFlight at a time (as the kernel).
+      for (int warp = 0; warp < c.warps; ++warp) {
+        for (int64_t first = rows.begin + warp; first < rows.end;
+             first += int64_t{c.warps} * kRowsInFlight) {
+          for (int k = 0; k < kRowsInFlight; ++k) {
+            const int64_t row = first + int64_t{k} * c.warps;
+            if (row >= rows.end) continue;
+            const int64_t src = RowOffset(piece.src, piece.rows_per_slice, row);
+            const int64_t dst = RowOffset(piece.dst, piece.rows_per_slice, row);
+            ASSERT_EQ((input_address + src) % width, 0u);
+            ASSERT_EQ((output_address + dst) % width, 0u);
+            ASSERT_EQ(piece.run_bytes % width, 0);
+            for (int64_t byte = 0; byte < piece.run_bytes; ++byte) {
+              ASSERT_GE(src + byte, 0);
+              ASSERT_LT(src + byte, layout->InputBytes(rank));
+              ASSERT_GE(dst + byte, 0);
+              ASSERT_LT(dst + byte, layout->OutputBytes(target));
+              const SourceByte want = expected[target][dst + byte];
+              ASSERT_EQ(want.rank, rank) << "output " << target << " byte " << dst + byte;
+              ASSERT_EQ(want.offset, src + byte) << "output " << target << " byte " << dst + byte;
+              ++writes[target][dst + byte];
+            }
+          }
         }
       }
     }
@@ -193,7 +202,8 @@ TEST(AllToAllPlanTest, EveryOutputByteIsStoredOnceFromTheRightInputByte) {
             for (int blocks : {1, world, 2 * world + 1, 37}) {
               const uint64_t input_misalignment = random() % 3 == 0 ? random() % 16 : 0;
               const uint64_t output_misalignment = random() % 3 == 0 ? random() % 16 : 0;
-              SimulateAndCheck({direction, dtype, batch, heads, head_dim, counts, blocks,
+              const int warps = blocks % 2 == 0 ? 16 : 3;
+              SimulateAndCheck({direction, dtype, batch, heads, head_dim, counts, blocks, warps,
                                 input_misalignment, output_misalignment});
               ++cases;
               if (HasFatalFailure()) return;
