@@ -450,6 +450,20 @@ absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
   return handle.Wait(wait_timeout);
 }
 
+absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const AllGatherShape& shape,
+                                                      const RankBuffers& buffers,
+                                                      const CallOptions& call,
+                                                      AllGatherLayout* layout) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  LTX_RETURN_IF_ERROR(
+      RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank, "stream"));
+  LTX_ASSIGN_OR_RETURN(*layout, ComputeLayout(shape, world_size()));
+  LTX_ASSIGN_OR_RETURN(ResolvedCall resolved,
+                       Resolve(rank, *layout, call, capture != cudaStreamCaptureStatusNone));
+  LTX_RETURN_IF_ERROR(ValidateCall(*layout, rank, buffers));
+  return resolved;
+}
+
 absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
                                     const RankBuffers& buffers, const CallOptions& call) {
   if (rank < 0 || rank >= world_size()) {
@@ -460,20 +474,13 @@ absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
   // The peers may already have launched this op: a rank that rejects its part leaves them
   // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
   // call stops the Runtime, like a device error.
-  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  const absl::Status stream_ok =
-      RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank, "stream");
-  const bool capturing = capture != cudaStreamCaptureStatusNone;
-  absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, world_size());
-  absl::StatusOr<ResolvedCall> resolved = layout.status();
-  if (layout.ok()) resolved = Resolve(rank, *layout, call, capturing);
-  absl::Status valid = stream_ok.ok() ? resolved.status() : stream_ok;
-  if (valid.ok()) valid = ValidateCall(*layout, rank, buffers);
-  if (!valid.ok()) {
-    StopWith(valid);
-    return valid;
+  AllGatherLayout layout;
+  absl::StatusOr<ResolvedCall> resolved = PrepareRankCall(rank, shape, buffers, call, &layout);
+  if (!resolved.ok()) {
+    StopWith(resolved.status());
+    return resolved.status();
   }
-  if (resolved->protocol == Protocol::kCopyEngine && capturing) {
+  if (resolved->protocol == Protocol::kCopyEngine && resolved->capturing) {
     // Refused before the op starts on any rank that captures alike: the Runtime stays usable.
     return absl::UnimplementedError(
         "copy-engine calls cannot be captured into a CUDA graph (on the peer-store transport, "
@@ -485,7 +492,7 @@ absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
   if (previous_device != device) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
   }
-  const absl::Status launched = Launch(rank, *layout, buffers, *resolved);
+  const absl::Status launched = Launch(rank, layout, buffers, *resolved);
   if (previous_device != device) cudaSetDevice(previous_device);
   return launched;
 }

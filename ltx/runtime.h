@@ -164,6 +164,11 @@ class Runtime {
   // Validates `call` and resolves it for rank `rank`, whose stream is capturing or not.
   absl::StatusOr<ResolvedCall> Resolve(int rank, const AllGatherLayout& layout,
                                        const CallOptions& call, bool capturing) const;
+  // The host side of a per-rank call before its launch: the stream's capture status, the
+  // layout (into `layout`), the resolution and the buffer checks.
+  absl::StatusOr<ResolvedCall> PrepareRankCall(int rank, const AllGatherShape& shape,
+                                               const RankBuffers& buffers, const CallOptions& call,
+                                               AllGatherLayout* layout);
   // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
   // capture, records the rank's completion; the caller's current device must be the rank's.
   // A failure stops the Runtime (the peers may wait for this rank).
