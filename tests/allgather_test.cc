@@ -16,8 +16,8 @@
 #include "gtest/gtest.h"
 #include "kernels/one_trip_layout.h"
 #include "ltx/runtime.h"
-#include "tests/gpu_test_util.h"
-#include "tools/allgather_harness.h"
+#include "tools/testing/allgather_harness.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {

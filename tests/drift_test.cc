@@ -16,7 +16,7 @@
 #include "kernels/one_trip_layout.h"
 #include "ltx/runtime.h"
 #include "tests/busy_kernel.h"
-#include "tests/gpu_test_util.h"
+#include "tools/testing/gpu_fixture.h"
 #include "tests/pattern_kernels.h"
 
 namespace ltx {

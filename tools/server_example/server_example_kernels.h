@@ -1,8 +1,8 @@
 // The stand-in compute of the server example: a kernel that produces this step's activations and
 // one that reduces the gathered sequence to a checksum, plus the host-side value function both
 // sides agree on.
-#ifndef LTX_TOOLS_SERVER_EXAMPLE_KERNELS_H_
-#define LTX_TOOLS_SERVER_EXAMPLE_KERNELS_H_
+#ifndef LTX_TOOLS_SERVER_EXAMPLE_SERVER_EXAMPLE_KERNELS_H_
+#define LTX_TOOLS_SERVER_EXAMPLE_SERVER_EXAMPLE_KERNELS_H_
 
 #include <cuda_runtime_api.h>
 
@@ -32,4 +32,4 @@ cudaError_t LaunchChecksum(const uint16_t* values, int64_t count, unsigned long 
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_SERVER_EXAMPLE_KERNELS_H_
+#endif  // LTX_TOOLS_SERVER_EXAMPLE_SERVER_EXAMPLE_KERNELS_H_

@@ -1,7 +1,7 @@
-// Shared by the GPU tests: skipping, with the reason, where there are too few GPUs; a Runtime
-// with a harness over the same GPUs; and running one case in either call style.
-#ifndef LTX_TESTS_GPU_TEST_UTIL_H_
-#define LTX_TESTS_GPU_TEST_UTIL_H_
+// The fixture of the GPU tests (testonly): skipping, with the reason, where there are too few
+// GPUs; a Runtime with a harness over the same GPUs; and running one case in either call style.
+#ifndef LTX_TOOLS_TESTING_GPU_FIXTURE_H_
+#define LTX_TOOLS_TESTING_GPU_FIXTURE_H_
 
 #include <memory>
 #include <vector>
@@ -10,7 +10,8 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "ltx/runtime.h"
-#include "tools/allgather_harness.h"
+#include "tools/testing/allgather_harness.h"
+#include "tools/testing/visible_gpus.h"
 
 // Skips the current test unless `needed` GPUs are visible. (A macro: GTEST_SKIP must return
 // from the test body itself.)
@@ -55,4 +56,4 @@ absl::Status RunAndVerify(GpuFixture& f, const AllGatherCase& c, CallStyle style
 
 }  // namespace ltx
 
-#endif  // LTX_TESTS_GPU_TEST_UTIL_H_
+#endif  // LTX_TOOLS_TESTING_GPU_FIXTURE_H_

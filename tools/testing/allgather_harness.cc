@@ -1,5 +1,5 @@
 // GPU buffers, random data, poisoning and byte-exact checks for AllGather cases.
-#include "tools/allgather_harness.h"
+#include "tools/testing/allgather_harness.h"
 
 #include <algorithm>
 #include <cstring>
@@ -19,15 +19,6 @@ constexpr int64_t kMisalignmentRoom = 64;
 int64_t AreaBytes(int64_t capacity) { return kGuardBytes + kMisalignmentRoom + capacity + kGuardBytes; }
 
 }  // namespace
-
-int VisibleGpuCount() {
-  int count = 0;
-  if (cudaGetDeviceCount(&count) != cudaSuccess) {
-    cudaGetLastError();
-    return 0;
-  }
-  return count;
-}
 
 AllGatherShape AllGatherCase::Shape() const {
   AllGatherShape shape;

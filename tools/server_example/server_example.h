@@ -2,8 +2,8 @@
 //   compute (this step's activations) -> AllGather (the whole sequence) -> compute (a reduction)
 // captured once into a CUDA graph per GPU and replayed every step, with no host
 // synchronisation between the GPUs; each step's result is checked against the host's answer.
-#ifndef LTX_TOOLS_SERVER_EXAMPLE_H_
-#define LTX_TOOLS_SERVER_EXAMPLE_H_
+#ifndef LTX_TOOLS_SERVER_EXAMPLE_SERVER_EXAMPLE_H_
+#define LTX_TOOLS_SERVER_EXAMPLE_SERVER_EXAMPLE_H_
 
 #include <cstdint>
 #include <vector>
@@ -32,4 +32,4 @@ absl::StatusOr<ServerExampleReport> RunServerExample(const ServerExampleOptions&
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_SERVER_EXAMPLE_H_
+#endif  // LTX_TOOLS_SERVER_EXAMPLE_SERVER_EXAMPLE_H_

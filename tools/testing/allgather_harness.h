@@ -1,8 +1,9 @@
 // Buffers and checking for running AllGather cases on real GPUs, shared by the GPU tests and
-// the ltx_allgather tool: random inputs (never all zeros), outputs poisoned before every call
-// and surrounded by guard bytes, and a byte-exact comparison of every rank's output.
-#ifndef LTX_TOOLS_ALLGATHER_HARNESS_H_
-#define LTX_TOOLS_ALLGATHER_HARNESS_H_
+// the ltx_allgather tool (so it is not testonly): random inputs (never all zeros), outputs
+// poisoned before every call and surrounded by guard bytes, and a byte-exact comparison of every
+// rank's output.
+#ifndef LTX_TOOLS_TESTING_ALLGATHER_HARNESS_H_
+#define LTX_TOOLS_TESTING_ALLGATHER_HARNESS_H_
 
 #include <cuda_runtime_api.h>
 
@@ -34,9 +35,6 @@ struct AllGatherCase {
   // E.g. "bf16 batch=3 hidden=4096 counts=[5,0,7,1] misalign=0/3".
   std::string ToString() const;
 };
-
-// Number of GPUs this process sees; 0 when there are none or no driver.
-int VisibleGpuCount();
 
 // Bytes of guard space before and after every output (and after every input).
 inline constexpr int64_t kGuardBytes = 256;
@@ -113,4 +111,4 @@ class AllGatherHarness {
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_ALLGATHER_HARNESS_H_
+#endif  // LTX_TOOLS_TESTING_ALLGATHER_HARNESS_H_

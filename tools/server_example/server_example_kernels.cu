@@ -1,5 +1,5 @@
 // Stand-in compute kernels of the server example.
-#include "tools/server_example_kernels.h"
+#include "tools/server_example/server_example_kernels.h"
 
 namespace ltx {
 namespace {

@@ -4,8 +4,8 @@
 // entry points needed for a single-process AllGather clique are bound.
 // Linking code that uses this needs -ldl (dlopen/dlsym/dlclose).
 
-#ifndef TOOLS_NCCL_LIBRARY_H_
-#define TOOLS_NCCL_LIBRARY_H_
+#ifndef LTX_TOOLS_LTX_ALLGATHER_NCCL_LIBRARY_H_
+#define LTX_TOOLS_LTX_ALLGATHER_NCCL_LIBRARY_H_
 
 #include <cuda_runtime_api.h>
 
@@ -123,4 +123,4 @@ class NcclClique {
 
 }  // namespace ltx::tools
 
-#endif  // TOOLS_NCCL_LIBRARY_H_
+#endif  // LTX_TOOLS_LTX_ALLGATHER_NCCL_LIBRARY_H_

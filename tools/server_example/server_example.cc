@@ -1,5 +1,5 @@
 // The server-loop example: per-GPU threads replaying compute -> AllGather -> compute graphs.
-#include "tools/server_example.h"
+#include "tools/server_example/server_example.h"
 
 #include <cuda_runtime_api.h>
 
@@ -11,7 +11,7 @@
 #include "ltx/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
-#include "tools/server_example_kernels.h"
+#include "tools/server_example/server_example_kernels.h"
 
 namespace ltx {
 namespace {

@@ -1,12 +1,13 @@
-// ltx_server_example: runs the server-loop example (tools/server_example.h) on every visible GPU.
+// ltx_server_example: runs the server-loop example (tools/server_example/server_example.h) on
+// every visible GPU.
 // Exit 0 when every step's result was right, 1 on an error, 2 without a GPU.
 #include <cstdio>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/time/time.h"
-#include "tools/allgather_harness.h"
-#include "tools/server_example.h"
+#include "tools/server_example/server_example.h"
+#include "tools/testing/visible_gpus.h"
 
 ABSL_FLAG(int, steps, 200, "Graph replays per GPU.");
 

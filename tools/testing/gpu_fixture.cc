@@ -1,8 +1,9 @@
 // GPU test fixtures and case runners.
-#include "tests/gpu_test_util.h"
+#include "tools/testing/gpu_fixture.h"
 
-#include <thread>
 #include <utility>
+
+#include "tools/testing/rank_threads.h"
 
 namespace ltx {
 
@@ -38,18 +39,9 @@ absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
     return f.runtime->AllGather(shape, f.harness->AllBuffers(), call).status();
   }
   if (ranks.empty()) ranks = FirstDevices(f.runtime->world_size());
-  std::vector<absl::Status> results(ranks.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    threads.emplace_back([&, i] {
-      results[i] = f.runtime->AllGatherRank(ranks[i], shape, f.harness->Buffers(ranks[i]), call);
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  for (const absl::Status& result : results) {
-    if (!result.ok()) return result;
-  }
-  return absl::OkStatus();
+  return RunOnRankThreads(static_cast<int>(ranks.size()), [&](int i) {
+    return f.runtime->AllGatherRank(ranks[i], shape, f.harness->Buffers(ranks[i]), call);
+  });
 }
 
 absl::Status RunAndVerify(GpuFixture& f, const AllGatherCase& c, CallStyle style,
