@@ -3,8 +3,8 @@
 // staging area on every peer; each receiver polls its own staging area and unpacks the lines
 // into its output. One NVLink trip, no entry or exit barrier.
 //
-// Why no entry barrier is needed. Staging is double-buffered by epoch parity. Rank r writes op
-// e's lines into parity e % 2 of t's staging only while running op e, so r has finished op e-1
+// Why no entry barrier is needed. Staging is double-buffered by op-number parity. Rank r writes
+// op e's lines into parity e % 2 of t's staging only while running op e, so r has finished op e-1
 // (stream order). Whatever path op e-1 took, r could finish it only after t had started op e-1
 // (one-trip: r waited for t's header lines of op e-1; direct: r waited for t's entry and exit),
 // and t starts op e-1 only after its op e-2 kernel, the last reader of parity e % 2, finished.
@@ -46,33 +46,17 @@ __device__ __forceinline__ bool LoadLine(const OneTripLine* address, uint32_t fl
   return flag_low == flag && flag_high == flag;
 }
 
-// What a receiver waits with.
-struct Receiver {
-  const AllGatherKernelParams* p;
-  SignalRegion* local;
-  uint64_t epoch;
-  uint32_t flag;
-};
-
-// Waits for `line` (from `peer`) to carry this op's flag. On timeout abandons the op and records
-// it; returns false then, or when the op was already abandoned.
-__device__ bool AwaitLine(const Receiver& r, const OneTripLine* line, int peer,
+// Waits for `line` (from `peer`) to carry `flag`, and returns its payload. On timeout abandons
+// the op and records it; returns false then, or when the op was already abandoned.
+__device__ bool AwaitLine(const OpContext& op, uint32_t flag, const OneTripLine* line, int peer,
                           uint64_t* payload) {
-  // Polls mostly the line itself: the abort flag and the clock are read every 32nd poll.
-  constexpr uint32_t kPollsPerCheck = 32;
-  uint32_t seen = 0;
-  if (LoadLine(line, r.flag, payload, &seen)) return true;
-  const uint64_t start_ns = GlobalTimerNs();
-  for (uint32_t polls = 1;; ++polls) {
-    if (LoadLine(line, r.flag, payload, &seen)) return true;
-    if (polls % kPollsPerCheck != 0) continue;
-    if (LoadRelaxedSystem(&r.local->abort) != 0u) return false;
-    if (GlobalTimerNs() - start_ns > r.p->timeout_ns) {
-      AbandonAfterTimeout(r.local, r.p->error_record, BarrierPhase::kData, r.p->rank, peer,
-                          r.epoch, seen, start_ns);
-      return false;
-    }
-  }
+  return AwaitOrAbandon(op, BarrierPhase::kData, peer,
+                        [line, flag, payload](WaitProgress* progress) {
+                          uint32_t seen = 0;
+                          const bool arrived = LoadLine(line, flag, payload, &seen);
+                          progress->seen = seen;
+                          return arrived;
+                        });
 }
 
 // Payload `index` of a shard of `bytes` bytes at `input`: 8 bytes, fewer at the end.
@@ -112,75 +96,70 @@ __device__ void StorePayload(uint64_t payload, int64_t index, const ShardGeometr
   }
 }
 
-// Sends this rank's lines to every peer, copies its own shard, and receives every peer's lines.
-__device__ void Exchange(const AllGatherKernelParams& p, const Receiver& receiver,
-                         const uint64_t (&header)[kOneTripHeaderLines]) {
-  SignalRegion* local = receiver.local;
-  const uint64_t epoch = receiver.epoch;
-  const int parity = static_cast<int>(epoch & 1);
+// Sends this rank's lines (header, then payload) to every peer. Thread g of the grid sends lines
+// g, g + threads, ...
+__device__ void SendLines(const AllGatherKernelParams& p, const OpContext& op, uint32_t flag) {
+  const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
   const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const uint8_t* input = static_cast<const uint8_t*>(p.input);
-  uint8_t* output = static_cast<uint8_t*>(p.output);
-
-  // Send: header and payload lines to every peer.
+  uint64_t header[kOneTripHeaderLines];
+  PackHeader(AnnouncementOf(p), header);
   const int64_t my_bytes = FlatShardBytes(p.geometry);
   const int64_t my_lines = OneTripLines(my_bytes);
   for (int64_t line = thread; line < my_lines; line += threads) {
-    const uint64_t payload = line < kOneTripHeaderLines
-                                 ? header[line]
-                                 : LoadPayload(input, line - kOneTripHeaderLines, my_bytes);
+    const uint64_t payload =
+        line < kOneTripHeaderLines
+            ? header[line]
+            : LoadPayload(static_cast<const uint8_t*>(p.input), line - kOneTripHeaderLines,
+                          my_bytes);
     for (int k = 1; k < world; ++k) {
       const int target = (p.rank + k) % world;
       StoreLine(p.staging[target] + OneTripLineIndex(parity, p.rank, world, line), payload,
-                receiver.flag);
+                flag);
     }
   }
+}
 
-  // This rank's own shard goes straight from input to output.
-  CopyRange(p.geometry, PartRange(my_bytes, blockIdx.x, gridDim.x), input, output);
-
-  // Receive. Every wait is for one line, and the waits of different lines run in different
-  // threads, so the latency of polling staging memory is paid about once, not once per peer.
-  //
-  // Block 0 checks the headers: thread (k - 1) * kOneTripHeaderLines + i waits for line i of
-  // the k-th peer. Every peer is thus waited for even when it has no data for this rank. On a
-  // disagreement the op is abandoned, which also releases threads waiting for data lines that
-  // the peer, with its other view of the shape, will never send.
-  if (blockIdx.x == 0) {
-    __shared__ uint64_t values[kMaxWorldSize][kOneTripHeaderLines];
-    __shared__ bool arrived[kMaxWorldSize][kOneTripHeaderLines];
-    const int k = 1 + static_cast<int>(threadIdx.x) / kOneTripHeaderLines;
-    const int i = static_cast<int>(threadIdx.x) % kOneTripHeaderLines;
-    if (k < world) {
-      const int source = (p.rank + world - k) % world;
-      arrived[k][i] = AwaitLine(
-          receiver, p.staging[p.rank] + OneTripLineIndex(parity, source, world, i), source,
-          &values[k][i]);
-    }
-    __syncthreads();
-    const int peer = 1 + static_cast<int>(threadIdx.x);
-    if (peer < world) {
-      bool all_arrived = true;
-      for (int line = 0; line < kOneTripHeaderLines; ++line) all_arrived &= arrived[peer][line];
-      const int source = (p.rank + world - peer) % world;
-      const EntryAnnouncement mine = {0, p.counts_digest, p.total_tokens, p.row_bytes,
-                                      p.geometry.batch, p.dtype};
-      const EntryAnnouncement theirs = {0,
-                                        values[peer][4],
-                                        static_cast<int64_t>(values[peer][3]),
-                                        static_cast<int64_t>(values[peer][1]),
-                                        static_cast<int64_t>(values[peer][2]),
-                                        static_cast<int32_t>(values[peer][0])};
-      if (all_arrived &&
-          !AgreesOrRecordMismatch(mine, theirs, p.rank, source, epoch, local, p.error_record)) {
-        StoreRelaxedSystem(&local->abort, 1u);
-      }
-    }
+// Run by block 0: thread (k - 1) * kOneTripHeaderLines + i waits for header line i of the k-th
+// peer, so every peer is waited for even when it has no data for this rank. On a disagreement
+// the op is abandoned, which also releases threads waiting for data lines that the peer, with
+// its other view of the shape, will never send.
+__device__ void ReceiveHeaders(const AllGatherKernelParams& p, const OpContext& op,
+                               uint32_t flag) {
+  __shared__ uint64_t values[kMaxWorldSize][kOneTripHeaderLines];
+  __shared__ bool arrived[kMaxWorldSize][kOneTripHeaderLines];
+  const int parity = static_cast<int>(op.number & 1);
+  const int world = p.world_size;
+  const int k = 1 + static_cast<int>(threadIdx.x) / kOneTripHeaderLines;
+  const int i = static_cast<int>(threadIdx.x) % kOneTripHeaderLines;
+  if (k < world) {
+    const int source = (p.rank + world - k) % world;
+    arrived[k][i] =
+        AwaitLine(op, flag, p.staging[p.rank] + OneTripLineIndex(parity, source, world, i),
+                  source, &values[k][i]);
   }
+  __syncthreads();
+  const int peer = 1 + static_cast<int>(threadIdx.x);
+  if (peer >= world) return;
+  bool all_arrived = true;
+  for (int line = 0; line < kOneTripHeaderLines; ++line) all_arrived &= arrived[peer][line];
+  const int source = (p.rank + world - peer) % world;
+  if (all_arrived &&
+      !AgreesOrRecordMismatch(op, source, AnnouncementOf(p), UnpackHeader(values[peer]))) {
+    StoreRelaxedSystem(&op.local->abort, 1u);
+  }
+}
 
-  // Data: one index space over every peer's data lines, spread over all threads.
+// Receives every peer's data lines into this rank's output: one index space over every peer's
+// data lines, spread over all threads. Every wait is for one line, and the waits of different
+// lines run in different threads, so the latency of polling staging memory is paid about once,
+// not once per peer.
+__device__ void ReceiveData(const AllGatherKernelParams& p, const OpContext& op, uint32_t flag) {
+  const int parity = static_cast<int>(op.number & 1);
+  const int world = p.world_size;
+  const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
   int64_t data_lines[kMaxWorldSize] = {};
   int64_t items = 0;
   for (int k = 1; k < world; ++k) {
@@ -194,41 +173,41 @@ __device__ void Exchange(const AllGatherKernelParams& p, const Receiver& receive
     int64_t index = item;
     while (index >= data_lines[k]) index -= data_lines[k++];
     const int source = (p.rank + world - k) % world;
-    ShardGeometry g = p.geometry;
-    g.shard_bytes = p.token_counts[source] * p.row_bytes;
-    g.output_offset = p.prefix_tokens[source] * p.row_bytes;
+    const ShardGeometry g = ShardGeometryOf(p.geometry.batch, p.row_bytes, p.total_tokens,
+                                            p.token_counts[source], p.prefix_tokens[source]);
     uint64_t payload = 0;
     const OneTripLine* line =
         p.staging[p.rank] + OneTripLineIndex(parity, source, world, kOneTripHeaderLines + index);
-    if (!AwaitLine(receiver, line, source, &payload)) break;
-    StorePayload(payload, index, g, output);
+    if (!AwaitLine(op, flag, line, source, &payload)) break;
+    StorePayload(payload, index, g, static_cast<uint8_t*>(p.output));
   }
 }
 
 __global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
     const AllGatherKernelParams p) {
   SignalRegion* local = p.signals[p.rank];
-  const uint64_t epoch = local->last_epoch + 1;
-  const Receiver receiver = {&p, local, epoch, OneTripFlag(epoch)};
-
-  const uint64_t header[kOneTripHeaderLines] = {static_cast<uint64_t>(p.dtype),
-                                                static_cast<uint64_t>(p.row_bytes),
-                                                static_cast<uint64_t>(p.geometry.batch),
-                                                static_cast<uint64_t>(p.total_tokens),
-                                                p.counts_digest};
+  const OpContext op = {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
+  const uint32_t flag = OneTripFlag(op.number);
 
   // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it sends
   // nothing, so no peer can take a later op of this GPU for its own.
-  __shared__ bool abandoned;  // Block-uniform: Exchange synchronises block 0.
+  __shared__ bool abandoned;
   if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&local->abort) != 0u;
   __syncthreads();
-  if (!abandoned) Exchange(p, receiver, header);
+  if (!abandoned) {  // Block-uniform: ReceiveHeaders synchronises block 0.
+    SendLines(p, op, flag);
+    // This rank's own shard goes straight from input to output.
+    CopyRange(p.geometry, PartRange(FlatShardBytes(p.geometry), blockIdx.x, gridDim.x),
+              static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
+    if (blockIdx.x == 0) ReceiveHeaders(p, op, flag);
+    ReceiveData(p, op, flag);
+  }
 
   // The last block to finish advances this GPU's op number.
   __syncthreads();
   if (threadIdx.x == 0 && atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1) {
     local->blocks_done = 0;
-    local->last_epoch = epoch;
+    local->last_op = op.number;
   }
 }
 

@@ -2,19 +2,21 @@
 // choice) and the one-trip kernel.
 //
 // A sender packs its shard into 16-byte lines {low 4 payload bytes, flag, high 4 payload bytes,
-// flag} and stores them into every peer's staging area; the flag is the op's epoch (low 32 bits),
-// so data and "it has arrived" travel in the same store. 8-byte halves of a line are single-copy
-// atomic, a whole line is not: a reader accepts a line once both flags show the epoch. The first
-// kOneTripHeaderLines lines carry the sender's view of the arguments, so a receiver can detect
-// disagreement (and stop waiting for data lines that may never come).
+// flag} and stores them into every peer's staging area; the flag is derived from the op number
+// (OneTripFlag), so data and "it has arrived" travel in the same store. 8-byte halves of a line
+// are single-copy atomic, a whole line is not: a reader accepts a line once both flags show the
+// op. The first kOneTripHeaderLines lines carry the sender's announcement (PackHeader), so a
+// receiver can detect disagreement (and stop waiting for data lines that may never come).
+// Protocol: kernels/PROTOCOL.md.
 //
-// Each GPU's staging area holds, for both epoch parities and every source rank, room for
+// Each GPU's staging area holds, for both op-number parities and every source rank, room for
 // `lines_per_source` lines: [parity][source][line].
 #ifndef LTX_KERNELS_ONE_TRIP_LAYOUT_H_
 #define LTX_KERNELS_ONE_TRIP_LAYOUT_H_
 
 #include <cstdint>
 
+#include "kernels/entry_announcement.h"
 #include "kernels/host_device.h"
 
 namespace ltx {
@@ -29,8 +31,29 @@ struct alignas(16) OneTripLine {
 // Payload bytes per line.
 inline constexpr int64_t kOneTripPayloadBytes = 8;
 
-// Header lines: [0] dtype, [1] row bytes, [2] batch, [3] total tokens, [4] counts digest.
+// Header lines: one 8-byte payload each, the sender's announcement without its output address.
 inline constexpr int64_t kOneTripHeaderLines = 5;
+
+// The payloads of the header lines of a sender whose announcement is `announcement`:
+// [0] dtype, [1] row bytes, [2] batch, [3] total tokens, [4] counts digest.
+LTX_HOST_DEVICE inline void PackHeader(const EntryAnnouncement& announcement,
+                                       uint64_t (&payloads)[kOneTripHeaderLines]) {
+  payloads[0] = static_cast<uint64_t>(announcement.dtype);
+  payloads[1] = static_cast<uint64_t>(announcement.row_bytes);
+  payloads[2] = static_cast<uint64_t>(announcement.batch);
+  payloads[3] = static_cast<uint64_t>(announcement.total_tokens);
+  payloads[4] = announcement.counts_digest;
+}
+
+// The announcement that PackHeader packed into `payloads`, with output address 0 (the one-trip
+// path never stores into a peer's output).
+LTX_HOST_DEVICE inline EntryAnnouncement UnpackHeader(
+    const uint64_t (&payloads)[kOneTripHeaderLines]) {
+  return MakeEntryAnnouncement(0, static_cast<int32_t>(payloads[0]),
+                               static_cast<int64_t>(payloads[1]),
+                               static_cast<int64_t>(payloads[2]),
+                               static_cast<int64_t>(payloads[3]), payloads[4]);
+}
 
 // Largest shard (bytes one rank sends) the staging area is sized for.
 inline constexpr int64_t kOneTripMaxShardBytes = 512 * 1024;
@@ -47,10 +70,10 @@ LTX_HOST_DEVICE constexpr int64_t OneTripStagingBytes(int world) {
   return 2 * world * kOneTripLinesPerSource * static_cast<int64_t>(sizeof(OneTripLine));
 }
 
-// The flag value of op `epoch` (>= 1): never 0, which is what cleared staging holds, and
-// different for epochs that share a parity until 2^32 - 1 ops have passed.
-LTX_HOST_DEVICE constexpr uint32_t OneTripFlag(uint64_t epoch) {
-  return static_cast<uint32_t>(1 + (epoch - 1) % 0xFFFFFFFFull);
+// The flag value of op number `op` (>= 1): never 0, which is what cleared staging holds, and
+// different for ops that share a parity until 2^32 - 1 ops have passed.
+LTX_HOST_DEVICE constexpr uint32_t OneTripFlag(uint64_t op) {
+  return static_cast<uint32_t>(1 + (op - 1) % 0xFFFFFFFFull);
 }
 
 // Lines (sent plus received) one thread block of the one-trip kernel is given.
@@ -65,7 +88,7 @@ LTX_HOST_DEVICE constexpr int OneTripBlockCount(int64_t lines, int world, int ma
              : max_blocks;
 }
 
-// Index of line `line` from `source` for epoch parity `parity` in a staging area.
+// Index of line `line` from `source` for op parity `parity` (op number % 2) in a staging area.
 LTX_HOST_DEVICE inline int64_t OneTripLineIndex(int parity, int source, int world, int64_t line) {
   return (static_cast<int64_t>(parity) * world + source) * kOneTripLinesPerSource + line;
 }

@@ -50,7 +50,7 @@ absl::optional<DeviceErrorRecord> ReadDeviceError(const DeviceErrorRecord* recor
   copy.field = shared->field;
   copy.rank = shared->rank;
   copy.peer = shared->peer;
-  copy.epoch = shared->epoch;
+  copy.op = shared->op;
   copy.expected = shared->expected;
   copy.seen = shared->seen;
   copy.waited_ns = shared->waited_ns;
@@ -76,7 +76,7 @@ absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
                            : absl::StrFormat("op #%d", record.seen);
       return absl::DeadlineExceededError(absl::StrFormat(
           "all_gather #%d: rank %d waited %s %s rank %d (its flag showed %s)",
-          record.epoch, record.rank,
+          record.op, record.rank,
           absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(record.waited_ns))),
           phase, record.peer, seen));
     }
@@ -84,7 +84,7 @@ absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
       const auto field = static_cast<MismatchField>(record.field);
       return absl::InvalidArgumentError(absl::StrFormat(
           "all_gather #%d: ranks disagree on the %s: rank %d has %s, rank %d has %s",
-          record.epoch, FieldName(field), record.rank, FieldValue(field, record.expected),
+          record.op, FieldName(field), record.rank, FieldValue(field, record.expected),
           record.peer, FieldValue(field, record.seen)));
     }
     case DeviceErrorKind::kNone:

@@ -6,7 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/optional.h"
-#include "kernels/signal_layout.h"
+#include "kernels/error_record.h"
 
 namespace ltx {
 

@@ -1,9 +1,13 @@
-// Tests of the one-trip staging layout: line counts, flags, block counts and line indices.
+// Tests of the one-trip staging layout: line counts, flags, header packing, block counts and line
+// indices.
 #include "kernels/one_trip_layout.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <set>
 
 #include "gtest/gtest.h"
+#include "kernels/entry_announcement.h"
 
 namespace ltx {
 namespace {
@@ -17,13 +21,32 @@ TEST(OneTripLayoutTest, LinesCoverTheShardPlusTheHeader) {
 }
 
 TEST(OneTripLayoutTest, FlagIsNeverZeroAndDiffersWithinAParity) {
-  for (uint64_t epoch : {uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{0xFFFFFFFF},
-                         uint64_t{0x100000000}, uint64_t{0x100000001}, uint64_t{0x1FFFFFFFE}}) {
-    EXPECT_NE(OneTripFlag(epoch), 0u) << epoch;
-    EXPECT_NE(OneTripFlag(epoch), OneTripFlag(epoch + 2)) << epoch;
-    EXPECT_NE(OneTripFlag(epoch), OneTripFlag(epoch + 1)) << epoch;
+  for (uint64_t op : {uint64_t{1}, uint64_t{2}, uint64_t{3}, uint64_t{0xFFFFFFFF},
+                      uint64_t{0x100000000}, uint64_t{0x100000001}, uint64_t{0x1FFFFFFFE}}) {
+    EXPECT_NE(OneTripFlag(op), 0u) << op;
+    EXPECT_NE(OneTripFlag(op), OneTripFlag(op + 2)) << op;
+    EXPECT_NE(OneTripFlag(op), OneTripFlag(op + 1)) << op;
   }
   EXPECT_EQ(OneTripFlag(1), 1u);
+}
+
+TEST(OneTripLayoutTest, HeaderRoundTripsTheAnnouncementWithoutItsOutput) {
+  const EntryAnnouncement sent =
+      MakeEntryAnnouncement(/*output_address=*/0x7f0000001000, /*dtype=*/-3, /*row_bytes=*/8192,
+                            /*batch=*/5, /*total_tokens=*/(int64_t{1} << 40) + 7,
+                            /*counts_digest=*/0xfedcba9876543210ull);
+  uint64_t payloads[kOneTripHeaderLines];
+  PackHeader(sent, payloads);
+  const EntryAnnouncement received = UnpackHeader(payloads);
+  EXPECT_EQ(received.output_address, 0u);
+  EXPECT_EQ(received.dtype, sent.dtype);
+  EXPECT_EQ(received.row_bytes, sent.row_bytes);
+  EXPECT_EQ(received.batch, sent.batch);
+  EXPECT_EQ(received.total_tokens, sent.total_tokens);
+  EXPECT_EQ(received.counts_digest, sent.counts_digest);
+  uint64_t mine = 0;
+  uint64_t theirs = 0;
+  EXPECT_EQ(FindMismatch(sent, received, &mine, &theirs), MismatchField::kNone);
 }
 
 TEST(OneTripLayoutTest, BlockCountIsBounded) {
