@@ -1,17 +1,8 @@
 // The one-trip AllGather kernel for small shards (the idea of NCCL's LL protocol): each rank
 // stores its shard, 8 payload bytes and two copies of the op's flag per 16-byte line, into a
 // staging area on every peer; each receiver polls its own staging area and unpacks the lines
-// into its output. One NVLink trip, no entry or exit barrier.
-//
-// Why no entry barrier is needed. Staging is double-buffered by op-number parity. Rank r writes
-// op e's lines into parity e % 2 of t's staging only while running op e, so r has finished op e-1
-// (stream order). Whatever path op e-1 took, r could finish it only after t had started op e-1
-// (one-trip: r waited for t's header lines of op e-1; direct: r waited for t's entry and exit),
-// and t starts op e-1 only after its op e-2 kernel, the last reader of parity e % 2, finished.
-// Every sender sends its header lines even with no tokens, so every receiver waits for every
-// peer and the argument holds for all pairs. The receiver writes only its own output, so no
-// exit barrier is needed either: when the kernel ends, every line has arrived and been
-// unpacked. Flags are compared for equality with OneTripFlag(e); cleared staging holds 0.
+// into its output. One NVLink trip, no entry or exit barrier: why that is safe (double-buffered
+// staging) is argued in kernels/PROTOCOL.md.
 #include <cstdint>
 
 #include "kernels/allgather_kernel.h"
