@@ -16,25 +16,25 @@
 namespace ltx {
 namespace {
 
+// Stores the line that carries `payload` and `flag` (MakeOneTripLine) as two 8-byte elements,
+// each single-copy atomic and carrying its own flag.
 __device__ __forceinline__ void StoreLine(OneTripLine* address, uint64_t payload,
                                           uint32_t flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(address),
-               "r"(static_cast<uint32_t>(payload)), "r"(flag),
-               "r"(static_cast<uint32_t>(payload >> 32)), "r"(flag)
+  const OneTripLine line = MakeOneTripLine(payload, flag);
+  asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(address), "l"(line.low),
+               "l"(line.high)
                : "memory");
 }
 
-// True, with the payload, once both halves of the line carry `flag`.
+// True, with the payload, once both words of the line carry `flag` (ReadOneTripLine).
 __device__ __forceinline__ bool LoadLine(const OneTripLine* address, uint32_t flag,
                                          uint64_t* payload, uint32_t* seen) {
-  uint32_t low, flag_low, high, flag_high;
-  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(low), "=r"(flag_low), "=r"(high), "=r"(flag_high)
+  OneTripLine line;
+  asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];"
+               : "=l"(line.low), "=l"(line.high)
                : "l"(address)
                : "memory");
-  *payload = (static_cast<uint64_t>(high) << 32) | low;
-  *seen = flag_low;
-  return flag_low == flag && flag_high == flag;
+  return ReadOneTripLine(line, flag, payload, seen);
 }
 
 // Waits for `line` (from `peer`) to carry `flag`, and returns its payload. On timeout abandons

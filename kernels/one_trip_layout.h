@@ -1,12 +1,14 @@
 // Layout of the one-trip path's staging memory, shared by the host (allocation, clearing, path
 // choice) and the one-trip kernel.
 //
-// A sender packs its shard into 16-byte lines {low 4 payload bytes, flag, high 4 payload bytes,
-// flag} and stores them into every peer's staging area; the flag is derived from the op number
-// (OneTripFlag), so data and "it has arrived" travel in the same store. 8-byte halves of a line
-// are single-copy atomic, a whole line is not: a reader accepts a line once both flags show the
-// op. The first kOneTripHeaderLines lines carry the sender's announcement (PackHeader), so a
-// receiver can detect disagreement (and stop waiting for data lines that may never come).
+// A sender packs its shard into 16-byte lines of two 8-byte words, each {4 payload bytes, flag},
+// and stores them into every peer's staging area; the flag is derived from the op number
+// (OneTripFlag), so data and "it has arrived" travel in the same store. The kernel moves a line
+// as a vector of two 8-byte elements (st/ld .v2.u64), and PTX makes each naturally aligned
+// element single-copy atomic, but not the vector: so each word carries its own flag, and a reader
+// accepts a line once both words show the op (ReadOneTripLine). The first kOneTripHeaderLines
+// lines carry the sender's announcement (PackHeader), so a receiver can detect disagreement (and
+// stop waiting for data lines that may never come).
 // Protocol: kernels/PROTOCOL.md.
 //
 // Each GPU's staging area holds, for both op-number parities and every source rank, room for
@@ -21,15 +23,36 @@
 
 namespace ltx {
 
+// One line: `low` carries payload bytes 0-3, `high` bytes 4-7; each word holds its 4 payload
+// bytes in its low half and the flag in its high half (OneTripWord).
 struct alignas(16) OneTripLine {
-  uint32_t low;
-  uint32_t flag_low;
-  uint32_t high;
-  uint32_t flag_high;
+  uint64_t low;
+  uint64_t high;
 };
 
 // Payload bytes per line.
 inline constexpr int64_t kOneTripPayloadBytes = 8;
+
+// The word that carries the 4 payload bytes `payload` with `flag`.
+LTX_HOST_DEVICE constexpr uint64_t OneTripWord(uint32_t payload, uint32_t flag) {
+  return (static_cast<uint64_t>(flag) << 32) | payload;
+}
+
+// The line that carries the 8 payload bytes `payload` (little-endian: byte k is bits 8k..8k+7)
+// with `flag` in both words.
+LTX_HOST_DEVICE constexpr OneTripLine MakeOneTripLine(uint64_t payload, uint32_t flag) {
+  return OneTripLine{OneTripWord(static_cast<uint32_t>(payload), flag),
+                     OneTripWord(static_cast<uint32_t>(payload >> 32), flag)};
+}
+
+// True, with the payload in `*payload`, once both words of `line` carry `flag`; `*seen` is the
+// low word's flag either way (what a timeout reports). Thread-safe (pure).
+LTX_HOST_DEVICE inline bool ReadOneTripLine(const OneTripLine& line, uint32_t flag,
+                                            uint64_t* payload, uint32_t* seen) {
+  *payload = (line.high << 32) | (line.low & 0xFFFFFFFFull);
+  *seen = static_cast<uint32_t>(line.low >> 32);
+  return *seen == flag && static_cast<uint32_t>(line.high >> 32) == flag;
+}
 
 // Header lines: one 8-byte payload each, the sender's announcement without its output address.
 inline constexpr int64_t kOneTripHeaderLines = 5;

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <set>
 
 #include "gtest/gtest.h"
@@ -28,6 +29,39 @@ TEST(OneTripLayoutTest, FlagIsNeverZeroAndDiffersWithinAParity) {
     EXPECT_NE(OneTripFlag(op), OneTripFlag(op + 1)) << op;
   }
   EXPECT_EQ(OneTripFlag(1), 1u);
+}
+
+TEST(OneTripLayoutTest, LineRoundTripsThePayloadWithTheFlagInEachWord) {
+  const uint64_t payload = 0x0123456789abcdefull;
+  const OneTripLine line = MakeOneTripLine(payload, 0x5a5a0001u);
+  // Each 8-byte word holds 4 payload bytes, then the flag (little-endian memory order).
+  uint32_t halves[4];
+  static_assert(sizeof(line) == sizeof(halves), "16-byte lines");
+  std::memcpy(halves, &line, sizeof(line));
+  EXPECT_EQ(halves[0], 0x89abcdefu);
+  EXPECT_EQ(halves[1], 0x5a5a0001u);
+  EXPECT_EQ(halves[2], 0x01234567u);
+  EXPECT_EQ(halves[3], 0x5a5a0001u);
+  uint64_t read = 0;
+  uint32_t seen = 0;
+  EXPECT_TRUE(ReadOneTripLine(line, 0x5a5a0001u, &read, &seen));
+  EXPECT_EQ(read, payload);
+  EXPECT_EQ(seen, 0x5a5a0001u);
+}
+
+TEST(OneTripLayoutTest, LineWithAWordOfAnotherOpIsNotAccepted) {
+  const OneTripLine now = MakeOneTripLine(0x1111111122222222ull, OneTripFlag(3));
+  const OneTripLine before = MakeOneTripLine(0x3333333344444444ull, OneTripFlag(1));
+  uint64_t payload = 0;
+  uint32_t seen = 0;
+  EXPECT_FALSE(ReadOneTripLine(OneTripLine{now.low, before.high}, OneTripFlag(3), &payload,
+                               &seen));
+  EXPECT_EQ(seen, OneTripFlag(3));
+  EXPECT_FALSE(ReadOneTripLine(OneTripLine{before.low, now.high}, OneTripFlag(3), &payload,
+                               &seen));
+  EXPECT_EQ(seen, OneTripFlag(1));
+  EXPECT_FALSE(ReadOneTripLine(OneTripLine{0, 0}, OneTripFlag(3), &payload, &seen));
+  EXPECT_EQ(seen, 0u);
 }
 
 TEST(OneTripLayoutTest, HeaderRoundTripsTheAnnouncementWithoutItsOutput) {
