@@ -87,28 +87,27 @@ __device__ void StorePayload(uint64_t payload, int64_t index, const ShardGeometr
   }
 }
 
-// Sends this rank's lines (header, then payload) to every peer. Thread g of the grid sends lines
-// g, g + threads, ...
+// Sends this rank's lines (header, then payload) to every peer (world >= 2): thread t of block b
+// takes the items OneTripItem(round, b, ...) of every round, one line for one peer each.
 __device__ void SendLines(const AllGatherKernelParams& p, const OpContext& op, uint32_t flag) {
   const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
-  const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
   uint64_t header[kOneTripHeaderLines];
   PackHeader(AnnouncementOf(p), header);
   const int64_t my_bytes = FlatShardBytes(p.geometry);
   const int64_t my_lines = OneTripLines(my_bytes);
-  for (int64_t line = thread; line < my_lines; line += threads) {
+  for (int64_t round = 0;; ++round) {
+    const OneTripTransfer transfer = OneTripTransferOf(
+        OneTripItem(round, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x), world);
+    if (transfer.line >= my_lines) return;
     const uint64_t payload =
-        line < kOneTripHeaderLines
-            ? header[line]
-            : LoadPayload(static_cast<const uint8_t*>(p.input), line - kOneTripHeaderLines,
-                          my_bytes);
-    for (int k = 1; k < world; ++k) {
-      const int target = (p.rank + k) % world;
-      StoreLine(p.staging[target] + OneTripLineIndex(parity, p.rank, world, line), payload,
-                flag);
-    }
+        transfer.line < kOneTripHeaderLines
+            ? header[transfer.line]
+            : LoadPayload(static_cast<const uint8_t*>(p.input),
+                          transfer.line - kOneTripHeaderLines, my_bytes);
+    const int target = (p.rank + transfer.offset) % world;
+    StoreLine(p.staging[target] + OneTripLineIndex(parity, p.rank, world, transfer.line),
+              payload, flag);
   }
 }
 
@@ -142,35 +141,34 @@ __device__ void ReceiveHeaders(const AllGatherKernelParams& p, const OpContext& 
   }
 }
 
-// Receives every peer's data lines into this rank's output: one index space over every peer's
-// data lines, spread over all threads. Every wait is for one line, and the waits of different
-// lines run in different threads, so the latency of polling staging memory is paid about once,
-// not once per peer.
+// Receives every peer's data lines into this rank's output (world >= 2). Thread t of block b
+// takes the same items as in SendLines, so it waits for exactly the lines that thread t of block
+// b of each peer sends it: with equal grids, no block depends on another block of a peer's grid.
+// Header lines are left to ReceiveHeaders.
 __device__ void ReceiveData(const AllGatherKernelParams& p, const OpContext& op, uint32_t flag) {
   const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
-  const int64_t thread = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  int64_t data_lines[kMaxWorldSize] = {};
-  int64_t items = 0;
-  for (int k = 1; k < world; ++k) {
-    const int source = (p.rank + world - k) % world;
-    data_lines[k] = OneTripLines(p.geometry.batch * p.token_counts[source] * p.row_bytes) -
-                    kOneTripHeaderLines;
-    items += data_lines[k];
+  int64_t max_lines = 0;
+  for (int source = 0; source < world; ++source) {
+    const int64_t lines = OneTripLines(p.geometry.batch * p.token_counts[source] * p.row_bytes);
+    if (source != p.rank && lines > max_lines) max_lines = lines;
   }
-  for (int64_t item = thread; item < items; item += threads) {
-    int k = 1;
-    int64_t index = item;
-    while (index >= data_lines[k]) index -= data_lines[k++];
-    const int source = (p.rank + world - k) % world;
+  for (int64_t round = 0;; ++round) {
+    const OneTripTransfer transfer = OneTripTransferOf(
+        OneTripItem(round, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x), world);
+    if (transfer.line >= max_lines) return;
+    const int source = (p.rank + world - transfer.offset) % world;
     const ShardGeometry g = ShardGeometryOf(p.geometry.batch, p.row_bytes, p.total_tokens,
                                             p.token_counts[source], p.prefix_tokens[source]);
-    uint64_t payload = 0;
+    if (transfer.line < kOneTripHeaderLines || transfer.line >= OneTripLines(FlatShardBytes(g))) {
+      continue;
+    }
     const OneTripLine* line =
-        p.staging[p.rank] + OneTripLineIndex(parity, source, world, kOneTripHeaderLines + index);
-    if (!AwaitLine(op, flag, line, source, &payload)) break;
-    StorePayload(payload, index, g, static_cast<uint8_t*>(p.output));
+        p.staging[p.rank] + OneTripLineIndex(parity, source, world, transfer.line);
+    uint64_t payload = 0;
+    if (!AwaitLine(op, flag, line, source, &payload)) return;
+    StorePayload(payload, transfer.line - kOneTripHeaderLines, g,
+                 static_cast<uint8_t*>(p.output));
   }
 }
 
@@ -186,12 +184,12 @@ __global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
   if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&local->abort) != 0u;
   __syncthreads();
   if (!abandoned) {  // Block-uniform: ReceiveHeaders synchronises block 0.
-    SendLines(p, op, flag);
+    if (p.world_size > 1) SendLines(p, op, flag);
     // This rank's own shard goes straight from input to output.
     CopyRange(p.geometry, PartRange(FlatShardBytes(p.geometry), blockIdx.x, gridDim.x),
               static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
     if (blockIdx.x == 0) ReceiveHeaders(p, op, flag);
-    ReceiveData(p, op, flag);
+    if (p.world_size > 1) ReceiveData(p, op, flag);
   }
 
   // The last block to finish advances this GPU's op number.

@@ -111,6 +111,28 @@ LTX_HOST_DEVICE constexpr int OneTripBlockCount(int64_t lines, int world, int ma
              : max_blocks;
 }
 
+// One unit of one-trip work: line `line` of a rank's lines, travelling from that rank to the
+// rank `offset` places after it (1 <= offset < world).
+struct OneTripTransfer {
+  int64_t line;
+  int offset;
+};
+
+// The work item of thread `thread` of block `block` in round `round`, for a grid of `blocks`
+// blocks of `threads_per_block` threads: rounds of blocks * threads_per_block consecutive items.
+LTX_HOST_DEVICE constexpr int64_t OneTripItem(int64_t round, int block, int blocks, int thread,
+                                              int threads_per_block) {
+  return (round * blocks + block) * threads_per_block + thread;
+}
+
+// The transfer of work item `item` for `world` >= 2 ranks: items run over the lines, and within
+// a line over the peers. The sender of a transfer and its receiver both take it from the same
+// item, so with equal grids, block b of a receiver waits only for lines that block b of each
+// sender stores (no dependency on other blocks of a peer's grid).
+LTX_HOST_DEVICE constexpr OneTripTransfer OneTripTransferOf(int64_t item, int world) {
+  return OneTripTransfer{item / (world - 1), 1 + static_cast<int>(item % (world - 1))};
+}
+
 // Index of line `line` from `source` for op parity `parity` (op number % 2) in a staging area.
 LTX_HOST_DEVICE inline int64_t OneTripLineIndex(int parity, int source, int world, int64_t line) {
   return (static_cast<int64_t>(parity) * world + source) * kOneTripLinesPerSource + line;

@@ -5,7 +5,10 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <set>
+#include <tuple>
+#include <vector>
 
 #include "gtest/gtest.h"
 #include "kernels/entry_announcement.h"
@@ -93,6 +96,75 @@ TEST(OneTripLayoutTest, BlockCountIsBounded) {
         EXPECT_GE(int64_t{blocks} * kOneTripLinesPerBlock,
                   std::min<int64_t>(world * lines, int64_t{max_blocks} * kOneTripLinesPerBlock));
       }
+    }
+  }
+}
+
+// Where a transfer (line `line` from `source` to `target`) is handled: block, thread, round.
+struct Handler {
+  int block;
+  int thread;
+  int64_t round;
+};
+
+// Simulates the one-trip kernel's send and receive loops over the work items for every rank and
+// checks that every line of every source reaches every peer exactly once, and that the receiving
+// thread is the thread of the same block (and round) that sent it.
+void ExpectEveryLineSentAndReceivedBySameBlock(const std::vector<int64_t>& lines, int blocks,
+                                               int threads_per_block) {
+  const int world = static_cast<int>(lines.size());
+  SCOPED_TRACE(testing::Message() << "world " << world << " blocks " << blocks
+                                  << " threads " << threads_per_block);
+  std::map<std::tuple<int, int, int64_t>, Handler> sent;  // (source, target, line)
+  std::map<std::tuple<int, int, int64_t>, Handler> received;
+  for (int rank = 0; rank < world; ++rank) {
+    int64_t max_lines = 0;
+    for (int source = 0; source < world; ++source) {
+      if (source != rank) max_lines = std::max(max_lines, lines[source]);
+    }
+    for (int block = 0; block < blocks; ++block) {
+      for (int thread = 0; thread < threads_per_block; ++thread) {
+        for (int64_t round = 0;; ++round) {  // SendLines
+          const OneTripTransfer t = OneTripTransferOf(
+              OneTripItem(round, block, blocks, thread, threads_per_block), world);
+          if (t.line >= lines[rank]) break;
+          ASSERT_TRUE(sent.insert({{rank, (rank + t.offset) % world, t.line},
+                                   Handler{block, thread, round}})
+                          .second);
+        }
+        for (int64_t round = 0;; ++round) {  // ReceiveData and ReceiveHeaders
+          const OneTripTransfer t = OneTripTransferOf(
+              OneTripItem(round, block, blocks, thread, threads_per_block), world);
+          if (t.line >= max_lines) break;
+          const int source = (rank + world - t.offset) % world;
+          if (t.line >= lines[source]) continue;
+          ASSERT_TRUE(
+              received.insert({{source, rank, t.line}, Handler{block, thread, round}}).second);
+        }
+      }
+    }
+  }
+  int64_t expected = 0;
+  for (int source = 0; source < world; ++source) expected += (world - 1) * lines[source];
+  EXPECT_EQ(static_cast<int64_t>(sent.size()), expected);
+  ASSERT_EQ(received.size(), sent.size());
+  for (const auto& [transfer, sender] : sent) {
+    const Handler& receiver = received.at(transfer);
+    EXPECT_EQ(receiver.block, sender.block);
+    EXPECT_EQ(receiver.thread, sender.thread);
+    EXPECT_EQ(receiver.round, sender.round);
+  }
+}
+
+TEST(OneTripLayoutTest, EveryLineIsReceivedByTheBlockOfTheSameIndexThatSentIt) {
+  for (int world = 2; world <= 8; ++world) {
+    for (int blocks : {1, 2, 5}) {
+      std::vector<int64_t> lines(world);
+      for (int rank = 0; rank < world; ++rank) {
+        lines[rank] = OneTripLines(8 * ((rank * 37) % 11) + rank);  // Uneven, some header-only.
+      }
+      ExpectEveryLineSentAndReceivedBySameBlock(lines, blocks, 8);
+      ExpectEveryLineSentAndReceivedBySameBlock(lines, blocks, 64);
     }
   }
 }
