@@ -16,6 +16,12 @@
 namespace ltx {
 namespace {
 
+// A thread's lines never decrease from round to round (its loops stop at the first line past
+// the end), and every header line is sent and checked by block 0 (OneTripTransferOf).
+static_assert(kAllGatherThreads % kOneTripRunLines == 0, "whole runs per block");
+static_assert(kOneTripRunLines * (kMaxWorldSize - 1) <= kAllGatherThreads,
+              "the header lines of every peer are items of block 0");
+
 // Stores the line that carries `payload` and `flag` (MakeOneTripLine) as two 8-byte elements,
 // each single-copy atomic and carrying its own flag.
 __device__ __forceinline__ void StoreLine(OneTripLine* address, uint64_t payload,

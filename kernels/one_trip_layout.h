@@ -125,12 +125,21 @@ LTX_HOST_DEVICE constexpr int64_t OneTripItem(int64_t round, int block, int bloc
   return (round * blocks + block) * threads_per_block + thread;
 }
 
-// The transfer of work item `item` for `world` >= 2 ranks: items run over the lines, and within
-// a line over the peers. The sender of a transfer and its receiver both take it from the same
-// item, so with equal grids, block b of a receiver waits only for lines that block b of each
-// sender stores (no dependency on other blocks of a peer's grid).
+// Consecutive lines of one peer that consecutive work items carry: a warp's worth, so that a
+// warp stores (and polls) 32 consecutive lines of one staging area.
+inline constexpr int64_t kOneTripRunLines = 32;
+
+// The transfer of work item `item` for `world` >= 2 ranks: items run over kOneTripRunLines
+// lines for one peer, then the same lines for the next peer, then the next lines. The sender of
+// a transfer and its receiver both take it from the same item, so with equal grids, block b of
+// a receiver waits only for lines that block b of each sender stores (no dependency on other
+// blocks of a peer's grid). When threads_per_block is a multiple of kOneTripRunLines, the line
+// of one thread's items never decreases from round to round, so a thread may stop at the first
+// line past the end.
 LTX_HOST_DEVICE constexpr OneTripTransfer OneTripTransferOf(int64_t item, int world) {
-  return OneTripTransfer{item / (world - 1), 1 + static_cast<int>(item % (world - 1))};
+  return OneTripTransfer{
+      item / kOneTripRunLines / (world - 1) * kOneTripRunLines + item % kOneTripRunLines,
+      1 + static_cast<int>(item / kOneTripRunLines % (world - 1))};
 }
 
 // Index of line `line` from `source` for op parity `parity` (op number % 2) in a staging area.

@@ -161,10 +161,33 @@ TEST(OneTripLayoutTest, EveryLineIsReceivedByTheBlockOfTheSameIndexThatSentIt) {
     for (int blocks : {1, 2, 5}) {
       std::vector<int64_t> lines(world);
       for (int rank = 0; rank < world; ++rank) {
-        lines[rank] = OneTripLines(8 * ((rank * 37) % 11) + rank);  // Uneven, some header-only.
+        // Uneven, some header-only, some over several rounds.
+        lines[rank] = OneTripLines(8 * ((rank * 37) % 11) * (rank % 3 == 0 ? 100 : 1) + rank);
       }
-      ExpectEveryLineSentAndReceivedBySameBlock(lines, blocks, 8);
-      ExpectEveryLineSentAndReceivedBySameBlock(lines, blocks, 64);
+      ExpectEveryLineSentAndReceivedBySameBlock(lines, blocks, 32);
+      ExpectEveryLineSentAndReceivedBySameBlock(lines, blocks, 96);
+    }
+  }
+}
+
+TEST(OneTripLayoutTest, AWarpsItemsAreConsecutiveLinesOfOnePeer) {
+  for (int world = 2; world <= 8; ++world) {
+    for (int64_t warp = 0; warp < 3 * world; ++warp) {
+      const OneTripTransfer first = OneTripTransferOf(warp * kOneTripRunLines, world);
+      for (int lane = 1; lane < kOneTripRunLines; ++lane) {
+        const OneTripTransfer t = OneTripTransferOf(warp * kOneTripRunLines + lane, world);
+        EXPECT_EQ(t.offset, first.offset);
+        EXPECT_EQ(t.line, first.line + lane);
+      }
+    }
+  }
+}
+
+TEST(OneTripLayoutTest, HeaderLinesAreItemsOfBlockZero) {
+  // ReceiveHeaders runs in block 0; the headers' senders must be in block 0 too.
+  for (int world = 2; world <= 8; ++world) {
+    for (int64_t item = 0; item < 2048; ++item) {
+      if (OneTripTransferOf(item, world).line < kOneTripHeaderLines) EXPECT_LT(item, 512);
     }
   }
 }
