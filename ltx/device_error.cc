@@ -43,17 +43,9 @@ absl::optional<DeviceErrorRecord> ReadDeviceError(const DeviceErrorRecord* recor
   const volatile DeviceErrorRecord* shared = record;
   if (shared->state != kRecordWritten) return absl::nullopt;
   std::atomic_thread_fence(std::memory_order_acquire);
+  // Every field was written before `state` (release on the device) and none changes after it.
   DeviceErrorRecord copy;
-  copy.state = shared->state;
-  copy.kind = shared->kind;
-  copy.phase = shared->phase;
-  copy.field = shared->field;
-  copy.rank = shared->rank;
-  copy.peer = shared->peer;
-  copy.op = shared->op;
-  copy.expected = shared->expected;
-  copy.seen = shared->seen;
-  copy.waited_ns = shared->waited_ns;
+  std::memcpy(&copy, record, sizeof(copy));
   return copy;
 }
 
