@@ -1,6 +1,7 @@
-// The AllGather kernel: entry barrier, direct stores of this rank's shard into every rank's
-// output over NVLink, and the last-block-done exit barrier (DESIGN.md §5). The copy plan
-// (kernels/copy_plan.h) decides which block stores which bytes.
+// The AllGather kernel of the direct path: entry barrier, direct stores of this rank's shard
+// into every rank's output over NVLink, and the last-block-done exit barrier
+// (kernels/PROTOCOL.md). The copy plan (kernels/copy_plan.h) decides which block stores which
+// bytes.
 #include "kernels/allgather_kernel.h"
 
 #include <cstdint>
@@ -8,6 +9,7 @@
 #include "kernels/barrier.cuh"
 #include "kernels/block_copy.cuh"
 #include "kernels/copy_plan.h"
+#include "kernels/entry_announcement.h"
 #include "kernels/memory_order.cuh"
 #include "kernels/signal_layout.h"
 
@@ -17,42 +19,27 @@ namespace {
 // Thread 0 of the block waits for `target`'s entry in this GPU's mailbox and checks it.
 // Returns the target's output address, or 0 when the block must not store into it (timeout,
 // abandoned op, or arguments that disagree, each already recorded).
-__device__ uint64_t AwaitTargetEntry(const AllGatherKernelParams& p, SignalRegion* local,
-                                     int target, uint64_t epoch,
+__device__ uint64_t AwaitTargetEntry(const OpContext& op, int target,
                                      const EntryAnnouncement& mine) {
-  const MailboxSlot& slot = local->mailbox[target];
-  if (!WaitOrRecordTimeout(&slot.epoch, epoch, BarrierPhase::kEntry, p.rank, target,
-                           p.timeout_ns, local, p.error_record)) {
-    return 0;
-  }
-  const volatile MailboxSlot& announced = slot;
-  EntryAnnouncement theirs;
-  theirs.output_address = announced.output_address;
-  theirs.counts_digest = announced.counts_digest;
-  theirs.total_tokens = announced.total_tokens;
-  theirs.row_bytes = announced.row_bytes;
-  theirs.batch = announced.batch;
-  theirs.dtype = announced.dtype;
-  if (!AgreesOrRecordMismatch(mine, theirs, p.rank, target, epoch, local, p.error_record)) {
-    return 0;
-  }
+  const MailboxSlot& slot = op.local->mailbox[target];
+  if (!AwaitFlag(op, BarrierPhase::kEntry, target, &slot.op)) return 0;
+  const EntryAnnouncement theirs = LoadRelaxedSystemWords(&slot.announcement);
+  if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return 0;
   return theirs.output_address;
 }
 
 // Run by the last block of the grid to finish storing: tells every peer that this rank's data
 // is in its output (unless the op was abandoned), then waits until every peer said the same
 // for this rank's output. Thread t handles peer t.
-__device__ void ExitBarrier(const AllGatherKernelParams& p, SignalRegion* local,
-                            uint64_t epoch) {
+__device__ void ExitBarrier(const AllGatherKernelParams& p, const OpContext& op) {
   const int peer = threadIdx.x;
-  const bool abandoned = LoadRelaxedSystem(&local->abort) != 0u;
+  const bool abandoned = LoadRelaxedSystem(&op.local->abort) != 0u;
   if (peer < p.world_size) {
-    if (!abandoned) StoreReleaseSystem(&p.signals[peer]->exit_flag[p.rank], epoch);
-    WaitOrRecordTimeout(&local->exit_flag[peer], epoch, BarrierPhase::kExit, p.rank, peer,
-                        p.timeout_ns, local, p.error_record);
+    if (!abandoned) StoreReleaseSystem(&p.signals[peer]->exit_flag[p.rank], op.number);
+    AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
   }
   __syncthreads();
-  if (threadIdx.x == 0) local->last_epoch = epoch;
+  if (threadIdx.x == 0) op.local->last_op = op.number;
 }
 
 __global__ void __launch_bounds__(kAllGatherThreads) AllGatherKernel(
@@ -61,14 +48,9 @@ __global__ void __launch_bounds__(kAllGatherThreads) AllGatherKernel(
   __shared__ uint64_t target_output;
   __shared__ bool last_block;
   // The previous op on this GPU finished before this kernel started (stream order), so
-  // last_epoch is stable for the whole grid until the last block advances it.
-  const uint64_t epoch = local->last_epoch + 1;
-  const EntryAnnouncement mine = {reinterpret_cast<uint64_t>(p.output),
-                                  p.counts_digest,
-                                  p.total_tokens,
-                                  p.row_bytes,
-                                  p.geometry.batch,
-                                  p.dtype};
+  // last_op is stable for the whole grid until the last block advances it.
+  const OpContext op = {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
+  const EntryAnnouncement mine = AnnouncementOf(p);
 
   // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it
   // publishes nothing, so no peer can pair a later op of this GPU with its own.
@@ -78,12 +60,14 @@ __global__ void __launch_bounds__(kAllGatherThreads) AllGatherKernel(
   if (!abandoned) {
     // Entry: every block announces this rank to every peer, so that no block depends on
     // another block of its own grid being resident.
-    if (threadIdx.x < p.world_size) PublishEntry(p.signals[threadIdx.x], p.rank, epoch, mine);
+    if (threadIdx.x < p.world_size) {
+      PublishEntry(p.signals[threadIdx.x], p.rank, op.number, mine);
+    }
 
     const int lanes = LaneCount(gridDim.x, p.world_size);
     for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
       const int target = LaneTarget(lane, p.rank, p.world_size);
-      if (threadIdx.x == 0) target_output = AwaitTargetEntry(p, local, target, epoch, mine);
+      if (threadIdx.x == 0) target_output = AwaitTargetEntry(op, target, mine);
       __syncthreads();
       const uint64_t output = target_output;
       __syncthreads();  // target_output is rewritten by the next lane.
@@ -105,7 +89,7 @@ __global__ void __launch_bounds__(kAllGatherThreads) AllGatherKernel(
     }
   }
   __syncthreads();
-  if (last_block) ExitBarrier(p, local, epoch);
+  if (last_block) ExitBarrier(p, op);
 }
 
 }  // namespace

@@ -142,27 +142,17 @@ absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layou
     LTX_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(slot->entry_events[rank], buffers.stream),
                                    "cudaEventRecord(entry)"));
     Arrival& mine = slot->arrivals[rank];
-    mine.announced.output_address = reinterpret_cast<uint64_t>(buffers.output);
-    mine.announced.counts_digest = layout.counts_digest;
-    mine.announced.total_tokens = layout.total_tokens;
-    mine.announced.row_bytes = layout.row_bytes;
-    mine.announced.batch = layout.batch;
-    mine.announced.dtype = static_cast<int32_t>(layout.dtype);
+    mine.announced = MakeEntryAnnouncement(
+        reinterpret_cast<uint64_t>(buffers.output), static_cast<int32_t>(layout.dtype),
+        layout.row_bytes, layout.batch, layout.total_tokens, layout.counts_digest);
     mine.entered = true;
     LTX_RETURN_IF_ERROR(AwaitAll(*slot, op, rank, &Arrival::entered, timeout, "entry"));
     // Every rank compares every pair, so all of them find a disagreement and none waits at
     // the exit for a rank that gave up. The error reads as the kernels' does.
     for (int t = 0; t < world; ++t) {
       const EntryAnnouncement& theirs = slot->arrivals[t].announced;
-      DeviceErrorRecord mismatch = {};
-      const MismatchField field =
-          FindMismatch(mine.announced, theirs, &mismatch.expected, &mismatch.seen);
-      if (field != MismatchField::kNone) {
-        mismatch.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
-        mismatch.field = static_cast<uint32_t>(field);
-        mismatch.rank = rank;
-        mismatch.peer = t;
-        mismatch.epoch = op;
+      DeviceErrorRecord mismatch;
+      if (MismatchRecord(mine.announced, theirs, rank, t, op, &mismatch)) {
         return DeviceErrorToStatus(mismatch);
       }
       outputs[t] = reinterpret_cast<void*>(theirs.output_address);
