@@ -12,15 +12,13 @@
 namespace ltx {
 
 absl::Status RendezvousMissToStatus(const RendezvousMiss& miss) {
-  const std::string last =
-      miss.missing_last_op == 0
-          ? absl::StrFormat("rank %d has not met yet", miss.missing)
-          : absl::StrFormat("rank %d last met at op %d, %s", miss.missing, miss.missing_last_op,
-                            miss.missing_last_phase);
-  return absl::DeadlineExceededError(absl::StrFormat("op %d: rank %d waited %s at %s for rank %d (%s)",
-                                                     miss.op, miss.rank,
-                                                     absl::FormatDuration(miss.timeout),
-                                                     miss.phase_name, miss.missing, last));
+  const std::string last = miss.missing_last_op == 0
+                               ? absl::StrFormat("rank %d has not met yet", miss.missing)
+                               : absl::StrFormat("rank %d last met at op %d, %s", miss.missing,
+                                                 miss.missing_last_op, miss.missing_last_phase);
+  return absl::DeadlineExceededError(
+      absl::StrFormat("op %d: rank %d waited %s at %s for rank %d (%s)", miss.op, miss.rank,
+                      absl::FormatDuration(miss.timeout), miss.phase_name, miss.missing, last));
 }
 
 UntypedHostRendezvous::UntypedHostRendezvous(int ranks, std::vector<std::string> phases,
@@ -67,6 +65,11 @@ absl::Status UntypedHostRendezvous::failure() const {
   return failure_;
 }
 
+void UntypedHostRendezvous::Fail(absl::Status error) {
+  absl::MutexLock lock(&mu_);
+  if (failure_.ok()) failure_ = std::move(error);
+}
+
 void UntypedHostRendezvous::Reset() {
   absl::MutexLock lock(&mu_);
   std::fill(positions_.begin(), positions_.end(),
@@ -108,7 +111,7 @@ absl::Status UntypedHostRendezvous::CheckInOrder(int rank, uint64_t op, int phas
 }
 
 UntypedHostRendezvous::Slot& UntypedHostRendezvous::Arrive(int rank, uint64_t op, int phase,
-                                                          const void* mine) {
+                                                           const void* mine) {
   positions_[rank] = {op, phase};
   Slot& slot = slots_[op % kSlots];
   if (slot.op != op) {
@@ -135,8 +138,8 @@ absl::Status UntypedHostRendezvous::AwaitAll(const Slot& slot, int rank, int pha
   const absl::Time start = absl::Now();
   AwaitSettled(absl::Condition(&settled), start, timeout);
   if (generation_ != generation) {
-    return absl::AbortedError(absl::StrFormat(
-        "rendezvous: Reset ran while rank %d waited at %s", rank, PhaseName(phase)));
+    return absl::AbortedError(absl::StrFormat("rendezvous: Reset ran while rank %d waited at %s",
+                                              rank, PhaseName(phase)));
   }
   // A meeting that completed stands, even if some rank has given up on a later one since.
   if (AllArrived(slot, phase)) return absl::OkStatus();

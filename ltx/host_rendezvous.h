@@ -2,8 +2,9 @@
 // number and every phase of an op, each rank brings a value and waits, bounded by a timeout,
 // until every rank has brought its own; then each reads them all.
 //
-// A rank that gives up fails the op for everyone: the ranks still waiting return at once with
-// the same error, and so does every later meeting, until Reset (the ranks' op numbers are no
+// A rank that gives up (its wait timed out, or it calls Fail) fails the op for everyone: the
+// ranks still waiting return at once with the same error, and so does every later meeting,
+// until Reset (the ranks' op numbers are no
 // longer in step after a rank went missing, so no later op could pair up correctly).
 //
 // Ranks meet at every phase of every op, in order: op 1 phase 0, op 1 phase 1, ..., op 2
@@ -18,6 +19,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -31,11 +33,11 @@ namespace ltx {
 
 // A meeting that did not complete in time.
 struct RendezvousMiss {
-  uint64_t op = 0;     // The op number of the meeting.
-  int phase = 0;       // Its phase, and the phase's name.
+  uint64_t op = 0;  // The op number of the meeting.
+  int phase = 0;    // Its phase, and the phase's name.
   std::string phase_name;
-  int rank = 0;        // The rank that gave up.
-  int missing = 0;     // The lowest rank that had not arrived.
+  int rank = 0;     // The rank that gave up.
+  int missing = 0;  // The lowest rank that had not arrived.
   // Where `missing` met last: its op number (0: nowhere since creation or Reset) and phase.
   uint64_t missing_last_op = 0;
   std::string missing_last_phase;
@@ -70,8 +72,8 @@ class UntypedHostRendezvous {
   // when this rank gives up after `timeout`, when another rank gave up on this op first, or
   // when any rank gave up since the last Reset; Aborted when Reset runs while the rank waits.
   // Thread-safe; each rank calls from one thread at a time.
-  absl::Status Meet(int rank, uint64_t op, int phase, const void* mine, void* all,
-                    size_t all_count, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::Status Meet(int rank, uint64_t op, int phase, const void* mine, void* all, size_t all_count,
+                    absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The op number that `rank` is to start next: one past the op of its latest meeting (1 after
   // creation or Reset); 0 for a rank out of range. Thread-safe.
@@ -80,6 +82,11 @@ class UntypedHostRendezvous {
   // The error of the rank that gave up, or OK while no rank has since the last Reset.
   // Thread-safe.
   absl::Status failure() const ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Gives up on behalf of a rank that cannot go on (for example one that failed before it could
+  // arrive): ranks waiting in Meet, and every later meeting until Reset, return `error` (not
+  // OK). A failure already recorded stands. Thread-safe.
+  void Fail(absl::Status error) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Forgets every meeting, value, op number and failure. Ranks waiting in Meet return Aborted.
   // Thread-safe.
@@ -96,8 +103,8 @@ class UntypedHostRendezvous {
   // The arrivals and values of one op.
   struct Slot {
     uint64_t op = 0;
-    std::vector<int> phases_arrived;     // Per rank: how many phases of `op` it reached.
-    std::vector<unsigned char> values;   // [phase][rank][value_bytes]
+    std::vector<int> phases_arrived;    // Per rank: how many phases of `op` it reached.
+    std::vector<unsigned char> values;  // [phase][rank][value_bytes]
   };
   // Two ops at a time: see the file comment.
   static constexpr int kSlots = 2;
@@ -139,8 +146,7 @@ class UntypedHostRendezvous {
 template <typename Value>
 class HostRendezvous {
  public:
-  static_assert(std::is_trivially_copyable<Value>::value,
-                "HostRendezvous copies values as bytes");
+  static_assert(std::is_trivially_copyable<Value>::value, "HostRendezvous copies values as bytes");
 
   HostRendezvous(int ranks, std::vector<std::string> phases, absl::Duration spin,
                  RendezvousMissDescriber describe = RendezvousMissToStatus)
@@ -153,6 +159,7 @@ class HostRendezvous {
   }
   uint64_t NextOp(int rank) const { return untyped_.NextOp(rank); }
   absl::Status failure() const { return untyped_.failure(); }
+  void Fail(absl::Status error) { untyped_.Fail(std::move(error)); }
   void Reset() { untyped_.Reset(); }
   int ranks() const { return untyped_.ranks(); }
 

@@ -1,7 +1,7 @@
 // Tests of ltx::HostRendezvous (ltx/host_rendezvous.h): every rank reads every value, a late
 // rank within the timeout, a missing rank (every rank gets the same error, naming it), a fast
 // rank one op ahead of a slow one, meetings out of order, Reset (also of a waiting rank), a
-// custom error, and many threads over many ops. Needs no GPU.
+// custom error, Fail, and many threads over many ops. Needs no GPU.
 #include "ltx/host_rendezvous.h"
 
 #include <cstdint>
@@ -51,9 +51,8 @@ void OnEveryRank(int ranks, Body body) {
 }
 
 // Rank `rank` meets at (op, phase) with its test value; returns the values it read.
-absl::Status MeetWithValue(HostRendezvous<int64_t>& rendezvous, int rank, uint64_t op,
-                           int phase, absl::Duration timeout,
-                           std::vector<int64_t>* all = nullptr) {
+absl::Status MeetWithValue(HostRendezvous<int64_t>& rendezvous, int rank, uint64_t op, int phase,
+                           absl::Duration timeout, std::vector<int64_t>* all = nullptr) {
   std::vector<int64_t> ignored;
   std::vector<int64_t>& values = all != nullptr ? *all : ignored;
   values.assign(rendezvous.ranks(), -1);
@@ -86,9 +85,8 @@ TEST(HostRendezvousTest, EveryRankReadsEveryValueInRankOrder) {
 
 TEST(HostRendezvousTest, ARankMayReadNoValues) {
   HostRendezvous<int64_t> rendezvous = MakeRendezvous(2);
-  OnEveryRank(2, [&](int rank) {
-    EXPECT_TRUE(rendezvous.Meet(rank, 1, kEntry, 7, {}, kLong).ok());
-  });
+  OnEveryRank(2,
+              [&](int rank) { EXPECT_TRUE(rendezvous.Meet(rank, 1, kEntry, 7, {}, kLong).ok()); });
 }
 
 TEST(HostRendezvousTest, OneRankMeetsAlone) {
@@ -149,7 +147,8 @@ TEST(HostRendezvousTest, MissingRankThatNeverMetIsNamed) {
   HostRendezvous<int64_t> rendezvous = MakeRendezvous(2);
   const absl::Status status = MeetWithValue(rendezvous, 0, 1, kEntry, absl::Milliseconds(10));
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_EQ(status.message(), "op 1: rank 0 waited 10ms at entry for rank 1 (rank 1 has not met yet)");
+  EXPECT_EQ(status.message(),
+            "op 1: rank 0 waited 10ms at entry for rank 1 (rank 1 has not met yet)");
 }
 
 TEST(HostRendezvousTest, TheFirstRankToGiveUpReleasesTheOthersAtOnce) {
@@ -247,19 +246,37 @@ TEST(HostRendezvousTest, ResetReleasesAWaitingRankWithAborted) {
   MeetOnce(rendezvous, 1);
 }
 
-TEST(HostRendezvousTest, ACustomDescriberMakesEveryRanksError) {
-  HostRendezvous<int64_t> rendezvous(3, {"entry", "exit"}, absl::ZeroDuration(),
-                                     [](const RendezvousMiss& miss) {
-                                       return absl::UnavailableError(absl::StrCat(
-                                           "op=", miss.op, " phase=", miss.phase, "/",
-                                           miss.phase_name, " rank=", miss.rank,
-                                           " missing=", miss.missing,
-                                           " last=", miss.missing_last_op, "/",
-                                           miss.missing_last_phase));
-                                     });
-  OnEveryRank(3, [&](int rank) {
-    EXPECT_TRUE(MeetWithValue(rendezvous, rank, 1, kEntry, kLong).ok());
+TEST(HostRendezvousTest, FailReleasesTheWaitingRanksAndStandsUntilReset) {
+  HostRendezvous<int64_t> rendezvous = MakeRendezvous(3);
+  std::vector<absl::Status> results(2);
+  const absl::Time start = absl::Now();
+  std::thread failer([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    rendezvous.Fail(absl::InternalError("rank 2 could not start"));
+    rendezvous.Fail(absl::UnknownError("a later failure does not replace the first"));
   });
+  OnEveryRank(2,
+              [&](int rank) { results[rank] = MeetWithValue(rendezvous, rank, 1, kEntry, kLong); });
+  failer.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  for (const absl::Status& result : results) {
+    EXPECT_EQ(result, absl::InternalError("rank 2 could not start"));
+  }
+  EXPECT_EQ(MeetWithValue(rendezvous, 2, 1, kEntry, kLong), results[0]);
+  rendezvous.Reset();
+  MeetOnce(rendezvous, 1);
+}
+
+TEST(HostRendezvousTest, ACustomDescriberMakesEveryRanksError) {
+  HostRendezvous<int64_t> rendezvous(
+      3, {"entry", "exit"}, absl::ZeroDuration(), [](const RendezvousMiss& miss) {
+        return absl::UnavailableError(
+            absl::StrCat("op=", miss.op, " phase=", miss.phase, "/", miss.phase_name,
+                         " rank=", miss.rank, " missing=", miss.missing,
+                         " last=", miss.missing_last_op, "/", miss.missing_last_phase));
+      });
+  OnEveryRank(
+      3, [&](int rank) { EXPECT_TRUE(MeetWithValue(rendezvous, rank, 1, kEntry, kLong).ok()); });
   // Ranks 0 and 2 reach the exit; rank 1 does not.
   std::vector<absl::Status> results(3);
   OnEveryRank(3, [&](int rank) {
@@ -268,8 +285,7 @@ TEST(HostRendezvousTest, ACustomDescriberMakesEveryRanksError) {
   });
   EXPECT_EQ(results[0].code(), absl::StatusCode::kUnavailable) << results[0];
   EXPECT_EQ(results[2], results[0]);
-  EXPECT_THAT(std::string(results[0].message()),
-              HasSubstr("op=1 phase=1/exit rank="));
+  EXPECT_THAT(std::string(results[0].message()), HasSubstr("op=1 phase=1/exit rank="));
   EXPECT_THAT(std::string(results[0].message()), HasSubstr("missing=1 last=1/entry"));
 }
 
