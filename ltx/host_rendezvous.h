@@ -4,8 +4,8 @@
 //
 // A rank that gives up (its wait timed out, or it calls Fail) fails the op for everyone: the
 // ranks still waiting return at once with the same error, and so does every later meeting,
-// until Reset (the ranks' op numbers are no
-// longer in step after a rank went missing, so no later op could pair up correctly).
+// until Reset (after a rank went missing the ranks' op numbers are no longer in step, so no
+// later op could pair up correctly).
 //
 // Ranks meet at every phase of every op, in order: op 1 phase 0, op 1 phase 1, ..., op 2
 // phase 0, and so on. A rank therefore runs at most one op ahead of the slowest rank (it cannot
@@ -68,10 +68,11 @@ class UntypedHostRendezvous {
   // rank order, to `all` (`all_count` values; 0 to read none, else the number of ranks).
   // Errors: InvalidArgument for a rank, phase or `all_count` out of range; FailedPrecondition
   // when (op, phase) does not follow the rank's previous meeting (ops count from 1 after
-  // creation and Reset; nothing is recorded); the miss's error (see RendezvousMissDescriber)
-  // when this rank gives up after `timeout`, when another rank gave up on this op first, or
-  // when any rank gave up since the last Reset; Aborted when Reset runs while the rank waits.
-  // Thread-safe; each rank calls from one thread at a time.
+  // creation and Reset; nothing is recorded); the recorded failure (a miss's error, see
+  // RendezvousMissDescriber, or Fail's) when this rank gives up after `timeout`, or when any
+  // rank gave up since the last Reset, before or while this one waits; Aborted when Reset runs
+  // while the rank waits. A meeting that completed is OK even if a rank gave up on a later one
+  // meanwhile. Thread-safe; each rank calls from one thread at a time.
   absl::Status Meet(int rank, uint64_t op, int phase, const void* mine, void* all, size_t all_count,
                     absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
