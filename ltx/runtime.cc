@@ -373,14 +373,18 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const AllGatherLayout& l
 
 absl::Status Runtime::Launch(int rank, const AllGatherLayout& layout,
                              const RankBuffers& buffers, const ResolvedCall& call) {
-  absl::Status launched =
-      call.protocol == Protocol::kCopyEngine
-          ? copy_engines_->Enqueue(rank, layout, buffers, call.timeout)
-          : RankCudaStatus(LaunchAllGather(peer_stores_->view(rank), layout, buffers, call),
-                           rank, "kernel launch");
-  if (launched.ok() && !call.capturing) {
-    launched = RankCudaStatus(cudaEventRecord(ranks_[rank]->last_done, buffers.stream), rank,
-                              "cudaEventRecord");
+  cudaEvent_t last_done = ranks_[rank]->last_done;
+  absl::Status launched;
+  if (call.protocol == Protocol::kCopyEngine) {
+    // Records last_done after everything it queued, on errors too: Reset waits for it.
+    launched = copy_engines_->Enqueue(rank, layout, buffers, call.timeout, last_done);
+  } else {
+    launched = RankCudaStatus(LaunchAllGather(peer_stores_->view(rank), layout, buffers, call),
+                              rank, "kernel launch");
+    if (launched.ok() && !call.capturing) {
+      launched = RankCudaStatus(cudaEventRecord(last_done, buffers.stream), rank,
+                                "cudaEventRecord");
+    }
   }
   // The peers of this rank will time out waiting for it: stop the runtime.
   if (!launched.ok()) StopWith(launched);
