@@ -53,8 +53,7 @@ TEST(CoveringMappingsTest, BufferEndingOnAMappingEndTakesNoMore) {
 }
 
 TEST(CoveringMappingsTest, EmptyBufferNeedsNoLookup) {
-  absl::StatusOr<std::vector<AddressRange>> mappings =
-      CoveringMappings(0x99999, 0, FourMappings);
+  absl::StatusOr<std::vector<AddressRange>> mappings = CoveringMappings(0x99999, 0, FourMappings);
   ASSERT_TRUE(mappings.ok()) << mappings.status();
   EXPECT_TRUE(mappings->empty());
 }
