@@ -20,6 +20,7 @@ namespace {
 // The driver functions this file calls, resolved once per process.
 struct Driver {
   PFN_cuPointerGetAttributes_v7000 pointer_get_attributes = nullptr;
+  PFN_cuPointerGetAttribute_v4000 pointer_get_attribute = nullptr;
   PFN_cuMemRetainAllocationHandle_v11000 retain_allocation_handle = nullptr;
   PFN_cuMemRelease_v10020 release = nullptr;
   PFN_cuMemGetAddressRange_v3020 get_address_range = nullptr;
@@ -31,6 +32,8 @@ absl::StatusOr<Driver> ResolveDriver() {
   Driver d;
   LTX_ASSIGN_OR_RETURN(d.pointer_get_attributes,
                        DriverFunction<PFN_cuPointerGetAttributes_v7000>("cuPointerGetAttributes"));
+  LTX_ASSIGN_OR_RETURN(d.pointer_get_attribute,
+                       DriverFunction<PFN_cuPointerGetAttribute_v4000>("cuPointerGetAttribute"));
   LTX_ASSIGN_OR_RETURN(
       d.retain_allocation_handle,
       DriverFunction<PFN_cuMemRetainAllocationHandle_v11000>("cuMemRetainAllocationHandle"));
@@ -65,13 +68,14 @@ struct Buffer {
 };
 
 enum class MemoryKind {
-  kPlain,    // cudaMalloc and the like: covered by cudaDeviceEnablePeerAccess.
-  kPool,     // A stream-ordered memory pool.
-  kMapping,  // The virtual memory API (cuMemCreate + cuMemMap).
+  kPeerAccess,  // cudaMalloc (legacy-IPC-capable memory): covered by cudaDeviceEnablePeerAccess.
+  kPool,        // A stream-ordered memory pool.
+  kMapping,     // The virtual memory API (cuMemCreate + cuMemMap).
+  kOther,       // None of these.
 };
 
 struct MemoryInfo {
-  MemoryKind kind = MemoryKind::kPlain;
+  MemoryKind kind = MemoryKind::kOther;
   CUmemoryPool pool = nullptr;
 };
 
@@ -80,14 +84,16 @@ absl::StatusOr<MemoryInfo> Classify(const Driver& d, const Buffer& buffer) {
   // Booleans are read through 8 zeroed bytes: the driver writes at most that many.
   unsigned int memory_type = 0;
   uint64_t managed = 0;
+  uint64_t legacy_ipc = 0;
   int device = -1;
   MemoryInfo info;
   CUpointer_attribute attributes[] = {
       CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE};
-  void* data[] = {&memory_type, &managed, &device, &info.pool};
+      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
+  void* data[] = {&memory_type, &managed, &device, &info.pool, &legacy_ipc};
   const CUresult result =
-      d.pointer_get_attributes(4, attributes, data, DevicePointer(buffer.pointer));
+      d.pointer_get_attributes(5, attributes, data, DevicePointer(buffer.pointer));
   if (result != CUDA_SUCCESS) {
     return absl::InvalidArgumentError(absl::StrCat(
         buffer.Describe(), ": ", DriverStatus(result, "cuPointerGetAttributes").message()));
@@ -105,13 +111,15 @@ absl::StatusOr<MemoryInfo> Classify(const Driver& d, const Buffer& buffer) {
         absl::StrFormat("%s is not device memory of GPU %d (memory type %d, device %d)",
                         buffer.Describe(), buffer.owner_device, memory_type, device));
   }
+  // Pool memory and mappings are never legacy-IPC-capable; cudaMalloc memory is (as NCCL tells
+  // them apart), and only memory mapped with cuMemMap has an allocation handle to retain.
+  CUmemGenericAllocationHandle handle = 0;
   if (info.pool != nullptr) {
     info.kind = MemoryKind::kPool;
-    return info;
-  }
-  // Only memory mapped with cuMemMap has an allocation handle to retain.
-  CUmemGenericAllocationHandle handle = 0;
-  if (d.retain_allocation_handle(&handle, const_cast<void*>(buffer.pointer)) == CUDA_SUCCESS) {
+  } else if (legacy_ipc != 0) {
+    info.kind = MemoryKind::kPeerAccess;
+  } else if (d.retain_allocation_handle(&handle, const_cast<void*>(buffer.pointer)) ==
+             CUDA_SUCCESS) {
     d.release(handle);
     info.kind = MemoryKind::kMapping;
   }
@@ -209,6 +217,32 @@ absl::Status EnsureMappingsAccess(const Driver& d, const Buffer& buffer,
   return absl::OkStatus();
 }
 
+// For memory of no kind known here: OK if the driver says, with each peer's device current,
+// that the peer may read and write it. Leaves a peer's device current.
+absl::Status CheckPeersMayWrite(const Driver& d, const Buffer& buffer,
+                                const std::vector<int>& peers) {
+  for (int peer : peers) {
+    const cudaError_t error = cudaSetDevice(peer);
+    if (error != cudaSuccess) {
+      cudaGetLastError();
+      return CudaStatus(error, absl::StrCat(buffer.Describe(), ": making GPU ", peer, " current"));
+    }
+    uint64_t flags = 0;  // An enum, read through 8 zeroed bytes.
+    const CUresult result = d.pointer_get_attribute(&flags, CU_POINTER_ATTRIBUTE_ACCESS_FLAGS,
+                                                    DevicePointer(buffer.pointer));
+    if (result != CUDA_SUCCESS || flags != CU_POINTER_ATTRIBUTE_ACCESS_FLAG_READWRITE) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "%s is device memory of a kind other than cudaMalloc, a stream-ordered pool or a "
+          "virtual-memory mapping, and GPU %d may not write it (%s); allocate it with cudaMalloc",
+          buffer.Describe(), peer,
+          result == CUDA_SUCCESS
+              ? absl::StrCat("access flags ", flags)
+              : DriverStatus(result, "cuPointerGetAttribute(ACCESS_FLAGS)").message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Puts the calling thread in relaxed stream-capture mode for its lifetime, so that CUDA calls
 // made meanwhile cannot invalidate a capture in progress.
 class RelaxedCaptureMode {
@@ -222,13 +256,22 @@ class RelaxedCaptureMode {
   cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
 };
 
-// EnsurePeerWritable with the owner's device current on the calling thread.
+// EnsurePeerWritable with the owner's device current on the calling thread (it may leave
+// another current).
 absl::Status EnsureOnOwner(const Driver& d, const Buffer& buffer, const std::vector<int>& peers) {
   LTX_ASSIGN_OR_RETURN(const MemoryInfo info, Classify(d, buffer));
-  if (info.kind == MemoryKind::kPlain) return absl::OkStatus();
   const RelaxedCaptureMode relaxed;
-  if (info.kind == MemoryKind::kPool) return EnsurePoolAccess(info.pool, buffer, peers);
-  return EnsureMappingsAccess(d, buffer, peers);
+  switch (info.kind) {
+    case MemoryKind::kPeerAccess:
+      return absl::OkStatus();
+    case MemoryKind::kPool:
+      return EnsurePoolAccess(info.pool, buffer, peers);
+    case MemoryKind::kMapping:
+      return EnsureMappingsAccess(d, buffer, peers);
+    case MemoryKind::kOther:
+      return CheckPeersMayWrite(d, buffer, peers);
+  }
+  return absl::InternalError("unknown memory kind");
 }
 
 }  // namespace
@@ -281,7 +324,7 @@ absl::Status EnsurePeerWritable(const void* pointer, int64_t bytes, int owner_de
                       absl::StrCat(buffer.Describe(), ": making GPU ", owner_device, " current"));
   }
   const absl::Status status = EnsureOnOwner(*driver, buffer, peers);
-  if (previous_device != owner_device) cudaSetDevice(previous_device);
+  cudaSetDevice(previous_device);
   return status;
 }
 

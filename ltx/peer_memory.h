@@ -35,8 +35,8 @@ absl::StatusOr<std::vector<AddressRange>> CoveringMappings(
 // Makes `bytes` bytes at `pointer` (memory of GPU `owner_device`) writable by every device in
 // `peer_devices` through peer stores, or explains why it cannot be. Entries equal to
 // `owner_device` are skipped. By the kind of memory:
-//   - cudaMalloc memory: OK; peer access is process-wide (cudaDeviceEnablePeerAccess, which
-//     the caller has enabled for every pair).
+//   - cudaMalloc memory (told apart as legacy-IPC-capable memory): OK; peer access is
+//     process-wide (cudaDeviceEnablePeerAccess, which the caller has enabled for every pair).
 //   - stream-ordered pool memory (cudaMallocAsync, cudaMallocFromPoolAsync, any pool): grants
 //     the peers read-write access to the pool with cudaMemPoolSetAccess where they lack it.
 //     This opens the whole pool to them, present and future allocations alike, as NCCL's and
@@ -44,6 +44,9 @@ absl::StatusOr<std::vector<AddressRange>> CoveringMappings(
 //   - virtual memory API mappings (cuMemCreate + cuMemMap): grants the peers read-write access
 //     with cuMemSetAccess on every mapping the buffer touches (a buffer may span several
 //     mappings, as in expandable segments), each over the mapping's whole extent.
+//   - other device memory (e.g. cudaMalloc memory where legacy IPC is unsupported): OK if the
+//     driver reports read-write access for every peer (CU_POINTER_ATTRIBUTE_ACCESS_FLAGS with
+//     the peer's device current), else InvalidArgument.
 // Grants are made with the calling thread in relaxed stream-capture mode, so a first call
 // during stream capture does not invalidate the capture.
 // Errors: InvalidArgument for a null pointer, negative `bytes`, memory that is not device
