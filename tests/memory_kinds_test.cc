@@ -40,7 +40,8 @@ constexpr char kChildTest[] = "GatherWithThisKind";
 constexpr char kSummaryPrefix[] = "memory kind ";
 constexpr char kSkipPrefix[] = "child skipped: ";
 constexpr char kContextLine[] = "context: usable on every GPU";
-constexpr absl::Duration kChildTimeout = absl::Seconds(300);
+// A child takes seconds; a faulting one fails fast too (the Runtime's timeout is 10 s).
+constexpr absl::Duration kChildTimeout = absl::Seconds(90);
 
 // ---------------------------------------------------------------------------------- the child
 
@@ -50,7 +51,8 @@ struct Call {
   CallStyle style = CallStyle::kCoordinated;
 
   std::string ToString() const {
-    return absl::StrCat(c.ToString(), " protocol=", static_cast<int>(protocol),
+    const char* names[] = {"auto", "direct", "one-trip", "copy-engine"};
+    return absl::StrCat(c.ToString(), " protocol=", names[static_cast<int>(protocol)],
                         style == CallStyle::kCoordinated ? " coordinated" : " per-rank");
   }
 };
