@@ -19,6 +19,7 @@
 #include "ltx/device_error.h"
 #include "ltx/device_worker.h"
 #include "ltx/peer_access.h"
+#include "ltx/peer_memory.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/resolved_call.h"
 #include "ltx/status_macros.h"
@@ -139,6 +140,7 @@ struct Runtime::Rank {
   // by this rank's calls.
   const void* checked_input = nullptr;
   const void* checked_output = nullptr;
+  int64_t checked_output_bytes = 0;  // A larger output at the same pointer is checked again.
   cudaStream_t checked_stream = nullptr;
 };
 
@@ -333,10 +335,21 @@ absl::Status Runtime::ValidateCall(const AllGatherLayout& layout, int rank,
         CheckPointerDevice(buffers.input, r.device, rank, "input", /*allow_managed=*/true));
     r.checked_input = buffers.input;
   }
-  if (layout.output_bytes > 0 && buffers.output != r.checked_output) {
+  if (layout.output_bytes > 0 &&
+      (buffers.output != r.checked_output || layout.output_bytes > r.checked_output_bytes)) {
     LTX_RETURN_IF_ERROR(
         CheckPointerDevice(buffers.output, r.device, rank, "output", /*allow_managed=*/false));
+    // Peers store into the output: pool and virtual-memory mappings need access granted.
+    if (transport_ == Transport::kPeerStores) {
+      const absl::Status writable =
+          EnsurePeerWritable(buffers.output, layout.output_bytes, r.device, devices_);
+      if (!writable.ok()) {
+        return absl::Status(writable.code(),
+                            absl::StrFormat("rank %d: output: %s", rank, writable.message()));
+      }
+    }
     r.checked_output = buffers.output;
+    r.checked_output_bytes = layout.output_bytes;
   }
   if (!IsLegacyOrPerThreadStream(buffers.stream) && buffers.stream != r.checked_stream) {
     // CUDA cannot name a stream's device while the stream captures; the launch itself then
