@@ -16,7 +16,11 @@ import sys
 import threading
 import time
 
-import torch
+try:
+    import torch
+except ImportError:
+    print("benchmark: skipped, no torch")
+    sys.exit(77)
 
 import ltx
 from ltx import _library
@@ -86,7 +90,7 @@ def main():
     args = parser.parse_args()
     if torch.cuda.device_count() < 2:
         print(f"benchmark: skipped, needs 2 GPUs ({torch.cuda.device_count()} visible)")
-        return 0
+        return 77
     sizes = [int(s) for s in args.sizes.split(",")]
     with ltx.Runtime() as runtime:
         print(f"python all_gather_rank, {runtime.world_size} GPUs, bf16, hidden {HIDDEN}; "

@@ -51,6 +51,12 @@ class LibraryTest(unittest.TestCase):
             self.assertEqual(_library.lib().ltx_code_string(cls.code).decode(), cls.code_name)
 
     def test_create_without_gpu_raises_failed_precondition(self):
+        try:
+            ltx.Runtime().close()
+        except ltx.FailedPreconditionError:
+            pass
+        else:
+            self.skipTest("a GPU is visible: the Runtime was created")
         with self.assertRaises(ltx.FailedPreconditionError) as caught:
             ltx.Runtime()
         self.assertEqual(caught.exception.code, 9)

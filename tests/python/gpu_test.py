@@ -5,13 +5,14 @@
 Run without arguments, it runs the tests twice, each in a child process: with PyTorch's default
 caching allocator and with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, and prints one line
 per allocator mode (a child that fails or crashes is reported, never taken down with the parent).
-The parent's exit status is that of the default mode. With --child it runs the tests in this
+The parent's exit status is that of the default mode (77 when it skipped every test). With --child it runs the tests in this
 process. Every case uses random data, poisons the outputs before every call and compares the
 outputs byte-exact with torch.cat of the shards along the token dimension. Fewer than two GPUs
 (or no torch): the tests are skipped, and say why.
 """
 
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -27,6 +28,7 @@ import ltx
 GPUS = torch.cuda.device_count() if torch is not None and torch.cuda.is_available() else 0
 SKIP = None if GPUS >= 2 else f"needs 2 GPUs and torch with CUDA ({GPUS} visible)"
 POISON = 0xA5
+SKIPPED_EXIT = 77  # Exit status when every test was skipped.
 DTYPES = ([torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn,
            torch.float8_e5m2, torch.int8, torch.uint8] if torch is not None else [])
 
@@ -65,7 +67,7 @@ class Case:
             torch.cuda.synchronize(r)
 
     def check(self, test):
-        expected = torch.cat([t.cpu() for t in self.inputs], dim=1).view(torch.uint8)
+        expected = torch.cat([t.cpu().view(torch.uint8) for t in self.inputs], dim=1)
         for r, output in enumerate(self.outputs):
             torch.cuda.synchronize(r)
             test.assertTrue(torch.equal(output.cpu().view(torch.uint8), expected),
@@ -157,8 +159,9 @@ class GpuTest(unittest.TestCase):
                         graphs.append(graph)
                 for step in range(4):
                     case.refill(100 + step)
-                    for graph in graphs:
-                        graph.replay()
+                    for r, graph in enumerate(graphs):
+                        with torch.cuda.device(r), torch.cuda.stream(case.streams[r]):
+                            graph.replay()
                     case.check(self)
 
     def test_missing_rank_times_out_and_reset_recovers(self):
@@ -204,14 +207,18 @@ def run_children():
         print(f"=== allocator {name}", flush=True)
         try:
             child = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"],
-                                   env=env, timeout=480, stdout=subprocess.PIPE,
+                                   env=env, timeout=150, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True)
             output, code = child.stdout, child.returncode
         except subprocess.TimeoutExpired as e:
             output, code = (e.stdout or b"").decode(errors="replace"), "timeout"
         print(output, flush=True)
         tail = [line for line in output.splitlines() if line.strip()][-1:] or [""]
-        if code == 0:
+        ran = re.search(r"^Ran (\d+) test", output, re.M)
+        skipped = re.search(r"skipped=(\d+)", tail[0])
+        if code == 0 and ran and skipped and ran.group(1) == skipped.group(1):
+            results[name] = f"SKIPPED ({SKIP or tail[0]})"
+        elif code == 0:
             results[name] = f"PASS ({tail[0]})"
         elif isinstance(code, int) and code < 0:
             results[name] = f"CRASH (signal {-code})"
@@ -219,6 +226,8 @@ def run_children():
             results[name] = f"FAIL (exit {code}: {tail[0]})"
     summary = "; ".join(f"{name}: {result}" for name, result in results.items())
     print(f"python gpu tests: {summary}")
+    if results["default"].startswith("SKIPPED"):
+        return SKIPPED_EXIT
     return 0 if results["default"].startswith("PASS") else 1
 
 

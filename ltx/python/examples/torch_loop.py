@@ -12,14 +12,33 @@ import argparse
 import sys
 import threading
 
-import torch
+try:
+    import torch
+except ImportError:
+    print("torch_loop: skipped, no torch")
+    sys.exit(77)
 
 import ltx
 
 HIDDEN = 1024
 
 
-def rank_loop(runtime, rank, counts, steps, results):
+def capture(rank, step, stream, barrier):
+    """Captures `step` into a CUDA graph, one rank at a time: torch.cuda.graph synchronises and
+    empties the allocator's cache on entry, which must not wait on another rank's collective
+    or run beside another rank's capture."""
+    stream.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    for turn in range(barrier.parties):
+        barrier.wait()
+        if turn == rank:
+            with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
+                step()
+    barrier.wait()
+    return graph
+
+
+def rank_loop(runtime, rank, counts, steps, barrier, results):
     """Rank `rank`'s thread: eager steps, then graph replays; records the max error."""
     device = runtime.devices[rank]
     torch.cuda.set_device(device)
@@ -37,22 +56,19 @@ def rank_loop(runtime, rank, counts, steps, results):
         pooled.copy_(gathered.float().sum(dim=0))                         # compute
 
     worst = 0.0
+    graph = None
     with torch.cuda.stream(stream):
-        graph = None
         for i in range(steps):
-            if i == steps // 2:  # Capture once, then replay every later step.
-                graph = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
-                    step()
-            seed = torch.Generator(device="cuda").manual_seed(i)
+            if i == steps // 2:
+                graph = capture(rank, step, stream, barrier)
+            seed = torch.Generator(device="cuda").manual_seed(i)  # Same on every rank.
             full = torch.randn(sum(counts), HIDDEN, device="cuda", generator=seed)
-            start = sum(counts[:rank])
-            shard.copy_(full[start:start + counts[rank]])
+            bounds = [sum(counts[:r]) for r in range(len(counts) + 1)]
+            shard.copy_(full[bounds[rank]:bounds[rank + 1]])
             if graph is None:
                 step()
             else:
                 graph.replay()
-            bounds = [sum(counts[:r]) for r in range(len(counts) + 1)]
             expected = torch.cat([(full[bounds[r]:bounds[r + 1]] @ weight).to(torch.bfloat16)
                                   for r in range(len(counts))]).float().sum(dim=0)
             worst = max(worst, (pooled - expected).abs().max().item())
@@ -64,12 +80,16 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args()
+    if torch.cuda.device_count() == 0:
+        print("torch_loop: skipped, no GPU visible")
+        return 77
     with ltx.Runtime() as runtime:
         n = runtime.world_size
         counts = [64 + 32 * r for r in range(n)]
         results = [None] * n
+        barrier = threading.Barrier(n, timeout=60)
         threads = [threading.Thread(target=rank_loop,
-                                    args=(runtime, r, counts, args.steps, results))
+                                    args=(runtime, r, counts, args.steps, barrier, results))
                    for r in range(n)]
         for t in threads:
             t.start()
