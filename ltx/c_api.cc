@@ -53,12 +53,26 @@ static_assert(LTX_UINT8 == static_cast<int>(ltx::DataType::kUint8), "dtype value
 
 // Names of the codes, indexed by value (absl::StatusCodeToString spells them alike).
 constexpr const char* kCodeNames[] = {
-    "OK",        "CANCELLED",          "UNKNOWN",           "INVALID_ARGUMENT",
-    "DEADLINE_EXCEEDED", "NOT_FOUND",  "ALREADY_EXISTS",    "PERMISSION_DENIED",
-    "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-    "UNIMPLEMENTED", "INTERNAL",       "UNAVAILABLE",       "DATA_LOSS",
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
     "UNAUTHENTICATED",
 };
+static_assert(sizeof(kCodeNames) / sizeof(kCodeNames[0]) == LTX_UNAUTHENTICATED + 1,
+              "one name per code");
 
 // The C enums, in value order, as the C++ ones.
 constexpr ltx::Protocol kProtocols[] = {ltx::Protocol::kAuto, ltx::Protocol::kDirect,
@@ -69,6 +83,7 @@ static_assert(kProtocols[LTX_PROTOCOL_COPY_ENGINE] == ltx::Protocol::kCopyEngine
 static_assert(kTransports[LTX_TRANSPORT_COPY_ENGINE] == ltx::Transport::kCopyEngine,
               "enum order");
 
+// This thread's message of its last call ("" after OK).
 std::string& LastError() {
   thread_local std::string message;
   return message;
@@ -93,6 +108,7 @@ int Guarded(Body&& body) {
   }
 }
 
+// InvalidArgument naming `name` when `pointer` is NULL.
 absl::Status CheckNotNull(const void* pointer, absl::string_view name) {
   if (pointer == nullptr) return absl::InvalidArgumentError(absl::StrFormat("%s is NULL", name));
   return absl::OkStatus();
@@ -144,6 +160,7 @@ absl::StatusOr<T> ReadVersioned(const T* in, int (*init)(T*), absl::string_view 
   return out;
 }
 
+// The RuntimeOptions of `in`; InvalidArgument for NULL, a bad struct_size, devices or transport.
 absl::StatusOr<ltx::RuntimeOptions> ToRuntimeOptions(const ltx_runtime_options* in) {
   absl::StatusOr<ltx_runtime_options> c =
       ReadVersioned(in, &ltx_runtime_options_init, "ltx_runtime_options");
@@ -206,6 +223,8 @@ absl::Status Store(int value, int* out, absl::string_view name) {
   return status;
 }
 
+// InvalidArgument when `runtime` is NULL.
+// InvalidArgument when `runtime` is NULL.
 absl::Status CheckRuntime(const ltx_runtime* runtime) { return CheckNotNull(runtime, "runtime"); }
 
 }  // namespace

@@ -17,6 +17,7 @@ those of ltx/c_api.h. The GIL is released while the library runs.
 from __future__ import annotations
 
 import ctypes
+import functools
 import weakref
 
 from . import _library
@@ -40,7 +41,9 @@ def _enum(table: dict, value: str, what: str) -> int:
     return table[value]
 
 
+@functools.lru_cache(maxsize=64)
 def _call_options(timeout, blocks: int, protocol: str) -> CallOptions:
+    """The CallOptions of these values (cached: calls repeat them; never modified)."""
     call = CallOptions()
     check(lib().ltx_call_options_init(ctypes.byref(call)))
     call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout")
