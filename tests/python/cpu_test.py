@@ -8,6 +8,7 @@ import ctypes
 import unittest
 
 import ltx
+import ltx.runtime
 from ltx import _library, tensors
 
 
@@ -147,6 +148,88 @@ class TensorCheckTest(unittest.TestCase):
         for bad in ("stream", -1, 1.5, True):
             with self.assertRaises(ltx.InvalidArgumentError):
                 tensors.stream_handle(bad, 0)
+
+
+class FakeLibrary:
+    """Stands in for libltx.so: a Runtime over GPUs 0 and 1 that records every call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append((name, args))
+            out = args[-1]._obj if args and hasattr(args[-1], "_obj") else None
+            if name.endswith("_options_init"):
+                out.struct_size = ctypes.sizeof(out)
+            elif name in ("ltx_runtime_create", "ltx_all_gather"):
+                out.value = 0x5000
+            elif name == "ltx_runtime_world_size":
+                out.value = 2
+            elif name == "ltx_runtime_device":
+                out.value = args[1]
+            elif name == "ltx_runtime_transport":
+                out.value = 1
+            return 0
+        return call
+
+
+class RuntimeGlueTest(unittest.TestCase):
+    """What Runtime passes to the library, with FakeLibrary in place of libltx.so."""
+
+    def setUp(self):
+        self.fake = FakeLibrary()
+        self.saved = ltx.runtime.lib
+        ltx.runtime.lib = lambda: self.fake
+        self.addCleanup(setattr, ltx.runtime, "lib", self.saved)
+
+    def last(self, name):
+        return [args for called, args in self.fake.calls if called == name][-1]
+
+    def test_create(self):
+        runtime = ltx.Runtime(devices=[0, 1], timeout=2.5, transport="peer_stores")
+        options = self.last("ltx_runtime_create")[0]._obj
+        self.assertEqual((options.num_devices, options.devices[0], options.devices[1]), (2, 0, 1))
+        self.assertEqual((options.timeout_us, options.transport), (2_500_000, 1))
+        self.assertEqual((runtime.world_size, runtime.devices, runtime.transport),
+                         (2, [0, 1], "peer_stores"))
+        runtime.close()
+        self.assertEqual(self.last("ltx_runtime_destroy")[0].value, 0x5000)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "closed"):
+            runtime.synchronize()
+
+    def test_all_gather(self):
+        runtime = ltx.Runtime()
+        inputs = [FakeTensor([2, 3, 8], pointer=0x10), FakeTensor([2, 0, 8], device=("cuda", 1), pointer=0x20)]
+        outputs = [FakeTensor([2, 3, 8], pointer=0x30), FakeTensor([2, 3, 8], device=("cuda", 1), pointer=0x40)]
+        runtime.all_gather(inputs, outputs, streams=[7, FakeStream()], protocol="direct",
+                           timeout=1.0)
+        _, shape, buffers, n, call, _ = self.last("ltx_all_gather")
+        shape = shape._obj
+        self.assertEqual((shape.dtype, shape.batch, shape.hidden, shape.num_ranks), (1, 2, 8, 2))
+        self.assertEqual([shape.token_counts[r] for r in range(2)], [3, 0])
+        self.assertEqual([(b.input or 0, b.output, b.stream) for b in buffers],
+                         [(0x10, 0x30, 7), (0x20, 0x40, 0x1234)])
+        self.assertEqual((call._obj.protocol, call._obj.timeout_us), (1, 1_000_000))
+        self.assertEqual(self.last("ltx_op_wait")[0].value, 0x5000)
+        self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "1 inputs"):
+            runtime.all_gather(inputs[:1], outputs)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "protocol"):
+            runtime.all_gather(inputs, outputs, streams=[0, 0], protocol="fast")
+
+    def test_all_gather_rank(self):
+        runtime = ltx.Runtime()
+        runtime.all_gather_rank(1, FakeTensor([5, 4], "torch.float8_e5m2", ("cuda", 1), pointer=0x10),
+                                FakeTensor([6, 4], "torch.float8_e5m2", ("cuda", 1), pointer=0x20),
+                                [1, 5], stream=9)
+        _, rank, shape, buffers, call = self.last("ltx_all_gather_rank")
+        self.assertEqual((rank, shape._obj.dtype, shape._obj.batch, shape._obj.hidden), (1, 5, 1, 4))
+        self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
+                         (0x10, 0x20, 9))
+        self.assertEqual((call._obj.protocol, call._obj.timeout_us, call._obj.blocks), (0, 0, 0))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2"):
+            runtime.all_gather_rank(2, None, None, [1, 5])
 
 
 if __name__ == "__main__":

@@ -223,7 +223,9 @@ def run_children():
         elif isinstance(code, int) and code < 0:
             results[name] = f"CRASH (signal {-code})"
         else:
-            results[name] = f"FAIL (exit {code}: {tail[0]})"
+            first = re.search(r"^\S*Error: .*$", output, re.M)
+            cause = first.group(0)[:300] if first else "no exception printed"
+            results[name] = f"FAIL (exit {code}: {tail[0]}; first error: {cause})"
     summary = "; ".join(f"{name}: {result}" for name, result in results.items())
     print(f"python gpu tests: {summary}")
     if results["default"].startswith("SKIPPED"):
