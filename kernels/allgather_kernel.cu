@@ -1,4 +1,5 @@
-// The AllGather kernel: the direct protocol (kernels/direct_protocol.cuh) storing this rank's
+// The AllGather kernel of the direct path: the direct protocol (kernels/direct_protocol.cuh:
+// entry barrier, stores, last-block-done exit barrier; kernels/PROTOCOL.md) storing this rank's
 // shard into every rank's output over NVLink. The copy plan (kernels/copy_plan.h) decides which
 // block stores which bytes.
 #include "kernels/allgather_kernel.h"
@@ -8,20 +9,13 @@
 #include "kernels/block_copy.cuh"
 #include "kernels/copy_plan.h"
 #include "kernels/direct_protocol.cuh"
-#include "kernels/signal_layout.h"
 
 namespace ltx {
 namespace {
 
 __global__ void __launch_bounds__(kAllGatherThreads) AllGatherKernel(
     const AllGatherKernelParams p) {
-  const EntryAnnouncement mine = {reinterpret_cast<uint64_t>(p.output),
-                                  p.counts_digest,
-                                  p.total_tokens,
-                                  p.row_bytes,
-                                  p.geometry.batch,
-                                  p.dtype};
-  RunDirectOp(p, mine, [&p](int lane, int lanes, int /*target*/, uint64_t output) {
+  RunDirectOp(p, AnnouncementOf(p), [&p](int lane, int lanes, int /*target*/, uint64_t output) {
     CopyRange(p.geometry, LaneRange(p.geometry, lane, lanes, p.world_size),
               static_cast<const uint8_t*>(p.input), reinterpret_cast<uint8_t*>(output));
   });

@@ -1,5 +1,6 @@
 // Host interface of the AllGather kernel: the arguments one rank's launch carries and the
 // launcher. The runtime validates arguments before it gets here; this layer only launches.
+// Protocol of both kernels: kernels/PROTOCOL.md.
 #ifndef LTX_KERNELS_ALLGATHER_KERNEL_H_
 #define LTX_KERNELS_ALLGATHER_KERNEL_H_
 
@@ -8,14 +9,17 @@
 #include <cstdint>
 
 #include "kernels/copy_plan.h"
+#include "kernels/entry_announcement.h"
+#include "kernels/error_record.h"
+#include "kernels/host_device.h"
 #include "kernels/one_trip_layout.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
 
 // Everything one rank's kernel needs. Passed by value, so a CUDA graph that captures the launch
-// replays exactly these values; the op's epoch is not among them: it lives in the signal region
-// and the kernel advances it.
+// replays exactly these values; the op number is not among them: it lives in the signal region
+// and the kernel advances it (kernels/PROTOCOL.md).
 struct AllGatherKernelParams {
   const void* input = nullptr;
   void* output = nullptr;
@@ -40,17 +44,15 @@ struct AllGatherKernelParams {
   uint64_t timeout_ns = 0;
 };
 
+// What the rank of `params` announces to its peers at the entry of an op.
+LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllGatherKernelParams& params) {
+  return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(params.output), params.dtype,
+                               params.row_bytes, params.geometry.batch, params.total_tokens,
+                               params.counts_digest);
+}
+
 // Threads per block of the AllGather kernel.
 inline constexpr int kAllGatherThreads = 512;
-
-// The two ways the kernel moves data.
-enum class AllGatherPath {
-  // Entry barrier, direct stores into every peer's output, exit barrier: any size.
-  kDirect,
-  // Data and flag in the same store into the peers' staging areas, unpacked by the receiver:
-  // one trip over NVLink, for shards up to kOneTripMaxShardBytes.
-  kOneTrip,
-};
 
 // Enqueues the AllGather kernel of one rank on `stream` with `blocks` thread blocks (any
 // number >= 1). Returns the launch error, if any. Thread-safe; the caller's current device must

@@ -9,6 +9,9 @@
 #include <cstdint>
 
 #include "kernels/alltoall_plan.h"
+#include "kernels/entry_announcement.h"
+#include "kernels/error_record.h"
+#include "kernels/host_device.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -32,6 +35,14 @@ struct AllToAllKernelParams {
   int32_t world_size = 0;
   uint64_t timeout_ns = 0;
 };
+
+// What the rank of `params` announces to its peers at the entry of an op: its output, and the
+// op's digest (kind and shape), dtype, token row size, batch and total tokens.
+LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllToAllKernelParams& params) {
+  return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(params.output), params.dtype,
+                               params.geometry.token_bytes, params.geometry.batch,
+                               params.geometry.total_tokens, params.digest);
+}
 
 // Threads per block of the all-to-all kernel.
 inline constexpr int kAllToAllThreads = 512;

@@ -1,118 +1,107 @@
-// Device side of the cross-GPU barrier (DESIGN.md §5): entry mailboxes, exit flags, deadlines
-// on %globaltimer, and the error record. Every wait has a deadline; on expiry the first error of
-// the GPU is written to its host-mapped record and the op is abandoned. Nothing traps.
+// Device side of the cross-GPU protocol (kernels/PROTOCOL.md): entry mailboxes, exit flags,
+// waits with deadlines on %globaltimer, and the error record. Every wait has a deadline; on
+// expiry the first error of the GPU is written to its host-mapped record and the op is
+// abandoned. Nothing traps.
 #ifndef LTX_KERNELS_BARRIER_CUH_
 #define LTX_KERNELS_BARRIER_CUH_
 
 #include <cstdint>
 
+#include "kernels/entry_announcement.h"
+#include "kernels/error_record.h"
 #include "kernels/memory_order.cuh"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
 
+// What the waits of one op on this GPU need: where errors go, who waits, and the deadline.
+struct OpContext {
+  SignalRegion* local;        // This GPU's signal region.
+  DeviceErrorRecord* record;  // This GPU's error record (device pointer of host-mapped memory).
+  int rank;                   // This GPU's rank.
+  uint64_t number;            // The op number.
+  uint64_t timeout_ns;        // How long one wait may last.
+};
+
+// Where a wait stands, for its timeout record: the peer waited for and what was last seen.
+struct WaitProgress {
+  int peer;
+  uint64_t seen;
+};
+
 // Claims this GPU's error record (the first error since the last reset wins) and, if claimed,
-// fills it and publishes it to the host: fields first, then a system-scope fence, then `state`.
-__device__ inline void RecordDeviceError(SignalRegion* local, DeviceErrorRecord* record,
-                                         const DeviceErrorRecord& error) {
-  if (atomicCAS(&local->error_claimed, 0u, 1u) != 0u) return;
-  volatile DeviceErrorRecord* out = record;
-  out->kind = error.kind;
-  out->phase = error.phase;
-  out->field = error.field;
-  out->rank = error.rank;
-  out->peer = error.peer;
-  out->epoch = error.epoch;
-  out->expected = error.expected;
-  out->seen = error.seen;
-  out->waited_ns = error.waited_ns;
-  __threadfence_system();
-  out->state = kRecordWritten;
+// publishes `error` to the host: every field with plain stores, then `state` with a release
+// store at system scope.
+__device__ inline void RecordDeviceError(const OpContext& op, const DeviceErrorRecord& error) {
+  if (atomicCAS(&op.local->error_claimed, 0u, 1u) != 0u) return;
+  DeviceErrorRecord fields = error;
+  fields.state = kRecordEmpty;  // The host reads nothing until the release below.
+  *op.record = fields;
+  StoreReleaseSystem(&op.record->state, kRecordWritten);
 }
 
-// Stores this rank's announcement for op `epoch` into slot [rank] of `target`'s mailbox:
-// payload first, then the epoch with release semantics at system scope. Repeated stores of the
-// same announcement (one per block) are harmless.
-__device__ inline void PublishEntry(SignalRegion* target, int rank, uint64_t epoch,
+// Stores this rank's announcement for op `number` into slot [rank] of `target`'s mailbox:
+// announcement first, then the op number with release semantics at system scope. Repeated
+// stores of the same announcement (one per block) are harmless.
+__device__ inline void PublishEntry(SignalRegion* target, int rank, uint64_t number,
                                     const EntryAnnouncement& mine) {
   MailboxSlot* slot = &target->mailbox[rank];
-  slot->output_address = mine.output_address;
-  slot->counts_digest = mine.counts_digest;
-  slot->total_tokens = mine.total_tokens;
-  slot->row_bytes = mine.row_bytes;
-  slot->batch = mine.batch;
-  slot->dtype = mine.dtype;
-  StoreReleaseSystem(&slot->epoch, epoch);
-}
-
-// Spins until `*flag >= target` (acquire, system scope). Returns false, with the last value
-// seen, when `timeout_ns` passed since `start_ns` or when this GPU's op was already abandoned.
-__device__ inline bool WaitForEpoch(const uint64_t* flag, uint64_t target, const uint32_t* abort,
-                                    uint64_t start_ns, uint64_t timeout_ns, uint64_t* seen) {
-  // Polls mostly the flag itself: the abort flag and the clock are read every 32nd poll.
-  constexpr uint32_t kPollsPerCheck = 32;
-  for (uint32_t polls = 1;; ++polls) {
-    const uint64_t value = LoadAcquireSystem(flag);
-    if (value >= target) return true;
-    *seen = value;
-    if (polls % kPollsPerCheck != 0) continue;
-    if (LoadRelaxedSystem(abort) != 0u) return false;
-    if (GlobalTimerNs() - start_ns > timeout_ns) return false;
-  }
+  slot->announcement = mine;
+  StoreReleaseSystem(&slot->op, number);
 }
 
 // Abandons the op on this GPU (so that its other waits stop early) and records a timeout of a
 // wait that started at `start_ns`, unless the op was already abandoned.
-__device__ inline void AbandonAfterTimeout(SignalRegion* local, DeviceErrorRecord* record,
-                                           BarrierPhase phase, int rank, int peer,
-                                           uint64_t epoch, uint64_t seen, uint64_t start_ns) {
-  const bool first = LoadRelaxedSystem(&local->abort) == 0u;
-  StoreRelaxedSystem(&local->abort, 1u);
+__device__ inline void AbandonAfterTimeout(const OpContext& op, BarrierPhase phase,
+                                           const WaitProgress& progress, uint64_t start_ns) {
+  const bool first = LoadRelaxedSystem(&op.local->abort) == 0u;
+  StoreRelaxedSystem(&op.local->abort, 1u);
   if (!first) return;
-  DeviceErrorRecord error = {};
-  error.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
-  error.phase = static_cast<uint32_t>(phase);
-  error.rank = rank;
-  error.peer = peer;
-  error.epoch = epoch;
-  error.expected = epoch;
-  error.seen = seen;
-  error.waited_ns = GlobalTimerNs() - start_ns;
-  RecordDeviceError(local, record, error);
+  RecordDeviceError(op, TimeoutRecord(phase, op.rank, progress.peer, op.number, progress.seen,
+                                      GlobalTimerNs() - start_ns));
 }
 
-// Waits at `phase` for `peer`'s flag to reach `epoch`; on failure abandons the op and records
-// the timeout (AbandonAfterTimeout).
-__device__ inline bool WaitOrRecordTimeout(const uint64_t* flag, uint64_t epoch,
-                                           BarrierPhase phase, int rank, int peer,
-                                           uint64_t timeout_ns, SignalRegion* local,
-                                           DeviceErrorRecord* record) {
+// The one poll loop of the protocol: calls `ready(&progress)` (a predicate that polls shared
+// memory and may update `progress`) until it returns true, then returns true. Mostly the
+// predicate itself is polled: the abort flag and the clock are read every 32nd poll, and not at
+// all when the first poll succeeds. Returns false when the op was abandoned on this GPU, or
+// after op.timeout_ns, when it abandons the op and records the timeout at `phase`
+// (AbandonAfterTimeout). `progress` starts at {peer, 0}.
+template <typename Ready>
+__device__ inline bool AwaitOrAbandon(const OpContext& op, BarrierPhase phase, int peer,
+                                      const Ready& ready) {
+  constexpr uint32_t kPollsPerCheck = 32;
+  WaitProgress progress = {peer, 0};
+  if (ready(&progress)) return true;
   const uint64_t start_ns = GlobalTimerNs();
-  uint64_t seen = 0;
-  if (WaitForEpoch(flag, epoch, &local->abort, start_ns, timeout_ns, &seen)) return true;
-  AbandonAfterTimeout(local, record, phase, rank, peer, epoch, seen, start_ns);
+  for (uint32_t polls = 1;; ++polls) {
+    if (ready(&progress)) return true;
+    if (polls % kPollsPerCheck != 0) continue;
+    if (LoadRelaxedSystem(&op.local->abort) != 0u) return false;
+    if (GlobalTimerNs() - start_ns > op.timeout_ns) break;
+  }
+  AbandonAfterTimeout(op, phase, progress, start_ns);
   return false;
 }
 
+// Waits at `phase` until `peer`'s `flag` shows op.number or later (acquire, system scope);
+// false when it timed out or the op was abandoned (AwaitOrAbandon).
+__device__ inline bool AwaitFlag(const OpContext& op, BarrierPhase phase, int peer,
+                                 const uint64_t* flag) {
+  return AwaitOrAbandon(op, phase, peer, [flag, &op](WaitProgress* progress) {
+    progress->seen = LoadAcquireSystem(flag);
+    return progress->seen >= op.number;
+  });
+}
+
 // Checks `theirs` (from `peer`) against this rank's announcement; on disagreement records
-// InvalidArgument (without abandoning the op) and returns false.
-__device__ inline bool AgreesOrRecordMismatch(const EntryAnnouncement& mine,
-                                              const EntryAnnouncement& theirs, int rank, int peer,
-                                              uint64_t epoch, SignalRegion* local,
-                                              DeviceErrorRecord* record) {
-  uint64_t my_value = 0;
-  uint64_t their_value = 0;
-  const MismatchField field = FindMismatch(mine, theirs, &my_value, &their_value);
-  if (field == MismatchField::kNone) return true;
-  DeviceErrorRecord error = {};
-  error.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
-  error.field = static_cast<uint32_t>(field);
-  error.rank = rank;
-  error.peer = peer;
-  error.epoch = epoch;
-  error.expected = my_value;
-  error.seen = their_value;
-  RecordDeviceError(local, record, error);
+// InvalidArgument (MismatchRecord; without abandoning the op) and returns false.
+__device__ inline bool AgreesOrRecordMismatch(const OpContext& op, int peer,
+                                              const EntryAnnouncement& mine,
+                                              const EntryAnnouncement& theirs) {
+  DeviceErrorRecord error;
+  if (!MismatchRecord(mine, theirs, op.rank, peer, op.number, &error)) return true;
+  RecordDeviceError(op, error);
   return false;
 }
 

@@ -32,6 +32,20 @@ struct ShardGeometry {
   int64_t output_offset = 0;        // prefix_r * row_bytes.
 };
 
+// The geometry of the shard of a rank with `tokens` tokens at token offset `prefix_tokens`, for
+// an op of `batch` slices of `total_tokens` rows of `row_bytes` bytes. The one definition, used
+// by the host layout (ltx/allgather_spec.h) and by the one-trip receiver for every peer.
+LTX_HOST_DEVICE inline ShardGeometry ShardGeometryOf(int64_t batch, int64_t row_bytes,
+                                                     int64_t total_tokens, int64_t tokens,
+                                                     int64_t prefix_tokens) {
+  ShardGeometry geometry;
+  geometry.batch = batch;
+  geometry.shard_bytes = tokens * row_bytes;
+  geometry.output_batch_stride = total_tokens * row_bytes;
+  geometry.output_offset = prefix_tokens * row_bytes;
+  return geometry;
+}
+
 // A half-open byte range [begin, end).
 struct ByteRange {
   int64_t begin = 0;

@@ -1,9 +1,9 @@
 // The direct protocol shared by every collective kernel over peer stores: an entry barrier
 // (each rank announces its output and arguments in every peer's mailbox, and waits for the
 // announcement of each target before storing into it), the stores themselves (supplied by the
-// collective), and the last-block-done exit barrier (DESIGN.md §5).
+// collective), and the last-block-done exit barrier (kernels/PROTOCOL.md).
 //
-// Every collective advances the same op number (SignalRegion::last_epoch) and uses the same
+// Every collective advances the same op number (SignalRegion::last_op) and uses the same
 // mailboxes and exit flags, so ops of different collectives interleave on one Runtime; what a
 // rank announces (EntryAnnouncement) carries a digest of the op kind and shape, so ranks that
 // call different ops at the same op number disagree at entry instead of pairing.
@@ -18,6 +18,7 @@
 
 #include "kernels/barrier.cuh"
 #include "kernels/copy_plan.h"
+#include "kernels/entry_announcement.h"
 #include "kernels/memory_order.cuh"
 #include "kernels/signal_layout.h"
 
@@ -26,25 +27,12 @@ namespace ltx {
 // Thread 0 of the block waits for `target`'s entry in this GPU's mailbox and checks it.
 // Returns the target's output address, or 0 when the block must not store into it (timeout,
 // abandoned op, or arguments that disagree, each already recorded).
-template <typename Params>
-__device__ uint64_t AwaitTargetEntry(const Params& p, SignalRegion* local, int target,
-                                     uint64_t epoch, const EntryAnnouncement& mine) {
-  const MailboxSlot& slot = local->mailbox[target];
-  if (!WaitOrRecordTimeout(&slot.epoch, epoch, BarrierPhase::kEntry, p.rank, target,
-                           p.timeout_ns, local, p.error_record)) {
-    return 0;
-  }
-  const volatile MailboxSlot& announced = slot;
-  EntryAnnouncement theirs;
-  theirs.output_address = announced.output_address;
-  theirs.counts_digest = announced.counts_digest;
-  theirs.total_tokens = announced.total_tokens;
-  theirs.row_bytes = announced.row_bytes;
-  theirs.batch = announced.batch;
-  theirs.dtype = announced.dtype;
-  if (!AgreesOrRecordMismatch(mine, theirs, p.rank, target, epoch, local, p.error_record)) {
-    return 0;
-  }
+__device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
+                                            const EntryAnnouncement& mine) {
+  const MailboxSlot& slot = op.local->mailbox[target];
+  if (!AwaitFlag(op, BarrierPhase::kEntry, target, &slot.op)) return 0;
+  const EntryAnnouncement theirs = LoadRelaxedSystemWords(&slot.announcement);
+  if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return 0;
   return theirs.output_address;
 }
 
@@ -52,16 +40,15 @@ __device__ uint64_t AwaitTargetEntry(const Params& p, SignalRegion* local, int t
 // is in its output (unless the op was abandoned), then waits until every peer said the same
 // for this rank's output. Thread t handles peer t.
 template <typename Params>
-__device__ void ExitBarrier(const Params& p, SignalRegion* local, uint64_t epoch) {
+__device__ void ExitBarrier(const Params& p, const OpContext& op) {
   const int peer = threadIdx.x;
-  const bool abandoned = LoadRelaxedSystem(&local->abort) != 0u;
+  const bool abandoned = LoadRelaxedSystem(&op.local->abort) != 0u;
   if (peer < p.world_size) {
-    if (!abandoned) StoreReleaseSystem(&p.signals[peer]->exit_flag[p.rank], epoch);
-    WaitOrRecordTimeout(&local->exit_flag[peer], epoch, BarrierPhase::kExit, p.rank, peer,
-                        p.timeout_ns, local, p.error_record);
+    if (!abandoned) StoreReleaseSystem(&p.signals[peer]->exit_flag[p.rank], op.number);
+    AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
   }
   __syncthreads();
-  if (threadIdx.x == 0) local->last_epoch = epoch;
+  if (threadIdx.x == 0) op.local->last_op = op.number;
 }
 
 // The body of a direct-protocol kernel: advances this GPU's op number, announces `mine` to every
@@ -77,8 +64,8 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
   __shared__ uint64_t target_output;
   __shared__ bool last_block;
   // The previous op on this GPU finished before this kernel started (stream order), so
-  // last_epoch is stable for the whole grid until the last block advances it.
-  const uint64_t epoch = local->last_epoch + 1;
+  // last_op is stable for the whole grid until the last block advances it.
+  const OpContext op = {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
 
   // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it
   // publishes nothing, so no peer can pair a later op of this GPU with its own.
@@ -88,12 +75,14 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
   if (!abandoned) {
     // Entry: every block announces this rank to every peer, so that no block depends on
     // another block of its own grid being resident.
-    if (threadIdx.x < p.world_size) PublishEntry(p.signals[threadIdx.x], p.rank, epoch, mine);
+    if (threadIdx.x < p.world_size) {
+      PublishEntry(p.signals[threadIdx.x], p.rank, op.number, mine);
+    }
 
     const int lanes = LaneCount(gridDim.x, p.world_size);
     for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
       const int target = LaneTarget(lane, p.rank, p.world_size);
-      if (threadIdx.x == 0) target_output = AwaitTargetEntry(p, local, target, epoch, mine);
+      if (threadIdx.x == 0) target_output = AwaitTargetEntry(op, target, mine);
       __syncthreads();
       const uint64_t output = target_output;
       __syncthreads();  // target_output is rewritten by the next lane.
@@ -114,7 +103,7 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
     }
   }
   __syncthreads();
-  if (last_block) ExitBarrier(p, local, epoch);
+  if (last_block) ExitBarrier(p, op);
 }
 
 }  // namespace ltx

@@ -1,17 +1,23 @@
 // PTX memory-order primitives for flags shared between GPUs, following the PTX memory
 // consistency model: a release store at system scope publishes everything the storing thread
 // (and, through fences and barriers, its block) wrote before it; an acquire load at system scope
-// that reads the value makes those writes visible to the loading thread.
+// that reads the value makes those writes visible to the loading thread. How the protocols use
+// them: kernels/PROTOCOL.md.
 #ifndef LTX_KERNELS_MEMORY_ORDER_CUH_
 #define LTX_KERNELS_MEMORY_ORDER_CUH_
 
 #include <cstdint>
+#include <cstring>
 
 namespace ltx {
 
 // Stores `value` with release semantics at system scope.
 __device__ __forceinline__ void StoreReleaseSystem(uint64_t* address, uint64_t value) {
   asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(address), "l"(value) : "memory");
+}
+
+__device__ __forceinline__ void StoreReleaseSystem(uint32_t* address, uint32_t value) {
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
 }
 
 // Loads with acquire semantics at system scope.
@@ -38,6 +44,22 @@ __device__ __forceinline__ uint32_t LoadRelaxedSystem(const uint32_t* address) {
 }
 __device__ __forceinline__ void StoreRelaxedSystem(uint32_t* address, uint32_t value) {
   asm volatile("st.relaxed.sys.global.u32 [%0], %1;" ::"l"(address), "r"(value) : "memory");
+}
+
+// Loads a struct made of 8-byte words (e.g. a payload that an acquire load made visible) with
+// relaxed loads at system scope, one per word.
+template <typename T>
+__device__ __forceinline__ T LoadRelaxedSystemWords(const T* address) {
+  static_assert(sizeof(T) % sizeof(uint64_t) == 0 && alignof(T) >= alignof(uint64_t),
+                "LoadRelaxedSystemWords needs a struct of aligned 8-byte words");
+  constexpr int kWords = sizeof(T) / sizeof(uint64_t);
+  const uint64_t* from = reinterpret_cast<const uint64_t*>(address);
+  uint64_t words[kWords];
+#pragma unroll
+  for (int i = 0; i < kWords; ++i) words[i] = LoadRelaxedSystem(from + i);
+  T value;
+  memcpy(&value, words, sizeof(T));
+  return value;
 }
 
 // Nanoseconds of the GPU's global timer (%globaltimer); coarse, but monotonic and comparable

@@ -18,12 +18,7 @@ bool CheckedMultiply(int64_t a, int64_t b, int64_t* product) {
 }  // namespace
 
 ShardGeometry AllGatherLayout::GeometryOf(int rank) const {
-  ShardGeometry geometry;
-  geometry.batch = batch;
-  geometry.shard_bytes = token_counts[rank] * row_bytes;
-  geometry.output_batch_stride = total_tokens * row_bytes;
-  geometry.output_offset = prefix_tokens[rank] * row_bytes;
-  return geometry;
+  return ShardGeometryOf(batch, row_bytes, total_tokens, token_counts[rank], prefix_tokens[rank]);
 }
 
 uint64_t CountsDigest(absl::Span<const int64_t> token_counts) {

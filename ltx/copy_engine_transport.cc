@@ -1,20 +1,49 @@
-// The copy-engine path: cudaMemcpyPeerAsync copies ordered by events, with a host rendezvous
-// per op.
+// The copy-engine transport: strided copy-engine copies ordered by events, with a host
+// rendezvous at the entry and the exit of each op.
 #include "ltx/copy_engine_transport.h"
 
 #include <algorithm>
-#include <thread>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
+#include "kernels/entry_announcement.h"
+#include "kernels/error_record.h"
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
+#include "ltx/shard_copy.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
+namespace {
+
+// The phases of an op at the rendezvous.
+constexpr int kEntry = 0;
+constexpr int kExit = 1;
+
+// What rank `buffers`' owner announces at the entry of an op.
+EntryAnnouncement Announce(const AllGatherLayout& layout, const RankBuffers& buffers) {
+  return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(buffers.output),
+                               static_cast<int32_t>(layout.dtype), layout.row_bytes, layout.batch,
+                               layout.total_tokens, layout.counts_digest);
+}
+
+// The error of a miss at the rendezvous; it reads as the kernels' timeouts do.
+absl::Status MissToStatus(const RendezvousMiss& miss) {
+  const BarrierPhase phase = miss.phase == kEntry ? BarrierPhase::kEntry : BarrierPhase::kExit;
+  const absl::Status status = DeviceErrorToStatus(
+      TimeoutRecord(phase, miss.rank, miss.missing, miss.op, miss.missing_last_op,
+                    static_cast<uint64_t>(absl::ToInt64Nanoseconds(miss.timeout))));
+  return absl::Status(status.code(), absl::StrCat(status.message(), " (copy-engine transport)"));
+}
+
+}  // namespace
 
 CopyEngineTransport::CopyEngineTransport(std::vector<int> devices, absl::Duration spin)
-    : devices_(std::move(devices)), spin_(spin), local_copies_(devices_.size()) {}
+    : devices_(std::move(devices)),
+      rank_events_(devices_.size()),
+      rendezvous_(static_cast<int>(devices_.size()), {"entry", "exit"}, spin, MissToStatus) {}
 
 absl::StatusOr<std::unique_ptr<CopyEngineTransport>> CopyEngineTransport::Create(
     const std::vector<int>& devices, absl::Duration spin) {
@@ -22,201 +51,152 @@ absl::StatusOr<std::unique_ptr<CopyEngineTransport>> CopyEngineTransport::Create
   int previous = 0;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
   absl::Status status;
-  {
-    absl::MutexLock lock(&transport->mu_);
-    for (Slot& slot : transport->slots_) {
-      for (size_t rank = 0; rank < devices.size() && status.ok(); ++rank) {
-        status = CudaStatus(cudaSetDevice(devices[rank]), "cudaSetDevice");
-        for (auto* events : {&slot.entry_events, &slot.copied_events}) {
-          if (status.ok()) {
-            status = CudaStatus(
-                cudaEventCreateWithFlags(&(*events)[rank], cudaEventDisableTiming),
-                "cudaEventCreate");
-          }
-        }
-      }
-    }
-  }
   for (size_t rank = 0; rank < devices.size() && status.ok(); ++rank) {
-    LocalCopy& local = transport->local_copies_[rank];
-    status = CudaStatus(cudaSetDevice(devices[rank]), "cudaSetDevice");
-    if (status.ok()) {
-      status = CudaStatus(cudaStreamCreateWithFlags(&local.stream, cudaStreamNonBlocking),
-                          "cudaStreamCreate");
-    }
-    for (cudaEvent_t* event : {&local.fork, &local.join}) {
-      if (status.ok()) {
-        status = CudaStatus(cudaEventCreateWithFlags(event, cudaEventDisableTiming),
-                            "cudaEventCreate");
-      }
-    }
+    status = transport->CreateRankEvents(static_cast<int>(rank));
   }
   cudaSetDevice(previous);
   LTX_RETURN_IF_ERROR(status);
   return transport;
 }
 
-CopyEngineTransport::~CopyEngineTransport() {
-  for (const LocalCopy& local : local_copies_) {
-    if (local.stream != nullptr) cudaStreamDestroy(local.stream);
-    if (local.fork != nullptr) cudaEventDestroy(local.fork);
-    if (local.join != nullptr) cudaEventDestroy(local.join);
-  }
-  absl::MutexLock lock(&mu_);
-  for (Slot& slot : slots_) {
-    for (auto* events : {&slot.entry_events, &slot.copied_events}) {
-      for (cudaEvent_t event : *events) {
-        if (event != nullptr) cudaEventDestroy(event);
-      }
-    }
-  }
-}
-
-void CopyEngineTransport::Reset() {
-  absl::MutexLock lock(&mu_);
-  next_op_ = {};
-  for (Slot& slot : slots_) {
-    slot.op = 0;
-    slot.gave_up = absl::OkStatus();
-    slot.arrivals = {};
-  }
-}
-
-absl::Status CopyEngineTransport::AwaitAll(Slot& slot, uint64_t op, int rank,
-                                           bool Arrival::*phase, absl::Duration timeout,
-                                           const char* phase_name) {
-  const int world = static_cast<int>(devices_.size());
-  auto all_there = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    for (int t = 0; t < world; ++t) {
-      if (!(slot.arrivals[t].*phase)) return false;
-    }
-    return true;
-  };
-  auto settled = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return slot.op == op && (!slot.gave_up.ok() || all_there());
-  };
-  // The ranks of an op usually call within microseconds of each other: poll for them before
-  // sleeping, since a sleeping thread takes tens of microseconds to wake.
-  const absl::Time start = absl::Now();
-  const absl::Duration spin = std::min(spin_, timeout);
-  while (!settled() && absl::Now() - start < spin) {
-    mu_.Unlock();
-    std::this_thread::yield();
-    mu_.Lock();
-  }
-  const absl::Duration left = timeout - (absl::Now() - start);
-  const bool in_time = settled() || mu_.AwaitWithTimeout(absl::Condition(&settled), left);
-  if (slot.op != op) {
-    return absl::AbortedError(absl::StrFormat(
-        "all_gather #%d: the op was reset while rank %d waited (copy-engine transport)", op,
-        rank));
-  }
-  if (!slot.gave_up.ok()) return slot.gave_up;
-  if (in_time) return absl::OkStatus();
-  int missing = 0;
-  while (missing < world && slot.arrivals[missing].*phase) ++missing;
-  slot.gave_up = absl::DeadlineExceededError(absl::StrFormat(
-      "all_gather #%d: rank %d waited %s at %s for rank %d (copy-engine transport)", op, rank,
-      absl::FormatDuration(timeout), phase_name, missing));
-  return slot.gave_up;
-}
-
-absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layout,
-                                          const RankBuffers& buffers, absl::Duration timeout) {
-  const int world = static_cast<int>(devices_.size());
-  uint64_t op = 0;
-  Slot* slot = nullptr;
-  std::array<void*, kMaxWorldSize> outputs = {};
-  {
-    // Entry: announce this rank (its stream has reached the op), meet every other rank.
-    absl::MutexLock lock(&mu_);
-    op = ++next_op_[rank];
-    slot = &slots_[op % kSlots];
-    if (slot->op != op) {
-      // First rank of this op here. A slot is reused only kSlots ops later, when every rank
-      // has left the op that used it (a rank enters op n + 1 only after all ranks copied op n).
-      slot->op = op;
-      slot->gave_up = absl::OkStatus();
-      slot->arrivals = {};
-    }
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(slot->entry_events[rank], buffers.stream),
-                                   "cudaEventRecord(entry)"));
-    Arrival& mine = slot->arrivals[rank];
-    mine.announced.output_address = reinterpret_cast<uint64_t>(buffers.output);
-    mine.announced.counts_digest = layout.counts_digest;
-    mine.announced.total_tokens = layout.total_tokens;
-    mine.announced.row_bytes = layout.row_bytes;
-    mine.announced.batch = layout.batch;
-    mine.announced.dtype = static_cast<int32_t>(layout.dtype);
-    mine.entered = true;
-    LTX_RETURN_IF_ERROR(AwaitAll(*slot, op, rank, &Arrival::entered, timeout, "entry"));
-    // Every rank compares every pair, so all of them find a disagreement and none waits at
-    // the exit for a rank that gave up. The error reads as the kernels' does.
-    for (int t = 0; t < world; ++t) {
-      const EntryAnnouncement& theirs = slot->arrivals[t].announced;
-      DeviceErrorRecord mismatch = {};
-      const MismatchField field =
-          FindMismatch(mine.announced, theirs, &mismatch.expected, &mismatch.seen);
-      if (field != MismatchField::kNone) {
-        mismatch.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
-        mismatch.field = static_cast<uint32_t>(field);
-        mismatch.rank = rank;
-        mismatch.peer = t;
-        mismatch.epoch = op;
-        return DeviceErrorToStatus(mismatch);
-      }
-      outputs[t] = reinterpret_cast<void*>(theirs.output_address);
-    }
-  }
-
-  // Copy this rank's shard into every output once its owner's earlier work is done: its own
-  // on the side stream, the peers' in turn on the rank's stream.
-  const ShardGeometry g = layout.GeometryOf(rank);
-  const uint8_t* input = static_cast<const uint8_t*>(buffers.input);
-  auto copy_shard = [&](int to_rank, cudaStream_t stream) {
-    for (int64_t b = 0; b < g.batch && g.shard_bytes > 0; ++b) {
-      uint8_t* to = static_cast<uint8_t*>(outputs[to_rank]) + b * g.output_batch_stride +
-                    g.output_offset;
-      const cudaError_t error = cudaMemcpyPeerAsync(
-          to, devices_[to_rank], input + b * g.shard_bytes, devices_[rank], g.shard_bytes, stream);
-      if (error != cudaSuccess) {
-        return CudaStatus(error, absl::StrFormat("rank %d: cudaMemcpyPeerAsync to rank %d",
-                                                 rank, to_rank));
-      }
-    }
-    return absl::OkStatus();
-  };
-  const LocalCopy& local = local_copies_[rank];
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaEventRecord(local.fork, buffers.stream), "cudaEventRecord(fork)"));
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaStreamWaitEvent(local.stream, local.fork, 0), "cudaStreamWaitEvent(fork)"));
-  LTX_RETURN_IF_ERROR(copy_shard(rank, local.stream));
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaEventRecord(local.join, local.stream), "cudaEventRecord(join)"));
-  for (int step = 1; step < world; ++step) {
-    const int peer = (rank + step) % world;
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaStreamWaitEvent(buffers.stream, slot->entry_events[peer], 0),
-        "cudaStreamWaitEvent(entry)"));
-    LTX_RETURN_IF_ERROR(copy_shard(peer, buffers.stream));
-  }
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaStreamWaitEvent(buffers.stream, local.join, 0), "cudaStreamWaitEvent(join)"));
-
-  // Exit: this rank's copies are enqueued; its stream then waits for everyone's.
-  {
-    absl::MutexLock lock(&mu_);
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventRecord(slot->copied_events[rank], buffers.stream),
-                                   "cudaEventRecord(copied)"));
-    slot->arrivals[rank].copied = true;
-    LTX_RETURN_IF_ERROR(AwaitAll(*slot, op, rank, &Arrival::copied, timeout, "exit"));
-  }
-  for (int t = 0; t < world; ++t) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamWaitEvent(buffers.stream, slot->copied_events[t], 0),
-                                   "cudaStreamWaitEvent(copied)"));
+absl::Status CopyEngineTransport::CreateRankEvents(int rank) {
+  const int device = devices_[rank];
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
+  int max_pitch = 0;
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device),
+                                 "cudaDeviceGetAttribute(MaxPitch)"));
+  max_pitch_ = std::min<int64_t>(max_pitch_, max_pitch);
+  RankEvents& events = rank_events_[rank];
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamCreateWithFlags(&events.side, cudaStreamNonBlocking),
+                                 "cudaStreamCreate"));
+  for (cudaEvent_t* event : {&events.fork, &events.join, &events.entry, &events.copied}) {
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaEventCreateWithFlags(event, cudaEventDisableTiming), "cudaEventCreate"));
   }
   return absl::OkStatus();
+}
+
+CopyEngineTransport::~CopyEngineTransport() {
+  for (const RankEvents& events : rank_events_) {
+    if (events.side != nullptr) cudaStreamDestroy(events.side);
+    for (cudaEvent_t event : {events.fork, events.join, events.entry, events.copied}) {
+      if (event != nullptr) cudaEventDestroy(event);
+    }
+  }
+}
+
+void CopyEngineTransport::Reset() { rendezvous_.Reset(); }
+
+absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layout,
+                                          const RankBuffers& buffers, absl::Duration timeout,
+                                          cudaEvent_t done) {
+  const uint64_t op = rendezvous_.NextOp(rank);
+  const absl::StatusOr<Outputs> outputs = Enter(rank, op, layout, buffers, timeout);
+  absl::Status status = outputs.status();
+  if (status.ok()) {
+    const CopyFailure failed_copy = QueueCopies(rank, layout, buffers, *outputs);
+    status = Leave(rank, op, buffers, failed_copy, timeout);
+  }
+  if (done != nullptr) {
+    const absl::Status recorded =
+        RankCudaStatus(cudaEventRecord(done, buffers.stream), rank, "cudaEventRecord(done)");
+    if (status.ok()) status = recorded;
+  }
+  // The ranks still waiting for this one stop, and later calls fail, until Reset.
+  if (!status.ok()) rendezvous_.Fail(status);
+  return status;
+}
+
+absl::StatusOr<CopyEngineTransport::Outputs> CopyEngineTransport::Enter(
+    int rank, uint64_t op, const AllGatherLayout& layout, const RankBuffers& buffers,
+    absl::Duration timeout) {
+  // After a failure the peers may still wait for this rank's events of the failed op: leave
+  // them alone.
+  LTX_RETURN_IF_ERROR(rendezvous_.failure());
+  LTX_RETURN_IF_ERROR(RankCudaStatus(cudaEventRecord(rank_events_[rank].entry, buffers.stream),
+                                     rank, "cudaEventRecord(entry)"));
+  const int world = rendezvous_.ranks();
+  Arrival mine;
+  mine.announced = Announce(layout, buffers);
+  std::array<Arrival, kMaxWorldSize> all;
+  LTX_RETURN_IF_ERROR(
+      rendezvous_.Meet(rank, op, kEntry, mine, absl::MakeSpan(all.data(), world), timeout));
+  // Every rank compares every pair, so all of them find a disagreement and none copies.
+  Outputs outputs = {};
+  for (int t = 0; t < world; ++t) {
+    DeviceErrorRecord mismatch;
+    if (MismatchRecord(mine.announced, all[t].announced, rank, t, op, &mismatch)) {
+      return DeviceErrorToStatus(mismatch);
+    }
+    outputs[t] = reinterpret_cast<void*>(all[t].announced.output_address);
+  }
+  return outputs;
+}
+
+CopyEngineTransport::CopyFailure CopyEngineTransport::QueueCopies(int rank,
+                                                                  const AllGatherLayout& layout,
+                                                                  const RankBuffers& buffers,
+                                                                  const Outputs& outputs) {
+  const RankEvents& own = rank_events_[rank];
+  const ShardGeometry geometry = layout.GeometryOf(rank);
+  const int world = rendezvous_.ranks();
+  // Its own output on the side stream, forked from the rank's stream.
+  cudaError_t error = cudaEventRecord(own.fork, buffers.stream);
+  if (error == cudaSuccess) error = cudaStreamWaitEvent(own.side, own.fork, 0);
+  if (error == cudaSuccess) {
+    error = QueueShardCopy(PlanShardCopy(geometry, buffers.input, outputs[rank]), devices_[rank],
+                           devices_[rank], max_pitch_, own.side);
+  }
+  CopyFailure failed = {error, rank};
+  // The peers' outputs in turn, each after its owner's entry event; none once the op is given
+  // up.
+  for (int step = 1; step < world && failed.error == cudaSuccess && rendezvous_.failure().ok();
+       ++step) {
+    const int peer = (rank + step) % world;
+    error = cudaStreamWaitEvent(buffers.stream, rank_events_[peer].entry, 0);
+    if (error == cudaSuccess) {
+      error = QueueShardCopy(PlanShardCopy(geometry, buffers.input, outputs[peer]), devices_[rank],
+                             devices_[peer], max_pitch_, buffers.stream);
+    }
+    failed = {error, peer};
+  }
+  // The join, after a failure too: the side stream's copy may be queued.
+  error = cudaEventRecord(own.join, own.side);
+  if (error == cudaSuccess) error = cudaStreamWaitEvent(buffers.stream, own.join, 0);
+  if (failed.error == cudaSuccess) failed = {error, rank};
+  return failed;
+}
+
+absl::Status CopyEngineTransport::Leave(int rank, uint64_t op, const RankBuffers& buffers,
+                                        CopyFailure mine, absl::Duration timeout) {
+  const int world = rendezvous_.ranks();
+  const cudaError_t recorded = cudaEventRecord(rank_events_[rank].copied, buffers.stream);
+  if (mine.error == cudaSuccess) mine = {recorded, rank};
+  Arrival arrival;
+  arrival.failed_copy = mine;
+  std::array<Arrival, kMaxWorldSize> all;
+  const absl::Status met =
+      rendezvous_.Meet(rank, op, kExit, arrival, absl::MakeSpan(all.data(), world), timeout);
+  // Every rank's copies, into this rank's output among others, go before what follows on the
+  // stream; after a miss too, as far as the ranks have recorded them.
+  absl::Status waited;
+  for (int t = 0; t < world; ++t) {
+    const absl::Status status =
+        RankCudaStatus(cudaStreamWaitEvent(buffers.stream, rank_events_[t].copied, 0), rank,
+                       "cudaStreamWaitEvent(copied)");
+    if (waited.ok()) waited = status;
+  }
+  LTX_RETURN_IF_ERROR(met);
+  for (int t = 0; t < world; ++t) {
+    const CopyFailure& failed = all[t].failed_copy;
+    if (failed.error != cudaSuccess) {
+      return CudaStatus(static_cast<cudaError_t>(failed.error),
+                        absl::StrFormat("all_gather op %d: rank %d could not queue its copy to "
+                                        "rank %d (copy-engine transport)",
+                                        op, t, failed.target));
+    }
+  }
+  return waited;
 }
 
 }  // namespace ltx

@@ -43,17 +43,9 @@ absl::optional<DeviceErrorRecord> ReadDeviceError(const DeviceErrorRecord* recor
   const volatile DeviceErrorRecord* shared = record;
   if (shared->state != kRecordWritten) return absl::nullopt;
   std::atomic_thread_fence(std::memory_order_acquire);
+  // Every field was written before `state` (release on the device) and none changes after it.
   DeviceErrorRecord copy;
-  copy.state = shared->state;
-  copy.kind = shared->kind;
-  copy.phase = shared->phase;
-  copy.field = shared->field;
-  copy.rank = shared->rank;
-  copy.peer = shared->peer;
-  copy.epoch = shared->epoch;
-  copy.expected = shared->expected;
-  copy.seen = shared->seen;
-  copy.waited_ns = shared->waited_ns;
+  std::memcpy(&copy, record, sizeof(copy));
   return copy;
 }
 
@@ -76,7 +68,7 @@ absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
                            : absl::StrFormat("op #%d", record.seen);
       return absl::DeadlineExceededError(absl::StrFormat(
           "all_gather #%d: rank %d waited %s %s rank %d (its flag showed %s)",
-          record.epoch, record.rank,
+          record.op, record.rank,
           absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(record.waited_ns))),
           phase, record.peer, seen));
     }
@@ -84,7 +76,7 @@ absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
       const auto field = static_cast<MismatchField>(record.field);
       return absl::InvalidArgumentError(absl::StrFormat(
           "all_gather #%d: ranks disagree on the %s: rank %d has %s, rank %d has %s",
-          record.epoch, FieldName(field), record.rank, FieldValue(field, record.expected),
+          record.op, FieldName(field), record.rank, FieldValue(field, record.expected),
           record.peer, FieldValue(field, record.seen)));
     }
     case DeviceErrorKind::kNone:

@@ -1,12 +1,13 @@
 // Reading the error records the kernels write into host-mapped pinned memory, and turning them
 // into absl::Status a person can act on, e.g.
 //   DEADLINE_EXCEEDED: all_gather #1042: rank 2 waited 10s at exit for rank 3
+// where #1042 is the op number (kernels/PROTOCOL.md).
 #ifndef LTX_DEVICE_ERROR_H_
 #define LTX_DEVICE_ERROR_H_
 
 #include "absl/status/status.h"
 #include "absl/types/optional.h"
-#include "kernels/signal_layout.h"
+#include "kernels/error_record.h"
 
 namespace ltx {
 

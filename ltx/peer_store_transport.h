@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
+#include "kernels/error_record.h"
 #include "kernels/one_trip_layout.h"
 #include "kernels/signal_layout.h"
 

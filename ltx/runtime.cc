@@ -24,6 +24,7 @@
 #include "ltx/device_error.h"
 #include "ltx/device_worker.h"
 #include "ltx/peer_access.h"
+#include "ltx/peer_memory.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/resolved_call.h"
 #include "ltx/status_macros.h"
@@ -136,6 +137,7 @@ struct Runtime::Rank {
   // by this rank's calls.
   const void* checked_input = nullptr;
   const void* checked_output = nullptr;
+  int64_t checked_output_bytes = 0;  // A larger output at the same pointer is checked again.
   cudaStream_t checked_stream = nullptr;
 };
 
@@ -147,8 +149,14 @@ struct Runtime::OpCall {
   std::array<int64_t, kMaxWorldSize> output_bytes = {};
   // The most each rank sends to one target: the protocol and block count depend on it.
   std::array<int64_t, kMaxWorldSize> shard_bytes = {};
-  // Enqueues rank `rank`'s part with the rank's device current; returns the error.
-  std::function<absl::Status(int rank, const RankBuffers&, const ResolvedCall&)> enqueue;
+  // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
+  std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
+      launch_kernel;
+  // Enqueues rank `rank`'s copy-engine copies and records `last_done` after them (also after
+  // an error); empty for a collective that has no copy-engine protocol.
+  std::function<absl::Status(int rank, const RankBuffers&, absl::Duration timeout,
+                             cudaEvent_t last_done)>
+      enqueue_copies;
 };
 
 // --------------------------------------------------------------------------- CollectiveHandle
@@ -342,11 +350,13 @@ Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
     op.output_bytes[rank] = layout.output_bytes;
     op.shard_bytes[rank] = layout.InputBytes(rank);
   }
-  op.enqueue = [this, &layout](int rank, const RankBuffers& buffers, const ResolvedCall& call) {
-    return call.protocol == Protocol::kCopyEngine
-               ? copy_engines_->Enqueue(rank, layout, buffers, call.timeout)
-               : RankCudaStatus(LaunchAllGather(peer_stores_->view(rank), layout, buffers, call),
-                                rank, "kernel launch");
+  op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
+                               const ResolvedCall& call) {
+    return LaunchAllGather(view, layout, buffers, call);
+  };
+  op.enqueue_copies = [this, &layout](int rank, const RankBuffers& buffers,
+                                      absl::Duration timeout, cudaEvent_t last_done) {
+    return copy_engines_->Enqueue(rank, layout, buffers, timeout, last_done);
   };
   return op;
 }
@@ -360,10 +370,10 @@ Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
     op.output_bytes[rank] = layout.OutputBytes(rank);
     op.shard_bytes[rank] = LargestPieceBytes(layout.geometry, rank);
   }
-  // Resolve admits the direct kernel only, on the peer-store transport.
-  op.enqueue = [this, &layout](int rank, const RankBuffers& buffers, const ResolvedCall& call) {
-    return RankCudaStatus(LaunchAllToAll(peer_stores_->view(rank), layout, buffers, call), rank,
-                          "kernel launch");
+  // Resolve admits the direct kernel only: no copy-engine copies.
+  op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
+                               const ResolvedCall& call) {
+    return LaunchAllToAll(view, layout, buffers, call);
   };
   return op;
 }
@@ -372,6 +382,7 @@ absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers
   LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.input_bytes[rank],
                                        op.output_bytes[rank], buffers));
   Rank& r = *ranks_[rank];
+  const int64_t output_bytes = op.output_bytes[rank];
   // Where a pointer or stream lives does not change while it exists, so each is asked of CUDA
   // once, when a call of this rank first uses it.
   if (op.input_bytes[rank] > 0 && buffers.input != r.checked_input) {
@@ -379,10 +390,21 @@ absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers
         CheckPointerDevice(buffers.input, r.device, rank, "input", /*allow_managed=*/true));
     r.checked_input = buffers.input;
   }
-  if (op.output_bytes[rank] > 0 && buffers.output != r.checked_output) {
+  if (output_bytes > 0 &&
+      (buffers.output != r.checked_output || output_bytes > r.checked_output_bytes)) {
     LTX_RETURN_IF_ERROR(
         CheckPointerDevice(buffers.output, r.device, rank, "output", /*allow_managed=*/false));
+    // Peers store into the output: pool and virtual-memory mappings need access granted.
+    if (transport_ == Transport::kPeerStores) {
+      const absl::Status writable =
+          EnsurePeerWritable(buffers.output, output_bytes, r.device, devices_);
+      if (!writable.ok()) {
+        return absl::Status(writable.code(),
+                            absl::StrFormat("rank %d: output: %s", rank, writable.message()));
+      }
+    }
     r.checked_output = buffers.output;
+    r.checked_output_bytes = output_bytes;
   }
   if (!IsLegacyOrPerThreadStream(buffers.stream) && buffers.stream != r.checked_stream) {
     // CUDA cannot name a stream's device while the stream captures; the launch itself then
@@ -420,10 +442,18 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
 
 absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                              const ResolvedCall& call) {
-  absl::Status launched = op.enqueue(rank, buffers, call);
-  if (launched.ok() && !call.capturing) {
-    launched = RankCudaStatus(cudaEventRecord(ranks_[rank]->last_done, buffers.stream), rank,
-                              "cudaEventRecord");
+  cudaEvent_t last_done = ranks_[rank]->last_done;
+  absl::Status launched;
+  if (call.protocol == Protocol::kCopyEngine) {
+    // Records last_done after everything it queued, on errors too: Reset waits for it.
+    launched = op.enqueue_copies(rank, buffers, call.timeout, last_done);
+  } else {
+    launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
+                              "kernel launch");
+    if (launched.ok() && !call.capturing) {
+      launched = RankCudaStatus(cudaEventRecord(last_done, buffers.stream), rank,
+                                "cudaEventRecord");
+    }
   }
   // The peers of this rank will time out waiting for it: stop the runtime.
   if (!launched.ok()) StopWith(launched);
@@ -455,8 +485,8 @@ absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
           "rank %d: the stream is capturing a CUDA graph; capture %s calls instead", rank,
           op.rank_call));
     }
-    LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers[rank]));
     LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call, Resolve(rank, op, call, /*capturing=*/false));
+    LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers[rank]));
     resolved.push_back(rank_call);
   }
   std::vector<absl::Status> results(world_size());
@@ -483,32 +513,47 @@ absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
   return handle;
 }
 
-absl::Status Runtime::RankCall(int rank, const absl::StatusOr<OpCall>& op,
-                               const RankBuffers& buffers, const CallOptions& call) {
+absl::Status Runtime::AdmitRankCall(int rank) {
   if (rank < 0 || rank >= world_size()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d is outside [0, %d)", rank, world_size()));
   }
-  LTX_RETURN_IF_ERROR(CheckUsable());
+  return CheckUsable();
+}
+
+absl::Status Runtime::RejectRankCall(int rank, const absl::Status& error) {
+  LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
+  StopWith(error);
+  return error;
+}
+
+absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const OpCall& op,
+                                                      const RankBuffers& buffers,
+                                                      const CallOptions& call) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-  const absl::Status stream_ok =
-      RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank, "stream");
-  const bool capturing = capture != cudaStreamCaptureStatusNone;
-  absl::StatusOr<ResolvedCall> resolved = op.status();
-  if (op.ok()) resolved = Resolve(rank, *op, call, capturing);
+  LTX_RETURN_IF_ERROR(
+      RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank, "stream"));
+  LTX_ASSIGN_OR_RETURN(ResolvedCall resolved,
+                       Resolve(rank, op, call, capture != cudaStreamCaptureStatusNone));
+  LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers));
+  return resolved;
+}
+
+absl::Status Runtime::RankCall(int rank, const OpCall& op, const RankBuffers& buffers,
+                               const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
+  absl::StatusOr<ResolvedCall> resolved = PrepareRankCall(rank, op, buffers, call);
   // What no rank can run is refused alike by every rank, before the op starts anywhere: the
   // Runtime stays usable.
   if (absl::IsUnimplemented(resolved.status())) return resolved.status();
   // The peers may already have launched this op: a rank that rejects its part leaves them
   // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
   // call stops the Runtime, like a device error.
-  absl::Status valid = stream_ok.ok() ? resolved.status() : stream_ok;
-  if (valid.ok()) valid = ValidateCall(*op, rank, buffers);
-  if (!valid.ok()) {
-    StopWith(valid);
-    return valid;
+  if (!resolved.ok()) {
+    StopWith(resolved.status());
+    return resolved.status();
   }
-  if (resolved->protocol == Protocol::kCopyEngine && capturing) {
+  if (resolved->protocol == Protocol::kCopyEngine && resolved->capturing) {
     // Refused before the op starts on any rank that captures alike: the Runtime stays usable.
     return absl::UnimplementedError(
         "copy-engine calls cannot be captured into a CUDA graph (on the peer-store transport, "
@@ -520,7 +565,7 @@ absl::Status Runtime::RankCall(int rank, const absl::StatusOr<OpCall>& op,
   if (previous_device != device) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
   }
-  const absl::Status launched = Launch(rank, *op, buffers, *resolved);
+  const absl::Status launched = Launch(rank, op, buffers, *resolved);
   if (previous_device != device) cudaSetDevice(previous_device);
   return launched;
 }
@@ -543,9 +588,8 @@ absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
 absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
                                     const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, world_size());
-  absl::StatusOr<OpCall> op = layout.status();
-  if (layout.ok()) op = AllGatherOp(*layout);
-  return RankCall(rank, op, buffers, call);
+  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  return RankCall(rank, AllGatherOp(*layout), buffers, call);
 }
 
 absl::StatusOr<CollectiveHandle> Runtime::AllToAll(const AllToAllShape& shape,
@@ -566,9 +610,8 @@ absl::Status Runtime::AllToAllAndWait(const AllToAllShape& shape,
 absl::Status Runtime::AllToAllRank(int rank, const AllToAllShape& shape,
                                    const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world_size());
-  absl::StatusOr<OpCall> op = layout.status();
-  if (layout.ok()) op = AllToAllOp(*layout);
-  return RankCall(rank, op, buffers, call);
+  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  return RankCall(rank, AllToAllOp(*layout), buffers, call);
 }
 
 absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,

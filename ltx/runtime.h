@@ -183,14 +183,25 @@ class Runtime {
   absl::Status Initialize();
   // OK, or the error that calls must return now (records a newly found device error).
   absl::Status CheckUsable();
-  // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
   // The op of an AllGather or an all-to-all; it refers to `layout`, which must outlive it.
   OpCall AllGatherOp(const AllGatherLayout& layout);
   OpCall AllToAllOp(const AllToAllLayout& layout);
+  // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
   absl::Status ValidateCall(const OpCall& op, int rank, const RankBuffers& buffers);
   // Validates `call` and resolves it for rank `rank`, whose stream is capturing or not.
   absl::StatusOr<ResolvedCall> Resolve(int rank, const OpCall& op, const CallOptions& call,
                                        bool capturing) const;
+  // The host side of a per-rank call before its launch: the stream's capture status, the
+  // resolution and the buffer checks.
+  absl::StatusOr<ResolvedCall> PrepareRankCall(int rank, const OpCall& op,
+                                               const RankBuffers& buffers,
+                                               const CallOptions& call);
+  // What every per-rank call checks first: the rank is in range (InvalidArgument) and the
+  // Runtime usable.
+  absl::Status AdmitRankCall(int rank);
+  // A per-rank call whose shape was rejected with `error`: the peers may already have launched
+  // the op, so the Runtime stops. Returns `error` (or AdmitRankCall's error).
+  absl::Status RejectRankCall(int rank, const absl::Status& error);
   // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
   // capture, records the rank's completion; the caller's current device must be the rank's.
   // A failure stops the Runtime (the peers may wait for this rank).
@@ -201,8 +212,8 @@ class Runtime {
   absl::StatusOr<CollectiveHandle> Coordinate(const OpCall& op,
                                               absl::Span<const RankBuffers> buffers,
                                               const CallOptions& call);
-  // The per-rank call of any collective; `op` is the op or why its shape was rejected.
-  absl::Status RankCall(int rank, const absl::StatusOr<OpCall>& op, const RankBuffers& buffers,
+  // The per-rank call of any collective.
+  absl::Status RankCall(int rank, const OpCall& op, const RankBuffers& buffers,
                         const CallOptions& call);
   // Polls `events` (one per rank, null = nothing to wait for) until all completed or the
   // deadline; then reports device errors.

@@ -3,8 +3,11 @@
 #define LTX_RUNTIME_OPTIONS_H_
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
 
@@ -84,6 +87,25 @@ struct CallOptions {
   // either capture its call into a CUDA graph or not (the choice of path depends on it).
   Protocol protocol = Protocol::kAuto;
 };
+
+// Names of the protocols and transports, as tools and logs print them and as flags take them.
+
+// Every Protocol and every Transport, in enum order.
+inline constexpr Protocol kAllProtocols[] = {Protocol::kAuto, Protocol::kDirect,
+                                             Protocol::kOneTrip, Protocol::kCopyEngine};
+inline constexpr Transport kAllTransports[] = {Transport::kAuto, Transport::kPeerStores,
+                                               Transport::kCopyEngine};
+
+// "auto", "direct", "one_trip" or "copy_engine"; "unknown(N)" for a value outside the enum.
+std::string ProtocolName(Protocol protocol);
+
+// "auto", "peer_stores" or "copy_engine"; "unknown(N)" for a value outside the enum.
+std::string TransportName(Transport transport);
+
+// Parse a name as ProtocolName / TransportName print it, ignoring case. An unknown name is
+// InvalidArgument, quoting it and listing the valid names.
+absl::StatusOr<Protocol> ParseProtocol(absl::string_view name);
+absl::StatusOr<Transport> ParseTransport(absl::string_view name);
 
 }  // namespace ltx
 

@@ -16,8 +16,8 @@
 #include "gtest/gtest.h"
 #include "kernels/one_trip_layout.h"
 #include "ltx/runtime.h"
-#include "tests/gpu_test_util.h"
-#include "tools/allgather_harness.h"
+#include "tools/testing/allgather_harness.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {
@@ -330,6 +330,45 @@ TEST(AllGatherTest, CopyEngineTransportGathersTheSameShapes) {
       const CallStyle style = i % 2 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
       const absl::Status status = RunAndVerify(f, c, style);
       ASSERT_TRUE(status.ok()) << "round " << i << ": " << status;
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Copy engines: a shard goes into each output as one strided copy of `batch` rows (one copy per
+// row where a pitch is too large for the GPUs, and for batch 1).
+
+// Batches of odd-sized rows at odd offsets, with ranks that send nothing, on both transports
+// and in both call styles: every row lands at its pitch in every output.
+TEST(CopyEngineStridedTest, BatchesOfOddRowsAtOddOffsets) {
+  LTX_REQUIRE_GPUS(2);
+  for (Transport transport : {Transport::kCopyEngine, Transport::kPeerStores}) {
+    RuntimeOptions options;
+    options.transport = transport;
+    GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()), options);
+    ASSERT_NE(f.runtime, nullptr);
+    CallOptions call;
+    call.protocol = Protocol::kCopyEngine;
+    const int world = f.runtime->world_size();
+    for (int64_t batch : {1, 2, 5, 17}) {
+      for (int64_t hidden : {1, 7, 333, 4099}) {
+        for (int misalignment : {0, 3}) {
+          AllGatherCase c;
+          c.dtype = DataType::kUint8;
+          c.batch = batch;
+          c.hidden = hidden;
+          c.token_counts = UnevenCounts(world, 1);
+          if (batch == 5) c.token_counts[world - 1] = 0;
+          c.input_misalignment = misalignment;
+          c.output_misalignment = misalignment == 0 ? 0 : 5;
+          for (CallStyle style : {CallStyle::kPerRankThreads, CallStyle::kCoordinated}) {
+            const absl::Status status = RunAndVerify(f, c, style, call);
+            ASSERT_TRUE(status.ok())
+                << (transport == Transport::kCopyEngine ? "copy-engine " : "peer-store ")
+                << "transport, " << c.ToString() << ": " << status;
+          }
+        }
+      }
     }
   }
 }

@@ -15,9 +15,10 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "ltx/runtime.h"
-#include "tests/gpu_test_util.h"
-#include "tools/allgather_harness.h"
-#include "tools/alltoall_harness.h"
+#include "tools/testing/allgather_harness.h"
+#include "tools/testing/alltoall_harness.h"
+#include "tools/testing/gpu_fixture.h"
+#include "tools/testing/rank_threads.h"
 
 namespace ltx {
 namespace {
@@ -45,20 +46,6 @@ AllToAllFixture MakeFixture(std::vector<int> devices, RuntimeOptions options = {
   return f;
 }
 
-// Runs `call_rank(r)` for every rank, from one thread per rank; returns the first error.
-absl::Status OnRankThreads(int world, const std::function<absl::Status(int)>& call_rank) {
-  std::vector<absl::Status> results(world);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back([&, rank] { results[rank] = call_rank(rank); });
-  }
-  for (auto& thread : threads) thread.join();
-  for (const absl::Status& result : results) {
-    if (!result.ok()) return result;
-  }
-  return absl::OkStatus();
-}
-
 // Runs the harness's current case on `runtime` in `style`, waits, and verifies every rank's
 // output.
 absl::Status RunCurrent(Runtime& runtime, AllToAllHarness& harness, CallStyle style) {
@@ -67,7 +54,7 @@ absl::Status RunCurrent(Runtime& runtime, AllToAllHarness& harness, CallStyle st
   if (style == CallStyle::kCoordinated) {
     status = runtime.AllToAllAndWait(shape, harness.AllBuffers(), kTestWait);
   } else {
-    status = OnRankThreads(runtime.world_size(), [&](int rank) {
+    status = RunOnRankThreads(runtime.world_size(), [&](int rank) {
       return runtime.AllToAllRank(rank, shape, harness.Buffers(rank));
     });
     if (status.ok()) status = runtime.Synchronize(kTestWait);
@@ -326,7 +313,7 @@ TEST(AllToAllTest, RanksThatDisagreeGetInvalidArgument) {
   direct.protocol = Protocol::kDirect;
   for (int variant = 0; variant < 2; ++variant) {
     SCOPED_TRACE(variant == 0 ? "different heads" : "AllGather against all-to-all");
-    const absl::Status launched = OnRankThreads(world, [&](int rank) {
+    const absl::Status launched = RunOnRankThreads(world, [&](int rank) {
       if (rank != 0) return f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank));
       return variant == 0 ? f.runtime->AllToAllRank(0, fewer_heads, f.harness->Buffers(0))
                           : f.runtime->AllGatherRank(0, gather, f.harness->Buffers(0), direct);

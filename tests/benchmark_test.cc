@@ -1,12 +1,20 @@
-// Tests of the benchmark's pure helpers: token splits and flag parsing.
-#include "tools/benchmark.h"
+// Tests of the benchmark's logic that needs no GPU: names, token splits, the size list,
+// validation, the table's text, and RunBenchmark refusing a bad sweep before any GPU work.
+#include "tools/ltx_allgather/benchmark.h"
 
 #include <numeric>
+#include <string>
 
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/ltx_allgather/bench_config.h"
+#include "tools/ltx_allgather/bench_table.h"
+#include "tools/ltx_allgather/bench_timing.h"
 
 namespace ltx {
 namespace {
+
+using ::testing::HasSubstr;
 
 int64_t Sum(const std::vector<int64_t>& counts) {
   return std::accumulate(counts.begin(), counts.end(), int64_t{0});
@@ -31,22 +39,53 @@ TEST(SplitTokensTest, PatternsHaveTheirShape) {
   EXPECT_EQ(SplitTokens(100, 4, SplitPattern::kZeros), (std::vector<int64_t>{50, 0, 50, 0}));
 }
 
-TEST(BenchFlagsTest, NamesRoundTripAndUnknownNamesAreRejected) {
+TEST(BenchNamesTest, NamesRoundTripAndUnknownNamesAreRejected) {
   for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph}) {
     EXPECT_EQ(*ParseBenchStyle(BenchStyleName(style)), style);
   }
-  for (Protocol protocol :
-       {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip, Protocol::kCopyEngine}) {
-    EXPECT_EQ(*ParseProtocol(ProtocolName(protocol)), protocol);
-  }
-  for (Transport transport :
-       {Transport::kAuto, Transport::kPeerStores, Transport::kCopyEngine}) {
-    EXPECT_EQ(*ParseTransport(TransportName(transport)), transport);
+  for (SplitPattern split : {SplitPattern::kEven, SplitPattern::kUneven, SplitPattern::kZeros}) {
+    EXPECT_EQ(*ParseSplitPattern(SplitPatternName(split)), split);
   }
   EXPECT_EQ(ParseBenchStyle("fast").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseProtocol("ll").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseTransport("ib").status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(ParseSplitPattern("random").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(ParseSplitPattern("random").status().message()),
+              HasSubstr("'random'; expected one of even, uneven, zeros"));
+}
+
+TEST(SweepSizesTest, StepsByTheFactorUpToTheLargestSize) {
+  BenchConfig config;
+  config.min_bytes = 8 << 10;
+  config.max_bytes = 4 << 20;
+  config.factor = 8;
+  EXPECT_EQ(SweepSizes(config),
+            (std::vector<int64_t>{8 << 10, 64 << 10, 512 << 10, 4 << 20}));
+  config.max_bytes = (4 << 20) - 1;
+  EXPECT_EQ(SweepSizes(config).size(), 3u);
+  config.max_bytes = config.min_bytes;
+  EXPECT_EQ(SweepSizes(config), (std::vector<int64_t>{8 << 10}));
+}
+
+TEST(ValidateBenchConfigTest, RejectsWhatCannotRun) {
+  EXPECT_TRUE(ValidateBenchConfig(BenchConfig()).ok());
+  auto rejected = [](void (*edit)(BenchConfig&)) {
+    BenchConfig config;
+    edit(config);
+    return ValidateBenchConfig(config).code() == absl::StatusCode::kInvalidArgument;
+  };
+  EXPECT_TRUE(rejected([](BenchConfig& c) { c.max_bytes = c.min_bytes - 1; }));
+  EXPECT_TRUE(rejected([](BenchConfig& c) { c.min_bytes = 0; }));
+  EXPECT_TRUE(rejected([](BenchConfig& c) { c.factor = 1; }));
+  EXPECT_TRUE(rejected([](BenchConfig& c) { c.hidden = 0; }));
+  EXPECT_TRUE(rejected([](BenchConfig& c) { c.timing.iterations = 0; }));
+  EXPECT_TRUE(rejected([](BenchConfig& c) { c.timing.windows = 0; }));
+  EXPECT_TRUE(rejected([](BenchConfig& c) { c.timing.warmup = -1; }));
+  EXPECT_TRUE(rejected([](BenchConfig& c) {
+    c.style = BenchStyle::kGraph;
+    c.runtime.transport = Transport::kCopyEngine;
+  }));
+  EXPECT_TRUE(rejected([](BenchConfig& c) {
+    c.style = BenchStyle::kGraph;
+    c.call.protocol = Protocol::kCopyEngine;
+  }));
 }
 
 TEST(RunBenchmarkTest, RejectsABadSweepBeforeTouchingAGpu) {
@@ -57,6 +96,43 @@ TEST(RunBenchmarkTest, RejectsABadSweepBeforeTouchingAGpu) {
   config.max_bytes = 4096;
   config.factor = 1;
   EXPECT_EQ(RunBenchmark(config).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(BenchTableTest, FormatsBytesRowsAndTheFloor) {
+  EXPECT_EQ(FormatBytes(512), "512");
+  EXPECT_EQ(FormatBytes(8 << 10), "8K");
+  EXPECT_EQ(FormatBytes(3 << 20), "3M");
+  EXPECT_EQ(FormatBytes(int64_t{2} << 30), "2G");
+  EXPECT_EQ(FormatBytes((1 << 20) + 1024), "1025K");
+  BenchRow row;
+  row.size_bytes = 32 << 10;
+  row.per_rank_bytes = 8 << 10;
+  row.count = 16384;
+  row.ltx_us = 5.9;
+  row.vs_floor = 2.5;
+  const std::string ltx_only = FormatRow(row, DataType::kBFloat16);
+  EXPECT_THAT(ltx_only, HasSubstr("32K"));
+  EXPECT_THAT(ltx_only, HasSubstr("bf16"));
+  EXPECT_THAT(ltx_only, HasSubstr("5.90"));
+  EXPECT_THAT(ltx_only, HasSubstr("2.50 |"));
+  EXPECT_THAT(ltx_only, HasSubstr("- |       -\n"));
+  row.nccl_us = 8.85;
+  EXPECT_THAT(FormatRow(row, DataType::kBFloat16), HasSubstr("1.50x\n"));
+  EXPECT_THAT(ColumnHeader(), HasSubstr("xfloor"));
+  LaunchFloor floor;
+  floor.blocks = 132;
+  floor.graph_us = 2.1;
+  floor.eager_us = 3.5;
+  EXPECT_THAT(FloorLine(floor), HasSubstr("empty kernel 132 x 512"));
+  EXPECT_EQ(floor.For(BenchStyle::kGraph), 2.1);
+  EXPECT_EQ(floor.For(BenchStyle::kPerRank), 3.5);
+  EXPECT_EQ(floor.For(BenchStyle::kCoordinated), 3.5);
+}
+
+TEST(MedianTest, TakesTheMiddleValue) {
+  EXPECT_EQ(Median({}), 0);
+  EXPECT_EQ(Median({3, 1, 2}), 2);
+  EXPECT_EQ(Median({4, 1, 3, 2}), 3);
 }
 
 }  // namespace

@@ -12,7 +12,7 @@
 #include "gtest/gtest.h"
 #include "ltx/runtime.h"
 #include "tests/busy_kernel.h"
-#include "tests/gpu_test_util.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {

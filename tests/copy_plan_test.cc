@@ -278,6 +278,26 @@ ShardGeometry MakeGeometry(int64_t batch, int64_t shard_bytes, int64_t stride, i
   return g;
 }
 
+// ---------------------------------------------------------------------------------------------
+// ShardGeometryOf
+
+TEST(ShardGeometryOfTest, PlacesTheShardAtItsPrefixInEverySlice) {
+  const ShardGeometry g = ShardGeometryOf(/*batch=*/3, /*row_bytes=*/22, /*total_tokens=*/9,
+                                          /*tokens=*/5, /*prefix_tokens=*/3);
+  EXPECT_EQ(g.batch, 3);
+  EXPECT_EQ(g.shard_bytes, 5 * 22);
+  EXPECT_EQ(g.output_batch_stride, 9 * 22);
+  EXPECT_EQ(g.output_offset, 3 * 22);
+  EXPECT_EQ(FlatShardBytes(g), 3 * 5 * 22);
+}
+
+TEST(ShardGeometryOfTest, ZeroTokensGiveAnEmptyShard) {
+  const ShardGeometry g = ShardGeometryOf(2, 4096, 10, 0, 10);
+  EXPECT_EQ(g.shard_bytes, 0);
+  EXPECT_EQ(FlatShardBytes(g), 0);
+  EXPECT_EQ(g.output_offset, 10 * 4096);
+}
+
 TEST(SliceTest, RangeAcrossSlicesSplitsIntoContiguousSegments) {
   // 3 slices of 10 bytes; output stride 50, this shard at byte 20 of each output slice.
   const ShardGeometry g = MakeGeometry(3, 10, 50, 20);

@@ -7,7 +7,8 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/signal_layout.h"
+#include "kernels/entry_announcement.h"
+#include "kernels/error_record.h"
 #include "ltx/data_type.h"
 
 namespace ltx {
@@ -15,28 +16,23 @@ namespace {
 
 using ::testing::HasSubstr;
 
-DeviceErrorRecord TimeoutRecord(BarrierPhase phase) {
-  DeviceErrorRecord record = {};
+// A published timeout of rank 2 waiting 10 s for rank 3 in op 1042.
+DeviceErrorRecord PublishedTimeout(BarrierPhase phase) {
+  DeviceErrorRecord record = TimeoutRecord(phase, /*rank=*/2, /*peer=*/3, /*op=*/1042,
+                                           /*seen=*/1041, /*waited_ns=*/10000000000ull);
   record.state = kRecordWritten;
-  record.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
-  record.phase = static_cast<uint32_t>(phase);
-  record.rank = 2;
-  record.peer = 3;
-  record.epoch = 1042;
-  record.expected = 1042;
-  record.seen = 1041;
-  record.waited_ns = 10000000000ull;
   return record;
 }
 
-DeviceErrorRecord MismatchRecord(MismatchField field, uint64_t mine, uint64_t theirs) {
+// A published mismatch of rank 1 with rank 6 in op 7 on `field`.
+DeviceErrorRecord PublishedMismatch(MismatchField field, uint64_t mine, uint64_t theirs) {
   DeviceErrorRecord record = {};
   record.state = kRecordWritten;
   record.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
   record.field = static_cast<uint32_t>(field);
   record.rank = 1;
   record.peer = 6;
-  record.epoch = 7;
+  record.op = 7;
   record.expected = mine;
   record.seen = theirs;
   return record;
@@ -52,7 +48,7 @@ TEST(ReadDeviceErrorTest, EmptyRecordReadsAsNothing) {
 }
 
 TEST(ReadDeviceErrorTest, WrittenRecordReadsBackEveryField) {
-  DeviceErrorRecord record = TimeoutRecord(BarrierPhase::kExit);
+  DeviceErrorRecord record = PublishedTimeout(BarrierPhase::kExit);
   record.field = 3;
   const absl::optional<DeviceErrorRecord> read = ReadDeviceError(&record);
   ASSERT_TRUE(read.has_value());
@@ -62,14 +58,14 @@ TEST(ReadDeviceErrorTest, WrittenRecordReadsBackEveryField) {
   EXPECT_EQ(read->field, 3u);
   EXPECT_EQ(read->rank, 2);
   EXPECT_EQ(read->peer, 3);
-  EXPECT_EQ(read->epoch, 1042u);
+  EXPECT_EQ(read->op, 1042u);
   EXPECT_EQ(read->expected, 1042u);
   EXPECT_EQ(read->seen, 1041u);
   EXPECT_EQ(read->waited_ns, 10000000000ull);
 }
 
 TEST(DeviceErrorToStatusTest, ExitTimeoutIsDeadlineExceededNamingOpRanksAndPhase) {
-  const absl::Status status = DeviceErrorToStatus(TimeoutRecord(BarrierPhase::kExit));
+  const absl::Status status = DeviceErrorToStatus(PublishedTimeout(BarrierPhase::kExit));
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   const std::string message(status.message());
   EXPECT_THAT(message, HasSubstr("all_gather #1042"));
@@ -81,14 +77,14 @@ TEST(DeviceErrorToStatusTest, ExitTimeoutIsDeadlineExceededNamingOpRanksAndPhase
 }
 
 TEST(DeviceErrorToStatusTest, EntryTimeoutSaysAtEntry) {
-  const absl::Status status = DeviceErrorToStatus(TimeoutRecord(BarrierPhase::kEntry));
+  const absl::Status status = DeviceErrorToStatus(PublishedTimeout(BarrierPhase::kEntry));
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("at entry"));
 }
 
 TEST(DeviceErrorToStatusTest, TimeoutOnAPeerThatRanNoOpSaysSo) {
-  DeviceErrorRecord record = TimeoutRecord(BarrierPhase::kEntry);
-  record.epoch = 1;
+  DeviceErrorRecord record = PublishedTimeout(BarrierPhase::kEntry);
+  record.op = 1;
   record.seen = 0;
   record.waited_ns = 1500000;
   const absl::Status status = DeviceErrorToStatus(record);
@@ -99,7 +95,7 @@ TEST(DeviceErrorToStatusTest, TimeoutOnAPeerThatRanNoOpSaysSo) {
 
 TEST(DeviceErrorToStatusTest, RowBytesMismatchIsInvalidArgumentNamingBothValuesAndRanks) {
   const absl::Status status =
-      DeviceErrorToStatus(MismatchRecord(MismatchField::kRowBytes, 8192, 4096));
+      DeviceErrorToStatus(PublishedMismatch(MismatchField::kRowBytes, 8192, 4096));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   const std::string message(status.message());
   EXPECT_THAT(message, HasSubstr("all_gather #7"));
@@ -110,7 +106,7 @@ TEST(DeviceErrorToStatusTest, RowBytesMismatchIsInvalidArgumentNamingBothValuesA
 
 TEST(DeviceErrorToStatusTest, DtypeMismatchPrintsDtypeNames) {
   const absl::Status status = DeviceErrorToStatus(
-      MismatchRecord(MismatchField::kDtype, static_cast<uint64_t>(DataType::kBFloat16),
+      PublishedMismatch(MismatchField::kDtype, static_cast<uint64_t>(DataType::kBFloat16),
                      static_cast<uint64_t>(DataType::kFloat32)));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   const std::string message(status.message());
@@ -121,14 +117,14 @@ TEST(DeviceErrorToStatusTest, DtypeMismatchPrintsDtypeNames) {
 
 TEST(DeviceErrorToStatusTest, OtherMismatchesNameTheirArgument) {
   EXPECT_THAT(
-      std::string(DeviceErrorToStatus(MismatchRecord(MismatchField::kBatch, 2, 3)).message()),
+      std::string(DeviceErrorToStatus(PublishedMismatch(MismatchField::kBatch, 2, 3)).message()),
       HasSubstr("batch"));
   EXPECT_THAT(
       std::string(
-          DeviceErrorToStatus(MismatchRecord(MismatchField::kTotalTokens, 10, 12)).message()),
+          DeviceErrorToStatus(PublishedMismatch(MismatchField::kTotalTokens, 10, 12)).message()),
       HasSubstr("total token count"));
   const absl::Status counts =
-      DeviceErrorToStatus(MismatchRecord(MismatchField::kCounts, 0xabc, 0xdef));
+      DeviceErrorToStatus(PublishedMismatch(MismatchField::kCounts, 0xabc, 0xdef));
   EXPECT_EQ(counts.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(counts.message()), HasSubstr("token_counts"));
   EXPECT_THAT(std::string(counts.message()), HasSubstr("0xabc"));
@@ -136,7 +132,7 @@ TEST(DeviceErrorToStatusTest, OtherMismatchesNameTheirArgument) {
 }
 
 TEST(DeviceErrorToStatusTest, UnknownKindIsInternal) {
-  DeviceErrorRecord record = TimeoutRecord(BarrierPhase::kExit);
+  DeviceErrorRecord record = PublishedTimeout(BarrierPhase::kExit);
   record.kind = 77;
   const absl::Status status = DeviceErrorToStatus(record);
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal) << status;
@@ -146,20 +142,24 @@ TEST(DeviceErrorToStatusTest, UnknownKindIsInternal) {
 }
 
 TEST(DeviceErrorToStatusTest, OneTripDataTimeoutSaysItWaitedForData) {
-  DeviceErrorRecord record = {};
+  DeviceErrorRecord record = TimeoutRecord(BarrierPhase::kData, /*rank=*/0, /*peer=*/3,
+                                           /*op=*/7, /*seen=*/6, /*waited_ns=*/1000000000);
   record.state = kRecordWritten;
-  record.kind = static_cast<uint32_t>(DeviceErrorKind::kTimeout);
-  record.phase = static_cast<uint32_t>(BarrierPhase::kData);
-  record.rank = 0;
-  record.peer = 3;
-  record.epoch = 7;
-  record.expected = 7;
-  record.seen = 6;
-  record.waited_ns = 1000000000;
   const absl::Status status = DeviceErrorToStatus(record);
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(status.message(),
             "all_gather #7: rank 0 waited 1s for data from rank 3 (its flag showed op #6)");
+}
+
+TEST(DeviceErrorToStatusTest, MismatchFromTheSharedBuilderReadsAsTheKernelsDo) {
+  const EntryAnnouncement mine = MakeEntryAnnouncement(0x1000, 1, 8192, 2, 40, 0xabc);
+  const EntryAnnouncement theirs = MakeEntryAnnouncement(0x2000, 1, 8192, 3, 40, 0xabc);
+  DeviceErrorRecord record;
+  ASSERT_TRUE(MismatchRecord(mine, theirs, /*rank=*/1, /*peer=*/0, /*op=*/5, &record));
+  const absl::Status status = DeviceErrorToStatus(record);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "all_gather #5: ranks disagree on the batch: rank 1 has 2, rank 0 has 3");
 }
 
 }  // namespace

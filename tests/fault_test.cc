@@ -3,12 +3,15 @@
 // calls with random shapes and device subsets, per-rank callers with random delays, Runtime
 // churn and two Runtimes at once. Each fault asserts the Status code and what its message
 // names, and that no byte outside the outputs changed.
+#include <cuda_runtime_api.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -17,8 +20,8 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ltx/runtime.h"
-#include "tests/gpu_test_util.h"
-#include "tools/allgather_harness.h"
+#include "tools/testing/allgather_harness.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {
@@ -186,6 +189,75 @@ void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
   const absl::Status guards = f.harness->VerifyGuards();
   EXPECT_TRUE(guards.ok()) << guards;
   ExpectRefusedThenRecovered(f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Copy engines: an op that fails at the entry (a rank that never joins, ranks that disagree)
+// queues no copy, so after Reset every output holds exactly what it held before the call.
+
+// Every rank's output bytes of the harness's current case.
+std::vector<std::vector<uint8_t>> ReadOutputs(GpuFixture& f) {
+  std::vector<std::vector<uint8_t>> outputs;
+  for (int rank = 0; rank < f.runtime->world_size(); ++rank) {
+    std::vector<uint8_t> bytes(f.harness->layout().output_bytes);
+    EXPECT_EQ(
+        cudaMemcpy(bytes.data(), f.harness->Buffers(rank).output, bytes.size(), cudaMemcpyDefault),
+        cudaSuccess);
+    outputs.push_back(std::move(bytes));
+  }
+  return outputs;
+}
+
+// Calls `shapes[rank]` on each rank listed, each from its own thread; returns their results.
+std::vector<absl::Status> CallRanks(GpuFixture& f, const std::vector<AllGatherShape>& shapes,
+                                    const std::vector<int>& ranks, const CallOptions& call) {
+  std::vector<absl::Status> results(ranks.size());
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    threads.emplace_back([&, i] {
+      results[i] =
+          f.runtime->AllGatherRank(ranks[i], shapes[ranks[i]], f.harness->Buffers(ranks[i]), call);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  return results;
+}
+
+TEST_P(CopyEngineFaultTest, FailedEntryLeavesEveryOutputUntouched) {
+  LTX_REQUIRE_GPUS(2);
+  const int world = VisibleGpuCount();
+  RuntimeOptions options = WithTimeout(absl::Milliseconds(300));
+  options.transport = GetParam();
+  CallOptions call;
+  call.protocol = Protocol::kCopyEngine;
+  GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
+  ASSERT_NE(f.runtime, nullptr);
+  AllGatherCase good = SmallCase(world);
+  good.batch = 3;
+  AllGatherCase bad = good;
+  bad.hidden = good.hidden / 2;
+  const std::vector<AllGatherShape> agreeing(world, good.Shape());
+  std::vector<AllGatherShape> disagreeing = agreeing;
+  disagreeing[1] = bad.Shape();
+  struct Fault {
+    const char* name;
+    const std::vector<AllGatherShape>& shapes;
+    std::vector<int> ranks;
+  };
+  for (const Fault& fault : {Fault{"a rank never joins", agreeing, AllButLast(world)},
+                             Fault{"ranks disagree", disagreeing, FirstDevices(world)}}) {
+    SCOPED_TRACE(fault.name);
+    ASSERT_TRUE(f.harness->Prepare(good).ok());
+    const std::vector<std::vector<uint8_t>> before = ReadOutputs(f);
+    for (const absl::Status& result : CallRanks(f, fault.shapes, fault.ranks, call)) {
+      EXPECT_FALSE(result.ok());
+    }
+    ASSERT_TRUE(f.runtime->Reset(absl::Seconds(30)).ok());
+    ASSERT_TRUE(f.harness->SynchronizeStreams().ok());
+    EXPECT_TRUE(ReadOutputs(f) == before) << "an output changed";
+    EXPECT_TRUE(f.harness->VerifyGuards().ok());
+  }
+  EXPECT_TRUE(RunAndVerify(f, good, CallStyle::kPerRankThreads, call).ok());
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineFaultTest,

@@ -12,8 +12,8 @@
 #include "gtest/gtest.h"
 #include "ltx/cuda_status.h"
 #include "ltx/runtime.h"
-#include "tests/gpu_test_util.h"
-#include "tools/allgather_harness.h"
+#include "tools/testing/allgather_harness.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {

@@ -6,7 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "tests/gpu_test_util.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {

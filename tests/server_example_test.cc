@@ -1,9 +1,9 @@
-// Runs the server-loop example (tools/server_example.h), so that it is built and exercised with
-// the tests.
-#include "tools/server_example.h"
+// Runs the server-loop example (tools/server_example/server_example.h), so that it is built and
+// exercised with the tests.
+#include "tools/server_example/server_example.h"
 
 #include "gtest/gtest.h"
-#include "tests/gpu_test_util.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {

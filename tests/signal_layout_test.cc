@@ -1,63 +1,26 @@
-// Tests of the host/device argument comparison that detects ranks disagreeing on an op.
+// Tests of the signal region layout (kernels/signal_layout.h): the mailbox slot embeds the entry
+// announcement and keeps its op number in the same 64-byte line, after it.
 #include "kernels/signal_layout.h"
+
+#include <cstddef>
 
 #include "gtest/gtest.h"
 
 namespace ltx {
 namespace {
 
-EntryAnnouncement Announcement() {
-  EntryAnnouncement a = {};
-  a.output_address = 0x1000;
-  a.counts_digest = 0xabcdef;
-  a.total_tokens = 40;
-  a.row_bytes = 8192;
-  a.batch = 2;
-  a.dtype = 1;
-  return a;
+TEST(SignalLayoutTest, MailboxSlotIsOneLineWithTheOpNumberLast) {
+  static_assert(sizeof(MailboxSlot) == 64, "one 64-byte line per slot");
+  static_assert(alignof(MailboxSlot) == 64, "slots do not share lines");
+  EXPECT_EQ(offsetof(MailboxSlot, announcement), 0u);
+  EXPECT_EQ(offsetof(MailboxSlot, op), sizeof(EntryAnnouncement));
 }
 
-TEST(FindMismatchTest, EqualAnnouncementsAgreeWhateverTheOutputAddress) {
-  EntryAnnouncement theirs = Announcement();
-  theirs.output_address = 0x2000;  // Every rank has its own output.
-  uint64_t mine_value = 7;
-  uint64_t their_value = 7;
-  EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value),
-            MismatchField::kNone);
-}
-
-TEST(FindMismatchTest, NamesTheFirstDifferingFieldWithBothValues) {
-  struct Case {
-    void (*change)(EntryAnnouncement*);
-    MismatchField field;
-    uint64_t theirs;
-  };
-  const Case cases[] = {
-      {[](EntryAnnouncement* a) { a->dtype = 2; }, MismatchField::kDtype, 2},
-      {[](EntryAnnouncement* a) { a->row_bytes = 4096; }, MismatchField::kRowBytes, 4096},
-      {[](EntryAnnouncement* a) { a->batch = 3; }, MismatchField::kBatch, 3},
-      {[](EntryAnnouncement* a) { a->total_tokens = 41; }, MismatchField::kTotalTokens, 41},
-      {[](EntryAnnouncement* a) { a->counts_digest = 0x123; }, MismatchField::kCounts, 0x123},
-  };
-  for (const Case& c : cases) {
-    EntryAnnouncement theirs = Announcement();
-    c.change(&theirs);
-    uint64_t mine_value = 0;
-    uint64_t their_value = 0;
-    EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value), c.field);
-    EXPECT_EQ(their_value, c.theirs);
-    EXPECT_NE(mine_value, their_value);
-  }
-}
-
-TEST(FindMismatchTest, DtypeIsReportedBeforeTheRowSize) {
-  EntryAnnouncement theirs = Announcement();
-  theirs.dtype = 3;
-  theirs.row_bytes = 16384;
-  uint64_t mine_value = 0;
-  uint64_t their_value = 0;
-  EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value),
-            MismatchField::kDtype);
+TEST(SignalLayoutTest, PeerWrittenFieldsDoNotShareLinesWithLocalCounters) {
+  EXPECT_EQ(offsetof(SignalRegion, exit_flag) % 64, 0u);
+  EXPECT_EQ(offsetof(SignalRegion, last_op) % 64, 0u);
+  EXPECT_GE(offsetof(SignalRegion, last_op),
+            offsetof(SignalRegion, exit_flag) + sizeof(uint64_t) * kMaxWorldSize);
 }
 
 }  // namespace

@@ -9,11 +9,13 @@ PACKAGES=(
   bazel-bootstrap
   bazel-rules-java
   build-essential
+  cmake
   g++-12
   googletest
   libabsl-dev
   libgtest-dev
   openjdk-17-jdk-headless
+  pkgconf
   python3
 )
 

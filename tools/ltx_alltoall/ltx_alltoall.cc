@@ -29,10 +29,13 @@
 #include "ltx/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
-#include "tools/alltoall_harness.h"
-#include "tools/ltx_alltoall/flag_values.h"
+#include "tools/ltx_allgather/bench_config.h"
+#include "tools/ltx_allgather/bench_timing.h"
+#include "tools/ltx_allgather/nccl_library.h"
+#include "tools/ltx_allgather/tool_config.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
-#include "tools/nccl_library.h"
+#include "tools/testing/alltoall_harness.h"
+#include "tools/testing/visible_gpus.h"
 
 ABSL_FLAG(std::string, devices, "", "Comma-separated CUDA devices in rank order (default: all).");
 ABSL_FLAG(bool, smoke, false, "Run the smoke test (the default when --bench is not given).");
@@ -87,46 +90,29 @@ absl::StatusOr<std::vector<AllToAllDirection>> ParseDirections(const std::string
       absl::StrFormat("--direction: '%s' is not seq_to_heads, heads_to_seq or both", name));
 }
 
-// Runs `step` (which enqueues one op on every rank's stream) --warmup times, then --windows
-// windows of --iters; returns the median over windows of the slowest rank's time per op (us).
+// Runs `step` (which enqueues one op on every rank's stream, from this thread) --warmup times,
+// then --windows windows of --iters; returns the median over windows of the slowest rank's
+// device time per op (us).
 absl::StatusOr<double> MedianMicros(const std::vector<int>& devices,
                                     const std::vector<RankBuffers>& buffers,
                                     const std::function<absl::Status()>& step) {
-  const int world = static_cast<int>(devices.size());
-  for (int i = 0; i < absl::GetFlag(FLAGS_warmup); ++i) LTX_RETURN_IF_ERROR(step());
-  std::vector<cudaEvent_t> start(world), stop(world);
-  for (int r = 0; r < world; ++r) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices[r]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&start[r]), "cudaEventCreate"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventCreate(&stop[r]), "cudaEventCreate"));
-  }
-  std::vector<double> windows;
-  absl::Status status;
-  for (int w = 0; w < absl::GetFlag(FLAGS_windows) && status.ok(); ++w) {
-    for (int r = 0; r < world; ++r) {
-      cudaSetDevice(devices[r]);
-      cudaEventRecord(start[r], buffers[r].stream);
-    }
-    for (int i = 0; i < absl::GetFlag(FLAGS_iters) && status.ok(); ++i) status = step();
-    double slowest = 0;
-    for (int r = 0; r < world && status.ok(); ++r) {
-      cudaSetDevice(devices[r]);
-      cudaEventRecord(stop[r], buffers[r].stream);
-      float ms = 0;
-      status = CudaStatus(cudaEventSynchronize(stop[r]), "cudaEventSynchronize");
-      if (status.ok()) status = CudaStatus(cudaEventElapsedTime(&ms, start[r], stop[r]), "elapsed");
-      slowest = std::max(slowest, 1000.0 * ms / absl::GetFlag(FLAGS_iters));
-    }
-    windows.push_back(slowest);
-  }
-  for (int r = 0; r < world; ++r) {
-    cudaSetDevice(devices[r]);
-    cudaEventDestroy(start[r]);
-    cudaEventDestroy(stop[r]);
-  }
-  LTX_RETURN_IF_ERROR(status);
-  std::sort(windows.begin(), windows.end());
-  return windows[windows.size() / 2];
+  TimingPlan plan;
+  plan.warmup = absl::GetFlag(FLAGS_warmup);
+  plan.iterations = absl::GetFlag(FLAGS_iters);
+  plan.windows = absl::GetFlag(FLAGS_windows);
+  LTX_ASSIGN_OR_RETURN(EventPairs events, EventPairs::Create(devices));
+  TimedRanks ranks;
+  ranks.devices = devices;
+  for (const RankBuffers& b : buffers) ranks.streams.push_back(b.stream);
+  ranks.events = &events;
+  const RankLoop loop = [&step](int /*rank*/, int calls) {
+    for (int call = 0; call < calls; ++call) LTX_RETURN_IF_ERROR(step());
+    return absl::OkStatus();
+  };
+  LTX_ASSIGN_OR_RETURN(const Measured measured,
+                       Measure(plan, /*per_rank_threads=*/false, ranks, loop,
+                               /*calls_per_unit=*/1));
+  return measured.device_us;
 }
 
 // The smoke cases: every dtype, odd head_dim, batch > 1, uneven and zero counts, misaligned.

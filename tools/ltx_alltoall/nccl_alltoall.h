@@ -17,7 +17,7 @@
 #include "ltx/alltoall_spec.h"
 #include "ltx/rank_buffers.h"
 #include "tools/ltx_alltoall/permute_kernel.h"
-#include "tools/nccl_library.h"
+#include "tools/ltx_allgather/nccl_library.h"
 
 namespace ltx {
 

@@ -1,0 +1,237 @@
+/* The C API of ltx: the AllGather runtime for any language and build system, in the style of
+ * nccl.h. Opaque handles, plain C types, CUDA streams and device pointers; every call returns an
+ * ltx_code (0 = LTX_OK) and leaves a message that ltx_last_error() reads on the same thread.
+ *
+ *   ltx_runtime_options options;
+ *   ltx_runtime_options_init(&options);
+ *   int devices[] = {0, 1};
+ *   options.devices = devices;
+ *   options.num_devices = 2;
+ *   ltx_runtime* runtime;
+ *   if (ltx_runtime_create(&options, &runtime) != LTX_OK) {
+ *     fprintf(stderr, "%s\n", ltx_last_error());  // e.g. "FAILED_PRECONDITION: no CUDA GPU ..."
+ *   }
+ *   int64_t counts[] = {100, 80};
+ *   ltx_allgather_shape shape = {LTX_BFLOAT16, 1, 4096, counts, 2};
+ *   ltx_rank_buffers buffers[] = {{in0, out0, stream0}, {in1, out1, stream1}};
+ *   ltx_op* op;
+ *   ltx_all_gather(runtime, &shape, buffers, 2, NULL, &op);   // coordinated, any thread
+ *   ltx_op_wait(op, 30000000);                                 // 30 s
+ *   ltx_op_destroy(op);
+ *   ltx_all_gather_rank(runtime, rank, &shape, &buffers[rank], NULL);  // per rank, capturable
+ *   ltx_runtime_destroy(runtime);
+ *
+ * The semantics (shapes, ordering, threads, CUDA graphs, errors, Reset) are those of
+ * ltx::Runtime in ltx/runtime.h and the README. No C++ exception crosses this API; null pointers
+ * and values outside an enum give LTX_INVALID_ARGUMENT. Durations are int64_t microseconds. */
+#ifndef LTX_C_API_H_
+#define LTX_C_API_H_
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
+#define LTX_VERSION_MAJOR 0
+#define LTX_VERSION_MINOR 1
+#define LTX_VERSION_PATCH 0
+#define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
+
+/* Result of every call: the canonical codes of absl::StatusCode, with the same values. */
+typedef enum ltx_code {
+  LTX_OK = 0,
+  LTX_CANCELLED = 1,
+  LTX_UNKNOWN = 2,
+  LTX_INVALID_ARGUMENT = 3,
+  LTX_DEADLINE_EXCEEDED = 4,
+  LTX_NOT_FOUND = 5,
+  LTX_ALREADY_EXISTS = 6,
+  LTX_PERMISSION_DENIED = 7,
+  LTX_RESOURCE_EXHAUSTED = 8,
+  LTX_FAILED_PRECONDITION = 9,
+  LTX_ABORTED = 10,
+  LTX_OUT_OF_RANGE = 11,
+  LTX_UNIMPLEMENTED = 12,
+  LTX_INTERNAL = 13,
+  LTX_UNAVAILABLE = 14,
+  LTX_DATA_LOSS = 15,
+  LTX_UNAUTHENTICATED = 16
+} ltx_code;
+
+/* Element types; the values are those of ltx::DataType. */
+typedef enum ltx_data_type {
+  LTX_BFLOAT16 = 1,
+  LTX_FLOAT16 = 2,
+  LTX_FLOAT32 = 3,
+  LTX_FLOAT8_E4M3 = 4,
+  LTX_FLOAT8_E5M2 = 5,
+  LTX_INT8 = 6,
+  LTX_UINT8 = 7
+} ltx_data_type;
+
+/* How a call moves its data (ltx::Protocol). */
+typedef enum ltx_protocol {
+  LTX_PROTOCOL_AUTO = 0,
+  LTX_PROTOCOL_DIRECT = 1,
+  LTX_PROTOCOL_ONE_TRIP = 2,
+  LTX_PROTOCOL_COPY_ENGINE = 3
+} ltx_protocol;
+
+/* How data moves between GPUs (ltx::Transport). */
+typedef enum ltx_transport {
+  LTX_TRANSPORT_AUTO = 0,
+  LTX_TRANSPORT_PEER_STORES = 1,
+  LTX_TRANSPORT_COPY_ENGINE = 2
+} ltx_transport;
+
+/* A Runtime (ltx::Runtime). Opaque. */
+typedef struct ltx_runtime ltx_runtime;
+/* The completion of one coordinated call (ltx::AllGatherHandle). Opaque. */
+typedef struct ltx_op ltx_op;
+
+/* Options of ltx_runtime_create (ltx::RuntimeOptions). Fill it with ltx_runtime_options_init,
+ * then change fields. `struct_size` tells the library which fields the caller knows: fields
+ * added by later versions go at the end, and a library reads only the bytes struct_size covers
+ * (later fields keep their defaults). */
+typedef struct ltx_runtime_options {
+  size_t struct_size;
+  /* CUDA device ordinals in rank order; NULL with num_devices 0: every visible GPU. */
+  const int* devices;
+  int num_devices;
+  /* How long a GPU waits for its peers at a barrier, > 0. */
+  int64_t timeout_us;
+  /* Most thread blocks per rank's kernel; 0: one per SM. */
+  int max_blocks;
+  /* How long host threads poll before they sleep; 0 never polls. */
+  int64_t worker_spin_us;
+  /* One-trip limit in bytes per rank (0 to 512 KiB), or -1 to let the world size set it. */
+  int64_t one_trip_max_bytes;
+  /* Eager calls of at least this many bytes per rank take the copy engines; 0: never. */
+  int64_t copy_engine_min_bytes;
+  /* An ltx_transport. */
+  int transport;
+} ltx_runtime_options;
+
+/* Options of one call (ltx::CallOptions). Fill it with ltx_call_options_init. Versioned by
+ * struct_size like ltx_runtime_options. */
+typedef struct ltx_call_options {
+  size_t struct_size;
+  /* Overrides the Runtime's timeout for this call when > 0; 0 keeps the Runtime's. */
+  int64_t timeout_us;
+  /* Block count of this call (still capped by max_blocks); 0: automatic. */
+  int blocks;
+  /* An ltx_protocol. */
+  int protocol;
+} ltx_call_options;
+
+/* The shape of one AllGather, the same on every rank: rank r's input is
+ * [batch, token_counts[r], hidden], every output [batch, sum(token_counts), hidden], contiguous
+ * elements of `dtype` (an ltx_data_type). `token_counts` has `num_ranks` entries (the world
+ * size) and is read during the call only. */
+typedef struct ltx_allgather_shape {
+  int dtype;
+  int64_t batch;
+  int64_t hidden;
+  const int64_t* token_counts;
+  int num_ranks;
+} ltx_allgather_shape;
+
+/* One rank's buffers (device memory of the rank's GPU) and stream. `input` may be NULL when the
+ * rank sends nothing, `output` when the output is empty. */
+typedef struct ltx_rank_buffers {
+  const void* input;
+  void* output;
+  cudaStream_t stream;
+} ltx_rank_buffers;
+
+/* LTX_VERSION_CODE of the library in use (which may differ from the header's). Never fails;
+ * does not change the last error. Thread-safe. */
+int ltx_version(void);
+
+/* The name of a code ("OK", "INVALID_ARGUMENT", ...), or "UNKNOWN_CODE" for another value. The
+ * string is static. Does not change the last error. Thread-safe. */
+const char* ltx_code_string(int code);
+
+/* The message of the last call made on this thread that returned a code: "" after LTX_OK, else
+ * "<CODE>: <what happened>", e.g. "INVALID_ARGUMENT: token_counts has 3 entries for 2 ranks".
+ * Valid until the next ltx call on this thread. Thread-safe (one message per thread). */
+const char* ltx_last_error(void);
+
+/* Fills `options` with the defaults of ltx::RuntimeOptions and sets struct_size. Errors:
+ * INVALID_ARGUMENT for NULL. Thread-safe. */
+int ltx_runtime_options_init(ltx_runtime_options* options);
+
+/* Fills `call` with the defaults of ltx::CallOptions and sets struct_size. Errors:
+ * INVALID_ARGUMENT for NULL. Thread-safe. */
+int ltx_call_options_init(ltx_call_options* call);
+
+/* Creates a Runtime over the devices of `options` (ltx::Runtime::Create) and stores it in
+ * *runtime (NULL on error). Errors: INVALID_ARGUMENT for NULL pointers, a struct_size this
+ * library does not know, or bad options (unknown or repeated device, a non-positive timeout,
+ * ...); FAILED_PRECONDITION when no GPU is visible, or when peer stores are asked for and a pair
+ * of GPUs lacks peer access; others as CUDA reports them. Thread-safe. */
+int ltx_runtime_create(const ltx_runtime_options* options, ltx_runtime** runtime);
+
+/* Destroys a Runtime: waits (bounded) for its kernels, stops its threads, frees its memory,
+ * also after errors. Every ltx_op of it must be destroyed first. Errors: INVALID_ARGUMENT for
+ * NULL. Must not run concurrently with other calls on the Runtime. */
+int ltx_runtime_destroy(ltx_runtime* runtime);
+
+/* Stores the number of ranks in *world_size. Errors: INVALID_ARGUMENT for NULL. Thread-safe. */
+int ltx_runtime_world_size(const ltx_runtime* runtime, int* world_size);
+
+/* Stores the CUDA device ordinal of rank `rank` in *device. Errors: INVALID_ARGUMENT for NULL
+ * or a rank outside [0, world size). Thread-safe. */
+int ltx_runtime_device(const ltx_runtime* runtime, int rank, int* device);
+
+/* Stores the transport in use (LTX_TRANSPORT_PEER_STORES or LTX_TRANSPORT_COPY_ENGINE) in
+ * *transport. Errors: INVALID_ARGUMENT for NULL. Thread-safe. */
+int ltx_runtime_transport(const ltx_runtime* runtime, int* transport);
+
+/* Coordinated call (ltx::Runtime::AllGather): `buffers` has `num_buffers` entries, one per
+ * rank; returns once every rank's part is enqueued on its stream and stores the op in *op
+ * (NULL on error), to wait on with ltx_op_wait and free with ltx_op_destroy. `call` may be NULL
+ * (defaults). Errors: INVALID_ARGUMENT (nothing enqueued), FAILED_PRECONDITION after an earlier
+ * error, or a device error not yet reported. Thread-safety: as ltx::Runtime::AllGather. */
+int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
+                   const ltx_rank_buffers* buffers, int num_buffers,
+                   const ltx_call_options* call, ltx_op** op);
+
+/* Waits up to `timeout_us` until the op has finished on every GPU (ltx::AllGatherHandle::Wait).
+ * Errors: the device's error; DEADLINE_EXCEEDED naming the ranks still running (the op may
+ * still finish: wait again); INVALID_ARGUMENT for NULL. Not thread-safe on one op. */
+int ltx_op_wait(ltx_op* op, int64_t timeout_us);
+
+/* Frees an op without waiting. Errors: INVALID_ARGUMENT for NULL. */
+int ltx_op_destroy(ltx_op* op);
+
+/* Per-rank call (ltx::Runtime::AllGatherRank): enqueues rank `rank`'s part on buffers->stream
+ * from the calling thread, with no host synchronisation, so it can be captured into a CUDA
+ * graph. `call` may be NULL (defaults). Errors: as ltx_all_gather, plus INVALID_ARGUMENT for a
+ * rank outside [0, world size); a rejected call stops the Runtime until ltx_runtime_reset.
+ * Thread-safe across ranks. */
+int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
+                        const ltx_rank_buffers* buffers, const ltx_call_options* call);
+
+/* Waits up to `timeout_us` until every rank's last op made through the Runtime has finished
+ * (ltx::Runtime::Synchronize); returns the first device error. Must not run concurrently with
+ * calls. */
+int ltx_runtime_synchronize(ltx_runtime* runtime, int64_t timeout_us);
+
+/* The sticky error state (ltx::Runtime::status): LTX_OK, or the error that stopped the Runtime.
+ * Thread-safe. */
+int ltx_runtime_status(ltx_runtime* runtime);
+
+/* Makes the Runtime usable after an error (ltx::Runtime::Reset), waiting up to `timeout_us`
+ * for its kernels. Must not run concurrently with calls. */
+int ltx_runtime_reset(ltx_runtime* runtime, int64_t timeout_us);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* LTX_C_API_H_ */

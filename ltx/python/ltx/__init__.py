@@ -1,0 +1,13 @@
+"""ltx for Python: AllGather over NVLink for one process that drives every GPU of a node.
+
+A ctypes binding of libltx.so (standard library only); see ltx.Runtime. Tensors come from
+PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()).
+"""
+
+from .errors import *  # noqa: F401,F403  (Error and one subclass per canonical code)
+from .errors import ERROR_CLASSES, Error
+from .runtime import PROTOCOLS, TRANSPORTS, Op, Runtime, library_path, version
+from .tensors import DTYPES
+
+__all__ = ["DTYPES", "ERROR_CLASSES", "Error", "Op", "PROTOCOLS", "Runtime", "TRANSPORTS",
+           "library_path", "version"] + [cls.__name__ for cls in ERROR_CLASSES]

@@ -1,0 +1,230 @@
+"""ltx.Runtime: the AllGather runtime of libltx.so for PyTorch tensors.
+
+    import ltx, torch
+    runtime = ltx.Runtime(devices=[0, 1])
+    # Coordinated call from any thread: every rank's tensors at once.
+    runtime.all_gather(inputs, outputs)              # counts from the inputs' token dimension
+    # Per-rank call from each GPU's own thread; can be captured with torch.cuda.graph.
+    runtime.all_gather_rank(rank, inputs[rank], outputs[rank], counts)
+
+Tensors are [..., tokens, ...]: rank r's input has counts[r] tokens along the token dimension
+`dim` (default -2, e.g. [batch, tokens, hidden] or [tokens, hidden]) and every output has
+sum(counts); the other dimensions agree. Errors raise ltx.Error subclasses with the library's
+code and message (ltx.DeadlineExceededError, ltx.InvalidArgumentError, ...); the semantics are
+those of ltx/c_api.h. The GIL is released while the library runs.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import weakref
+
+from . import _library
+from ._library import AllGatherShape, CallOptions, RankBuffers, RuntimeOptions, check, lib
+from .errors import invalid_argument
+from .tensors import rank_call, stream_handle, token_counts
+
+PROTOCOLS = {"auto": 0, "direct": 1, "one_trip": 2, "copy_engine": 3}
+TRANSPORTS = {"auto": 0, "peer_stores": 1, "copy_engine": 2}
+
+
+def _microseconds(seconds, what: str) -> int:
+    if seconds is None or seconds < 0:
+        raise invalid_argument(f"{what} = {seconds!r} must be a duration in seconds >= 0")
+    return int(round(seconds * 1e6))
+
+
+def _enum(table: dict, value: str, what: str) -> int:
+    if value not in table:
+        raise invalid_argument(f"{what} = {value!r}; expected one of {', '.join(table)}")
+    return table[value]
+
+
+@functools.lru_cache(maxsize=64)
+def _call_options(timeout, blocks: int, protocol: str) -> CallOptions:
+    """The CallOptions of these values (cached: calls repeat them; never modified)."""
+    call = CallOptions()
+    check(lib().ltx_call_options_init(ctypes.byref(call)))
+    call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout")
+    call.blocks = blocks
+    call.protocol = _enum(PROTOCOLS, protocol, "protocol")
+    return call
+
+
+def _shape(dtype: int, batch: int, hidden: int, counts) -> AllGatherShape:
+    array = (ctypes.c_int64 * len(counts))(*counts)
+    shape = AllGatherShape(dtype, batch, hidden, array, len(counts))
+    shape._counts = array  # Keeps the array alive with the struct.
+    return shape
+
+
+class Op:
+    """The completion of one coordinated call made with wait=False. Call wait(); close() (or
+    garbage collection) frees it. Must not be used after its Runtime is closed."""
+
+    def __init__(self, runtime: "Runtime", handle: ctypes.c_void_p):
+        self._runtime = runtime
+        self._handle = handle
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Blocks until the op finished on every GPU. Raises the device's error, or
+        DeadlineExceededError naming the ranks still running after `timeout` seconds."""
+        if not self._handle:
+            raise invalid_argument("the op is closed")
+        check(lib().ltx_op_wait(self._handle, _microseconds(timeout, "timeout")))
+
+    def close(self) -> None:
+        if self._handle:
+            check(lib().ltx_op_destroy(self._handle))
+            self._handle = None
+
+    def __del__(self):
+        if getattr(self, "_handle", None) and self._runtime._handle:
+            lib().ltx_op_destroy(self._handle)
+
+
+class Runtime:
+    """One process driving the GPUs `devices` (rank order; None: every visible GPU).
+
+    timeout: seconds a GPU waits for its peers at a barrier. worker_spin: seconds the host
+    threads poll before they sleep. max_blocks, one_trip_max_bytes (-1: set by the world size),
+    copy_engine_min_bytes and transport ("auto", "peer_stores", "copy_engine") are those of
+    ltx::RuntimeOptions. Raises FailedPreconditionError without GPUs, InvalidArgumentError for
+    bad options. Use it as a context manager or call close()."""
+
+    def __init__(self, devices=None, timeout: float = 10.0, max_blocks: int = 0,
+                 worker_spin: float = 100e-6, one_trip_max_bytes: int = -1,
+                 copy_engine_min_bytes: int = 32 << 20, transport: str = "auto"):
+        self._handle = None
+        self._ops = weakref.WeakSet()
+        options = RuntimeOptions()
+        check(lib().ltx_runtime_options_init(ctypes.byref(options)))
+        devices = list(devices or [])
+        device_array = (ctypes.c_int * len(devices))(*devices)
+        options.devices = device_array
+        options.num_devices = len(devices)
+        options.timeout_us = _microseconds(timeout, "timeout")
+        options.max_blocks = max_blocks
+        options.worker_spin_us = _microseconds(worker_spin, "worker_spin")
+        options.one_trip_max_bytes = one_trip_max_bytes
+        options.copy_engine_min_bytes = copy_engine_min_bytes
+        options.transport = _enum(TRANSPORTS, transport, "transport")
+        handle = ctypes.c_void_p()
+        check(lib().ltx_runtime_create(ctypes.byref(options), ctypes.byref(handle)))
+        self._handle = handle
+        size = ctypes.c_int()
+        check(lib().ltx_runtime_world_size(handle, ctypes.byref(size)))
+        self.devices = []
+        for rank in range(size.value):
+            device = ctypes.c_int()
+            check(lib().ltx_runtime_device(handle, rank, ctypes.byref(device)))
+            self.devices.append(device.value)
+        code = ctypes.c_int()
+        check(lib().ltx_runtime_transport(handle, ctypes.byref(code)))
+        self.transport = {v: k for k, v in TRANSPORTS.items()}[code.value]
+
+    @property
+    def world_size(self) -> int:
+        return len(self.devices)
+
+    def _live(self) -> ctypes.c_void_p:
+        if not self._handle:
+            raise invalid_argument("the runtime is closed")
+        return self._handle
+
+    def all_gather(self, inputs, outputs, counts=None, streams=None, *, dim: int = -2,
+                   timeout=None, blocks: int = 0, protocol: str = "auto", wait: bool = True,
+                   wait_timeout: float = 30.0):
+        """Coordinated call: one input and one output tensor per rank (streams: one per rank,
+        or None for each GPU's current stream). counts defaults to the inputs' sizes along
+        `dim`. Returns None after waiting (wait=True), else an Op to wait on. timeout, blocks
+        and protocol ("auto", "direct", "one_trip", "copy_engine") are ltx::CallOptions."""
+        handle = self._live()
+        counts = token_counts(inputs, dim) if counts is None else [int(c) for c in counts]
+        n = self.world_size
+        streams = [None] * n if streams is None else list(streams)
+        if not len(inputs) == len(outputs) == len(streams) == len(counts) == n:
+            raise invalid_argument(
+                f"{len(inputs)} inputs, {len(outputs)} outputs, {len(streams)} streams and "
+                f"{len(counts)} counts for {n} ranks")
+        buffers = (RankBuffers * n)()
+        shapes = set()
+        for rank in range(n):
+            dtype, batch, hidden, src, dst = rank_call(
+                rank, inputs[rank], outputs[rank], counts, dim, self.devices[rank])
+            shapes.add((dtype, batch, hidden))
+            buffers[rank] = RankBuffers(src, dst, stream_handle(streams[rank], self.devices[rank]))
+        if len(shapes) != 1:
+            raise invalid_argument(f"ranks disagree on (dtype, batch, hidden): {sorted(shapes)}")
+        shape = _shape(*shapes.pop(), counts)
+        op = ctypes.c_void_p()
+        check(lib().ltx_all_gather(handle, ctypes.byref(shape), buffers, n,
+                                   ctypes.byref(_call_options(timeout, blocks, protocol)),
+                                   ctypes.byref(op)))
+        result = Op(self, op)
+        self._ops.add(result)
+        if not wait:
+            return result
+        try:
+            result.wait(wait_timeout)
+        finally:
+            result.close()
+        return None
+
+    def all_gather_rank(self, rank: int, input, output, counts, stream=None, *, dim: int = -2,
+                        timeout=None, blocks: int = 0, protocol: str = "auto") -> None:
+        """Per-rank call from rank `rank`'s own thread: enqueues its part on `stream` (None:
+        the GPU's current stream) with no host synchronisation, so torch.cuda.graph can capture
+        it. Every rank must make the matching call with the same counts."""
+        handle = self._live()
+        counts = [int(c) for c in counts]
+        if not 0 <= rank < self.world_size or len(counts) != self.world_size:
+            raise invalid_argument(
+                f"rank {rank} with {len(counts)} counts for {self.world_size} ranks")
+        device = self.devices[rank]
+        dtype, batch, hidden, src, dst = rank_call(rank, input, output, counts, dim, device)
+        buffers = RankBuffers(src, dst, stream_handle(stream, device))
+        shape = _shape(dtype, batch, hidden, counts)
+        check(lib().ltx_all_gather_rank(handle, rank, ctypes.byref(shape), ctypes.byref(buffers),
+                                        ctypes.byref(_call_options(timeout, blocks, protocol))))
+
+    def synchronize(self, timeout: float = 30.0) -> None:
+        """Waits for every rank's last op made through this Runtime; raises its error."""
+        check(lib().ltx_runtime_synchronize(self._live(), _microseconds(timeout, "timeout")))
+
+    def status(self) -> None:
+        """Raises the error that stopped the Runtime, if any."""
+        check(lib().ltx_runtime_status(self._live()))
+
+    def reset(self, timeout: float = 30.0) -> None:
+        """Makes the Runtime usable after an error (synchronise graph replays first)."""
+        check(lib().ltx_runtime_reset(self._live(), _microseconds(timeout, "timeout")))
+
+    def close(self) -> None:
+        """Frees the Runtime (its open ops first). Later calls raise InvalidArgumentError."""
+        if self._handle:
+            for op in list(self._ops):
+                op.close()
+            handle, self._handle = self._handle, None
+            check(lib().ltx_runtime_destroy(handle))
+
+    def __enter__(self) -> "Runtime":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_handle", None):
+            self.close()
+
+
+def version() -> int:
+    """LTX_VERSION_CODE of the loaded library: major * 10000 + minor * 100 + patch."""
+    return lib().ltx_version()
+
+
+def library_path() -> str:
+    """The libltx.so this package loads (see ltx._library)."""
+    return _library.library_path()

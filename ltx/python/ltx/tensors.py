@@ -1,0 +1,100 @@
+"""Checks PyTorch tensors (or any object with the same attributes) and streams against an ltx
+call before it reaches the library, and derives the call's shape from them.
+
+A tensor-like object has data_ptr(), shape, dtype (whose str() is a torch dtype name such as
+"torch.bfloat16"), is_contiguous() and device (with .type and .index). A stream is an int (a
+cudaStream_t value; 0 is the legacy default stream), an object with a `cuda_stream` attribute
+(torch.cuda.Stream), or None (PyTorch's current stream of the tensor's GPU, else 0).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from .errors import invalid_argument
+
+# str(torch dtype) -> ltx_data_type.
+DTYPES = {
+    "torch.bfloat16": 1,
+    "torch.float16": 2,
+    "torch.float32": 3,
+    "torch.float8_e4m3fn": 4,
+    "torch.float8_e5m2": 5,
+    "torch.int8": 6,
+    "torch.uint8": 7,
+}
+
+
+def dtype_code(tensor, what: str) -> int:
+    """The ltx_data_type of `tensor`; InvalidArgumentError for another dtype."""
+    name = str(getattr(tensor, "dtype", None))
+    code = DTYPES.get(name)
+    if code is None:
+        raise invalid_argument(f"{what} has dtype {name}; ltx moves {', '.join(DTYPES)}")
+    return code
+
+
+def stream_handle(stream, device_index: int) -> int:
+    """The cudaStream_t value of `stream` (see the module comment)."""
+    if stream is None:
+        torch = sys.modules.get("torch")
+        if torch is None or not torch.cuda.is_available():
+            return 0
+        stream = torch.cuda.current_stream(device_index)
+    handle = getattr(stream, "cuda_stream", stream)
+    if isinstance(handle, bool) or not isinstance(handle, int) or handle < 0:
+        raise invalid_argument(
+            f"stream {stream!r} is neither a stream handle (int) nor has .cuda_stream")
+    return handle
+
+
+def _check_tensor(tensor, what: str, device: int) -> tuple:
+    """The shape of `tensor` after checking it is a contiguous tensor on GPU `device`."""
+    for attribute in ("data_ptr", "shape", "is_contiguous", "device"):
+        if not hasattr(tensor, attribute):
+            raise invalid_argument(f"{what} is not a tensor (it has no .{attribute})")
+    if not tensor.is_contiguous():
+        raise invalid_argument(f"{what} is not contiguous")
+    place = tensor.device
+    if getattr(place, "type", None) != "cuda" or getattr(place, "index", None) != device:
+        raise invalid_argument(f"{what} is on {place}, but its rank runs on cuda:{device}")
+    return tuple(int(n) for n in tensor.shape)
+
+
+def rank_call(rank: int, input, output, counts, dim: int, device: int) -> tuple:
+    """Checks rank `rank`'s tensors: contiguous, on cuda:`device`, one ltx dtype, shapes that
+    agree except along the token dimension `dim`, where the input has counts[rank] tokens and
+    the output sum(counts). Returns (dtype, batch, hidden, input pointer, output pointer):
+    batch is the product of the dimensions before `dim`, hidden of those after it."""
+    in_shape = _check_tensor(input, f"input of rank {rank}", device)
+    out_shape = _check_tensor(output, f"output of rank {rank}", device)
+    dtype = dtype_code(input, f"input of rank {rank}")
+    if dtype_code(output, f"output of rank {rank}") != dtype:
+        raise invalid_argument(
+            f"rank {rank}: input is {input.dtype} but output is {output.dtype}")
+    if len(in_shape) != len(out_shape) or not -len(in_shape) <= dim < len(in_shape):
+        raise invalid_argument(
+            f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} need the same "
+            f"rank, with a token dimension {dim}")
+    d = dim % len(in_shape)
+    expected_in = in_shape[:d] + (counts[rank],) + in_shape[d + 1:]
+    expected_out = in_shape[:d] + (sum(counts),) + in_shape[d + 1:]
+    if in_shape != expected_in or out_shape != expected_out:
+        raise invalid_argument(
+            f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} do not match "
+            f"token counts {list(counts)} along dimension {d} (expected {list(expected_in)} "
+            f"and {list(expected_out)})")
+    return (dtype, math.prod(in_shape[:d]), math.prod(in_shape[d + 1:]),
+            input.data_ptr(), output.data_ptr())
+
+
+def token_counts(inputs, dim: int) -> list:
+    """The token counts of a coordinated call: each input's size along `dim`."""
+    counts = []
+    for rank, tensor in enumerate(inputs):
+        shape = tuple(getattr(tensor, "shape", ()))
+        if not -len(shape) <= dim < len(shape) or not shape:
+            raise invalid_argument(f"input of rank {rank} has no dimension {dim}")
+        counts.append(int(shape[dim]))
+    return counts

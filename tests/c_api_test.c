@@ -1,0 +1,155 @@
+/* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults,
+ * code names, NULL and out-of-range arguments, struct_size checks, and runtime creation, which
+ * fails with FAILED_PRECONDITION and a readable message where no GPU is visible. */
+#include "ltx/c_api.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int failures = 0;
+
+/* Records a failure of `condition`, described by `what`. */
+static void Expect(int condition, const char* what) {
+  if (!condition) {
+    fprintf(stderr, "FAILED: %s\n", what);
+    ++failures;
+  }
+}
+
+/* Expects `code` to be LTX_INVALID_ARGUMENT with a message that contains `needle`. */
+static void ExpectInvalid(int code, const char* needle, const char* what) {
+  Expect(code == LTX_INVALID_ARGUMENT, what);
+  Expect(strstr(ltx_last_error(), "INVALID_ARGUMENT: ") == ltx_last_error(), what);
+  Expect(strstr(ltx_last_error(), needle) != NULL, what);
+}
+
+static void TestVersionAndCodes(void) {
+  Expect(ltx_version() == LTX_VERSION_CODE, "ltx_version() == LTX_VERSION_CODE");
+  Expect(strcmp(ltx_code_string(LTX_OK), "OK") == 0, "code string OK");
+  Expect(strcmp(ltx_code_string(LTX_INVALID_ARGUMENT), "INVALID_ARGUMENT") == 0,
+         "code string INVALID_ARGUMENT");
+  Expect(strcmp(ltx_code_string(LTX_DEADLINE_EXCEEDED), "DEADLINE_EXCEEDED") == 0,
+         "code string DEADLINE_EXCEEDED");
+  Expect(strcmp(ltx_code_string(LTX_FAILED_PRECONDITION), "FAILED_PRECONDITION") == 0,
+         "code string FAILED_PRECONDITION");
+  Expect(strcmp(ltx_code_string(LTX_UNAUTHENTICATED), "UNAUTHENTICATED") == 0,
+         "code string UNAUTHENTICATED");
+  Expect(strcmp(ltx_code_string(17), "UNKNOWN_CODE") == 0, "code string 17");
+  Expect(strcmp(ltx_code_string(-1), "UNKNOWN_CODE") == 0, "code string -1");
+}
+
+static void TestOptionDefaults(void) {
+  ltx_runtime_options options;
+  ltx_call_options call;
+  memset(&options, 0x5a, sizeof(options));
+  Expect(ltx_runtime_options_init(&options) == LTX_OK, "runtime options init");
+  Expect(ltx_last_error()[0] == '\0', "no message after OK");
+  Expect(options.struct_size == sizeof(options), "options struct_size");
+  Expect(options.devices == NULL && options.num_devices == 0, "options devices");
+  Expect(options.timeout_us == 10000000, "options timeout 10 s");
+  Expect(options.max_blocks == 0, "options max_blocks");
+  Expect(options.worker_spin_us == 100, "options worker_spin 100 us");
+  Expect(options.one_trip_max_bytes == -1, "options one_trip_max_bytes");
+  Expect(options.copy_engine_min_bytes == 32 << 20, "options copy_engine_min_bytes");
+  Expect(options.transport == LTX_TRANSPORT_AUTO, "options transport");
+  Expect(ltx_call_options_init(&call) == LTX_OK, "call options init");
+  Expect(call.struct_size == sizeof(call) && call.timeout_us == 0 && call.blocks == 0 &&
+             call.protocol == LTX_PROTOCOL_AUTO,
+         "call options defaults");
+  ExpectInvalid(ltx_runtime_options_init(NULL), "options is NULL", "runtime options init NULL");
+  ExpectInvalid(ltx_call_options_init(NULL), "call is NULL", "call options init NULL");
+}
+
+static void TestNullArguments(void) {
+  ltx_runtime_options options;
+  ltx_runtime* runtime = (ltx_runtime*)1;
+  ltx_op* op = NULL;
+  int value = 0;
+  ltx_runtime_options_init(&options);
+  ExpectInvalid(ltx_runtime_create(&options, NULL), "runtime is NULL", "create NULL out");
+  ExpectInvalid(ltx_runtime_create(NULL, &runtime), "ltx_runtime_options is NULL",
+                "create NULL options");
+  Expect(runtime == NULL, "create clears *runtime on error");
+  ExpectInvalid(ltx_runtime_destroy(NULL), "runtime is NULL", "destroy NULL");
+  ExpectInvalid(ltx_runtime_world_size(NULL, &value), "runtime is NULL", "world_size NULL");
+  ExpectInvalid(ltx_runtime_device(NULL, 0, &value), "runtime is NULL", "device NULL");
+  ExpectInvalid(ltx_runtime_transport(NULL, &value), "runtime is NULL", "transport NULL");
+  ExpectInvalid(ltx_all_gather(NULL, NULL, NULL, 0, NULL, &op), "runtime is NULL",
+                "all_gather NULL");
+  ExpectInvalid(ltx_all_gather_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
+                "all_gather_rank NULL");
+  ExpectInvalid(ltx_op_wait(NULL, 1000), "op is NULL", "op_wait NULL");
+  ExpectInvalid(ltx_op_destroy(NULL), "op is NULL", "op_destroy NULL");
+  ExpectInvalid(ltx_runtime_synchronize(NULL, 1000), "runtime is NULL", "synchronize NULL");
+  ExpectInvalid(ltx_runtime_status(NULL), "runtime is NULL", "status NULL");
+  ExpectInvalid(ltx_runtime_reset(NULL, 1000), "runtime is NULL", "reset NULL");
+}
+
+/* Options that ltx_runtime_create must refuse before it looks for GPUs. */
+static void TestBadOptions(void) {
+  ltx_runtime_options options;
+  ltx_runtime* runtime = NULL;
+  ltx_runtime_options_init(&options);
+  options.struct_size = sizeof(options) + 8;
+  ExpectInvalid(ltx_runtime_create(&options, &runtime), "struct_size", "newer struct_size");
+  options.struct_size = 0;
+  ExpectInvalid(ltx_runtime_create(&options, &runtime), "struct_size", "zero struct_size");
+  ltx_runtime_options_init(&options);
+  options.transport = 3;
+  ExpectInvalid(ltx_runtime_create(&options, &runtime), "options->transport = 3",
+                "transport out of range");
+  options.transport = -1;
+  ExpectInvalid(ltx_runtime_create(&options, &runtime), "options->transport = -1",
+                "negative transport");
+  ltx_runtime_options_init(&options);
+  options.num_devices = 2;
+  ExpectInvalid(ltx_runtime_create(&options, &runtime), "options->devices is NULL",
+                "devices NULL with num_devices 2");
+  options.num_devices = -1;
+  ExpectInvalid(ltx_runtime_create(&options, &runtime), "options->devices has -1 entries",
+                "negative num_devices");
+  Expect(runtime == NULL, "no runtime after bad options");
+}
+
+/* Without a GPU: FAILED_PRECONDITION with a message. With GPUs: a Runtime whose queries work. */
+static void TestCreate(void) {
+  ltx_runtime_options options;
+  ltx_runtime* runtime = NULL;
+  int code;
+  ltx_runtime_options_init(&options);
+  code = ltx_runtime_create(&options, &runtime);
+  if (code == LTX_OK) {
+    int world_size = 0;
+    int device = -1;
+    printf("create: a Runtime over the visible GPUs\n");
+    Expect(ltx_runtime_world_size(runtime, &world_size) == LTX_OK && world_size >= 1,
+           "world size");
+    Expect(ltx_runtime_device(runtime, 0, &device) == LTX_OK && device >= 0, "device of rank 0");
+    ExpectInvalid(ltx_runtime_device(runtime, world_size, &device), "outside",
+                  "device of a rank past the end");
+    Expect(ltx_runtime_status(runtime) == LTX_OK, "status OK");
+    Expect(ltx_runtime_destroy(runtime) == LTX_OK, "destroy");
+    return;
+  }
+  printf("create: %s\n", ltx_last_error());
+  Expect(code == LTX_FAILED_PRECONDITION, "create without GPU: FAILED_PRECONDITION");
+  Expect(strstr(ltx_last_error(), "FAILED_PRECONDITION: ") == ltx_last_error(),
+         "create without GPU: message starts with the code");
+  Expect(strlen(ltx_last_error()) > strlen("FAILED_PRECONDITION: ") + 10,
+         "create without GPU: message says why");
+  Expect(runtime == NULL, "create without GPU: *runtime is NULL");
+}
+
+int main(void) {
+  TestVersionAndCodes();
+  TestOptionDefaults();
+  TestNullArguments();
+  TestBadOptions();
+  TestCreate();
+  if (failures > 0) {
+    fprintf(stderr, "%d check(s) failed\n", failures);
+    return 1;
+  }
+  printf("PASS\n");
+  return 0;
+}

@@ -1,0 +1,113 @@
+"""Per-call cost of ltx.Runtime.all_gather_rank from Python, beside the C++ tool's figures:
+
+    PYTHONPATH=<prefix>/lib/python python3 tests/python/benchmark.py [--cpp PATH/ltx_allgather]
+
+One thread per GPU calls all_gather_rank on its own stream (bf16, hidden 4096, an even split).
+For each size per rank: the host time of one call (median over the calls of every rank), and the
+device time per call (CUDA events around `iters` calls, median of `windows` windows, slowest
+GPU), as `ltx_allgather --bench --style=rank` measures it. With --cpp it then runs that tool on
+the same sizes.
+"""
+
+import argparse
+import statistics
+import subprocess
+import sys
+import threading
+import time
+
+try:
+    import torch
+except ImportError:
+    print("benchmark: skipped, no torch")
+    sys.exit(77)
+
+import ltx
+from ltx import _library
+
+HIDDEN = 4096
+ROW_BYTES = HIDDEN * 2
+
+
+def time_rank(runtime, rank, counts, args, barrier, host, device):
+    """Rank `rank`'s thread: warm-up, then timed windows. Appends the host seconds of every
+    call to `host` and the device microseconds per call of each window to device[rank]."""
+    torch.cuda.set_device(runtime.devices[rank])
+    stream = torch.cuda.Stream()
+    src = torch.randn(1, counts[rank], HIDDEN, device="cuda").to(torch.bfloat16)
+    dst = torch.empty(1, sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
+    for _ in range(args.warmup):
+        runtime.all_gather_rank(rank, src, dst, counts, stream)
+    stream.synchronize()
+    for _ in range(args.windows):
+        barrier.wait()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record(stream)
+        for _ in range(args.iters):
+            t0 = time.perf_counter()
+            runtime.all_gather_rank(rank, src, dst, counts, stream)
+            host.append(time.perf_counter() - t0)
+        end.record(stream)
+        end.synchronize()
+        device[rank].append(start.elapsed_time(end) * 1e3 / args.iters)
+
+
+def measure(runtime, per_rank_bytes, args):
+    """(host us per call, device us per call) for `per_rank_bytes` per rank: the median host
+    time of all calls, and the median over windows of the slowest GPU's time per call."""
+    n = runtime.world_size
+    counts = [per_rank_bytes // ROW_BYTES] * n
+    barrier = threading.Barrier(n, timeout=120)
+    host, device = [], [[] for _ in range(n)]
+    threads = [threading.Thread(target=time_rank,
+                                args=(runtime, r, counts, args, barrier, host, device))
+               for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    runtime.status()
+    slowest = [max(per_rank[w] for per_rank in device) for w in range(args.windows)]
+    return statistics.median(host) * 1e6, statistics.median(slowest)
+
+
+def ctypes_floor(repeats=20000):
+    """Host time of a ctypes call that does nothing (ltx_version), in microseconds."""
+    version = _library.lib().ltx_version
+    t0 = time.perf_counter()
+    for _ in range(repeats):
+        version()
+    return (time.perf_counter() - t0) / repeats * 1e6
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cpp", help="path of ltx_allgather, to run on the same sizes")
+    parser.add_argument("--sizes", default="8192,32768,131072", help="bytes per rank")
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--iters", type=int, default=100)
+    parser.add_argument("--windows", type=int, default=5)
+    args = parser.parse_args()
+    if torch.cuda.device_count() < 2:
+        print(f"benchmark: skipped, needs 2 GPUs ({torch.cuda.device_count()} visible)")
+        return 77
+    sizes = [int(s) for s in args.sizes.split(",")]
+    with ltx.Runtime() as runtime:
+        print(f"python all_gather_rank, {runtime.world_size} GPUs, bf16, hidden {HIDDEN}; "
+              f"empty ctypes call: {ctypes_floor():.2f} us")
+        print(f"{'per rank':>10} {'host us/call':>13} {'device us/call':>15}")
+        for size in sizes:
+            host_us, device_us = measure(runtime, size, args)
+            print(f"{size // 1024:>8} KB {host_us:>13.2f} {device_us:>15.2f}", flush=True)
+    if args.cpp:
+        n = torch.cuda.device_count()
+        command = [args.cpp, "--bench", "--style=rank", f"-b={sizes[0] * n // 1024}K",
+                   f"-e={sizes[-1] * n // 1024}K", "-f=4", f"--iters={args.iters}",
+                   f"--windows={args.windows}"]
+        print("+ " + " ".join(command), flush=True)
+        return subprocess.run(command).returncode
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,236 @@
+"""Tests of the Python package ltx that need no GPU: loading libltx.so, the errors without a
+GPU, the exception classes, and the checks of tensors and streams (with tensor-like objects).
+
+    PYTHONPATH=<prefix>/lib/python python3 tests/python/cpu_test.py
+"""
+
+import ctypes
+import unittest
+
+import ltx
+import ltx.runtime
+from ltx import _library, tensors
+
+
+class FakeDevice:
+    def __init__(self, kind, index):
+        self.type, self.index = kind, index
+
+    def __str__(self):
+        return f"{self.type}:{self.index}"
+
+
+class FakeTensor:
+    """What ltx reads of a torch.Tensor."""
+
+    def __init__(self, shape, dtype="torch.bfloat16", device=("cuda", 0), contiguous=True,
+                 pointer=0x1000):
+        self.shape, self.dtype = tuple(shape), dtype
+        self.device = FakeDevice(*device)
+        self._contiguous, self._pointer = contiguous, pointer
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def data_ptr(self):
+        return self._pointer
+
+
+class FakeStream:
+    cuda_stream = 0x1234
+
+
+class LibraryTest(unittest.TestCase):
+    def test_version_matches_header(self):
+        self.assertEqual(ltx.version(), 100)
+
+    def test_loads_the_installed_library(self):
+        self.assertTrue(ltx.library_path().endswith("lib/libltx.so"), ltx.library_path())
+
+    def test_code_names_match_the_library(self):
+        for cls in ltx.ERROR_CLASSES:
+            self.assertEqual(_library.lib().ltx_code_string(cls.code).decode(), cls.code_name)
+
+    def test_create_without_gpu_raises_failed_precondition(self):
+        try:
+            ltx.Runtime().close()
+        except ltx.FailedPreconditionError:
+            pass
+        else:
+            self.skipTest("a GPU is visible: the Runtime was created")
+        with self.assertRaises(ltx.FailedPreconditionError) as caught:
+            ltx.Runtime()
+        self.assertEqual(caught.exception.code, 9)
+        self.assertTrue(str(caught.exception).startswith("FAILED_PRECONDITION: "))
+        self.assertIn("GPU", str(caught.exception))
+
+    def test_bad_options_raise_invalid_argument(self):
+        with self.assertRaises(ltx.InvalidArgumentError):
+            ltx.Runtime(transport="nvlink")
+        with self.assertRaises(ltx.InvalidArgumentError):
+            ltx.Runtime(timeout=-1)
+
+    def test_library_errors_reach_python(self):
+        code = _library.lib().ltx_runtime_status(None)
+        with self.assertRaises(ltx.InvalidArgumentError) as caught:
+            _library.check(code)
+        self.assertEqual(str(caught.exception), "INVALID_ARGUMENT: runtime is NULL")
+
+    def test_struct_sizes_match_the_library(self):
+        options = _library.RuntimeOptions()
+        _library.check(_library.lib().ltx_runtime_options_init(ctypes.byref(options)))
+        self.assertEqual(options.struct_size, ctypes.sizeof(options))
+        self.assertEqual(options.timeout_us, 10_000_000)
+        call = _library.CallOptions()
+        _library.check(_library.lib().ltx_call_options_init(ctypes.byref(call)))
+        self.assertEqual(call.struct_size, ctypes.sizeof(call))
+
+
+class ErrorTest(unittest.TestCase):
+    def test_classes_by_code(self):
+        self.assertIsInstance(ltx.errors.error_for(4, "x"), ltx.DeadlineExceededError)
+        self.assertIsInstance(ltx.errors.error_for(4, "x"), TimeoutError)
+        self.assertIsInstance(ltx.errors.error_for(3, "x"), ValueError)
+        self.assertIsInstance(ltx.errors.error_for(12, "x"), NotImplementedError)
+        self.assertEqual(ltx.errors.error_for(99, "x").code, 99)
+        self.assertEqual(len(ltx.ERROR_CLASSES), 16)
+        for cls in ltx.ERROR_CLASSES:
+            self.assertTrue(issubclass(cls, ltx.Error))
+
+
+class TensorCheckTest(unittest.TestCase):
+    def test_dtypes(self):
+        for name, code in [("torch.bfloat16", 1), ("torch.float16", 2), ("torch.float32", 3),
+                           ("torch.float8_e4m3fn", 4), ("torch.float8_e5m2", 5),
+                           ("torch.int8", 6), ("torch.uint8", 7)]:
+            self.assertEqual(tensors.dtype_code(FakeTensor([1], name), "t"), code)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "torch.float64"):
+            tensors.dtype_code(FakeTensor([1], "torch.float64"), "t")
+
+    def test_rank_call_derives_the_shape(self):
+        counts = [3, 0, 5]
+        result = tensors.rank_call(2, FakeTensor([2, 5, 64]), FakeTensor([2, 8, 64], pointer=7),
+                                   counts, -2, 0)
+        self.assertEqual(result, (1, 2, 64, 0x1000, 7))
+        result = tensors.rank_call(0, FakeTensor([3, 4, 4]), FakeTensor([8, 4, 4]), counts, 0, 0)
+        self.assertEqual(result, (1, 1, 16, 0x1000, 0x1000))
+
+    def test_rank_call_rejects(self):
+        counts = [3, 5]
+        good_in, good_out = FakeTensor([3, 64]), FakeTensor([8, 64])
+        cases = [
+            ("not contiguous", FakeTensor([3, 64], contiguous=False), good_out, 0),
+            ("is on cuda:1", FakeTensor([3, 64], device=("cuda", 1)), good_out, 0),
+            ("is on cpu", FakeTensor([3, 64], device=("cpu", None)), good_out, 0),
+            ("but its rank runs on cuda:1", good_in, good_out, 1),
+            ("but output is", good_in, FakeTensor([8, 64], "torch.float16"), 0),
+            ("do not match", FakeTensor([4, 64]), good_out, 0),
+            ("do not match", good_in, FakeTensor([9, 64]), 0),
+            ("do not match", good_in, FakeTensor([8, 32]), 0),
+            ("same rank", good_in, FakeTensor([1, 8, 64]), 0),
+            ("not a tensor", object(), good_out, 0),
+        ]
+        for needle, tensor_in, tensor_out, device in cases:
+            with self.subTest(needle=needle):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
+                    tensors.rank_call(0, tensor_in, tensor_out, counts, -2, device)
+
+    def test_token_counts(self):
+        self.assertEqual(tensors.token_counts([FakeTensor([1, 3, 8]), FakeTensor([1, 0, 8])], -2),
+                         [3, 0])
+        with self.assertRaises(ltx.InvalidArgumentError):
+            tensors.token_counts([FakeTensor([8])], -2)
+
+    def test_streams(self):
+        self.assertEqual(tensors.stream_handle(FakeStream(), 0), 0x1234)
+        self.assertEqual(tensors.stream_handle(42, 0), 42)
+        self.assertEqual(tensors.stream_handle(0, 0), 0)
+        for bad in ("stream", -1, 1.5, True):
+            with self.assertRaises(ltx.InvalidArgumentError):
+                tensors.stream_handle(bad, 0)
+
+
+class FakeLibrary:
+    """Stands in for libltx.so: a Runtime over GPUs 0 and 1 that records every call."""
+
+    def __init__(self):
+        self.calls = []
+
+    def __getattr__(self, name):
+        def call(*args):
+            self.calls.append((name, args))
+            out = args[-1]._obj if args and hasattr(args[-1], "_obj") else None
+            if name.endswith("_options_init"):
+                out.struct_size = ctypes.sizeof(out)
+            elif name in ("ltx_runtime_create", "ltx_all_gather"):
+                out.value = 0x5000
+            elif name == "ltx_runtime_world_size":
+                out.value = 2
+            elif name == "ltx_runtime_device":
+                out.value = args[1]
+            elif name == "ltx_runtime_transport":
+                out.value = 1
+            return 0
+        return call
+
+
+class RuntimeGlueTest(unittest.TestCase):
+    """What Runtime passes to the library, with FakeLibrary in place of libltx.so."""
+
+    def setUp(self):
+        self.fake = FakeLibrary()
+        self.saved = ltx.runtime.lib
+        ltx.runtime.lib = lambda: self.fake
+        self.addCleanup(setattr, ltx.runtime, "lib", self.saved)
+
+    def last(self, name):
+        return [args for called, args in self.fake.calls if called == name][-1]
+
+    def test_create(self):
+        runtime = ltx.Runtime(devices=[0, 1], timeout=2.5, transport="peer_stores")
+        options = self.last("ltx_runtime_create")[0]._obj
+        self.assertEqual((options.num_devices, options.devices[0], options.devices[1]), (2, 0, 1))
+        self.assertEqual((options.timeout_us, options.transport), (2_500_000, 1))
+        self.assertEqual((runtime.world_size, runtime.devices, runtime.transport),
+                         (2, [0, 1], "peer_stores"))
+        runtime.close()
+        self.assertEqual(self.last("ltx_runtime_destroy")[0].value, 0x5000)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "closed"):
+            runtime.synchronize()
+
+    def test_all_gather(self):
+        runtime = ltx.Runtime()
+        inputs = [FakeTensor([2, 3, 8], pointer=0x10), FakeTensor([2, 0, 8], device=("cuda", 1), pointer=0x20)]
+        outputs = [FakeTensor([2, 3, 8], pointer=0x30), FakeTensor([2, 3, 8], device=("cuda", 1), pointer=0x40)]
+        runtime.all_gather(inputs, outputs, streams=[7, FakeStream()], protocol="direct",
+                           timeout=1.0)
+        _, shape, buffers, n, call, _ = self.last("ltx_all_gather")
+        shape = shape._obj
+        self.assertEqual((shape.dtype, shape.batch, shape.hidden, shape.num_ranks), (1, 2, 8, 2))
+        self.assertEqual([shape.token_counts[r] for r in range(2)], [3, 0])
+        self.assertEqual([(b.input or 0, b.output, b.stream) for b in buffers],
+                         [(0x10, 0x30, 7), (0x20, 0x40, 0x1234)])
+        self.assertEqual((call._obj.protocol, call._obj.timeout_us), (1, 1_000_000))
+        self.assertEqual(self.last("ltx_op_wait")[0].value, 0x5000)
+        self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "1 inputs"):
+            runtime.all_gather(inputs[:1], outputs)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "protocol"):
+            runtime.all_gather(inputs, outputs, streams=[0, 0], protocol="fast")
+
+    def test_all_gather_rank(self):
+        runtime = ltx.Runtime()
+        runtime.all_gather_rank(1, FakeTensor([5, 4], "torch.float8_e5m2", ("cuda", 1), pointer=0x10),
+                                FakeTensor([6, 4], "torch.float8_e5m2", ("cuda", 1), pointer=0x20),
+                                [1, 5], stream=9)
+        _, rank, shape, buffers, call = self.last("ltx_all_gather_rank")
+        self.assertEqual((rank, shape._obj.dtype, shape._obj.batch, shape._obj.hidden), (1, 5, 1, 4))
+        self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
+                         (0x10, 0x20, 9))
+        self.assertEqual((call._obj.protocol, call._obj.timeout_us, call._obj.blocks), (0, 0, 0))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2"):
+            runtime.all_gather_rank(2, None, None, [1, 5])
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,138 @@
+// Tests of ltx_allgather's settings from flag values (tools/ltx_allgather/tool_config.h): every
+// bad value is InvalidArgument naming its flag, and good values land where they belong.
+#include "tools/ltx_allgather/tool_config.h"
+
+#include <string>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(ParseBytesTest, SuffixesAndRejections) {
+  EXPECT_EQ(ParseBytes("4096").value(), 4096);
+  EXPECT_EQ(ParseBytes("16K").value(), 16 << 10);
+  EXPECT_EQ(ParseBytes("4m").value(), 4 << 20);
+  EXPECT_EQ(ParseBytes("1G").value(), int64_t{1} << 30);
+  for (const char* bad : {"", "K", "0", "-1K", "12Q", "1.5M", "99999999999G"}) {
+    EXPECT_EQ(ParseBytes(bad).status().code(), absl::StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(ParseDevicesTest, ListsAndRejections) {
+  EXPECT_EQ(ParseDevices("").value(), std::vector<int>{});
+  EXPECT_EQ(ParseDevices("3,1").value(), (std::vector<int>{3, 1}));
+  EXPECT_EQ(ParseDevices("a").status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ParseDevices("-1").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The message of MakeToolConfig's error for `flags`, which must be InvalidArgument.
+std::string ErrorOf(const FlagValues& flags) {
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  EXPECT_FALSE(config.ok());
+  EXPECT_EQ(config.status().code(), absl::StatusCode::kInvalidArgument);
+  return std::string(config.status().message());
+}
+
+TEST(MakeToolConfigTest, DefaultsMakeASmokeRunOverEveryGpuAndDtype) {
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(FlagValues());
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_FALSE(config->bench);
+  EXPECT_TRUE(config->smoke.runtime.devices.empty());
+  EXPECT_FALSE(config->smoke.dtype.has_value());
+  EXPECT_EQ(config->smoke.call.protocol, Protocol::kAuto);
+  EXPECT_EQ(config->smoke.host_wait, kHostWaitFactor * RuntimeOptions().timeout);
+}
+
+TEST(MakeToolConfigTest, SmokeTakesDtypeProtocolBlocksGpusAndTimeout) {
+  FlagValues flags;
+  flags.dtype = "fp8_e5m2";
+  flags.protocol = "one_trip";
+  flags.blocks = 8;
+  flags.gpus = 2;
+  flags.timeout = absl::Seconds(2);
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->smoke.dtype, DataType::kFloat8E5M2);
+  EXPECT_EQ(config->smoke.call.protocol, Protocol::kOneTrip);
+  EXPECT_EQ(config->smoke.call.blocks, 8);
+  EXPECT_EQ(config->smoke.runtime.devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(config->smoke.runtime.timeout, absl::Seconds(2));
+  EXPECT_EQ(config->smoke.host_wait, absl::Seconds(6));
+}
+
+TEST(MakeToolConfigTest, BenchTakesItsSweep) {
+  FlagValues flags;
+  flags.bench = true;
+  flags.min_bytes = "8K";
+  flags.max_bytes = "4M";
+  flags.step_factor = 2;
+  flags.iters = 7;
+  flags.warmup = 3;
+  flags.style = "graph";
+  flags.check = false;
+  flags.devices = "3,1";
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  const BenchConfig& bench = config->bench_config;
+  EXPECT_TRUE(config->bench);
+  EXPECT_EQ(bench.min_bytes, 8 << 10);
+  EXPECT_EQ(bench.max_bytes, 4 << 20);
+  EXPECT_EQ(bench.factor, 2);
+  EXPECT_EQ(bench.timing.iterations, 7);
+  EXPECT_EQ(bench.timing.warmup, 3);
+  EXPECT_EQ(bench.style, BenchStyle::kGraph);
+  EXPECT_EQ(bench.dtype, DataType::kBFloat16);
+  EXPECT_FALSE(bench.check);
+  EXPECT_EQ(bench.runtime.devices, (std::vector<int>{3, 1}));
+}
+
+TEST(MakeToolConfigTest, BadValuesNameTheirFlag) {
+  FlagValues flags;
+  flags.dtype = "fp64";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("-d/--dtype: unknown dtype 'fp64'"));
+  flags = FlagValues();
+  flags.protocol = "ll";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--protocol: unknown protocol 'll'; expected one of"));
+  flags = FlagValues();
+  flags.transport = "ib";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--transport: unknown transport 'ib'"));
+  flags = FlagValues();
+  flags.gpus = 2;
+  flags.devices = "0,1";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("not both"));
+  flags = FlagValues();
+  flags.blocks = -1;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--blocks"));
+  flags = FlagValues();
+  flags.timeout = absl::ZeroDuration();
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--timeout"));
+  flags = FlagValues();
+  flags.one_trip_max_bytes = 1 << 20;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--one_trip_max_bytes"));
+}
+
+TEST(MakeToolConfigTest, BadBenchValuesAreCaughtOnlyInBenchMode) {
+  FlagValues flags;
+  flags.min_bytes = "lots";
+  flags.style = "fast";
+  EXPECT_TRUE(MakeToolConfig(flags).ok());
+  flags.bench = true;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("-b/--min_bytes: 'lots' is not a byte size"));
+  flags.min_bytes = "1M";
+  flags.max_bytes = "1K";
+  flags.style = "rank";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("-b"));
+  flags.max_bytes = "1G";
+  flags.style = "fast";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--style: unknown style 'fast'"));
+  flags.style = "graph";
+  flags.transport = "copy_engine";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--style=graph"));
+}
+
+}  // namespace
+}  // namespace ltx

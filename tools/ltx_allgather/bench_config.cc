@@ -1,0 +1,115 @@
+// Names, token splits, sizes and validation of a benchmark sweep.
+#include "tools/ltx_allgather/bench_config.h"
+
+#include "absl/strings/str_format.h"
+
+namespace ltx {
+namespace {
+
+// Slack for the floating-point product of the size steps reaching max_bytes exactly.
+constexpr double kSizeSlack = 1.0000001;
+
+}  // namespace
+
+std::string BenchStyleName(BenchStyle style) {
+  switch (style) {
+    case BenchStyle::kPerRank:
+      return "rank";
+    case BenchStyle::kCoordinated:
+      return "coordinated";
+    case BenchStyle::kGraph:
+      return "graph";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name) {
+  for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph}) {
+    if (name == BenchStyleName(style)) return style;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown style '%s'; expected one of rank, coordinated, graph", name));
+}
+
+std::string SplitPatternName(SplitPattern pattern) {
+  switch (pattern) {
+    case SplitPattern::kEven:
+      return "even";
+    case SplitPattern::kUneven:
+      return "uneven";
+    case SplitPattern::kZeros:
+      return "zeros";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<SplitPattern> ParseSplitPattern(absl::string_view name) {
+  for (SplitPattern pattern : {SplitPattern::kEven, SplitPattern::kUneven, SplitPattern::kZeros}) {
+    if (name == SplitPatternName(pattern)) return pattern;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("unknown split '%s'; expected one of even, uneven, zeros", name));
+}
+
+std::vector<int64_t> SplitTokens(int64_t total_tokens, int world, SplitPattern pattern) {
+  std::vector<int64_t> weights(world, 1);
+  for (int rank = 0; rank < world; ++rank) {
+    if (pattern == SplitPattern::kUneven) weights[rank] = rank + 1;
+    if (pattern == SplitPattern::kZeros) weights[rank] = (rank % 2 == 0 || world == 1) ? 1 : 0;
+  }
+  int64_t weight_sum = 0;
+  for (int64_t w : weights) weight_sum += w;
+  std::vector<int64_t> counts(world, 0);
+  int64_t assigned = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    counts[rank] = total_tokens * weights[rank] / weight_sum;
+    assigned += counts[rank];
+  }
+  // The remainder goes to the last rank with a non-zero weight.
+  for (int rank = world - 1; rank >= 0; --rank) {
+    if (weights[rank] > 0) {
+      counts[rank] += total_tokens - assigned;
+      break;
+    }
+  }
+  return counts;
+}
+
+absl::Status ValidateBenchConfig(const BenchConfig& config) {
+  if (config.min_bytes < 1 || config.max_bytes < config.min_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "sizes: need 1 <= -b <= -e, got -b %d -e %d", config.min_bytes, config.max_bytes));
+  }
+  if (!(config.factor > 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("-f %g: the step factor must be > 1", config.factor));
+  }
+  if (config.hidden < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
+  }
+  const TimingPlan& t = config.timing;
+  if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d",
+        t.warmup, t.iterations, t.windows));
+  }
+  const bool copy_engines = config.runtime.transport == Transport::kCopyEngine ||
+                            config.call.protocol == Protocol::kCopyEngine;
+  if (config.style == BenchStyle::kGraph && copy_engines) {
+    return absl::InvalidArgumentError(
+        "--style=graph: calls on the copy engines cannot be captured into CUDA graphs");
+  }
+  return absl::OkStatus();
+}
+
+std::vector<int64_t> SweepSizes(const BenchConfig& config) {
+  std::vector<int64_t> sizes;
+  for (double size = config.min_bytes; size <= config.max_bytes * kSizeSlack;
+       size *= config.factor) {
+    sizes.push_back(static_cast<int64_t>(size));
+  }
+  return sizes;
+}
+
+}  // namespace ltx

@@ -1,0 +1,80 @@
+// What one benchmark sweep of the ltx_allgather tool runs: the call style, how tokens are split
+// over ranks, the sizes, the timing plan and the Runtime and call options; with the plain
+// logic over them (names, token splits, the size list, validation).
+#ifndef LTX_TOOLS_LTX_ALLGATHER_BENCH_CONFIG_H_
+#define LTX_TOOLS_LTX_ALLGATHER_BENCH_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "ltx/data_type.h"
+#include "ltx/runtime_options.h"
+
+namespace ltx {
+
+// How ltx's calls are issued while timed.
+enum class BenchStyle {
+  kPerRank,      // AllGatherRank from one host thread per GPU, launched every iteration.
+  kCoordinated,  // Runtime::AllGather from one thread, launched every iteration.
+  kGraph,        // Per-rank calls captured into one CUDA graph per GPU, replayed.
+};
+
+// "rank", "coordinated" or "graph"; parsing takes the same names. InvalidArgument lists them.
+std::string BenchStyleName(BenchStyle style);
+absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name);
+
+// How the tokens of one size are split across ranks.
+enum class SplitPattern {
+  kEven,    // Equal counts (NCCL can run the same shape).
+  kUneven,  // Counts grow with the rank, same total.
+  kZeros,   // Every other rank has no tokens, same total.
+};
+
+// "even", "uneven" or "zeros"; parsing takes the same names. InvalidArgument lists them.
+std::string SplitPatternName(SplitPattern pattern);
+absl::StatusOr<SplitPattern> ParseSplitPattern(absl::string_view name);
+
+// Token counts for `total_tokens` split over `world` ranks by `pattern`; they sum to
+// `total_tokens` and none is negative.
+std::vector<int64_t> SplitTokens(int64_t total_tokens, int world, SplitPattern pattern);
+
+// Warm-up and timed windows of one measurement.
+struct TimingPlan {
+  int warmup = 20;       // Calls before timing.
+  int iterations = 100;  // Calls per timed window.
+  int windows = 5;       // Timed windows; the median is reported.
+};
+
+struct BenchConfig {
+  RuntimeOptions runtime;  // Devices, transport, protocol limits, max_blocks, GPU timeout.
+  CallOptions call;        // Protocol and block count of every timed call.
+  int64_t min_bytes = 32 << 10;  // Sizes are total output bytes, as in nccl-tests.
+  int64_t max_bytes = int64_t{1} << 30;
+  double factor = 8;
+  DataType dtype = DataType::kBFloat16;
+  int64_t hidden = 4096;
+  SplitPattern split = SplitPattern::kEven;
+  BenchStyle style = BenchStyle::kPerRank;
+  TimingPlan timing;
+  bool check = true;
+  absl::Duration host_wait = absl::Seconds(60);  // Longest host wait for the GPUs.
+  std::string nccl_path = "libnccl.so.2";        // Empty: no NCCL comparison.
+  std::string json_path;                         // Empty: no JSON.
+};
+
+// InvalidArgument naming the first setting a sweep cannot run with (sizes, factor, hidden,
+// timing counts, a graph style with the copy engines forced). Needs no GPU.
+absl::Status ValidateBenchConfig(const BenchConfig& config);
+
+// The total output sizes of the sweep: min_bytes, then times factor while <= max_bytes, each
+// rounded down to whole bytes. Requires a valid config.
+std::vector<int64_t> SweepSizes(const BenchConfig& config);
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_LTX_ALLGATHER_BENCH_CONFIG_H_

@@ -1,0 +1,76 @@
+// Text and JSON of the benchmark's rows.
+#include "tools/ltx_allgather/bench_table.h"
+
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "tools/ltx_allgather/empty_kernel.h"
+
+namespace ltx {
+
+std::string FormatBytes(int64_t bytes) {
+  constexpr int64_t kKiB = int64_t{1} << 10;
+  constexpr int64_t kMiB = int64_t{1} << 20;
+  constexpr int64_t kGiB = int64_t{1} << 30;
+  if (bytes >= kGiB && bytes % kGiB == 0) return absl::StrFormat("%dG", bytes / kGiB);
+  if (bytes >= kMiB && bytes % kMiB == 0) return absl::StrFormat("%dM", bytes / kMiB);
+  if (bytes >= kKiB && bytes % kKiB == 0) return absl::StrFormat("%dK", bytes / kKiB);
+  return absl::StrFormat("%d", bytes);
+}
+
+std::string FloorLine(const LaunchFloor& floor) {
+  return absl::StrFormat(
+      "# launch floor: empty kernel %d x %d on every GPU at once: graph replay %.2f us, eager "
+      "%.2f us per launch (host %.2f us); xfloor = ltx time / the floor of its call style\n",
+      floor.blocks, kEmptyKernelThreads, floor.graph_us, floor.eager_us, floor.eager_host_us);
+}
+
+std::string ColumnHeader() {
+  return absl::StrFormat(
+      "#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s %6s | %9s %8s | %7s\n", "size",
+      "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw", "busbw", "#wrong",
+      "host", "xfloor", "nccl(us)", "busbw", "speedup");
+}
+
+std::string FormatRow(const BenchRow& row, DataType dtype) {
+  std::string text = absl::StrFormat(
+      "  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f %6.2f | ",
+      FormatBytes(row.size_bytes), FormatBytes(row.per_rank_bytes), row.count,
+      DataTypeName(dtype), "none", -1, row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong,
+      row.host_us, row.vs_floor);
+  if (row.nccl_us > 0) {
+    absl::StrAppendFormat(&text, "%9.2f %8.2f | %6.2fx\n", row.nccl_us, row.nccl_busbw,
+                          row.nccl_us / row.ltx_us);
+  } else {
+    absl::StrAppendFormat(&text, "%9s %8s | %7s\n", "-", "-", "-");
+  }
+  return text;
+}
+
+absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
+                       const std::vector<BenchRow>& rows) {
+  std::ofstream out(config.json_path);
+  if (!out) return absl::PermissionDeniedError("cannot write " + config.json_path);
+  out << absl::StrFormat(
+      "{\n  \"world_size\": %d,\n  \"devices\": [%s],\n  \"dtype\": \"%s\",\n  \"hidden\": "
+      "%d,\n  \"style\": \"%s\",\n  \"nccl\": \"%s\",\n  \"floor_blocks\": %d,\n"
+      "  \"floor_graph_us\": %.3f,\n  \"floor_eager_us\": %.3f,\n  \"rows\": [\n",
+      info.devices.size(), absl::StrJoin(info.devices, ", "), DataTypeName(config.dtype),
+      config.hidden, BenchStyleName(config.style), info.nccl_version, info.floor.blocks,
+      info.floor.graph_us, info.floor.eager_us);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const BenchRow& r = rows[i];
+    out << absl::StrFormat(
+        "    {\"size_bytes\": %d, \"per_rank_bytes\": %d, \"count\": %d, \"ltx_us\": %.3f, "
+        "\"ltx_algbw_gbps\": %.3f, \"ltx_busbw_gbps\": %.3f, \"host_us\": %.3f, "
+        "\"vs_floor\": %.3f, \"wrong\": %d, \"nccl_us\": %.3f, \"nccl_busbw_gbps\": %.3f}%s\n",
+        r.size_bytes, r.per_rank_bytes, r.count, r.ltx_us, r.ltx_algbw, r.ltx_busbw, r.host_us,
+        r.vs_floor, r.wrong, r.nccl_us, r.nccl_busbw, i + 1 < rows.size() ? "," : "");
+  }
+  out << "  ]\n}\n";
+  return out ? absl::OkStatus() : absl::DataLossError("failed writing " + config.json_path);
+}
+
+}  // namespace ltx

@@ -1,0 +1,59 @@
+// The output of the benchmark: one row per size, printed in the layout of nccl-tests (size,
+// count, type, redop, root, then time, algbw, busbw and #wrong per side) with ltx's host cost
+// and its ratio to the launch floor added, and the same figures as JSON.
+#ifndef LTX_TOOLS_LTX_ALLGATHER_BENCH_TABLE_H_
+#define LTX_TOOLS_LTX_ALLGATHER_BENCH_TABLE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "ltx/data_type.h"
+#include "tools/ltx_allgather/bench_config.h"
+#include "tools/ltx_allgather/launch_floor.h"
+
+namespace ltx {
+
+// One row of the sweep. Times are medians over windows of device time per call.
+struct BenchRow {
+  int64_t size_bytes = 0;      // Total output bytes.
+  int64_t per_rank_bytes = 0;  // Largest rank's input bytes.
+  int64_t count = 0;           // Output elements.
+  double ltx_us = 0;
+  double ltx_algbw = 0;        // GB/s: size / time.
+  double ltx_busbw = 0;        // GB/s: algbw * (n - 1) / n.
+  double host_us = 0;          // Host time of one call (launch cost), median.
+  double vs_floor = 0;         // ltx_us over the launch floor of the row's call style.
+  int64_t wrong = 0;           // Ranks whose output was wrong in the check.
+  double nccl_us = -1;         // < 0: not measured.
+  double nccl_busbw = -1;
+};
+
+// "8K", "1M", "2G" for whole multiples of 1024, else the plain number.
+std::string FormatBytes(int64_t bytes);
+
+// The header line of the launch floor, e.g. "# launch floor: empty kernel 132 x 512, ...".
+std::string FloorLine(const LaunchFloor& floor);
+
+// The column titles (two lines starting with '#').
+std::string ColumnHeader();
+
+// One row of the table, ending in a newline; NCCL columns are "-" when not measured.
+std::string FormatRow(const BenchRow& row, DataType dtype);
+
+// What the JSON file records besides the rows.
+struct BenchRunInfo {
+  std::vector<int> devices;
+  std::string nccl_version;  // "none" without NCCL.
+  LaunchFloor floor;
+};
+
+// Writes `rows` with the run's settings to config.json_path. PermissionDenied if the file
+// cannot be opened, DataLoss if writing fails.
+absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
+                       const std::vector<BenchRow>& rows);
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_LTX_ALLGATHER_BENCH_TABLE_H_

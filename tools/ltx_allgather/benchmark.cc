@@ -1,0 +1,276 @@
+// nccl-tests-style AllGather sweep of ltx against its launch floor, with NCCL side by side.
+#include "tools/ltx_allgather/benchmark.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "ltx/resolved_call.h"
+#include "ltx/runtime.h"
+#include "ltx/status_macros.h"
+#include "tools/ltx_allgather/bench_timing.h"
+#include "tools/ltx_allgather/launch_floor.h"
+#include "tools/ltx_allgather/nccl_library.h"
+#include "tools/testing/allgather_harness.h"
+
+namespace ltx {
+namespace {
+
+// Seed of the benchmark's random data.
+constexpr uint64_t kSeed = 42;
+
+tools::NcclType NcclTypeOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::kBFloat16:
+      return tools::NcclType::kBfloat16;
+    case DataType::kFloat16:
+      return tools::NcclType::kFloat16;
+    case DataType::kFloat32:
+      return tools::NcclType::kFloat32;
+    case DataType::kFloat8E4M3:
+      return tools::NcclType::kFloat8E4M3;
+    case DataType::kFloat8E5M2:
+      return tools::NcclType::kFloat8E5M2;
+    case DataType::kInt8:
+      return tools::NcclType::kInt8;
+    case DataType::kUint8:
+      break;
+  }
+  return tools::NcclType::kUint8;
+}
+
+// NCCL loaded at run time, or nothing (with a note on stdout saying why).
+struct NcclSide {
+  std::unique_ptr<tools::NcclLibrary> library;
+  std::unique_ptr<tools::NcclClique> clique;  // Null: no NCCL columns.
+  std::string version = "none";
+};
+
+NcclSide LoadNccl(const std::string& path, const std::vector<int>& devices) {
+  NcclSide nccl;
+  if (path.empty()) return nccl;
+  auto loaded = tools::NcclLibrary::Load(path);
+  if (!loaded.ok()) {
+    absl::PrintF("# NCCL not available (%s); ltx columns only\n", loaded.status().ToString());
+    return nccl;
+  }
+  nccl.library = std::move(*loaded);
+  auto made = tools::NcclClique::Create(*nccl.library, devices);
+  if (!made.ok()) {
+    absl::PrintF("# NCCL %s loaded but ncclCommInitAll failed: %s; ltx columns only\n",
+                 nccl.library->Version(), made.status().ToString());
+    return nccl;
+  }
+  nccl.clique = std::move(*made);
+  nccl.version = nccl.library->Version();
+  return nccl;
+}
+
+// One sweep: the Runtime, buffers, events, NCCL and the launch floor, shared by every row.
+class Sweep {
+ public:
+  static absl::StatusOr<std::unique_ptr<Sweep>> Create(const BenchConfig& config);
+
+  // Prints the lines above the table: settings, timing, floor, NCCL, column titles.
+  void PrintHeader() const;
+  // Measures (and checks, if asked) one total output size.
+  absl::StatusOr<BenchRow> RunRow(int64_t size_bytes);
+  const BenchRunInfo& info() const { return info_; }
+
+ private:
+  explicit Sweep(const BenchConfig& config) : config_(config) {}
+  int world() const { return runtime_->world_size(); }
+  absl::StatusOr<Measured> MeasureLtx(const AllGatherShape& shape,
+                                      const std::vector<RankBuffers>& buffers);
+  absl::Status MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tokens, BenchRow* row);
+
+  const BenchConfig config_;
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<AllGatherHarness> harness_;
+  EventPairs events_;
+  TimedRanks ranks_;
+  NcclSide nccl_;
+  BenchRunInfo info_;
+  int64_t row_bytes_ = 0;
+};
+
+absl::StatusOr<std::unique_ptr<Sweep>> Sweep::Create(const BenchConfig& config) {
+  std::unique_ptr<Sweep> sweep(new Sweep(config));
+  LTX_ASSIGN_OR_RETURN(sweep->runtime_, Runtime::Create(config.runtime));
+  const std::vector<int> devices = sweep->runtime_->devices();
+  sweep->row_bytes_ = config.hidden * ElementSize(config.dtype);
+  const int64_t max_tokens =
+      std::max<int64_t>(devices.size(), config.max_bytes / sweep->row_bytes_);
+  const int64_t capacity = max_tokens * sweep->row_bytes_;
+  LTX_ASSIGN_OR_RETURN(sweep->harness_,
+                       AllGatherHarness::Create(devices, capacity, capacity, kSeed));
+  LTX_ASSIGN_OR_RETURN(sweep->events_, EventPairs::Create(devices));
+  sweep->ranks_.devices = devices;
+  for (const RankBuffers& b : sweep->harness_->AllBuffers()) {
+    sweep->ranks_.streams.push_back(b.stream);
+  }
+  sweep->ranks_.events = &sweep->events_;
+  sweep->nccl_ = LoadNccl(config.nccl_path, devices);
+  LTX_ASSIGN_OR_RETURN(const int blocks,
+                       FloorBlocks(devices, config.call.blocks, config.runtime.max_blocks));
+  std::fprintf(stderr, "ltx_allgather: launch floor ...\n");
+  LTX_ASSIGN_OR_RETURN(sweep->info_.floor,
+                       MeasureLaunchFloor(config.timing, sweep->ranks_, blocks));
+  sweep->info_.devices = devices;
+  sweep->info_.nccl_version = sweep->nccl_.version;
+  return sweep;
+}
+
+void Sweep::PrintHeader() const {
+  const RuntimeOptions& options = config_.runtime;
+  absl::PrintF(
+      "# ltx all_gather benchmark: %d GPUs [%s], transport %s, dtype %s, hidden %d, split %s, "
+      "style %s, protocol %s (one-trip up to %d bytes per rank, eager calls by copy engines "
+      "from %s)\n",
+      world(), absl::StrJoin(info_.devices, ","), TransportName(runtime_->transport()),
+      DataTypeName(config_.dtype), config_.hidden, SplitPatternName(config_.split),
+      BenchStyleName(config_.style), ProtocolName(config_.call.protocol),
+      OneTripLimit(options.one_trip_max_bytes, world()),
+      options.copy_engine_min_bytes > 0
+          ? absl::StrCat(options.copy_engine_min_bytes, " bytes per rank")
+          : std::string("no size"));
+  absl::PrintF("# time = median over %d windows of %d calls (after %d warm-up calls) of device "
+               "time per call, slowest GPU; host = launch cost per call on the host\n",
+               config_.timing.windows, config_.timing.iterations, config_.timing.warmup);
+  absl::PrintF("%s", FloorLine(info_.floor));
+  if (nccl_.clique != nullptr) {
+    absl::PrintF("# NCCL %s: grouped ncclAllGather on the same buffers and streams, %s%s\n",
+                 nccl_.version, config_.style == BenchStyle::kGraph ? "graph replay" : "eager",
+                 config_.split == SplitPattern::kEven ? "" : " (even split of the same total)");
+  }
+  absl::PrintF("%s", ColumnHeader());
+  std::fflush(stdout);
+}
+
+absl::StatusOr<Measured> Sweep::MeasureLtx(const AllGatherShape& shape,
+                                           const std::vector<RankBuffers>& buffers) {
+  const CallOptions& call = config_.call;
+  auto one_rank = [&](int rank) {
+    return runtime_->AllGatherRank(rank, shape, buffers[rank], call);
+  };
+  switch (config_.style) {
+    case BenchStyle::kGraph: {
+      if (runtime_->transport() == Transport::kCopyEngine) {
+        return absl::UnimplementedError(
+            "--style=graph: the copy-engine transport cannot be captured into CUDA graphs");
+      }
+      GraphSet graphs;
+      LTX_RETURN_IF_ERROR(graphs.Capture(ranks_, [&]() -> absl::Status {
+        for (int rank = 0; rank < world(); ++rank) LTX_RETURN_IF_ERROR(one_rank(rank));
+        return absl::OkStatus();
+      }));
+      return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, graphs.Replays(ranks_),
+                     GraphSet::kCallsPerGraph);
+    }
+    case BenchStyle::kPerRank:
+      return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, Repeated(one_rank), 1);
+    case BenchStyle::kCoordinated:
+      break;
+  }
+  return Measure(config_.timing, /*per_rank_threads=*/false, ranks_, Repeated([&](int) {
+                   return runtime_->AllGather(shape, buffers, call).status();
+                 }),
+                 1);
+}
+
+absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tokens,
+                                BenchRow* row) {
+  AllGatherCase even = ltx_case;
+  even.token_counts =
+      SplitTokens(total_tokens - total_tokens % world(), world(), SplitPattern::kEven);
+  if (even.token_counts[0] == 0) return absl::OkStatus();
+  LTX_RETURN_IF_ERROR(harness_->Prepare(even));
+  std::vector<const void*> inputs;
+  std::vector<void*> outputs;
+  for (const RankBuffers& b : harness_->AllBuffers()) {
+    inputs.push_back(b.input);
+    outputs.push_back(b.output);
+  }
+  const size_t count = harness_->layout().InputBytes(0) / ElementSize(config_.dtype);
+  auto nccl_call = [&]() -> absl::Status {
+    return nccl_.clique->AllGather(inputs, outputs, count, NcclTypeOf(config_.dtype),
+                                   ranks_.streams);
+  };
+  Measured measured;
+  if (config_.style == BenchStyle::kGraph) {
+    GraphSet graphs;
+    LTX_RETURN_IF_ERROR(graphs.Capture(ranks_, nccl_call));
+    LTX_ASSIGN_OR_RETURN(measured, Measure(config_.timing, /*per_rank_threads=*/true, ranks_,
+                                           graphs.Replays(ranks_), GraphSet::kCallsPerGraph));
+  } else {
+    LTX_ASSIGN_OR_RETURN(measured, Measure(config_.timing, /*per_rank_threads=*/false, ranks_,
+                                           Repeated([&](int) { return nccl_call(); }), 1));
+  }
+  LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
+  if (config_.check && !harness_->Verify().ok()) {
+    absl::PrintF("# NCCL output differs from the expected bytes at size %s\n",
+                 FormatBytes(row->size_bytes));
+  }
+  row->nccl_us = measured.device_us;
+  row->nccl_busbw =
+      harness_->layout().output_bytes / (row->nccl_us * 1e3) * (world() - 1) / world();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<BenchRow> Sweep::RunRow(int64_t size_bytes) {
+  const int64_t total_tokens = std::max<int64_t>(1, size_bytes / row_bytes_);
+  AllGatherCase c;
+  c.dtype = config_.dtype;
+  c.hidden = config_.hidden;
+  c.token_counts = SplitTokens(total_tokens, world(), config_.split);
+  LTX_RETURN_IF_ERROR(harness_->Prepare(c));
+  const AllGatherLayout& layout = harness_->layout();
+  const std::vector<RankBuffers> buffers = harness_->AllBuffers();
+  const AllGatherShape shape = c.Shape();
+  BenchRow row;
+  row.size_bytes = layout.output_bytes;
+  for (int rank = 0; rank < world(); ++rank) {
+    row.per_rank_bytes = std::max(row.per_rank_bytes, layout.InputBytes(rank));
+  }
+  row.count = layout.output_bytes / ElementSize(config_.dtype);
+  std::fprintf(stderr, "ltx_allgather: %s ...\n", FormatBytes(row.size_bytes).c_str());
+  if (config_.check) {
+    LTX_RETURN_IF_ERROR(
+        runtime_->AllGatherAndWait(shape, buffers, config_.host_wait, config_.call));
+    if (!harness_->Verify().ok()) row.wrong = 1;
+  }
+  LTX_ASSIGN_OR_RETURN(const Measured ltx, MeasureLtx(shape, buffers));
+  LTX_RETURN_IF_ERROR(runtime_->Synchronize(config_.host_wait));
+  if (config_.check && !harness_->Verify().ok()) row.wrong = 1;
+  row.ltx_us = ltx.device_us;
+  row.host_us = ltx.host_us;
+  row.ltx_algbw = row.size_bytes / (row.ltx_us * 1e3);
+  row.ltx_busbw = row.ltx_algbw * (world() - 1) / world();
+  row.vs_floor = row.ltx_us / info_.floor.For(config_.style);
+  if (nccl_.clique != nullptr) LTX_RETURN_IF_ERROR(MeasureNccl(c, total_tokens, &row));
+  return row;
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<BenchRow>> RunBenchmark(const BenchConfig& config) {
+  LTX_RETURN_IF_ERROR(ValidateBenchConfig(config));
+  LTX_ASSIGN_OR_RETURN(std::unique_ptr<Sweep> sweep, Sweep::Create(config));
+  sweep->PrintHeader();
+  std::vector<BenchRow> rows;
+  for (int64_t size : SweepSizes(config)) {
+    LTX_ASSIGN_OR_RETURN(BenchRow row, sweep->RunRow(size));
+    absl::PrintF("%s", FormatRow(row, config.dtype));
+    std::fflush(stdout);
+    rows.push_back(row);
+  }
+  if (!config.json_path.empty()) LTX_RETURN_IF_ERROR(WriteJson(config, sweep->info(), rows));
+  return rows;
+}
+
+}  // namespace ltx

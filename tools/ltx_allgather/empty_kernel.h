@@ -1,0 +1,18 @@
+// An empty kernel, to measure what launching a grid costs with no work in it.
+#ifndef LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_
+#define LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_
+
+#include <cuda_runtime_api.h>
+
+namespace ltx {
+
+// Threads per block of the empty kernel: those of ltx's AllGather kernels.
+inline constexpr int kEmptyKernelThreads = 512;
+
+// Enqueues the empty kernel as `blocks` x kEmptyKernelThreads on `stream` (of the current
+// device). Returns the launch error, if any. Thread-safe.
+cudaError_t LaunchEmptyKernel(int blocks, cudaStream_t stream);
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_

@@ -1,0 +1,150 @@
+// Flag values to validated run settings for ltx_allgather.
+#include "tools/ltx_allgather/tool_config.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "ltx/status_macros.h"
+
+namespace ltx {
+namespace {
+
+// The largest per-rank message the one-trip protocol carries.
+constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
+
+// `status` with "`flag`: " before its message (same code).
+absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat(flag, ": ", status.message()));
+}
+
+// Runtime options from the flags shared by both modes.
+absl::StatusOr<RuntimeOptions> MakeRuntimeOptions(const FlagValues& flags) {
+  RuntimeOptions options;
+  absl::StatusOr<std::vector<int>> devices = ParseDevices(flags.devices);
+  if (!devices.ok()) return ForFlag("--devices", devices.status());
+  if (flags.gpus < 0) return absl::InvalidArgumentError("-g/--gpus: must be >= 0");
+  if (flags.gpus > 0 && !devices->empty()) {
+    return absl::InvalidArgumentError("-g/--gpus and --devices: give one of them, not both");
+  }
+  for (int device = 0; device < flags.gpus; ++device) devices->push_back(device);
+  options.devices = *devices;
+  if (flags.max_blocks < 0) return absl::InvalidArgumentError("--max_blocks: must be >= 0");
+  options.max_blocks = flags.max_blocks;
+  if (flags.one_trip_max_bytes != kOneTripLimitByWorldSize &&
+      (flags.one_trip_max_bytes < 0 || flags.one_trip_max_bytes > kOneTripMaxBytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--one_trip_max_bytes=%d: must be -1 (by world size) or 0 to %d",
+        flags.one_trip_max_bytes, kOneTripMaxBytes));
+  }
+  options.one_trip_max_bytes = flags.one_trip_max_bytes;
+  if (flags.copy_engine_min_bytes < 0) {
+    return absl::InvalidArgumentError("--copy_engine_min_bytes: must be >= 0");
+  }
+  options.copy_engine_min_bytes = flags.copy_engine_min_bytes;
+  if (flags.timeout <= absl::ZeroDuration() || flags.timeout == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError("-T/--timeout: must be positive and finite");
+  }
+  options.timeout = flags.timeout;
+  absl::StatusOr<Transport> transport = ParseTransport(flags.transport);
+  if (!transport.ok()) return ForFlag("--transport", transport.status());
+  options.transport = *transport;
+  return options;
+}
+
+// Call options from the flags shared by both modes.
+absl::StatusOr<CallOptions> MakeCallOptions(const FlagValues& flags) {
+  CallOptions call;
+  if (flags.blocks < 0) return absl::InvalidArgumentError("--blocks: must be >= 0");
+  call.blocks = flags.blocks;
+  absl::StatusOr<Protocol> protocol = ParseProtocol(flags.protocol);
+  if (!protocol.ok()) return ForFlag("--protocol", protocol.status());
+  call.protocol = *protocol;
+  return call;
+}
+
+// The benchmark's settings beyond the shared ones.
+absl::Status FillBenchConfig(const FlagValues& flags, BenchConfig* config) {
+  absl::StatusOr<int64_t> min_bytes = ParseBytes(flags.min_bytes);
+  if (!min_bytes.ok()) return ForFlag("-b/--min_bytes", min_bytes.status());
+  absl::StatusOr<int64_t> max_bytes = ParseBytes(flags.max_bytes);
+  if (!max_bytes.ok()) return ForFlag("-e/--max_bytes", max_bytes.status());
+  absl::StatusOr<SplitPattern> split = ParseSplitPattern(flags.split);
+  if (!split.ok()) return ForFlag("--split", split.status());
+  absl::StatusOr<BenchStyle> style = ParseBenchStyle(flags.style);
+  if (!style.ok()) return ForFlag("--style", style.status());
+  config->min_bytes = *min_bytes;
+  config->max_bytes = *max_bytes;
+  config->factor = flags.step_factor;
+  config->hidden = flags.hidden;
+  config->split = *split;
+  config->style = *style;
+  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
+  config->check = flags.check;
+  config->nccl_path = flags.nccl;
+  config->json_path = flags.json;
+  return ValidateBenchConfig(*config);
+}
+
+}  // namespace
+
+absl::StatusOr<int64_t> ParseBytes(const std::string& text) {
+  int shift = 0;
+  std::string digits = text;
+  if (!digits.empty()) {
+    switch (digits.back()) {
+      case 'K': case 'k': shift = 10; break;
+      case 'M': case 'm': shift = 20; break;
+      case 'G': case 'g': shift = 30; break;
+      default: break;
+    }
+    if (shift != 0) digits.pop_back();
+  }
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(digits, &value) || value < 1 || value > (int64_t{1} << (62 - shift))) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "'%s' is not a byte size (a number >= 1 with an optional K, M or G)", text));
+  }
+  return value << shift;
+}
+
+absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text) {
+  std::vector<int> devices;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    int device = 0;
+    if (!absl::SimpleAtoi(part, &device) || device < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("'%s' is not a device ordinal (a number >= 0)", part));
+    }
+    devices.push_back(device);
+  }
+  return devices;
+}
+
+absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
+  ToolConfig config;
+  config.bench = flags.bench;
+  LTX_ASSIGN_OR_RETURN(const RuntimeOptions runtime, MakeRuntimeOptions(flags));
+  LTX_ASSIGN_OR_RETURN(const CallOptions call, MakeCallOptions(flags));
+  absl::optional<DataType> dtype;
+  if (!flags.dtype.empty()) {
+    absl::StatusOr<DataType> parsed = ParseDataType(flags.dtype);
+    if (!parsed.ok()) return ForFlag("-d/--dtype", parsed.status());
+    dtype = *parsed;
+  }
+  const absl::Duration host_wait = kHostWaitFactor * runtime.timeout;
+  if (!flags.bench) {
+    config.smoke = SmokeConfig{runtime, call, dtype, host_wait};
+    return config;
+  }
+  BenchConfig& bench = config.bench_config;
+  bench.runtime = runtime;
+  bench.call = call;
+  bench.dtype = dtype.value_or(DataType::kBFloat16);
+  bench.host_wait = host_wait;
+  LTX_RETURN_IF_ERROR(FillBenchConfig(flags, &bench));
+  return config;
+}
+
+}  // namespace ltx

@@ -1,0 +1,76 @@
+// The settings of one ltx_allgather run, built from its flag values and validated without a
+// GPU: a bad flag is a clear InvalidArgument before the tool looks for GPUs.
+#ifndef LTX_TOOLS_LTX_ALLGATHER_TOOL_CONFIG_H_
+#define LTX_TOOLS_LTX_ALLGATHER_TOOL_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "absl/types/optional.h"
+#include "ltx/data_type.h"
+#include "ltx/runtime_options.h"
+#include "tools/ltx_allgather/bench_config.h"
+
+namespace ltx {
+
+// The flag values as given (defaults are those of the tool's flags).
+struct FlagValues {
+  bool bench = false;
+  std::string devices;
+  int gpus = 0;
+  std::string min_bytes = "32K";
+  std::string max_bytes = "1G";
+  double step_factor = 8;
+  std::string dtype;  // Empty: bf16 in the benchmark, every dtype in the smoke run.
+  int64_t hidden = 4096;
+  std::string split = "even";
+  std::string style = "rank";
+  int warmup = 20;
+  int iters = 100;
+  int windows = 5;
+  int blocks = 0;
+  int max_blocks = 0;
+  std::string protocol = "auto";
+  std::string transport = "auto";
+  int64_t one_trip_max_bytes = RuntimeOptions().one_trip_max_bytes;
+  int64_t copy_engine_min_bytes = RuntimeOptions().copy_engine_min_bytes;
+  absl::Duration timeout = RuntimeOptions().timeout;
+  bool check = true;
+  std::string nccl = "libnccl.so.2";
+  std::string json;
+};
+
+// The smoke run: its Runtime and call options, and the one dtype to run if given.
+struct SmokeConfig {
+  RuntimeOptions runtime;
+  CallOptions call;
+  absl::optional<DataType> dtype;  // Unset: the smoke run's own mix of dtypes.
+  absl::Duration host_wait;        // Longest host wait for one case.
+};
+
+struct ToolConfig {
+  bool bench = false;
+  SmokeConfig smoke;  // Set when !bench.
+  BenchConfig bench_config;  // Set when bench.
+};
+
+// How much longer than the GPUs' timeout the host waits for a call.
+inline constexpr int kHostWaitFactor = 3;
+
+// "4096", "16K", "1M", "2G" (K/M/G = 2^10/2^20/2^30, either case) as bytes >= 1; else
+// InvalidArgument quoting the text.
+absl::StatusOr<int64_t> ParseBytes(const std::string& text);
+
+// "3,1" as {3, 1}; empty as {}. InvalidArgument for a part that is not a number >= 0.
+absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text);
+
+// Validates every value and builds the run's settings; InvalidArgument names the flag (in the
+// form the user typed, e.g. "-b" or "--dtype") and says what it accepts. Needs no GPU.
+absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags);
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_LTX_ALLGATHER_TOOL_CONFIG_H_

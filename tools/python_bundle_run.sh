@@ -1,0 +1,24 @@
+#!/bin/bash
+# run_gpu.sh of the Python bundle (tools/python_bundle.sh): runs the Python package's tests,
+# the PyTorch example and the Python benchmark on a GPU machine, then one summary line:
+#   python bundle: gpu_test <status>, torch_loop <status>, benchmark <status>
+cd "$(dirname "$0")" || exit 1
+export PYTHONPATH="${PWD}/prefix/lib/python"
+export NCCL_NVLS_ENABLE=0
+python3 -c 'import torch; print("torch", torch.__version__, "GPUs:", torch.cuda.device_count())'
+ldd prefix/lib/libltx.so | grep -E 'not found|absl_base' || true
+
+# Exit 0: PASS; 77: SKIPPED (no torch or too few GPUs); else FAIL.
+status() {
+  case "$1" in 0) echo PASS ;; 77) echo SKIPPED ;; *) echo "FAIL(exit $1)" ;; esac
+}
+echo "=== cpu_test"
+timeout 60 python3 cpu_test.py 2>&1 | tail -3
+echo "=== gpu_test (default and expandable_segments allocators)"
+timeout 330 python3 gpu_test.py; gpu=$?
+echo "=== torch_loop"
+timeout 90 python3 torch_loop.py; loop=$?
+echo "=== benchmark"
+timeout 150 python3 benchmark.py --cpp ./ltx_allgather; bench=$?
+echo "python bundle: gpu_test $(status ${gpu}), torch_loop $(status ${loop}), benchmark $(status ${bench})"
+[[ ${gpu} -eq 0 && ${loop} -eq 0 && ${bench} -eq 0 ]]

@@ -1,0 +1,118 @@
+// GPU test fixtures and case runners.
+#include "tools/testing/gpu_fixture.h"
+
+#include <utility>
+
+#include "ltx/cuda_status.h"
+#include "tools/testing/rank_threads.h"
+
+namespace ltx {
+
+std::vector<int> FirstDevices(int n) {
+  std::vector<int> devices;
+  for (int i = 0; i < n; ++i) devices.push_back(i);
+  return devices;
+}
+
+GpuFixture MakeGpuFixture(std::vector<int> devices, RuntimeOptions options) {
+  constexpr int64_t kInputCapacity = int64_t{24} << 20;
+  constexpr int64_t kOutputCapacity = int64_t{96} << 20;
+  GpuFixture f;
+  options.devices = devices;
+  auto runtime = Runtime::Create(options);
+  EXPECT_TRUE(runtime.ok()) << runtime.status();
+  auto harness = AllGatherHarness::Create(devices, kInputCapacity, kOutputCapacity,
+                                          /*seed=*/devices.size() * 7919 + devices[0]);
+  EXPECT_TRUE(harness.ok()) << harness.status();
+  if (runtime.ok() && harness.ok()) {
+    f.runtime = std::move(*runtime);
+    f.harness = std::move(*harness);
+  }
+  return f;
+}
+
+absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
+                        const CallOptions& call, std::vector<int> ranks) {
+  absl::Status status = f.harness->Prepare(c);
+  if (!status.ok()) return status;
+  const AllGatherShape shape = c.Shape();
+  if (style == CallStyle::kCoordinated) {
+    return f.runtime->AllGather(shape, f.harness->AllBuffers(), call).status();
+  }
+  if (ranks.empty()) ranks = FirstDevices(f.runtime->world_size());
+  return RunOnRankThreads(static_cast<int>(ranks.size()), [&](int i) {
+    return f.runtime->AllGatherRank(ranks[i], shape, f.harness->Buffers(ranks[i]), call);
+  });
+}
+
+absl::Status RunAndVerify(GpuFixture& f, const AllGatherCase& c, CallStyle style,
+                          const CallOptions& call) {
+  absl::Status status;
+  if (style == CallStyle::kCoordinated) {
+    status = f.harness->Prepare(c);
+    if (status.ok()) {
+      status = f.runtime->AllGatherAndWait(c.Shape(), f.harness->AllBuffers(), kTestWait, call);
+    }
+  } else {
+    status = LaunchCase(f, c, style, call);
+    if (status.ok()) status = f.runtime->Synchronize(kTestWait);
+  }
+  if (status.ok()) status = f.harness->Verify();
+  return status;
+}
+
+CapturedRankCalls::~CapturedRankCalls() {
+  for (cudaGraphExec_t exec : execs_) {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+  }
+}
+
+absl::Status CapturedRankCalls::Capture(const std::vector<int>& devices,
+                                        const std::vector<RankBuffers>& buffers,
+                                        const std::function<absl::Status(int rank)>& call_rank) {
+  execs_.assign(devices.size(), nullptr);
+  return RunOnRankThreads(static_cast<int>(devices.size()), [&](int rank) {
+    cudaSetDevice(devices[rank]);
+    cudaStream_t stream = buffers[rank].stream;
+    absl::Status status = CudaStatus(
+        cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "BeginCapture");
+    if (!status.ok()) return status;
+    const absl::Status launched = call_rank(rank);
+    cudaGraph_t graph = nullptr;
+    status = CudaStatus(cudaStreamEndCapture(stream, &graph), "EndCapture");
+    if (launched.ok() && status.ok()) {
+      status = CudaStatus(cudaGraphInstantiate(&execs_[rank], graph, 0), "Instantiate");
+    }
+    if (graph != nullptr) cudaGraphDestroy(graph);
+    return launched.ok() ? status : launched;
+  });
+}
+
+absl::Status CapturedRankCalls::CaptureAllGather(Runtime& runtime, const AllGatherShape& shape,
+                                                 const std::vector<RankBuffers>& buffers,
+                                                 const CallOptions& call) {
+  return Capture(runtime.devices(), buffers, [&](int rank) {
+    return runtime.AllGatherRank(rank, shape, buffers[rank], call);
+  });
+}
+
+absl::Status CapturedRankCalls::CaptureAllToAll(Runtime& runtime, const AllToAllShape& shape,
+                                                const std::vector<RankBuffers>& buffers,
+                                                const CallOptions& call) {
+  return Capture(runtime.devices(), buffers, [&](int rank) {
+    return runtime.AllToAllRank(rank, shape, buffers[rank], call);
+  });
+}
+
+absl::Status CapturedRankCalls::Replay(const std::vector<int>& devices,
+                                       const std::vector<RankBuffers>& buffers) {
+  for (size_t rank = 0; rank < execs_.size(); ++rank) {
+    cudaSetDevice(devices[rank]);
+    const absl::Status status =
+        CudaStatus(cudaGraphLaunch(execs_[rank], buffers[rank].stream), "cudaGraphLaunch");
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace ltx

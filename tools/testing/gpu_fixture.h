@@ -1,0 +1,88 @@
+// The fixture of the GPU tests (testonly): skipping, with the reason, where there are too few
+// GPUs; a Runtime with a harness over the same GPUs; running one case in either call style; and
+// per-rank calls captured into CUDA graphs.
+#ifndef LTX_TOOLS_TESTING_GPU_FIXTURE_H_
+#define LTX_TOOLS_TESTING_GPU_FIXTURE_H_
+
+#include <cuda_runtime_api.h>
+
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "ltx/runtime.h"
+#include "tools/testing/allgather_harness.h"
+#include "tools/testing/visible_gpus.h"
+
+// Skips the current test unless `needed` GPUs are visible. (A macro: GTEST_SKIP must return
+// from the test body itself.)
+#define LTX_REQUIRE_GPUS(needed)                                                      \
+  do {                                                                                \
+    const int ltx_visible_gpus = ::ltx::VisibleGpuCount();                            \
+    if (ltx_visible_gpus < (needed)) {                                                \
+      GTEST_SKIP() << "needs " << (needed) << " GPU(s) with peer access, "            \
+                   << ltx_visible_gpus << " visible";                                 \
+    }                                                                                 \
+  } while (false)
+
+namespace ltx {
+
+// How long the tests wait on the host for a call that should succeed.
+inline constexpr absl::Duration kTestWait = absl::Seconds(30);
+
+// Device ordinals 0..n-1.
+std::vector<int> FirstDevices(int n);
+
+enum class CallStyle {
+  kCoordinated,     // Runtime::AllGather from the test thread.
+  kPerRankThreads,  // Runtime::AllGatherRank from one thread per rank.
+};
+
+// A Runtime and a harness over the same GPUs. On failure the test has already failed and the
+// members are null.
+struct GpuFixture {
+  std::unique_ptr<Runtime> runtime;
+  std::unique_ptr<AllGatherHarness> harness;
+};
+GpuFixture MakeGpuFixture(std::vector<int> devices, RuntimeOptions options = {});
+
+// Prepares `c` in the harness and enqueues it on `ranks` (all ranks if empty) in `style`,
+// without waiting. Returns the first launch error.
+absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
+                        const CallOptions& call = {}, std::vector<int> ranks = {});
+
+// LaunchCase on all ranks, waits (kTestWait), and verifies every rank's output.
+absl::Status RunAndVerify(GpuFixture& f, const AllGatherCase& c, CallStyle style,
+                          const CallOptions& call = {});
+
+// One CUDA graph per rank, each holding that rank's captured per-rank call.
+class CapturedRankCalls {
+ public:
+  CapturedRankCalls() = default;
+  ~CapturedRankCalls();
+  CapturedRankCalls(const CapturedRankCalls&) = delete;
+  CapturedRankCalls& operator=(const CapturedRankCalls&) = delete;
+
+  // Captures `call_rank(r)` on buffers[r].stream, from one thread per rank (device devices[r]
+  // current); returns the first error (of the call, or of CUDA).
+  absl::Status Capture(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers,
+                       const std::function<absl::Status(int rank)>& call_rank);
+  // Capture of AllGatherRank / AllToAllRank calls.
+  absl::Status CaptureAllGather(Runtime& runtime, const AllGatherShape& shape,
+                                const std::vector<RankBuffers>& buffers, const CallOptions& call);
+  absl::Status CaptureAllToAll(Runtime& runtime, const AllToAllShape& shape,
+                               const std::vector<RankBuffers>& buffers, const CallOptions& call);
+
+  // Replays every rank's graph once on its stream.
+  absl::Status Replay(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers);
+
+ private:
+  std::vector<cudaGraphExec_t> execs_;
+};
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_TESTING_GPU_FIXTURE_H_
