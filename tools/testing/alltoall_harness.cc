@@ -85,6 +85,7 @@ absl::Status AllToAllHarness::Prepare(const AllToAllCase& c) {
 }
 
 absl::Status AllToAllHarness::RefreshInputs() {
+  swapped_ = false;  // Fresh inputs go to the input areas, whichever op is current.
   inputs_.assign(world_size(), {});
   for (int rank = 0; rank < world_size(); ++rank) {
     inputs_[rank].resize(layout_.InputBytes(rank));

@@ -62,7 +62,8 @@ class AllToAllHarness {
   absl::Status Prepare(const AllToAllCase& c);
 
   // Overwrites every rank's input with fresh random data, updates the expected outputs and
-  // poisons the outputs again (for replays of captured calls with new data).
+  // poisons the outputs again (for replays of captured calls with new data). After
+  // PrepareInverse, the inverse op gets fresh inputs in the input areas, like a prepared op.
   absl::Status RefreshInputs();
 
   // Makes the inverse op current, run on the output of the current one: its input is each
