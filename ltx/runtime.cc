@@ -485,8 +485,8 @@ absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
           "rank %d: the stream is capturing a CUDA graph; capture %s calls instead", rank,
           op.rank_call));
     }
-    LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call, Resolve(rank, op, call, /*capturing=*/false));
     LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers[rank]));
+    LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call, Resolve(rank, op, call, /*capturing=*/false));
     resolved.push_back(rank_call);
   }
   std::vector<absl::Status> results(world_size());

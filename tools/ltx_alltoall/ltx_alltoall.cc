@@ -156,7 +156,7 @@ absl::Status RunOnce(Runtime& runtime, AllToAllHarness& harness, bool per_rank) 
 
 int Smoke(Runtime& runtime, AllToAllHarness& harness) {
   int failures = 0;
-  std::printf("%-70s %-12s %s\n", "# case", "style", "result");
+  absl::PrintF("%-70s %-12s %s\n", "# case", "style", "result");
   for (const AllToAllCase& c : SmokeCases(runtime.world_size())) {
     for (bool per_rank : {false, true}) {
       absl::Status status = harness.Prepare(c);
@@ -166,11 +166,11 @@ int Smoke(Runtime& runtime, AllToAllHarness& harness) {
       if (status.ok()) status = RunOnce(runtime, harness, per_rank);
       if (status.ok()) status = harness.Verify();  // The round trip returns the input.
       if (!status.ok()) ++failures;
-      std::printf("%-70s %-12s %s\n", c.ToString().c_str(), per_rank ? "per-rank" : "coordinated",
+      absl::PrintF("%-70s %-12s %s\n", c.ToString().c_str(), per_rank ? "per-rank" : "coordinated",
                   status.ok() ? "ok + round trip ok" : status.ToString().c_str());
     }
   }
-  std::printf("%s\n", failures == 0 ? "PASS" : "FAIL");
+  absl::PrintF("%s\n", failures == 0 ? "PASS" : "FAIL");
   return failures == 0 ? kExitOk : kExitFailed;
 }
 
@@ -182,11 +182,11 @@ struct BenchContext {
 };
 
 void PrintBenchHeader(const BenchContext& bench) {
-  std::printf("#\n# %-10s %6s %5s %5s %12s %12s %6s |%10s %8s %8s %6s |%10s %8s |%10s |%10s %8s %6s\n",
+  absl::PrintF("#\n# %-10s %6s %5s %5s %12s %12s %6s |%10s %8s %8s %6s |%10s %8s |%10s |%10s %8s %6s\n",
               "direction", "tokens", "heads", "hdim", "size", "count", "type", "ltx us",
               "algbw", "busbw", "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw",
               "#wrong");
-  if (bench.clique == nullptr) std::printf("# (no NCCL: its columns are -1)\n");
+  if (bench.clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1)\n");
 }
 
 // Times one shape in one direction: ltx's call, then NCCL's transfer, permute and both.
@@ -234,7 +234,7 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
   const double size = static_cast<double>(total) / world;  // Bytes per rank.
   const double bus = world > 1 ? static_cast<double>(world - 1) / world : 1.0;
   auto algbw = [size](double us) { return us > 0 ? size / us / 1e3 : -1; };
-  std::printf("  %-10s %6d %5d %5d %12.0f %12.0f %6s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f |%10.1f "
+  absl::PrintF("  %-10s %6d %5d %5d %12.0f %12.0f %6s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f |%10.1f "
               "|%10.1f %8.1f %6d\n",
               DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
               size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(), ltx_us,
@@ -285,13 +285,13 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
     if (loaded.ok()) {
       library = std::move(*loaded);
       LTX_ASSIGN_OR_RETURN(clique, tools::NcclClique::Create(*library, devices));
-      std::printf("# NCCL %s\n", library->Version().c_str());
+      absl::PrintF("# NCCL %s\n", library->Version().c_str());
     } else {
-      std::printf("# NCCL not compared: %s\n", loaded.status().ToString().c_str());
+      absl::PrintF("# NCCL not compared: %s\n", loaded.status().ToString().c_str());
     }
   }
   BenchContext bench{&runtime, harness.get(), clique.get(), dtype};
-  std::printf("# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us)\n",
+  absl::PrintF("# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us)\n",
               runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
   PrintBenchHeader(bench);
   for (AllToAllDirection direction : directions) {
@@ -304,7 +304,7 @@ int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Smoke run and benchmark of ltx's Ulysses all-to-all.");
   absl::ParseCommandLine(argc, argv);
   if (VisibleGpuCount() == 0) {
-    std::printf("ltx_alltoall: no CUDA GPU is visible\n");
+    absl::PrintF("ltx_alltoall: no CUDA GPU is visible\n");
     return kExitNoGpu;
   }
   absl::StatusOr<std::vector<int>> devices = ParseDevices(absl::GetFlag(FLAGS_devices));
@@ -317,7 +317,7 @@ int Main(int argc, char** argv) {
       devices.ok() ? Runtime::Create(options) : absl::StatusOr<std::unique_ptr<Runtime>>(
                                                     devices.status());
   if (!runtime.ok()) {
-    std::printf("ltx_alltoall: %s\nFAIL\n", runtime.status().ToString().c_str());
+    absl::PrintF("ltx_alltoall: %s\nFAIL\n", runtime.status().ToString().c_str());
     return kExitFailed;
   }
   int exit_code = kExitOk;
@@ -325,12 +325,12 @@ int Main(int argc, char** argv) {
     absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
         AllToAllHarness::Create(*devices, int64_t{8} << 20, int64_t{8} << 20, /*seed=*/7);
     exit_code = harness.ok() ? Smoke(**runtime, **harness) : kExitFailed;
-    if (!harness.ok()) std::printf("%s\nFAIL\n", harness.status().ToString().c_str());
+    if (!harness.ok()) absl::PrintF("%s\nFAIL\n", harness.status().ToString().c_str());
   }
   if (absl::GetFlag(FLAGS_bench)) {
     const absl::Status status = Bench(**runtime, *devices);
     if (!status.ok()) {
-      std::printf("ltx_alltoall: %s\nFAIL\n", status.ToString().c_str());
+      absl::PrintF("ltx_alltoall: %s\nFAIL\n", status.ToString().c_str());
       exit_code = kExitFailed;
     }
   }
