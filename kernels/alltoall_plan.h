@@ -100,10 +100,9 @@ LTX_HOST_DEVICE inline int PieceWidth(const Piece& piece, uint64_t input, uint64
   const uint64_t bits =
       (input + static_cast<uint64_t>(piece.src.base)) |
       (output + static_cast<uint64_t>(piece.dst.base)) |
-      static_cast<uint64_t>(piece.src.slice_stride) |
-      static_cast<uint64_t>(piece.src.row_stride) |
-      static_cast<uint64_t>(piece.dst.slice_stride) |
-      static_cast<uint64_t>(piece.dst.row_stride) | static_cast<uint64_t>(piece.run_bytes);
+      static_cast<uint64_t>(piece.src.slice_stride) | static_cast<uint64_t>(piece.src.row_stride) |
+      static_cast<uint64_t>(piece.dst.slice_stride) | static_cast<uint64_t>(piece.dst.row_stride) |
+      static_cast<uint64_t>(piece.run_bytes);
   int width = kVectorBytes;
   while (width > 1 && (bits & static_cast<uint64_t>(width - 1)) != 0) width >>= 1;
   return width;

@@ -29,8 +29,7 @@ absl::Status CheckHeads(const AllToAllShape& shape, int world_size) {
     return absl::InvalidArgumentError(absl::StrCat("heads must be >= 1, got ", shape.heads));
   }
   if (shape.head_dim < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("head_dim must be >= 1, got ", shape.head_dim));
+    return absl::InvalidArgumentError(absl::StrCat("head_dim must be >= 1, got ", shape.head_dim));
   }
   if (world_size >= 1 && world_size <= kMaxWorldSize && shape.heads % world_size != 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -47,8 +46,7 @@ absl::Status CheckHeads(const AllToAllShape& shape, int world_size) {
 
 }  // namespace
 
-absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
-                                                     int world_size) {
+absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape, int world_size) {
   LTX_RETURN_IF_ERROR(CheckHeads(shape, world_size));
   AllGatherShape sequence;
   sequence.dtype = shape.dtype;

@@ -5,15 +5,15 @@
 
 namespace ltx {
 
-absl::Status CheckRankBuffers(int world_size, int rank, int64_t input_bytes,
-                              int64_t output_bytes, const RankBuffers& buffers) {
+absl::Status CheckRankBuffers(int world_size, int rank, int64_t input_bytes, int64_t output_bytes,
+                              const RankBuffers& buffers) {
   if (rank < 0 || rank >= world_size) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d is outside [0, %d)", rank, world_size));
   }
   if (buffers.input == nullptr && input_bytes > 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "rank %d: input is null but the rank sends %d bytes", rank, input_bytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: input is null but the rank sends %d bytes", rank, input_bytes));
   }
   if (buffers.output == nullptr && output_bytes > 0) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -13,8 +13,8 @@ namespace ltx {
 // InvalidArgument for a rank outside [0, world_size), a null input when the rank reads
 // `input_bytes` > 0 bytes, or a null output when it writes `output_bytes` > 0 bytes. Does not
 // touch the GPU. Thread-safe.
-absl::Status CheckRankBuffers(int world_size, int rank, int64_t input_bytes,
-                              int64_t output_bytes, const RankBuffers& buffers);
+absl::Status CheckRankBuffers(int world_size, int rank, int64_t input_bytes, int64_t output_bytes,
+                              const RankBuffers& buffers);
 
 }  // namespace ltx
 

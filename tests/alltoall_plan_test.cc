@@ -1,8 +1,8 @@
 // Tests of the all-to-all copy plan (kernels/alltoall_plan.h): EvenPart, PieceWidth, and a host
 // simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
-// kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over a grid of shapes, checking that every output byte of every
-// rank is stored exactly once, with the byte an independent reference puts there, and that
-// every store is aligned to its width.
+// kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over a grid of shapes, checking that
+// every output byte of every rank is stored exactly once, with the byte an independent reference
+// puts there, and that every store is aligned to its width.
 #include "kernels/alltoall_plan.h"
 
 #include <cstdint>
@@ -68,14 +68,14 @@ struct PlanCase {
     return absl::StrCat(direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq",
                         " ", DataTypeName(dtype), " batch=", batch, " heads=", heads,
                         " head_dim=", head_dim, " counts=[", absl::StrJoin(counts, ","),
-                        "] blocks=", blocks, " warps=", warps, " misalign=", input_misalignment, "/",
-                        output_misalignment);
+                        "] blocks=", blocks, " warps=", warps, " misalign=", input_misalignment,
+                        "/", output_misalignment);
   }
 };
 
 // Byte offset of element (b, token, head, byte) in a [batch, tokens, heads, head_bytes] tensor.
-int64_t Offset(int64_t b, int64_t token, int64_t head, int64_t byte, int64_t tokens,
-               int64_t heads, int64_t head_bytes) {
+int64_t Offset(int64_t b, int64_t token, int64_t head, int64_t byte, int64_t tokens, int64_t heads,
+               int64_t head_bytes) {
   return ((b * tokens + token) * heads + head) * head_bytes + byte;
 }
 
@@ -92,16 +92,16 @@ std::vector<std::vector<SourceByte>> Reference(const PlanCase& c, const AllToAll
   const int64_t total = layout.geometry.total_tokens;
   std::vector<std::vector<SourceByte>> expected(world);
   for (int r = 0; r < world; ++r) expected[r].resize(layout.OutputBytes(r));
-  for (int s = 0; s < world; ++s) {          // Sequence-sharded rank.
-    for (int h = 0; h < world; ++h) {        // Head-group rank.
+  for (int s = 0; s < world; ++s) {    // Sequence-sharded rank.
+    for (int h = 0; h < world; ++h) {  // Head-group rank.
       for (int64_t b = 0; b < c.batch; ++b) {
         for (int64_t i = 0; i < c.counts[s]; ++i) {
           for (int64_t k = 0; k < group; ++k) {
             for (int64_t byte = 0; byte < head_bytes; ++byte) {
-              const int64_t seq = Offset(b, i, h * group + k, byte, c.counts[s], c.heads,
-                                         head_bytes);
-              const int64_t heads = Offset(b, layout.geometry.prefix_tokens[s] + i, k, byte,
-                                           total, group, head_bytes);
+              const int64_t seq =
+                  Offset(b, i, h * group + k, byte, c.counts[s], c.heads, head_bytes);
+              const int64_t heads = Offset(b, layout.geometry.prefix_tokens[s] + i, k, byte, total,
+                                           group, head_bytes);
               if (c.direction == AllToAllDirection::kSeqToHeads) {
                 expected[h][heads] = {s, seq};
               } else {

@@ -62,8 +62,8 @@ TEST(ComputeAllToAllLayoutTest, HeadsToSeqSwapsInputAndOutputSizes) {
   const std::vector<int64_t> counts = {3, 0, 5, 1};
   const absl::StatusOr<AllToAllLayout> forward =
       ComputeAllToAllLayout(MakeShape(2, 8, 3, counts), 4);
-  const absl::StatusOr<AllToAllLayout> inverse = ComputeAllToAllLayout(
-      MakeShape(2, 8, 3, counts, AllToAllDirection::kHeadsToSeq), 4);
+  const absl::StatusOr<AllToAllLayout> inverse =
+      ComputeAllToAllLayout(MakeShape(2, 8, 3, counts, AllToAllDirection::kHeadsToSeq), 4);
   ASSERT_TRUE(forward.ok() && inverse.ok());
   EXPECT_EQ(inverse->geometry.heads_to_seq, 1);
   for (int rank = 0; rank < 4; ++rank) {
@@ -75,8 +75,8 @@ TEST(ComputeAllToAllLayoutTest, HeadsToSeqSwapsInputAndOutputSizes) {
 TEST(ComputeAllToAllLayoutTest, UsesTheElementSizeOfEachDtype) {
   const std::vector<int64_t> counts = {4};
   for (DataType dtype : kAllDataTypes) {
-    const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(
-        MakeShape(1, 2, 5, counts, AllToAllDirection::kSeqToHeads, dtype), 1);
+    const absl::StatusOr<AllToAllLayout> layout =
+        ComputeAllToAllLayout(MakeShape(1, 2, 5, counts, AllToAllDirection::kSeqToHeads, dtype), 1);
     ASSERT_TRUE(layout.ok()) << layout.status();
     EXPECT_EQ(layout->geometry.token_bytes, 10 * ElementSize(dtype));
   }
@@ -108,13 +108,13 @@ TEST(ComputeAllToAllLayoutTest, RejectsEveryBadArgumentByName) {
   ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, two), 4), "token_counts");
   ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, negative), 2), "token_counts[1]");
   ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, two), 9), "world_size");
-  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, two, static_cast<AllToAllDirection>(7)),
-                                      2),
-                "direction");
-  ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 4, 8, two, AllToAllDirection::kSeqToHeads,
-                                                static_cast<DataType>(99)),
-                                      2),
-                "dtype");
+  ExpectInvalid(
+      ComputeAllToAllLayout(MakeShape(1, 4, 8, two, static_cast<AllToAllDirection>(7)), 2),
+      "direction");
+  ExpectInvalid(
+      ComputeAllToAllLayout(
+          MakeShape(1, 4, 8, two, AllToAllDirection::kSeqToHeads, static_cast<DataType>(99)), 2),
+      "dtype");
 }
 
 TEST(ComputeAllToAllLayoutTest, RejectsOverflow) {
@@ -123,8 +123,7 @@ TEST(ComputeAllToAllLayoutTest, RejectsOverflow) {
   const int64_t big = std::numeric_limits<int64_t>::max() / 4;
   ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 2, big, two), 2), "heads * head_dim");
   ExpectInvalid(ComputeAllToAllLayout(MakeShape(16, 2, int64_t{1} << 54, two,
-                                                AllToAllDirection::kSeqToHeads,
-                                                DataType::kFloat32),
+                                                AllToAllDirection::kSeqToHeads, DataType::kFloat32),
                                       2),
                 "overflows");
   ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 2, 8, huge), 2), "token_counts");

@@ -165,9 +165,9 @@ TEST_P(AllToAllMatrixTest, ModelShapes) {
   const int world = f.runtime->world_size();
   // Total tokens x 32 heads x head_dim, bf16, batch 1, split as evenly as possible (the
   // largest is a quarter of 15360 x 32 x 128, to fit one GPU's buffers).
-  for (const auto& [tokens, head_dim] : {std::pair<int64_t, int64_t>{1024, 128},
-                                        std::pair<int64_t, int64_t>{6144, 64},
-                                        std::pair<int64_t, int64_t>{3840, 128}}) {
+  for (const auto& [tokens, head_dim] :
+       {std::pair<int64_t, int64_t>{1024, 128}, std::pair<int64_t, int64_t>{6144, 64},
+        std::pair<int64_t, int64_t>{3840, 128}}) {
     for (AllToAllDirection direction : kDirections) {
       AllToAllCase c;
       c.heads = 32;

@@ -40,8 +40,9 @@
 ABSL_FLAG(std::string, devices, "", "Comma-separated CUDA devices in rank order (default: all).");
 ABSL_FLAG(bool, smoke, false, "Run the smoke test (the default when --bench is not given).");
 ABSL_FLAG(bool, bench, false, "Run the benchmark.");
-ABSL_FLAG(std::string, b, "", "Benchmark sweep: smallest size in bytes per rank (K/M/G); "
-                              "empty: the model shapes.");
+ABSL_FLAG(std::string, b, "",
+          "Benchmark sweep: smallest size in bytes per rank (K/M/G); "
+          "empty: the model shapes.");
 ABSL_FLAG(std::string, e, "256M", "Benchmark sweep: largest size in bytes per rank (K/M/G).");
 ABSL_FLAG(double, f, 4, "Benchmark sweep: factor between successive sizes.");
 ABSL_FLAG(int64_t, heads, 32, "Benchmark sweep: heads.");
@@ -167,7 +168,7 @@ int Smoke(Runtime& runtime, AllToAllHarness& harness) {
       if (status.ok()) status = harness.Verify();  // The round trip returns the input.
       if (!status.ok()) ++failures;
       absl::PrintF("%-70s %-12s %s\n", c.ToString().c_str(), per_rank ? "per-rank" : "coordinated",
-                  status.ok() ? "ok + round trip ok" : status.ToString().c_str());
+                   status.ok() ? "ok + round trip ok" : status.ToString().c_str());
     }
   }
   absl::PrintF("%s\n", failures == 0 ? "PASS" : "FAIL");
@@ -182,10 +183,10 @@ struct BenchContext {
 };
 
 void PrintBenchHeader(const BenchContext& bench) {
-  absl::PrintF("#\n# %-10s %6s %5s %5s %12s %12s %6s |%10s %8s %8s %6s |%10s %8s |%10s |%10s %8s %6s\n",
-              "direction", "tokens", "heads", "hdim", "size", "count", "type", "ltx us",
-              "algbw", "busbw", "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw",
-              "#wrong");
+  absl::PrintF(
+      "#\n# %-10s %6s %5s %5s %12s %12s %6s |%10s %8s %8s %6s |%10s %8s |%10s |%10s %8s %6s\n",
+      "direction", "tokens", "heads", "hdim", "size", "count", "type", "ltx us", "algbw", "busbw",
+      "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw", "#wrong");
   if (bench.clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1)\n");
 }
 
@@ -207,39 +208,40 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
   LTX_RETURN_IF_ERROR(RunOnce(runtime, harness, /*per_rank=*/true));
   const int ltx_wrong = harness.Verify().ok() ? 0 : 1;
   LTX_ASSIGN_OR_RETURN(const double ltx_us, MedianMicros(runtime.devices(), buffers, [&] {
-    for (int r = 0; r < world; ++r) {
-      LTX_RETURN_IF_ERROR(runtime.AllToAllRank(r, ltx_shape, buffers[r]));
-    }
-    return absl::OkStatus();
-  }));
+                         for (int r = 0; r < world; ++r) {
+                           LTX_RETURN_IF_ERROR(runtime.AllToAllRank(r, ltx_shape, buffers[r]));
+                         }
+                         return absl::OkStatus();
+                       }));
   LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
   double nccl_us = -1, permute_us = -1, both_us = -1;
   int nccl_wrong = 0;
   if (bench.clique != nullptr) {
-    LTX_ASSIGN_OR_RETURN(std::unique_ptr<NcclAllToAll> nccl,
-                         NcclAllToAll::Create(*bench.clique, runtime.devices(),
-                                              harness.layout(), buffers));
+    LTX_ASSIGN_OR_RETURN(
+        std::unique_ptr<NcclAllToAll> nccl,
+        NcclAllToAll::Create(*bench.clique, runtime.devices(), harness.layout(), buffers));
     LTX_RETURN_IF_ERROR(harness.RefreshInputs());
     LTX_RETURN_IF_ERROR(nccl->Run());
     nccl_wrong = harness.Verify().ok() ? 0 : 1;
-    LTX_ASSIGN_OR_RETURN(nccl_us, MedianMicros(runtime.devices(), buffers,
-                                               [&] { return nccl->Transfer(); }));
-    LTX_ASSIGN_OR_RETURN(permute_us, MedianMicros(runtime.devices(), buffers,
-                                                  [&] { return nccl->Permute(); }));
-    LTX_ASSIGN_OR_RETURN(both_us, MedianMicros(runtime.devices(), buffers,
-                                               [&] { return nccl->Run(); }));
+    LTX_ASSIGN_OR_RETURN(
+        nccl_us, MedianMicros(runtime.devices(), buffers, [&] { return nccl->Transfer(); }));
+    LTX_ASSIGN_OR_RETURN(permute_us,
+                         MedianMicros(runtime.devices(), buffers, [&] { return nccl->Permute(); }));
+    LTX_ASSIGN_OR_RETURN(both_us,
+                         MedianMicros(runtime.devices(), buffers, [&] { return nccl->Run(); }));
     LTX_RETURN_IF_ERROR(harness.SynchronizeStreams());
   }
   const int64_t total = shape.tokens * shape.heads * shape.head_dim * ElementSize(bench.dtype);
   const double size = static_cast<double>(total) / world;  // Bytes per rank.
   const double bus = world > 1 ? static_cast<double>(world - 1) / world : 1.0;
   auto algbw = [size](double us) { return us > 0 ? size / us / 1e3 : -1; };
-  absl::PrintF("  %-10s %6d %5d %5d %12.0f %12.0f %6s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f |%10.1f "
-              "|%10.1f %8.1f %6d\n",
-              DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
-              size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(), ltx_us,
-              algbw(ltx_us), algbw(ltx_us) * bus, ltx_wrong, nccl_us, algbw(nccl_us) * bus,
-              permute_us, both_us, algbw(both_us) * bus, nccl_wrong);
+  absl::PrintF(
+      "  %-10s %6d %5d %5d %12.0f %12.0f %6s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f |%10.1f "
+      "|%10.1f %8.1f %6d\n",
+      DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
+      size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(), ltx_us, algbw(ltx_us),
+      algbw(ltx_us) * bus, ltx_wrong, nccl_us, algbw(nccl_us) * bus, permute_us, both_us,
+      algbw(both_us) * bus, nccl_wrong);
   std::fflush(stdout);
   return absl::OkStatus();
 }
@@ -292,7 +294,7 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   }
   BenchContext bench{&runtime, harness.get(), clique.get(), dtype};
   absl::PrintF("# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us)\n",
-              runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
+               runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
   PrintBenchHeader(bench);
   for (AllToAllDirection direction : directions) {
     for (const BenchShape& shape : shapes) LTX_RETURN_IF_ERROR(BenchOne(bench, shape, direction));
@@ -314,8 +316,8 @@ int Main(int argc, char** argv) {
   RuntimeOptions options;
   if (devices.ok()) options.devices = *devices;
   absl::StatusOr<std::unique_ptr<Runtime>> runtime =
-      devices.ok() ? Runtime::Create(options) : absl::StatusOr<std::unique_ptr<Runtime>>(
-                                                    devices.status());
+      devices.ok() ? Runtime::Create(options)
+                   : absl::StatusOr<std::unique_ptr<Runtime>>(devices.status());
   if (!runtime.ok()) {
     absl::PrintF("ltx_alltoall: %s\nFAIL\n", runtime.status().ToString().c_str());
     return kExitFailed;

@@ -32,8 +32,8 @@ NcclAllToAll::~NcclAllToAll() {
 }
 
 absl::StatusOr<std::unique_ptr<NcclAllToAll>> NcclAllToAll::Create(
-    const tools::NcclClique& clique, const std::vector<int>& devices,
-    const AllToAllLayout& layout, const std::vector<RankBuffers>& buffers) {
+    const tools::NcclClique& clique, const std::vector<int>& devices, const AllToAllLayout& layout,
+    const std::vector<RankBuffers>& buffers) {
   const AllToAllGeometry& g = layout.geometry;
   if (g.batch != 1) {
     return absl::InvalidArgumentError("the NCCL comparison runs batch 1 only");
@@ -73,8 +73,7 @@ absl::StatusOr<std::unique_ptr<NcclAllToAll>> NcclAllToAll::Create(
         // into chunk p, and unpack them into the heads of p.
         permute.pieces[p] = PieceOf(g, p, r);
         permute.pieces[p].src = packed_side;
-        peers[p].send =
-            static_cast<const uint8_t*>(buffers[r].input) + g.prefix_tokens[p] * group;
+        peers[p].send = static_cast<const uint8_t*>(buffers[r].input) + g.prefix_tokens[p] * group;
         peers[p].send_bytes = g.token_counts[p] * group;
         peers[p].recv = packed + p * chunk;
         peers[p].recv_bytes = chunk;
@@ -91,9 +90,9 @@ absl::Status NcclAllToAll::Transfer() { return clique_.AllToAll(transfers_, stre
 absl::Status NcclAllToAll::Permute() {
   for (size_t rank = 0; rank < permutes_.size(); ++rank) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices_[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        LaunchPermute(permutes_[rank], kPermuteBlocksPerPiece, streams_[rank]),
-        absl::StrFormat("permute on rank %d", rank)));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(LaunchPermute(permutes_[rank], kPermuteBlocksPerPiece, streams_[rank]),
+                   absl::StrFormat("permute on rank %d", rank)));
   }
   return absl::OkStatus();
 }

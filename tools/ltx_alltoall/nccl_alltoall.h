@@ -16,8 +16,8 @@
 #include "absl/status/statusor.h"
 #include "ltx/alltoall_spec.h"
 #include "ltx/rank_buffers.h"
-#include "tools/ltx_alltoall/permute_kernel.h"
 #include "tools/ltx_allgather/nccl_library.h"
+#include "tools/ltx_alltoall/permute_kernel.h"
 
 namespace ltx {
 

@@ -24,8 +24,7 @@ struct PermuteParams {
 
 // Enqueues the copy of every piece on `stream`, `blocks_per_piece` blocks each. Returns the
 // launch error. The caller's current device must be the stream's.
-cudaError_t LaunchPermute(const PermuteParams& params, int blocks_per_piece,
-                          cudaStream_t stream);
+cudaError_t LaunchPermute(const PermuteParams& params, int blocks_per_piece, cudaStream_t stream);
 
 }  // namespace ltx
 

@@ -29,29 +29,30 @@ AllGatherHarness::AllGatherHarness(std::unique_ptr<RankAreas> areas) : areas_(st
 
 AllGatherHarness::~AllGatherHarness() = default;
 
-absl::StatusOr<std::unique_ptr<AllGatherHarness>> AllGatherHarness::Create(
-    std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed) {
-  LTX_ASSIGN_OR_RETURN(std::unique_ptr<RankAreas> areas,
-                       RankAreas::Create(std::move(devices), input_capacity, output_capacity,
-                                         seed));
+absl::StatusOr<std::unique_ptr<AllGatherHarness>> AllGatherHarness::Create(std::vector<int> devices,
+                                                                           int64_t input_capacity,
+                                                                           int64_t output_capacity,
+                                                                           uint64_t seed) {
+  LTX_ASSIGN_OR_RETURN(
+      std::unique_ptr<RankAreas> areas,
+      RankAreas::Create(std::move(devices), input_capacity, output_capacity, seed));
   return std::unique_ptr<AllGatherHarness>(new AllGatherHarness(std::move(areas)));
 }
 
 absl::Status AllGatherHarness::Prepare(const AllGatherCase& c) {
   case_ = c;
   LTX_ASSIGN_OR_RETURN(layout_, ComputeLayout(case_.Shape(), world_size()));
-  LTX_RETURN_IF_ERROR(
-      RankAreas::CheckMisalignment(c.input_misalignment, c.output_misalignment));
+  LTX_RETURN_IF_ERROR(RankAreas::CheckMisalignment(c.input_misalignment, c.output_misalignment));
   if (layout_.output_bytes > areas_->output_capacity()) {
-    return absl::ResourceExhaustedError(absl::StrFormat(
-        "case %s needs %d output bytes, the harness holds %d", c.ToString(),
-        layout_.output_bytes, areas_->output_capacity()));
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("case %s needs %d output bytes, the harness holds %d", c.ToString(),
+                        layout_.output_bytes, areas_->output_capacity()));
   }
   for (int rank = 0; rank < world_size(); ++rank) {
     if (layout_.InputBytes(rank) > areas_->input_capacity()) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "case %s needs %d input bytes on rank %d, the harness holds %d", c.ToString(),
-          layout_.InputBytes(rank), rank, areas_->input_capacity()));
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("case %s needs %d input bytes on rank %d, the harness holds %d",
+                          c.ToString(), layout_.InputBytes(rank), rank, areas_->input_capacity()));
     }
   }
   return RefreshInputs();
@@ -98,9 +99,8 @@ absl::Status AllGatherHarness::Check(bool check_data) {
                            offset / (layout_.row_bytes * layout_.total_tokens), token, source);
   };
   for (int rank = 0; rank < world_size(); ++rank) {
-    LTX_RETURN_IF_ERROR(areas_->CheckArea(RankAreas::Area::kOutput, rank,
-                                          case_.output_misalignment, expected_, check_data,
-                                          case_.ToString(), describe));
+    LTX_RETURN_IF_ERROR(areas_->CheckArea(RankAreas::Area::kOutput, rank, case_.output_misalignment,
+                                          expected_, check_data, case_.ToString(), describe));
   }
   return absl::OkStatus();
 }

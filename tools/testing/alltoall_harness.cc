@@ -26,8 +26,7 @@ std::string AllToAllCase::ToString() const {
   return absl::StrFormat("%s %s batch=%d heads=%d head_dim=%d counts=[%s] misalign=%d/%d",
                          direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq",
                          DataTypeName(dtype), batch, heads, head_dim,
-                         absl::StrJoin(token_counts, ","), input_misalignment,
-                         output_misalignment);
+                         absl::StrJoin(token_counts, ","), input_misalignment, output_misalignment);
 }
 
 std::vector<std::vector<uint8_t>> AllToAllReference(
@@ -58,11 +57,13 @@ std::vector<std::vector<uint8_t>> AllToAllReference(
 
 AllToAllHarness::AllToAllHarness(std::unique_ptr<RankAreas> areas) : areas_(std::move(areas)) {}
 
-absl::StatusOr<std::unique_ptr<AllToAllHarness>> AllToAllHarness::Create(
-    std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed) {
-  LTX_ASSIGN_OR_RETURN(std::unique_ptr<RankAreas> areas,
-                       RankAreas::Create(std::move(devices), input_capacity, output_capacity,
-                                         seed));
+absl::StatusOr<std::unique_ptr<AllToAllHarness>> AllToAllHarness::Create(std::vector<int> devices,
+                                                                         int64_t input_capacity,
+                                                                         int64_t output_capacity,
+                                                                         uint64_t seed) {
+  LTX_ASSIGN_OR_RETURN(
+      std::unique_ptr<RankAreas> areas,
+      RankAreas::Create(std::move(devices), input_capacity, output_capacity, seed));
   return std::unique_ptr<AllToAllHarness>(new AllToAllHarness(std::move(areas)));
 }
 
@@ -70,15 +71,14 @@ absl::Status AllToAllHarness::Prepare(const AllToAllCase& c) {
   case_ = c;
   swapped_ = false;
   LTX_ASSIGN_OR_RETURN(layout_, ComputeAllToAllLayout(case_.Shape(), world_size()));
-  LTX_RETURN_IF_ERROR(
-      RankAreas::CheckMisalignment(c.input_misalignment, c.output_misalignment));
+  LTX_RETURN_IF_ERROR(RankAreas::CheckMisalignment(c.input_misalignment, c.output_misalignment));
   const int64_t capacity = std::min(areas_->input_capacity(), areas_->output_capacity());
   for (int rank = 0; rank < world_size(); ++rank) {
     const int64_t needed = std::max(layout_.InputBytes(rank), layout_.OutputBytes(rank));
     if (needed > capacity) {
-      return absl::ResourceExhaustedError(absl::StrFormat(
-          "case %s needs %d bytes per buffer on rank %d, the harness holds %d", c.ToString(),
-          needed, rank, capacity));
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("case %s needs %d bytes per buffer on rank %d, the harness holds %d",
+                          c.ToString(), needed, rank, capacity));
     }
   }
   return RefreshInputs();
@@ -125,10 +125,10 @@ absl::Status AllToAllHarness::Verify() {
                            offset % token_row);
   };
   for (int rank = 0; rank < world_size(); ++rank) {
-    LTX_RETURN_IF_ERROR(areas_->CheckArea(
-        swapped_ ? RankAreas::Area::kInput : RankAreas::Area::kOutput, rank,
-        case_.output_misalignment, expected_[rank], /*check_data=*/true, case_.ToString(),
-        describe));
+    LTX_RETURN_IF_ERROR(
+        areas_->CheckArea(swapped_ ? RankAreas::Area::kInput : RankAreas::Area::kOutput, rank,
+                          case_.output_misalignment, expected_[rank], /*check_data=*/true,
+                          case_.ToString(), describe));
   }
   return absl::OkStatus();
 }

@@ -39,8 +39,8 @@ struct AllToAllCase {
 
 // Every rank's output of the all-to-all of `layout` on `inputs` (one per rank), computed on
 // the host from the tensor definitions alone.
-std::vector<std::vector<uint8_t>> AllToAllReference(const AllToAllLayout& layout,
-                                                    const std::vector<std::vector<uint8_t>>& inputs);
+std::vector<std::vector<uint8_t>> AllToAllReference(
+    const AllToAllLayout& layout, const std::vector<std::vector<uint8_t>>& inputs);
 
 class AllToAllHarness {
  public:

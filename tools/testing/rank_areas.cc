@@ -32,12 +32,12 @@ absl::StatusOr<std::unique_ptr<RankAreas>> RankAreas::Create(std::vector<int> de
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
     LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking),
                                    "cudaStreamCreate"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMalloc(reinterpret_cast<void**>(&r.input_area), AreaBytes(input_capacity)),
-        absl::StrFormat("cudaMalloc(input, GPU %d)", device)));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMalloc(reinterpret_cast<void**>(&r.output_area), AreaBytes(output_capacity)),
-        absl::StrFormat("cudaMalloc(output, GPU %d)", device)));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMalloc(reinterpret_cast<void**>(&r.input_area), AreaBytes(input_capacity)),
+                   absl::StrFormat("cudaMalloc(input, GPU %d)", device)));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMalloc(reinterpret_cast<void**>(&r.output_area), AreaBytes(output_capacity)),
+                   absl::StrFormat("cudaMalloc(output, GPU %d)", device)));
   }
   return areas;
 }
@@ -78,10 +78,10 @@ absl::Status RankAreas::UploadAndPoison(const std::vector<std::vector<uint8_t>>&
     Rank& r = ranks_[rank];
     if (inputs[rank].empty()) continue;
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(r.input_area + kGuardBytes + misalignment, inputs[rank].data(),
-                        inputs[rank].size(), cudaMemcpyHostToDevice, r.stream),
-        "cudaMemcpyAsync(input)"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpyAsync(r.input_area + kGuardBytes + misalignment, inputs[rank].data(),
+                                   inputs[rank].size(), cudaMemcpyHostToDevice, r.stream),
+                   "cudaMemcpyAsync(input)"));
   }
   return Poison(Area::kOutput);
 }
@@ -93,9 +93,9 @@ absl::Status RankAreas::Poison(Area area) {
   poison_ = poison;
   for (Rank& r : ranks_) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemsetAsync(AreaOf(r, area), poison_, AreaBytes(CapacityOf(area)), r.stream),
-        "cudaMemsetAsync(poison)"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMemsetAsync(AreaOf(r, area), poison_, AreaBytes(CapacityOf(area)), r.stream),
+                   "cudaMemsetAsync(poison)"));
   }
   return SynchronizeStreams();
 }
@@ -104,10 +104,10 @@ RankBuffers RankAreas::Buffers(int rank, int input_misalignment, int output_misa
                                bool swapped) const {
   const Rank& r = ranks_[rank];
   RankBuffers buffers;
-  buffers.input = AreaOf(r, swapped ? Area::kOutput : Area::kInput) + kGuardBytes +
-                  input_misalignment;
-  buffers.output = AreaOf(r, swapped ? Area::kInput : Area::kOutput) + kGuardBytes +
-                   output_misalignment;
+  buffers.input =
+      AreaOf(r, swapped ? Area::kOutput : Area::kInput) + kGuardBytes + input_misalignment;
+  buffers.output =
+      AreaOf(r, swapped ? Area::kInput : Area::kOutput) + kGuardBytes + output_misalignment;
   buffers.stream = r.stream;
   return buffers;
 }
@@ -131,9 +131,9 @@ absl::Status RankAreas::CheckArea(Area area, int rank, int misalignment,
   const int64_t checked = before + bytes + kGuardBytes;
   std::vector<uint8_t> found(checked);
   LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
-  LTX_RETURN_IF_ERROR(CudaStatus(
-      cudaMemcpy(found.data(), AreaOf(r, area), checked, cudaMemcpyDeviceToHost),
-      "cudaMemcpy(output)"));
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaMemcpy(found.data(), AreaOf(r, area), checked, cudaMemcpyDeviceToHost),
+                 "cudaMemcpy(output)"));
   for (int64_t i = 0; i < checked; ++i) {
     const bool guard = i < before || i >= before + bytes;
     if (!guard && !check_data) continue;
@@ -146,8 +146,8 @@ absl::Status RankAreas::CheckArea(Area area, int rank, int misalignment,
           what, rank, r.device, i - before, found[i], want));
     }
     return absl::DataLossError(absl::StrFormat(
-        "%s: rank %d (GPU %d) output byte %d (%s) is %#x, expected %#x (poison %#x)", what,
-        rank, r.device, i - before, describe(i - before), found[i], want, poison_));
+        "%s: rank %d (GPU %d) output byte %d (%s) is %#x, expected %#x (poison %#x)", what, rank,
+        r.device, i - before, describe(i - before), found[i], want, poison_));
   }
   return absl::OkStatus();
 }

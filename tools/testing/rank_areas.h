@@ -36,8 +36,7 @@ class RankAreas {
   // `seed` makes the data reproducible. Errors: as CUDA reports them.
   static absl::StatusOr<std::unique_ptr<RankAreas>> Create(std::vector<int> devices,
                                                            int64_t input_capacity,
-                                                           int64_t output_capacity,
-                                                           uint64_t seed);
+                                                           int64_t output_capacity, uint64_t seed);
   ~RankAreas();
 
   RankAreas(const RankAreas&) = delete;
@@ -76,9 +75,8 @@ class RankAreas {
   // `area` with `expected` and checks the poison of the guard bytes around it; only the guards
   // when `check_data` is false. DataLoss names the rank, the offset, `describe(offset)` (where
   // the byte comes from) and both byte values; `what` prefixes the message.
-  absl::Status CheckArea(Area area, int rank, int misalignment,
-                         absl::Span<const uint8_t> expected, bool check_data,
-                         const std::string& what,
+  absl::Status CheckArea(Area area, int rank, int misalignment, absl::Span<const uint8_t> expected,
+                         bool check_data, const std::string& what,
                          const std::function<std::string(int64_t)>& describe);
 
  private:
