@@ -31,56 +31,67 @@ NcclAllToAll::~NcclAllToAll() {
   cudaGetLastError();
 }
 
+int64_t NcclStagingBytes(const AllToAllLayout& layout, int rank) {
+  return layout.geometry.token_counts[rank] * layout.geometry.group_bytes * layout.world_size;
+}
+
+NcclRankPlan PlanNcclRank(const AllToAllLayout& layout, int rank, const RankBuffers& buffers,
+                          void* staging) {
+  const AllToAllGeometry& g = layout.geometry;
+  const int world = layout.world_size;
+  const int64_t group = g.group_bytes;
+  const int64_t chunk = g.token_counts[rank] * group;  // One head group of rank's tokens.
+  auto* packed = static_cast<uint8_t*>(staging);
+  NcclRankPlan plan;
+  plan.permute.src = g.heads_to_seq ? staging : buffers.input;
+  plan.permute.dst = g.heads_to_seq ? buffers.output : staging;
+  plan.permute.piece_count = world;
+  plan.peers.resize(world);
+  for (int p = 0; p < world; ++p) {
+    const PieceSide packed_side = {chunk, p * chunk, group};
+    tools::NcclPeerBytes& peer = plan.peers[p];
+    if (!g.heads_to_seq) {
+      // Pack rank's tokens of head group p; send chunk p to p; receive p's tokens in place.
+      plan.permute.pieces[p] = PieceOf(g, rank, p);
+      plan.permute.pieces[p].dst = packed_side;
+      peer.send = packed + p * chunk;
+      peer.send_bytes = chunk;
+      peer.recv = static_cast<uint8_t*>(buffers.output) + g.prefix_tokens[p] * group;
+      peer.recv_bytes = g.token_counts[p] * group;
+    } else {
+      // Send p's tokens of rank's head group as they lie; receive rank's tokens of head group
+      // p into chunk p, and unpack them into the heads of p.
+      plan.permute.pieces[p] = PieceOf(g, p, rank);
+      plan.permute.pieces[p].src = packed_side;
+      peer.send = static_cast<const uint8_t*>(buffers.input) + g.prefix_tokens[p] * group;
+      peer.send_bytes = g.token_counts[p] * group;
+      peer.recv = packed + p * chunk;
+      peer.recv_bytes = chunk;
+    }
+  }
+  return plan;
+}
+
 absl::StatusOr<std::unique_ptr<NcclAllToAll>> NcclAllToAll::Create(
     const tools::NcclClique& clique, const std::vector<int>& devices, const AllToAllLayout& layout,
     const std::vector<RankBuffers>& buffers) {
-  const AllToAllGeometry& g = layout.geometry;
-  if (g.batch != 1) {
+  if (layout.geometry.batch != 1) {
     return absl::InvalidArgumentError("the NCCL comparison runs batch 1 only");
   }
-  const bool seq_to_heads = !g.heads_to_seq;
   std::vector<cudaStream_t> streams;
   for (const RankBuffers& b : buffers) streams.push_back(b.stream);
-  std::unique_ptr<NcclAllToAll> op(new NcclAllToAll(clique, devices, streams, seq_to_heads));
-  const int world = layout.world_size;
-  const int64_t group = g.group_bytes;
-  for (int r = 0; r < world; ++r) {
-    // The sequence-sharded buffer of rank r, packed by head group: [world][count_r, H_r, D].
-    const int64_t chunk = g.token_counts[r] * group;
+  std::unique_ptr<NcclAllToAll> op(
+      new NcclAllToAll(clique, devices, streams, !layout.geometry.heads_to_seq));
+  for (int r = 0; r < layout.world_size; ++r) {
     void* staging = nullptr;
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices[r]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(&staging, std::max<int64_t>(chunk * world, 1)),
-                                   "cudaMalloc(staging)"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMalloc(&staging, std::max<int64_t>(NcclStagingBytes(layout, r), 1)),
+                   "cudaMalloc(staging)"));
     op->staging_.push_back(staging);
-    auto* packed = static_cast<uint8_t*>(staging);
-    PermuteParams permute;
-    permute.src = seq_to_heads ? buffers[r].input : staging;
-    permute.dst = seq_to_heads ? staging : buffers[r].output;
-    permute.piece_count = world;
-    std::vector<tools::NcclPeerBytes> peers(world);
-    for (int p = 0; p < world; ++p) {
-      const PieceSide packed_side = {chunk, p * chunk, group};
-      if (seq_to_heads) {
-        // Pack r's tokens of head group p; send chunk p to p; receive p's tokens in place.
-        permute.pieces[p] = PieceOf(g, r, p);
-        permute.pieces[p].dst = packed_side;
-        peers[p].send = packed + p * chunk;
-        peers[p].send_bytes = chunk;
-        peers[p].recv = static_cast<uint8_t*>(buffers[r].output) + g.prefix_tokens[p] * group;
-        peers[p].recv_bytes = g.token_counts[p] * group;
-      } else {
-        // Send p's tokens of r's head group as they lie; receive r's tokens of head group p
-        // into chunk p, and unpack them into the heads of p.
-        permute.pieces[p] = PieceOf(g, p, r);
-        permute.pieces[p].src = packed_side;
-        peers[p].send = static_cast<const uint8_t*>(buffers[r].input) + g.prefix_tokens[p] * group;
-        peers[p].send_bytes = g.token_counts[p] * group;
-        peers[p].recv = packed + p * chunk;
-        peers[p].recv_bytes = chunk;
-      }
-    }
-    op->permutes_.push_back(permute);
-    op->transfers_.push_back(std::move(peers));
+    NcclRankPlan plan = PlanNcclRank(layout, r, buffers[r], staging);
+    op->permutes_.push_back(plan.permute);
+    op->transfers_.push_back(std::move(plan.peers));
   }
   return op;
 }

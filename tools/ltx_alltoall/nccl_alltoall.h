@@ -21,6 +21,23 @@
 
 namespace ltx {
 
+// One rank's part of the NCCL all-to-all: its permute, and what it sends to and receives from
+// each peer.
+struct NcclRankPlan {
+  PermuteParams permute;
+  std::vector<tools::NcclPeerBytes> peers;
+};
+
+// Bytes of rank `rank`'s staging buffer: its sequence shard, packed by head group.
+int64_t NcclStagingBytes(const AllToAllLayout& layout, int rank);
+
+// Plans rank `rank` of `layout` (batch 1) on `buffers`, with NcclStagingBytes of staging at
+// `staging`. Sequence -> heads: pack the input into staging by head group, send chunk p to rank
+// p, receive p's tokens straight into the output. Heads -> sequence: send p's tokens as they lie
+// in the input, receive into chunk p of staging, unpack into the output. Pure (addresses only).
+NcclRankPlan PlanNcclRank(const AllToAllLayout& layout, int rank, const RankBuffers& buffers,
+                          void* staging);
+
 class NcclAllToAll {
  public:
   // Allocates a staging buffer per rank for `layout` (batch must be 1) and plans the transfers

@@ -1,0 +1,94 @@
+// Tests of the NCCL side of the ltx_alltoall benchmark (tools/ltx_alltoall/nccl_alltoall.h): the
+// plan of every rank (permute pieces and per-peer transfers) simulated on host memory, in the
+// order the GPUs run it, gives every rank the output of the host reference, byte-exact, and
+// every send matches its receive in size.
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "kernels/alltoall_plan.h"
+#include "ltx/alltoall_spec.h"
+#include "tools/ltx_alltoall/nccl_alltoall.h"
+#include "tools/testing/alltoall_harness.h"
+
+namespace ltx {
+namespace {
+
+// The permute on the host: every row of every piece, as the permute kernel copies it.
+void Permute(const PermuteParams& params) {
+  for (int i = 0; i < params.piece_count; ++i) {
+    const Piece& piece = params.pieces[i];
+    for (int64_t row = 0; row < piece.rows; ++row) {
+      std::memcpy(
+          static_cast<uint8_t*>(params.dst) + RowOffset(piece.dst, piece.rows_per_slice, row),
+          static_cast<const uint8_t*>(params.src) + RowOffset(piece.src, piece.rows_per_slice, row),
+          piece.run_bytes);
+    }
+  }
+}
+
+// The grouped send/recv on the host: rank r's send to p lands in p's receive from r.
+void Transfer(const std::vector<NcclRankPlan>& plans) {
+  const int world = static_cast<int>(plans.size());
+  for (int r = 0; r < world; ++r) {
+    for (int p = 0; p < world; ++p) {
+      const tools::NcclPeerBytes& send = plans[r].peers[p];
+      const tools::NcclPeerBytes& recv = plans[p].peers[r];
+      ASSERT_EQ(send.send_bytes, recv.recv_bytes) << r << " -> " << p;
+      if (send.send_bytes > 0) std::memcpy(recv.recv, send.send, send.send_bytes);
+    }
+  }
+}
+
+void SimulateAndCompare(AllToAllDirection direction, const std::vector<int64_t>& counts,
+                        int64_t heads, int64_t head_dim, std::mt19937* random) {
+  SCOPED_TRACE(testing::Message() << "direction " << static_cast<int>(direction) << " world "
+                                  << counts.size() << " heads " << heads);
+  AllToAllShape shape;
+  shape.dtype = DataType::kFloat16;
+  shape.heads = heads;
+  shape.head_dim = head_dim;
+  shape.token_counts = counts;
+  shape.direction = direction;
+  const int world = static_cast<int>(counts.size());
+  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  std::vector<std::vector<uint8_t>> inputs(world), outputs(world), staging(world);
+  std::vector<NcclRankPlan> plans;
+  for (int r = 0; r < world; ++r) {
+    inputs[r].resize(layout->InputBytes(r));
+    for (uint8_t& byte : inputs[r]) byte = static_cast<uint8_t>((*random)());
+    outputs[r].assign(layout->OutputBytes(r), 0xEE);
+    staging[r].resize(NcclStagingBytes(*layout, r));
+    RankBuffers buffers;
+    buffers.input = inputs[r].data();
+    buffers.output = outputs[r].data();
+    plans.push_back(PlanNcclRank(*layout, r, buffers, staging[r].data()));
+  }
+  const bool permute_first = direction == AllToAllDirection::kSeqToHeads;
+  if (permute_first) {
+    for (const NcclRankPlan& plan : plans) Permute(plan.permute);
+  }
+  Transfer(plans);
+  if (!permute_first) {
+    for (const NcclRankPlan& plan : plans) Permute(plan.permute);
+  }
+  const std::vector<std::vector<uint8_t>> expected = AllToAllReference(*layout, inputs);
+  for (int r = 0; r < world; ++r) EXPECT_EQ(outputs[r], expected[r]) << "rank " << r;
+}
+
+TEST(NcclAllToAllPlanTest, TransfersAndPermutesGiveTheReferenceOutput) {
+  std::mt19937 random(3);
+  for (AllToAllDirection direction :
+       {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
+    SimulateAndCompare(direction, {5}, 3, 4, &random);
+    SimulateAndCompare(direction, {4, 4}, 4, 8, &random);
+    SimulateAndCompare(direction, {3, 0, 7, 1}, 8, 3, &random);
+    SimulateAndCompare(direction, {2, 9, 0, 4, 1, 6, 3, 5}, 16, 5, &random);
+  }
+}
+
+}  // namespace
+}  // namespace ltx
