@@ -81,8 +81,8 @@ absl::StatusOr<AllGatherLayout> ComputeLayout(const AllGatherShape& shape, int w
   if (!CheckedMultiply(layout.total_tokens, layout.row_bytes, &slice_bytes) ||
       !CheckedMultiply(slice_bytes, shape.batch, &layout.output_bytes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "the output of batch %d x %d tokens x %d bytes per row overflows 2^62 bytes",
-        shape.batch, layout.total_tokens, layout.row_bytes));
+        "the output of batch %d x %d tokens x %d bytes per row overflows 2^62 bytes", shape.batch,
+        layout.total_tokens, layout.row_bytes));
   }
   layout.counts_digest = CountsDigest(shape.token_counts);
   return layout;
@@ -95,9 +95,8 @@ absl::Status ValidateRankBuffers(const AllGatherLayout& layout, int rank,
         absl::StrFormat("rank %d is outside [0, %d)", rank, layout.world_size));
   }
   if (buffers.input == nullptr && layout.InputBytes(rank) > 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("rank %d: input is null but the rank sends %d bytes", rank,
-                        layout.InputBytes(rank)));
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d: input is null but the rank sends %d bytes", rank, layout.InputBytes(rank)));
   }
   if (buffers.output == nullptr && layout.output_bytes > 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
