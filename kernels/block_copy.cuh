@@ -66,16 +66,16 @@ __device__ inline void CopySegment(uint8_t* dst, const uint8_t* src, int64_t byt
                split.body_units);
       break;
     case 8:
-      CopyBody(reinterpret_cast<uint64_t*>(body_dst),
-               reinterpret_cast<const uint64_t*>(body_src), split.body_units);
+      CopyBody(reinterpret_cast<uint64_t*>(body_dst), reinterpret_cast<const uint64_t*>(body_src),
+               split.body_units);
       break;
     case 4:
-      CopyBody(reinterpret_cast<uint32_t*>(body_dst),
-               reinterpret_cast<const uint32_t*>(body_src), split.body_units);
+      CopyBody(reinterpret_cast<uint32_t*>(body_dst), reinterpret_cast<const uint32_t*>(body_src),
+               split.body_units);
       break;
     case 2:
-      CopyBody(reinterpret_cast<uint16_t*>(body_dst),
-               reinterpret_cast<const uint16_t*>(body_src), split.body_units);
+      CopyBody(reinterpret_cast<uint16_t*>(body_dst), reinterpret_cast<const uint16_t*>(body_src),
+               split.body_units);
       break;
     default:
       CopyBytes(body_dst, body_src, split.body_units);

@@ -116,8 +116,7 @@ LTX_HOST_DEVICE inline ByteRange PartRange(int64_t total, int part, int parts) {
 }
 
 // The byte range of the flat shard that lane `lane` copies.
-LTX_HOST_DEVICE inline ByteRange LaneRange(const ShardGeometry& g, int lane, int lanes,
-                                           int world) {
+LTX_HOST_DEVICE inline ByteRange LaneRange(const ShardGeometry& g, int lane, int lanes, int world) {
   return PartRange(FlatShardBytes(g), LanePart(lane, world), LanePartCount(lane, lanes, world));
 }
 

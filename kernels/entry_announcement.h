@@ -27,8 +27,7 @@ struct EntryAnnouncement {
 // The one builder of announcements, for kernels and host alike. Thread-safe (pure).
 LTX_HOST_DEVICE inline EntryAnnouncement MakeEntryAnnouncement(uint64_t output_address,
                                                                int32_t dtype, int64_t row_bytes,
-                                                               int64_t batch,
-                                                               int64_t total_tokens,
+                                                               int64_t batch, int64_t total_tokens,
                                                                uint64_t counts_digest) {
   EntryAnnouncement announcement = {};
   announcement.output_address = output_address;

@@ -81,8 +81,8 @@ __device__ __forceinline__ int4 LoadVectorStreaming(const int4* address) {
 
 // 16-byte store that does not allocate in L1: nobody on this GPU re-reads what it stores.
 __device__ __forceinline__ void StoreVectorStreaming(int4* address, const int4& v) {
-  asm volatile("st.global.L1::no_allocate.v4.s32 [%0], {%1, %2, %3, %4};" ::"l"(address),
-               "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w)
+  asm volatile("st.global.L1::no_allocate.v4.s32 [%0], {%1, %2, %3, %4};" ::"l"(address), "r"(v.x),
+               "r"(v.y), "r"(v.z), "r"(v.w)
                : "memory");
 }
 

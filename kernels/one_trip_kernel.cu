@@ -24,8 +24,7 @@ static_assert(kOneTripRunLines * (kMaxWorldSize - 1) <= kAllGatherThreads,
 
 // Stores the line that carries `payload` and `flag` (MakeOneTripLine) as two 8-byte elements,
 // each single-copy atomic and carrying its own flag.
-__device__ __forceinline__ void StoreLine(OneTripLine* address, uint64_t payload,
-                                          uint32_t flag) {
+__device__ __forceinline__ void StoreLine(OneTripLine* address, uint64_t payload, uint32_t flag) {
   const OneTripLine line = MakeOneTripLine(payload, flag);
   asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(address), "l"(line.low),
                "l"(line.high)
@@ -59,8 +58,8 @@ __device__ bool AwaitLine(const OpContext& op, uint32_t flag, const OneTripLine*
 // Payload `index` of a shard of `bytes` bytes at `input`: 8 bytes, fewer at the end.
 __device__ uint64_t LoadPayload(const uint8_t* input, int64_t index, int64_t bytes) {
   const int64_t offset = index * kOneTripPayloadBytes;
-  const int64_t count = bytes - offset < kOneTripPayloadBytes ? bytes - offset
-                                                                : kOneTripPayloadBytes;
+  const int64_t count =
+      bytes - offset < kOneTripPayloadBytes ? bytes - offset : kOneTripPayloadBytes;
   const uint8_t* from = input + offset;
   if (count == kOneTripPayloadBytes && (reinterpret_cast<uint64_t>(from) & 7) == 0) {
     return __ldg(reinterpret_cast<const unsigned long long*>(from));
@@ -75,8 +74,8 @@ __device__ void StorePayload(uint64_t payload, int64_t index, const ShardGeometr
                              uint8_t* output) {
   const int64_t bytes = FlatShardBytes(g);
   const int64_t offset = index * kOneTripPayloadBytes;
-  const int64_t count = bytes - offset < kOneTripPayloadBytes ? bytes - offset
-                                                                : kOneTripPayloadBytes;
+  const int64_t count =
+      bytes - offset < kOneTripPayloadBytes ? bytes - offset : kOneTripPayloadBytes;
   const int64_t slice = offset / g.shard_bytes;
   const int64_t within = offset - slice * g.shard_bytes;
   uint8_t* to = output + slice * g.output_batch_stride + g.output_offset + within;
@@ -106,14 +105,13 @@ __device__ void SendLines(const AllGatherKernelParams& p, const OpContext& op, u
     const OneTripTransfer transfer = OneTripTransferOf(
         OneTripItem(round, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x), world);
     if (transfer.line >= my_lines) return;
-    const uint64_t payload =
-        transfer.line < kOneTripHeaderLines
-            ? header[transfer.line]
-            : LoadPayload(static_cast<const uint8_t*>(p.input),
-                          transfer.line - kOneTripHeaderLines, my_bytes);
+    const uint64_t payload = transfer.line < kOneTripHeaderLines
+                                 ? header[transfer.line]
+                                 : LoadPayload(static_cast<const uint8_t*>(p.input),
+                                               transfer.line - kOneTripHeaderLines, my_bytes);
     const int target = (p.rank + transfer.offset) % world;
-    StoreLine(p.staging[target] + OneTripLineIndex(parity, p.rank, world, transfer.line),
-              payload, flag);
+    StoreLine(p.staging[target] + OneTripLineIndex(parity, p.rank, world, transfer.line), payload,
+              flag);
   }
 }
 
@@ -121,8 +119,7 @@ __device__ void SendLines(const AllGatherKernelParams& p, const OpContext& op, u
 // peer, so every peer is waited for even when it has no data for this rank. On a disagreement
 // the op is abandoned, which also releases threads waiting for data lines that the peer, with
 // its other view of the shape, will never send.
-__device__ void ReceiveHeaders(const AllGatherKernelParams& p, const OpContext& op,
-                               uint32_t flag) {
+__device__ void ReceiveHeaders(const AllGatherKernelParams& p, const OpContext& op, uint32_t flag) {
   __shared__ uint64_t values[kMaxWorldSize][kOneTripHeaderLines];
   __shared__ bool arrived[kMaxWorldSize][kOneTripHeaderLines];
   const int parity = static_cast<int>(op.number & 1);
@@ -132,8 +129,8 @@ __device__ void ReceiveHeaders(const AllGatherKernelParams& p, const OpContext& 
   if (k < world) {
     const int source = (p.rank + world - k) % world;
     arrived[k][i] =
-        AwaitLine(op, flag, p.staging[p.rank] + OneTripLineIndex(parity, source, world, i),
-                  source, &values[k][i]);
+        AwaitLine(op, flag, p.staging[p.rank] + OneTripLineIndex(parity, source, world, i), source,
+                  &values[k][i]);
   }
   __syncthreads();
   const int peer = 1 + static_cast<int>(threadIdx.x);
@@ -173,13 +170,11 @@ __device__ void ReceiveData(const AllGatherKernelParams& p, const OpContext& op,
         p.staging[p.rank] + OneTripLineIndex(parity, source, world, transfer.line);
     uint64_t payload = 0;
     if (!AwaitLine(op, flag, line, source, &payload)) return;
-    StorePayload(payload, transfer.line - kOneTripHeaderLines, g,
-                 static_cast<uint8_t*>(p.output));
+    StorePayload(payload, transfer.line - kOneTripHeaderLines, g, static_cast<uint8_t*>(p.output));
   }
 }
 
-__global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(
-    const AllGatherKernelParams p) {
+__global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(const AllGatherKernelParams p) {
   SignalRegion* local = p.signals[p.rank];
   const OpContext op = {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
   const uint32_t flag = OneTripFlag(op.number);

@@ -73,8 +73,7 @@ LTX_HOST_DEVICE inline void PackHeader(const EntryAnnouncement& announcement,
 LTX_HOST_DEVICE inline EntryAnnouncement UnpackHeader(
     const uint64_t (&payloads)[kOneTripHeaderLines]) {
   return MakeEntryAnnouncement(0, static_cast<int32_t>(payloads[0]),
-                               static_cast<int64_t>(payloads[1]),
-                               static_cast<int64_t>(payloads[2]),
+                               static_cast<int64_t>(payloads[1]), static_cast<int64_t>(payloads[2]),
                                static_cast<int64_t>(payloads[3]), payloads[4]);
 }
 
@@ -106,8 +105,7 @@ inline constexpr int64_t kOneTripLinesPerBlock = 512;
 // blocks for kOneTripLinesPerBlock lines each, at least 1, at most `max_blocks` (>= 1).
 LTX_HOST_DEVICE constexpr int OneTripBlockCount(int64_t lines, int world, int max_blocks) {
   return (world * lines + kOneTripLinesPerBlock - 1) / kOneTripLinesPerBlock < max_blocks
-             ? static_cast<int>((world * lines + kOneTripLinesPerBlock - 1) /
-                                kOneTripLinesPerBlock)
+             ? static_cast<int>((world * lines + kOneTripLinesPerBlock - 1) / kOneTripLinesPerBlock)
              : max_blocks;
 }
 

@@ -82,8 +82,8 @@ absl::StatusOr<AllGatherLayout> ComputeLayout(const AllGatherShape& shape, int w
   if (!CheckedMultiply(layout.total_tokens, layout.row_bytes, &slice_bytes) ||
       !CheckedMultiply(slice_bytes, shape.batch, &layout.output_bytes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "the output of batch %d x %d tokens x %d bytes per row overflows 2^62 bytes",
-        shape.batch, layout.total_tokens, layout.row_bytes));
+        "the output of batch %d x %d tokens x %d bytes per row overflows 2^62 bytes", shape.batch,
+        layout.total_tokens, layout.row_bytes));
   }
   layout.counts_digest = CountsDigest(shape.token_counts);
   return layout;

@@ -44,7 +44,8 @@ struct AllGatherLayout {
 absl::StatusOr<AllGatherLayout> ComputeLayout(const AllGatherShape& shape, int world_size);
 
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for a
-// rank outside [0, world_size), a null input when the rank has bytes to send, or a null output when the output is not empty.
+// rank outside [0, world_size), a null input when the rank has bytes to send, or a null output when
+// the output is not empty.
 absl::Status ValidateRankBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers);
 

@@ -36,8 +36,7 @@ static_assert(LTX_INVALID_ARGUMENT == static_cast<int>(absl::StatusCode::kInvali
               "code values");
 static_assert(LTX_DEADLINE_EXCEEDED == static_cast<int>(absl::StatusCode::kDeadlineExceeded),
               "code values");
-static_assert(LTX_FAILED_PRECONDITION ==
-                  static_cast<int>(absl::StatusCode::kFailedPrecondition),
+static_assert(LTX_FAILED_PRECONDITION == static_cast<int>(absl::StatusCode::kFailedPrecondition),
               "code values");
 static_assert(LTX_UNIMPLEMENTED == static_cast<int>(absl::StatusCode::kUnimplemented),
               "code values");
@@ -80,8 +79,7 @@ constexpr ltx::Protocol kProtocols[] = {ltx::Protocol::kAuto, ltx::Protocol::kDi
 constexpr ltx::Transport kTransports[] = {ltx::Transport::kAuto, ltx::Transport::kPeerStores,
                                           ltx::Transport::kCopyEngine};
 static_assert(kProtocols[LTX_PROTOCOL_COPY_ENGINE] == ltx::Protocol::kCopyEngine, "enum order");
-static_assert(kTransports[LTX_TRANSPORT_COPY_ENGINE] == ltx::Transport::kCopyEngine,
-              "enum order");
+static_assert(kTransports[LTX_TRANSPORT_COPY_ENGINE] == ltx::Transport::kCopyEngine, "enum order");
 
 // This thread's message of its last call ("" after OK).
 std::string& LastError() {
@@ -185,7 +183,8 @@ absl::StatusOr<ltx::RuntimeOptions> ToRuntimeOptions(const ltx_runtime_options* 
 absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
   ltx::CallOptions call;
   if (in == nullptr) return call;
-  absl::StatusOr<ltx_call_options> c = ReadVersioned(in, &ltx_call_options_init, "ltx_call_options");
+  absl::StatusOr<ltx_call_options> c =
+      ReadVersioned(in, &ltx_call_options_init, "ltx_call_options");
   if (!c.ok()) return c.status();
   if (c->timeout_us < 0) {
     return absl::InvalidArgumentError(
@@ -322,8 +321,8 @@ int ltx_runtime_transport(const ltx_runtime* runtime, int* transport) {
 }
 
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
-                   const ltx_rank_buffers* buffers, int num_buffers,
-                   const ltx_call_options* call, ltx_op** op) {
+                   const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
+                   ltx_op** op) {
   return Guarded([&]() -> absl::Status {
     absl::Status status = CheckRuntime(runtime);
     if (status.ok()) status = CheckNotNull(op, "op");

@@ -198,8 +198,8 @@ int ltx_runtime_transport(const ltx_runtime* runtime, int* transport);
  * (defaults). Errors: INVALID_ARGUMENT (nothing enqueued), FAILED_PRECONDITION after an earlier
  * error, or a device error not yet reported. Thread-safety: as ltx::Runtime::AllGather. */
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
-                   const ltx_rank_buffers* buffers, int num_buffers,
-                   const ltx_call_options* call, ltx_op** op);
+                   const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
+                   ltx_op** op);
 
 /* Waits up to `timeout_us` until the op has finished on every GPU (ltx::AllGatherHandle::Wait).
  * Errors: the device's error; DEADLINE_EXCEEDED naming the ranks still running (the op may

@@ -53,8 +53,9 @@ absl::StatusOr<DataType> ParseDataType(absl::string_view name) {
   if (lower == "bfloat16") return DataType::kBFloat16;
   if (lower == "float16" || lower == "half") return DataType::kFloat16;
   if (lower == "float32" || lower == "float") return DataType::kFloat32;
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown dtype '", name, "'; expected one of bf16, fp16, fp32, fp8_e4m3, fp8_e5m2, int8, uint8"));
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown dtype '", name,
+                   "'; expected one of bf16, fp16, fp32, fp8_e4m3, fp8_e5m2, int8, uint8"));
 }
 
 }  // namespace ltx

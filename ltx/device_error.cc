@@ -64,27 +64,25 @@ absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
           break;
       }
       const std::string seen =
-          record.seen == 0 ? std::string("no op yet")
-                           : absl::StrFormat("op #%d", record.seen);
+          record.seen == 0 ? std::string("no op yet") : absl::StrFormat("op #%d", record.seen);
       return absl::DeadlineExceededError(absl::StrFormat(
-          "all_gather #%d: rank %d waited %s %s rank %d (its flag showed %s)",
-          record.op, record.rank,
-          absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(record.waited_ns))),
-          phase, record.peer, seen));
+          "all_gather #%d: rank %d waited %s %s rank %d (its flag showed %s)", record.op,
+          record.rank,
+          absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(record.waited_ns))), phase,
+          record.peer, seen));
     }
     case DeviceErrorKind::kMismatch: {
       const auto field = static_cast<MismatchField>(record.field);
       return absl::InvalidArgumentError(absl::StrFormat(
-          "all_gather #%d: ranks disagree on the %s: rank %d has %s, rank %d has %s",
-          record.op, FieldName(field), record.rank, FieldValue(field, record.expected),
-          record.peer, FieldValue(field, record.seen)));
+          "all_gather #%d: ranks disagree on the %s: rank %d has %s, rank %d has %s", record.op,
+          FieldName(field), record.rank, FieldValue(field, record.expected), record.peer,
+          FieldValue(field, record.seen)));
     }
     case DeviceErrorKind::kNone:
       break;
   }
-  return absl::InternalError(
-      absl::StrFormat("device error record of rank %d has unknown kind %d", record.rank,
-                      record.kind));
+  return absl::InternalError(absl::StrFormat("device error record of rank %d has unknown kind %d",
+                                             record.rank, record.kind));
 }
 
 }  // namespace ltx

@@ -50,9 +50,8 @@ void DeviceWorker::Loop() {
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
-          +[](DeviceWorker* w) ABSL_EXCLUSIVE_LOCKS_REQUIRED(w->mu_) {
-            return w->stopping_ || !w->tasks_.empty();
-          },
+          +[](DeviceWorker* w)
+               ABSL_EXCLUSIVE_LOCKS_REQUIRED(w->mu_) { return w->stopping_ || !w->tasks_.empty(); },
           this));
       if (tasks_.empty()) return;  // stopping_ and nothing left to run.
       task = std::move(tasks_.front());

@@ -24,9 +24,9 @@ absl::Status CheckPeerAccess(const std::vector<int>& devices) {
     }
   }
   if (missing.empty()) return absl::OkStatus();
-  return absl::FailedPreconditionError(absl::StrCat(
-      "GPU pairs without peer access (ltx stores directly into peers' memory): ",
-      absl::StrJoin(missing, ", ")));
+  return absl::FailedPreconditionError(
+      absl::StrCat("GPU pairs without peer access (ltx stores directly into peers' memory): ",
+                   absl::StrJoin(missing, ", ")));
 }
 
 absl::Status EnablePeerAccess(int device, const std::vector<int>& peers) {

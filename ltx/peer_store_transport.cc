@@ -51,9 +51,9 @@ absl::Status PeerStoreTransport::Allocate(int rank, const std::vector<int>& devi
   view.world_size = world_size();
   LTX_RETURN_IF_ERROR(EnablePeerAccess(r.device, devices));
   int sm_count = 0;
-  LTX_RETURN_IF_ERROR(CudaStatus(
-      cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, r.device),
-      "cudaDeviceGetAttribute(MultiProcessorCount)"));
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, r.device),
+                 "cudaDeviceGetAttribute(MultiProcessorCount)"));
   view.max_blocks = max_blocks > 0 ? max_blocks : sm_count;
   r.staging_bytes = OneTripStagingBytes(world_size());
   LTX_RETURN_IF_ERROR(
@@ -67,9 +67,9 @@ absl::Status PeerStoreTransport::Allocate(int rank, const std::vector<int>& devi
                                                cudaHostAllocMapped | cudaHostAllocPortable),
                                  "cudaHostAlloc(error record)"));
   r.record = static_cast<DeviceErrorRecord*>(record);
-  LTX_RETURN_IF_ERROR(CudaStatus(
-      cudaHostGetDevicePointer(reinterpret_cast<void**>(&view.error_record), record, 0),
-      "cudaHostGetDevicePointer(error record)"));
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaHostGetDevicePointer(reinterpret_cast<void**>(&view.error_record), record, 0),
+                 "cudaHostGetDevicePointer(error record)"));
   return CudaStatus(cudaStreamCreateWithFlags(&r.control_stream, cudaStreamNonBlocking),
                     "cudaStreamCreate");
 }
@@ -96,12 +96,11 @@ absl::Status PeerStoreTransport::Clear() {
   return ForEachRank([this](int rank) {
     Rank& r = ranks_[rank];
     LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaMemsetAsync(r.view.signals[rank], 0, sizeof(SignalRegion),
-                                   r.control_stream),
+        CudaStatus(cudaMemsetAsync(r.view.signals[rank], 0, sizeof(SignalRegion), r.control_stream),
                    "cudaMemsetAsync(signal region)"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemsetAsync(r.view.staging[rank], 0, r.staging_bytes, r.control_stream),
-        "cudaMemsetAsync(one-trip staging)"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMemsetAsync(r.view.staging[rank], 0, r.staging_bytes, r.control_stream),
+                   "cudaMemsetAsync(one-trip staging)"));
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaStreamSynchronize(r.control_stream), "cudaStreamSynchronize"));
     std::memset(r.record, 0, sizeof(DeviceErrorRecord));
@@ -113,10 +112,10 @@ absl::Status PeerStoreTransport::Abandon() {
   static constexpr uint32_t kAbandoned = 1;
   return ForEachRank([this](int rank) {
     Rank& r = ranks_[rank];
-    return RankCudaStatus(cudaMemcpyAsync(&r.view.signals[rank]->abort, &kAbandoned,
-                                          sizeof(kAbandoned), cudaMemcpyHostToDevice,
-                                          r.control_stream),
-                          rank, "cudaMemcpyAsync(abort)");
+    return RankCudaStatus(
+        cudaMemcpyAsync(&r.view.signals[rank]->abort, &kAbandoned, sizeof(kAbandoned),
+                        cudaMemcpyHostToDevice, r.control_stream),
+        rank, "cudaMemcpyAsync(abort)");
   });
 }
 

@@ -42,8 +42,8 @@ class PeerStoreTransport {
   // cleared. `max_blocks` caps the blocks of one rank's kernel (0: one per SM). The calling
   // thread's current device is restored. Errors: as CUDA reports them; whatever was allocated
   // is freed.
-  static absl::StatusOr<std::unique_ptr<PeerStoreTransport>> Create(
-      const std::vector<int>& devices, int max_blocks);
+  static absl::StatusOr<std::unique_ptr<PeerStoreTransport>> Create(const std::vector<int>& devices,
+                                                                    int max_blocks);
 
   // Frees the memory unless KeepMemoryAtExit was called.
   ~PeerStoreTransport();
@@ -75,7 +75,7 @@ class PeerStoreTransport {
   struct Rank {
     int device = -1;
     PeerStoreView view;
-    DeviceErrorRecord* record = nullptr;   // Host address of the error record.
+    DeviceErrorRecord* record = nullptr;  // Host address of the error record.
     int64_t staging_bytes = 0;
     cudaStream_t control_stream = nullptr;  // For clearing and aborting, never for ops.
   };

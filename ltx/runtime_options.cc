@@ -24,9 +24,8 @@ absl::StatusOr<Enum> ParseByName(absl::string_view name, absl::string_view kind,
     if (lower == name_of(value)) return value;
     names.push_back(name_of(value));
   }
-  return absl::InvalidArgumentError(absl::StrCat("unknown ", kind, " '", name,
-                                                 "'; expected one of ",
-                                                 absl::StrJoin(names, ", ")));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown ", kind, " '", name, "'; expected one of ", absl::StrJoin(names, ", ")));
 }
 
 }  // namespace

@@ -91,8 +91,8 @@ struct CallOptions {
 // Names of the protocols and transports, as tools and logs print them and as flags take them.
 
 // Every Protocol and every Transport, in enum order.
-inline constexpr Protocol kAllProtocols[] = {Protocol::kAuto, Protocol::kDirect,
-                                             Protocol::kOneTrip, Protocol::kCopyEngine};
+inline constexpr Protocol kAllProtocols[] = {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip,
+                                             Protocol::kCopyEngine};
 inline constexpr Transport kAllTransports[] = {Transport::kAuto, Transport::kPeerStores,
                                                Transport::kCopyEngine};
 

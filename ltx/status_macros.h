@@ -6,10 +6,10 @@
 #include "absl/status/statusor.h"
 
 // Returns from the enclosing function with the status of `expr` unless it is OK.
-#define LTX_RETURN_IF_ERROR(expr)                    \
-  do {                                               \
-    const ::absl::Status ltx_status_ = (expr);       \
-    if (!ltx_status_.ok()) return ltx_status_;       \
+#define LTX_RETURN_IF_ERROR(expr)              \
+  do {                                         \
+    const ::absl::Status ltx_status_ = (expr); \
+    if (!ltx_status_.ok()) return ltx_status_; \
   } while (false)
 
 #define LTX_STATUS_CONCAT_INNER_(a, b) a##b

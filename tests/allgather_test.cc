@@ -1,8 +1,9 @@
 // GPU correctness matrix of the AllGather, for every protocol (direct, one-trip, copy engines)
 // and both call styles: every dtype, odd and huge hidden sizes, batch > 1, uneven and zero
 // token counts, misaligned buffers, fewer blocks than ranks, world sizes 1..N and device
-// subsets in any order, and long runs of back-to-back calls into re-used buffers. Random data, outputs poisoned before every call, byte-exact checks on every
-// rank. Cases skip, with the reason, where there are fewer GPUs than they need.
+// subsets in any order, and long runs of back-to-back calls into re-used buffers. Random data,
+// outputs poisoned before every call, byte-exact checks on every rank. Cases skip, with the reason,
+// where there are fewer GPUs than they need.
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -119,10 +120,10 @@ INSTANTIATE_TEST_SUITE_P(
       const CallStyle style = std::get<0>(info.param);
       const Protocol protocol = std::get<1>(info.param);
       return std::string(style == CallStyle::kCoordinated ? "Coordinated" : "PerRankThreads") +
-             (protocol == Protocol::kAuto       ? "Auto"
-              : protocol == Protocol::kDirect   ? "Direct"
-              : protocol == Protocol::kOneTrip  ? "OneTrip"
-                                                : "CopyEngine");
+             (protocol == Protocol::kAuto      ? "Auto"
+              : protocol == Protocol::kDirect  ? "Direct"
+              : protocol == Protocol::kOneTrip ? "OneTrip"
+                                               : "CopyEngine");
     });
 
 TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
@@ -202,8 +203,7 @@ TEST(AllGatherTest, WorldSizesAndDeviceOrders) {
       c.hidden = 515;
       c.token_counts = UnevenCounts(static_cast<int>(devices.size()), 6);
       const absl::Status status = RunAndVerify(f, c, style);
-      EXPECT_TRUE(status.ok()) << "devices " << ::testing::PrintToString(devices) << ": "
-                               << status;
+      EXPECT_TRUE(status.ok()) << "devices " << ::testing::PrintToString(devices) << ": " << status;
     }
   }
 }

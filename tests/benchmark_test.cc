@@ -56,8 +56,7 @@ TEST(SweepSizesTest, StepsByTheFactorUpToTheLargestSize) {
   config.min_bytes = 8 << 10;
   config.max_bytes = 4 << 20;
   config.factor = 8;
-  EXPECT_EQ(SweepSizes(config),
-            (std::vector<int64_t>{8 << 10, 64 << 10, 512 << 10, 4 << 20}));
+  EXPECT_EQ(SweepSizes(config), (std::vector<int64_t>{8 << 10, 64 << 10, 512 << 10, 4 << 20}));
   config.max_bytes = (4 << 20) - 1;
   EXPECT_EQ(SweepSizes(config).size(), 3u);
   config.max_bytes = config.min_bytes;

@@ -67,7 +67,9 @@ void ExpectFirstCallIsQuick(Protocol protocol) {
   }
 }
 
-TEST(BusyGpuTest, FirstDirectCallDoesNotWaitForTheGpu) { ExpectFirstCallIsQuick(Protocol::kDirect); }
+TEST(BusyGpuTest, FirstDirectCallDoesNotWaitForTheGpu) {
+  ExpectFirstCallIsQuick(Protocol::kDirect);
+}
 
 TEST(BusyGpuTest, FirstOneTripCallDoesNotWaitForTheGpu) {
   ExpectFirstCallIsQuick(Protocol::kOneTrip);

@@ -122,8 +122,7 @@ static void TestCreate(void) {
     int world_size = 0;
     int device = -1;
     printf("create: a Runtime over the visible GPUs\n");
-    Expect(ltx_runtime_world_size(runtime, &world_size) == LTX_OK && world_size >= 1,
-           "world size");
+    Expect(ltx_runtime_world_size(runtime, &world_size) == LTX_OK && world_size >= 1, "world size");
     Expect(ltx_runtime_device(runtime, 0, &device) == LTX_OK && device >= 0, "device of rank 0");
     ExpectInvalid(ltx_runtime_device(runtime, world_size, &device), "outside",
                   "device of a rank past the end");

@@ -106,8 +106,7 @@ TEST(CheckFlagsTest, UnknownFlagsAndBadValuesAreInvalidArgument) {
   EXPECT_EQ(CheckFlags({"ltx_allgather", "--timeout=soon"}).code(),
             absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(CheckFlags({"ltx_allgather", "--dtype"}).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(CheckFlags({"ltx_allgather", "--nodtype"}).code(),
-            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckFlags({"ltx_allgather", "--nodtype"}).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -54,8 +54,7 @@ TEST(CudaStatusTest, RankStatusNamesTheRank) {
   EXPECT_TRUE(RankCudaStatus(cudaSuccess, 3, "kernel launch").ok());
   const absl::Status status = RankCudaStatus(cudaErrorInvalidValue, 3, "kernel launch");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(),
-            "rank 3: kernel launch: cudaErrorInvalidValue: invalid argument");
+  EXPECT_EQ(status.message(), "rank 3: kernel launch: cudaErrorInvalidValue: invalid argument");
 }
 
 TEST(CudaStatusTest, ErrorFromARealCallWithoutAGpuIsNotOk) {

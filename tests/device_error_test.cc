@@ -107,7 +107,7 @@ TEST(DeviceErrorToStatusTest, RowBytesMismatchIsInvalidArgumentNamingBothValuesA
 TEST(DeviceErrorToStatusTest, DtypeMismatchPrintsDtypeNames) {
   const absl::Status status = DeviceErrorToStatus(
       PublishedMismatch(MismatchField::kDtype, static_cast<uint64_t>(DataType::kBFloat16),
-                     static_cast<uint64_t>(DataType::kFloat32)));
+                        static_cast<uint64_t>(DataType::kFloat32)));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   const std::string message(status.message());
   EXPECT_THAT(message, HasSubstr("dtype"));

@@ -16,8 +16,8 @@
 #include "kernels/one_trip_layout.h"
 #include "ltx/runtime.h"
 #include "tests/busy_kernel.h"
-#include "tools/testing/gpu_fixture.h"
 #include "tests/pattern_kernels.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {
@@ -62,10 +62,10 @@ std::vector<PlannedOp> PlanOps(int world, uint64_t seed) {
     }
     op.shape.token_counts = op.counts;
     const int64_t pick = uniform(0, 9);
-    op.call.protocol = pick < 5                                             ? Protocol::kAuto
-                       : pick < 7                                           ? Protocol::kDirect
+    op.call.protocol = pick < 5                                         ? Protocol::kAuto
+                       : pick < 7                                       ? Protocol::kDirect
                        : pick < 9 && max_shard <= kOneTripMaxShardBytes ? Protocol::kOneTrip
-                                                                            : Protocol::kCopyEngine;
+                                                                        : Protocol::kCopyEngine;
     for (int r = 0; r < world; ++r) {
       op.busy_ns.push_back(uniform(0, 2) == 0 ? uniform(1000, 200000) : 0);
     }
@@ -111,14 +111,14 @@ absl::Status RunRank(Runtime& runtime, int rank, const std::vector<PlannedOp>& o
       error = cudaMemsetAsync(output, 0xA5 ^ (i & 0xff), OutputBytes(op.pattern), m.stream);
     }
     if (error != cudaSuccess) {
-      return absl::InternalError(absl::StrFormat("rank %d op %d: %s", rank, i,
-                                                 cudaGetErrorString(error)));
+      return absl::InternalError(
+          absl::StrFormat("rank %d op %d: %s", rank, i, cudaGetErrorString(error)));
     }
     const absl::Status status =
         runtime.AllGatherRank(rank, op.shape, {m.input, output, m.stream}, op.call);
     if (!status.ok()) {
-      return absl::Status(status.code(), absl::StrFormat("rank %d op %d: %s", rank, i,
-                                                         status.message()));
+      return absl::Status(status.code(),
+                          absl::StrFormat("rank %d op %d: %s", rank, i, status.message()));
     }
   }
   for (int i = kOps - kRing; i < kOps; ++i) {
@@ -164,8 +164,7 @@ TEST(DriftTest, TenThousandOpsWithoutHostSynchronisationAllProtocolsRandomDelays
     cudaSetDevice(rank);
     ASSERT_EQ(cudaStreamSynchronize(m.stream), cudaSuccess);
     PatternMismatches found = {};
-    ASSERT_EQ(cudaMemcpy(&found, m.mismatches, sizeof(found), cudaMemcpyDeviceToHost),
-              cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(&found, m.mismatches, sizeof(found), cudaMemcpyDeviceToHost), cudaSuccess);
     EXPECT_EQ(found.count, 0u) << "rank " << rank << ": first wrong byte at offset "
                                << found.first_offset << " of op " << found.first_op - 1;
     cudaFree(m.input);

@@ -34,8 +34,7 @@ TEST(FindMismatchTest, EqualAnnouncementsAgreeWhateverTheOutputAddress) {
   theirs.output_address = 0x2000;  // Every rank has its own output.
   uint64_t mine_value = 7;
   uint64_t their_value = 7;
-  EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value),
-            MismatchField::kNone);
+  EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value), MismatchField::kNone);
 }
 
 TEST(FindMismatchTest, NamesTheFirstDifferingFieldWithBothValues) {
@@ -68,8 +67,7 @@ TEST(FindMismatchTest, DtypeIsReportedBeforeTheRowSize) {
   theirs.row_bytes = 16384;
   uint64_t mine_value = 0;
   uint64_t their_value = 0;
-  EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value),
-            MismatchField::kDtype);
+  EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value), MismatchField::kDtype);
 }
 
 }  // namespace

@@ -150,8 +150,7 @@ TEST(FaultTest, LateRankWithinTheTimeoutSucceeds) {
   const AllGatherCase c = SmallCase(world);
   ASSERT_TRUE(LaunchCase(f, c, CallStyle::kPerRankThreads, {}, AllButLast(world)).ok());
   absl::SleepFor(timeout / 2);
-  ASSERT_TRUE(
-      f.runtime->AllGatherRank(world - 1, c.Shape(), f.harness->Buffers(world - 1)).ok());
+  ASSERT_TRUE(f.runtime->AllGatherRank(world - 1, c.Shape(), f.harness->Buffers(world - 1)).ok());
   const absl::Status status = f.runtime->Synchronize(absl::Seconds(30));
   EXPECT_TRUE(status.ok()) << status;
   EXPECT_TRUE(f.harness->Verify().ok());
@@ -433,8 +432,8 @@ TEST(LoadTest, TwoRuntimesOverDisjointGpusAtOnce) {
       for (int i = 0; i < 300 && results[half].ok(); ++i) {
         AllGatherCase c = SmallCase(2);
         c.hidden = 64 + i;
-        results[half] = RunAndVerify(f, c, i % 2 ? CallStyle::kCoordinated
-                                                 : CallStyle::kPerRankThreads);
+        results[half] =
+            RunAndVerify(f, c, i % 2 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads);
       }
     });
   }

@@ -159,8 +159,7 @@ TEST(StreamTest, LegacyBlockingAndNonBlockingStreamsOrderedWithEvents) {
   for (int rank = 0; rank < world; ++rank) {
     cudaSetDevice(rank);
     ASSERT_EQ(cudaStreamCreate(&blocking[rank]), cudaSuccess);
-    ASSERT_EQ(cudaStreamCreateWithFlags(&non_blocking[rank], cudaStreamNonBlocking),
-              cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&non_blocking[rank], cudaStreamNonBlocking), cudaSuccess);
   }
   for (int64_t hidden : {64, 20000}) {  // one-trip and direct
     c.hidden = hidden;

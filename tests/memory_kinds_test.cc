@@ -25,9 +25,9 @@
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tests/child_process.h"
-#include "tools/testing/gpu_fixture.h"
 #include "tests/memory_kind_buffer.h"
 #include "tools/testing/allgather_harness.h"
+#include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
 namespace {

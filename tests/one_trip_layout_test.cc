@@ -57,11 +57,9 @@ TEST(OneTripLayoutTest, LineWithAWordOfAnotherOpIsNotAccepted) {
   const OneTripLine before = MakeOneTripLine(0x3333333344444444ull, OneTripFlag(1));
   uint64_t payload = 0;
   uint32_t seen = 0;
-  EXPECT_FALSE(ReadOneTripLine(OneTripLine{now.low, before.high}, OneTripFlag(3), &payload,
-                               &seen));
+  EXPECT_FALSE(ReadOneTripLine(OneTripLine{now.low, before.high}, OneTripFlag(3), &payload, &seen));
   EXPECT_EQ(seen, OneTripFlag(3));
-  EXPECT_FALSE(ReadOneTripLine(OneTripLine{before.low, now.high}, OneTripFlag(3), &payload,
-                               &seen));
+  EXPECT_FALSE(ReadOneTripLine(OneTripLine{before.low, now.high}, OneTripFlag(3), &payload, &seen));
   EXPECT_EQ(seen, OneTripFlag(1));
   EXPECT_FALSE(ReadOneTripLine(OneTripLine{0, 0}, OneTripFlag(3), &payload, &seen));
   EXPECT_EQ(seen, 0u);
@@ -113,8 +111,8 @@ struct Handler {
 void ExpectEveryLineSentAndReceivedBySameBlock(const std::vector<int64_t>& lines, int blocks,
                                                int threads_per_block) {
   const int world = static_cast<int>(lines.size());
-  SCOPED_TRACE(testing::Message() << "world " << world << " blocks " << blocks
-                                  << " threads " << threads_per_block);
+  SCOPED_TRACE(testing::Message() << "world " << world << " blocks " << blocks << " threads "
+                                  << threads_per_block);
   std::map<std::tuple<int, int, int64_t>, Handler> sent;  // (source, target, line)
   std::map<std::tuple<int, int, int64_t>, Handler> received;
   for (int rank = 0; rank < world; ++rank) {

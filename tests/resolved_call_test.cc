@@ -36,7 +36,7 @@ TEST(ResolvedCallTest, AutoPicksByTheLargestShard) {
   options.copy_engine_min_bytes = 16 * kMiB;
   auto path = [&](int64_t bytes) {
     return ProtocolOf(Transport::kPeerStores, options, 4, Protocol::kAuto, bytes,
-                          /*capturing=*/false);
+                      /*capturing=*/false);
   };
   EXPECT_EQ(path(0), Protocol::kOneTrip);
   EXPECT_EQ(path(256 * 1024), Protocol::kOneTrip);
@@ -57,7 +57,7 @@ TEST(ResolvedCallTest, OneTripLimitFollowsTheWorldSizeByDefault) {
   const RuntimeOptions options;  // The defaults.
   auto path = [&](int world, int64_t bytes) {
     return ProtocolOf(Transport::kPeerStores, options, world, Protocol::kAuto, bytes,
-                          /*capturing=*/false);
+                      /*capturing=*/false);
   };
   EXPECT_EQ(path(2, 512 * 1024), Protocol::kOneTrip);
   EXPECT_EQ(path(2, 512 * 1024 + 1), Protocol::kDirect);
@@ -69,10 +69,10 @@ TEST(ResolvedCallTest, CapturedCallsStayOnKernels) {
   RuntimeOptions options;
   options.copy_engine_min_bytes = 16 * kMiB;
   EXPECT_EQ(ProtocolOf(Transport::kPeerStores, options, 4, Protocol::kAuto, 64 * kMiB,
-                           /*capturing=*/true),
+                       /*capturing=*/true),
             Protocol::kDirect);
   EXPECT_EQ(ProtocolOf(Transport::kPeerStores, options, 4, Protocol::kAuto, 1024,
-                           /*capturing=*/true),
+                       /*capturing=*/true),
             Protocol::kOneTrip);
 }
 

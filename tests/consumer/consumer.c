@@ -1,9 +1,8 @@
 /* A program that uses an installed ltx through its C API, built by make (pkg-config) and by
  * CMake (find_package) in the tests. It prints the version and tries to create a Runtime over
  * every visible GPU: exit 0 when that works or fails only because there is no GPU. */
-#include <stdio.h>
-
 #include <ltx/c_api.h>
+#include <stdio.h>
 
 int main(void) {
   ltx_runtime_options options;

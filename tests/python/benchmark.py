@@ -29,15 +29,22 @@ HIDDEN = 4096
 ROW_BYTES = HIDDEN * 2
 
 
-def time_rank(runtime, rank, counts, args, barrier, host, device):
+def time_rank(runtime, rank, counts, args, barrier, host, device, prepared):
     """Rank `rank`'s thread: warm-up, then timed windows. Appends the host seconds of every
-    call to `host` and the device microseconds per call of each window to device[rank]."""
+    call to `host` and the device microseconds per call of each window to device[rank]. With
+    `prepared`, each call is a RankCall from prepare_all_gather_rank (checked once), else a
+    full all_gather_rank."""
     torch.cuda.set_device(runtime.devices[rank])
     stream = torch.cuda.Stream()
     src = torch.randn(1, counts[rank], HIDDEN, device="cuda").to(torch.bfloat16)
     dst = torch.empty(1, sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
+    if prepared:
+        call = runtime.prepare_all_gather_rank(rank, src, dst, counts, stream)
+    else:
+        def call():
+            runtime.all_gather_rank(rank, src, dst, counts, stream)
     for _ in range(args.warmup):
-        runtime.all_gather_rank(rank, src, dst, counts, stream)
+        call()
     stream.synchronize()
     for _ in range(args.windows):
         barrier.wait()
@@ -45,14 +52,14 @@ def time_rank(runtime, rank, counts, args, barrier, host, device):
         start.record(stream)
         for _ in range(args.iters):
             t0 = time.perf_counter()
-            runtime.all_gather_rank(rank, src, dst, counts, stream)
+            call()
             host.append(time.perf_counter() - t0)
         end.record(stream)
         end.synchronize()
         device[rank].append(start.elapsed_time(end) * 1e3 / args.iters)
 
 
-def measure(runtime, per_rank_bytes, args):
+def measure(runtime, per_rank_bytes, args, prepared):
     """(host us per call, device us per call) for `per_rank_bytes` per rank: the median host
     time of all calls, and the median over windows of the slowest GPU's time per call."""
     n = runtime.world_size
@@ -60,7 +67,7 @@ def measure(runtime, per_rank_bytes, args):
     barrier = threading.Barrier(n, timeout=120)
     host, device = [], [[] for _ in range(n)]
     threads = [threading.Thread(target=time_rank,
-                                args=(runtime, r, counts, args, barrier, host, device))
+                                args=(runtime, r, counts, args, barrier, host, device, prepared))
                for r in range(n)]
     for t in threads:
         t.start()
@@ -95,10 +102,13 @@ def main():
     with ltx.Runtime() as runtime:
         print(f"python all_gather_rank, {runtime.world_size} GPUs, bf16, hidden {HIDDEN}; "
               f"empty ctypes call: {ctypes_floor():.2f} us")
-        print(f"{'per rank':>10} {'host us/call':>13} {'device us/call':>15}")
+        print(f"{'per rank':>10} {'call':>9} {'host us/call':>13} {'device us/call':>15}")
         for size in sizes:
-            host_us, device_us = measure(runtime, size, args)
-            print(f"{size // 1024:>8} KB {host_us:>13.2f} {device_us:>15.2f}", flush=True)
+            for prepared in (False, True):
+                host_us, device_us = measure(runtime, size, args, prepared)
+                style = "prepared" if prepared else "full"
+                print(f"{size // 1024:>8} KB {style:>9} {host_us:>13.2f} {device_us:>15.2f}",
+                      flush=True)
     if args.cpp:
         n = torch.cuda.device_count()
         command = [args.cpp, "--bench", "--style=rank", f"-b={sizes[0] * n // 1024}K",

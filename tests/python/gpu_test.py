@@ -144,6 +144,18 @@ class GpuTest(unittest.TestCase):
                             r, case.inputs[r], case.outputs[r], counts, case.streams[r]))
                         case.check(self)
 
+    def test_prepared_rank_calls_repeat_with_new_data(self):
+        for counts in count_patterns(self.n):
+            with self.subTest(counts=counts):
+                case = Case(counts, torch.bfloat16, seed=11 * sum(counts))
+                calls = [self.runtime.prepare_all_gather_rank(r, case.inputs[r], case.outputs[r],
+                                                              counts, case.streams[r])
+                         for r in range(self.n)]
+                for step in range(5):
+                    case.refill(200 + step)
+                    self.run_ranks(lambda r: calls[r]())
+                    case.check(self)
+
     def test_graph_capture_and_replay(self):
         for counts, hidden in [([3 + r for r in range(self.n)], 64), ([100] * self.n, 4096)]:
             with self.subTest(counts=counts, hidden=hidden):

@@ -77,22 +77,21 @@ std::vector<int64_t> SplitTokens(int64_t total_tokens, int world, SplitPattern p
 
 absl::Status ValidateBenchConfig(const BenchConfig& config) {
   if (config.min_bytes < 1 || config.max_bytes < config.min_bytes) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "sizes: need 1 <= -b <= -e, got -b %d -e %d", config.min_bytes, config.max_bytes));
+    return absl::InvalidArgumentError(absl::StrFormat("sizes: need 1 <= -b <= -e, got -b %d -e %d",
+                                                      config.min_bytes, config.max_bytes));
   }
   if (!(config.factor > 1)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("-f %g: the step factor must be > 1", config.factor));
   }
   if (config.hidden < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
+    return absl::InvalidArgumentError(absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
   }
   const TimingPlan& t = config.timing;
   if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d",
-        t.warmup, t.iterations, t.windows));
+        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
+        t.iterations, t.windows));
   }
   const bool copy_engines = config.runtime.transport == Transport::kCopyEngine ||
                             config.call.protocol == Protocol::kCopyEngine;

@@ -51,8 +51,8 @@ struct TimingPlan {
 };
 
 struct BenchConfig {
-  RuntimeOptions runtime;  // Devices, transport, protocol limits, max_blocks, GPU timeout.
-  CallOptions call;        // Protocol and block count of every timed call.
+  RuntimeOptions runtime;        // Devices, transport, protocol limits, max_blocks, GPU timeout.
+  CallOptions call;              // Protocol and block count of every timed call.
   int64_t min_bytes = 32 << 10;  // Sizes are total output bytes, as in nccl-tests.
   int64_t max_bytes = int64_t{1} << 30;
   double factor = 8;

@@ -30,16 +30,15 @@ std::string FloorLine(const LaunchFloor& floor) {
 std::string ColumnHeader() {
   return absl::StrFormat(
       "#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s %6s | %9s %8s | %7s\n", "size",
-      "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw", "busbw", "#wrong",
-      "host", "xfloor", "nccl(us)", "busbw", "speedup");
+      "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw", "busbw", "#wrong", "host",
+      "xfloor", "nccl(us)", "busbw", "speedup");
 }
 
 std::string FormatRow(const BenchRow& row, DataType dtype) {
   std::string text = absl::StrFormat(
       "  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f %6.2f | ",
-      FormatBytes(row.size_bytes), FormatBytes(row.per_rank_bytes), row.count,
-      DataTypeName(dtype), "none", -1, row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong,
-      row.host_us, row.vs_floor);
+      FormatBytes(row.size_bytes), FormatBytes(row.per_rank_bytes), row.count, DataTypeName(dtype),
+      "none", -1, row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong, row.host_us, row.vs_floor);
   if (row.nccl_us > 0) {
     absl::StrAppendFormat(&text, "%9.2f %8.2f | %6.2fx\n", row.nccl_us, row.nccl_busbw,
                           row.nccl_us / row.ltx_us);

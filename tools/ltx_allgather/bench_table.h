@@ -21,12 +21,12 @@ struct BenchRow {
   int64_t per_rank_bytes = 0;  // Largest rank's input bytes.
   int64_t count = 0;           // Output elements.
   double ltx_us = 0;
-  double ltx_algbw = 0;        // GB/s: size / time.
-  double ltx_busbw = 0;        // GB/s: algbw * (n - 1) / n.
-  double host_us = 0;          // Host time of one call (launch cost), median.
-  double vs_floor = 0;         // ltx_us over the launch floor of the row's call style.
-  int64_t wrong = 0;           // Ranks whose output was wrong in the check.
-  double nccl_us = -1;         // < 0: not measured.
+  double ltx_algbw = 0;  // GB/s: size / time.
+  double ltx_busbw = 0;  // GB/s: algbw * (n - 1) / n.
+  double host_us = 0;    // Host time of one call (launch cost), median.
+  double vs_floor = 0;   // ltx_us over the launch floor of the row's call style.
+  int64_t wrong = 0;     // Ranks whose output was wrong in the check.
+  double nccl_us = -1;   // < 0: not measured.
   double nccl_busbw = -1;
 };
 

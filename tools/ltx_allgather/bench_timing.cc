@@ -28,8 +28,8 @@ absl::Status RecordOnEveryRank(const TimedRanks& ranks, bool start) {
 }
 
 // Each rank's loop on its own host thread, between its events.
-absl::StatusOr<WindowTimes> TimeWindowPerRankThreads(const TimedRanks& ranks,
-                                                     const RankLoop& loop, int units) {
+absl::StatusOr<WindowTimes> TimeWindowPerRankThreads(const TimedRanks& ranks, const RankLoop& loop,
+                                                     int units) {
   const int world = static_cast<int>(ranks.devices.size());
   std::vector<double> host_us(world, 0);
   LTX_RETURN_IF_ERROR(RunOnRankThreads(world, [&](int rank) -> absl::Status {

@@ -65,8 +65,7 @@ struct Measured {
 // several captured calls). With `per_rank_threads` each rank's loop runs on its own host thread
 // (all released at once), else one thread runs loop(-1, units). Returns the first error.
 absl::StatusOr<Measured> Measure(const TimingPlan& plan, bool per_rank_threads,
-                                 const TimedRanks& ranks, const RankLoop& loop,
-                                 int calls_per_unit);
+                                 const TimedRanks& ranks, const RankLoop& loop, int calls_per_unit);
 
 // One executable graph per GPU, each holding kCallsPerGraph calls captured from one thread.
 class GraphSet {

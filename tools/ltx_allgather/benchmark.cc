@@ -139,9 +139,10 @@ void Sweep::PrintHeader() const {
       options.copy_engine_min_bytes > 0
           ? absl::StrCat(options.copy_engine_min_bytes, " bytes per rank")
           : std::string("no size"));
-  absl::PrintF("# time = median over %d windows of %d calls (after %d warm-up calls) of device "
-               "time per call, slowest GPU; host = launch cost per call on the host\n",
-               config_.timing.windows, config_.timing.iterations, config_.timing.warmup);
+  absl::PrintF(
+      "# time = median over %d windows of %d calls (after %d warm-up calls) of device "
+      "time per call, slowest GPU; host = launch cost per call on the host\n",
+      config_.timing.windows, config_.timing.iterations, config_.timing.warmup);
   absl::PrintF("%s", FloorLine(info_.floor));
   if (nccl_.clique != nullptr) {
     absl::PrintF("# NCCL %s: grouped ncclAllGather on the same buffers and streams, %s%s\n",
@@ -177,9 +178,8 @@ absl::StatusOr<Measured> Sweep::MeasureLtx(const AllGatherShape& shape,
     case BenchStyle::kCoordinated:
       break;
   }
-  return Measure(config_.timing, /*per_rank_threads=*/false, ranks_, Repeated([&](int) {
-                   return runtime_->AllGather(shape, buffers, call).status();
-                 }),
+  return Measure(config_.timing, /*per_rank_threads=*/false, ranks_,
+                 Repeated([&](int) { return runtime_->AllGather(shape, buffers, call).status(); }),
                  1);
 }
 

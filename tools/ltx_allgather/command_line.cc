@@ -21,9 +21,8 @@ struct ShortFlag {
   const char* long_name;
 };
 constexpr ShortFlag kShortFlags[] = {
-    {'b', "min_bytes"}, {'e', "max_bytes"}, {'f', "step_factor"},
-    {'n', "iters"},     {'w', "warmup"},    {'c', "check"},
-    {'d', "dtype"},     {'g', "gpus"},      {'T', "timeout"},
+    {'b', "min_bytes"}, {'e', "max_bytes"}, {'f', "step_factor"}, {'n', "iters"},   {'w', "warmup"},
+    {'c', "check"},     {'d', "dtype"},     {'g', "gpus"},        {'T', "timeout"},
 };
 
 const ShortFlag* FindShortFlag(char letter) {
@@ -99,8 +98,7 @@ bool WantsHelp(const std::vector<std::string>& args) {
   return false;
 }
 
-absl::StatusOr<std::vector<std::string>> TranslateShortFlags(
-    const std::vector<std::string>& args) {
+absl::StatusOr<std::vector<std::string>> TranslateShortFlags(const std::vector<std::string>& args) {
   std::vector<std::string> out(args.begin(), args.begin() + std::min<size_t>(1, args.size()));
   for (size_t i = 1; i < args.size(); ++i) {
     const std::string& arg = args[i];
@@ -117,9 +115,9 @@ absl::StatusOr<std::vector<std::string>> TranslateShortFlags(
     std::string value;
     if (rest.empty()) {
       if (i + 1 >= args.size()) {
-        return absl::InvalidArgumentError(absl::StrFormat(
-            "-%c needs a value (-%c VALUE is --%s=VALUE)", flag->letter, flag->letter,
-            flag->long_name));
+        return absl::InvalidArgumentError(
+            absl::StrFormat("-%c needs a value (-%c VALUE is --%s=VALUE)", flag->letter,
+                            flag->letter, flag->long_name));
       }
       value = args[++i];
     } else if (rest[0] == '=') {

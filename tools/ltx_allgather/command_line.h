@@ -27,8 +27,7 @@ std::string UsageText();
 // "--timeout=5s" (a plain number counts seconds). Everything else, and everything after "--",
 // is kept as is. InvalidArgument for a short flag without its value or a -c value other than
 // 0/1/true/false.
-absl::StatusOr<std::vector<std::string>> TranslateShortFlags(
-    const std::vector<std::string>& args);
+absl::StatusOr<std::vector<std::string>> TranslateShortFlags(const std::vector<std::string>& args);
 
 // Checks every flag of `args` (after translation) against the flags this program defines with
 // ABSL_FLAG: an unknown name, or a value that does not parse for the flag's type, is

@@ -19,9 +19,9 @@ absl::StatusOr<int> FloorBlocks(const std::vector<int>& devices, int blocks, int
   int sms = std::numeric_limits<int>::max();
   for (int device : devices) {
     int count = 0;
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
-        "cudaDeviceGetAttribute(multiProcessorCount)"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaDeviceGetAttribute(&count, cudaDevAttrMultiProcessorCount, device),
+                   "cudaDeviceGetAttribute(multiProcessorCount)"));
     sms = std::min(sms, count);
   }
   return max_blocks > 0 ? std::min(sms, max_blocks) : sms;

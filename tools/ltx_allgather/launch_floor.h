@@ -11,9 +11,9 @@
 namespace ltx {
 
 struct LaunchFloor {
-  int blocks = 0;          // Blocks per grid (of kEmptyKernelThreads threads).
-  double graph_us = 0;     // Device time per launch, replayed from graphs, slowest GPU.
-  double eager_us = 0;     // Device time per launch, launched eagerly, slowest GPU.
+  int blocks = 0;            // Blocks per grid (of kEmptyKernelThreads threads).
+  double graph_us = 0;       // Device time per launch, replayed from graphs, slowest GPU.
+  double eager_us = 0;       // Device time per launch, launched eagerly, slowest GPU.
   double eager_host_us = 0;  // Host time of one eager launch.
 
   // The floor of a call style: graph replay for kGraph, eager for the others.

@@ -117,8 +117,8 @@ int ParseCommandLine(int argc, char** argv, ToolConfig* config) {
     const std::vector<char*> positional =
         absl::ParseCommandLine(static_cast<int>(pointers.size()), pointers.data());
     if (positional.size() > 1) {
-      status = absl::InvalidArgumentError(
-          std::string("unexpected argument '") + positional[1] + "'; --help lists the flags");
+      status = absl::InvalidArgumentError(std::string("unexpected argument '") + positional[1] +
+                                          "'; --help lists the flags");
     }
   }
   if (status.ok()) {

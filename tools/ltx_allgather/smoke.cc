@@ -31,8 +31,8 @@ void PrintTopology(const std::vector<int>& devices) {
   for (int device : devices) {
     cudaDeviceProp prop;
     if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) continue;
-    absl::PrintF("# GPU %d: %s, %d SMs, %.0f GiB\n", device, prop.name,
-                 prop.multiProcessorCount, prop.totalGlobalMem / double(1 << 30));
+    absl::PrintF("# GPU %d: %s, %d SMs, %.0f GiB\n", device, prop.name, prop.multiProcessorCount,
+                 prop.totalGlobalMem / double(1 << 30));
   }
   absl::PrintF("# peer access (P = yes, with the driver's performance rank; - = no):\n#      ");
   for (int b : devices) absl::PrintF(" GPU%-3d", b);
@@ -64,8 +64,8 @@ std::vector<AllGatherCase> SmokeCases(int world, const absl::optional<DataType>&
     with_zeros.push_back(r % 2 == 1 ? 0 : 11 + r);
   }
   std::vector<AllGatherCase> cases;
-  auto add = [&](DataType type, int64_t batch, int64_t hidden,
-                 const std::vector<int64_t>& counts, int misalign) {
+  auto add = [&](DataType type, int64_t batch, int64_t hidden, const std::vector<int64_t>& counts,
+                 int misalign) {
     AllGatherCase c;
     c.dtype = dtype.value_or(type);
     c.batch = batch;
@@ -108,8 +108,8 @@ absl::StatusOr<SmokeResult> RunSmoke(const SmokeConfig& config) {
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<Runtime> runtime, Runtime::Create(config.runtime));
   const std::vector<int> devices = runtime->devices();
   PrintTopology(devices);
-  absl::PrintF("# transport: %s, protocol: %s, blocks: %s\n",
-               TransportName(runtime->transport()), ProtocolName(config.call.protocol),
+  absl::PrintF("# transport: %s, protocol: %s, blocks: %s\n", TransportName(runtime->transport()),
+               ProtocolName(config.call.protocol),
                config.call.blocks > 0 ? absl::StrCat(config.call.blocks) : "auto");
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllGatherHarness> harness,
                        AllGatherHarness::Create(devices, kInputCapacity, kOutputCapacity, kSeed));

@@ -34,9 +34,9 @@ absl::StatusOr<RuntimeOptions> MakeRuntimeOptions(const FlagValues& flags) {
   options.max_blocks = flags.max_blocks;
   if (flags.one_trip_max_bytes != kOneTripLimitByWorldSize &&
       (flags.one_trip_max_bytes < 0 || flags.one_trip_max_bytes > kOneTripMaxBytes)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "--one_trip_max_bytes=%d: must be -1 (by world size) or 0 to %d",
-        flags.one_trip_max_bytes, kOneTripMaxBytes));
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--one_trip_max_bytes=%d: must be -1 (by world size) or 0 to %d",
+                        flags.one_trip_max_bytes, kOneTripMaxBytes));
   }
   options.one_trip_max_bytes = flags.one_trip_max_bytes;
   if (flags.copy_engine_min_bytes < 0) {
@@ -94,10 +94,20 @@ absl::StatusOr<int64_t> ParseBytes(const std::string& text) {
   std::string digits = text;
   if (!digits.empty()) {
     switch (digits.back()) {
-      case 'K': case 'k': shift = 10; break;
-      case 'M': case 'm': shift = 20; break;
-      case 'G': case 'g': shift = 30; break;
-      default: break;
+      case 'K':
+      case 'k':
+        shift = 10;
+        break;
+      case 'M':
+      case 'm':
+        shift = 20;
+        break;
+      case 'G':
+      case 'g':
+        shift = 30;
+        break;
+      default:
+        break;
     }
     if (shift != 0) digits.pop_back();
   }

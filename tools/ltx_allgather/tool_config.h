@@ -53,7 +53,7 @@ struct SmokeConfig {
 
 struct ToolConfig {
   bool bench = false;
-  SmokeConfig smoke;  // Set when !bench.
+  SmokeConfig smoke;         // Set when !bench.
   BenchConfig bench_config;  // Set when bench.
 };
 

@@ -44,9 +44,9 @@ class GpuServer {
           cudaMemcpyAsync(step_, &host_->step, sizeof(uint64_t), cudaMemcpyHostToDevice, stream_),
           "cudaMemcpyAsync(step)"));
       LTX_RETURN_IF_ERROR(CudaStatus(cudaGraphLaunch(exec_, stream_), "cudaGraphLaunch"));
-      LTX_RETURN_IF_ERROR(CudaStatus(cudaMemcpyAsync(&host_->sum, sum_, sizeof(host_->sum),
-                                                     cudaMemcpyDeviceToHost, stream_),
-                                     "cudaMemcpyAsync(sum)"));
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          cudaMemcpyAsync(&host_->sum, sum_, sizeof(host_->sum), cudaMemcpyDeviceToHost, stream_),
+          "cudaMemcpyAsync(sum)"));
       LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
       const unsigned long long want = ExpectedSum(step);
       if (host_->sum != want) {
@@ -81,8 +81,8 @@ class GpuServer {
   }
 
   absl::Status Allocate() {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking),
-                                   "cudaStreamCreate"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate"));
     LTX_RETURN_IF_ERROR(CudaStatus(
         cudaMalloc(reinterpret_cast<void**>(&input_), Elements(rank_) * sizeof(uint16_t) + 16),
         "cudaMalloc(input)"));
@@ -101,9 +101,8 @@ class GpuServer {
   absl::Status Capture() {
     LTX_RETURN_IF_ERROR(CudaStatus(
         cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "BeginCapture"));
-    absl::Status captured =
-        CudaStatus(LaunchFillActivations(input_, Elements(rank_), rank_, step_, stream_),
-                   "fill kernel");
+    absl::Status captured = CudaStatus(
+        LaunchFillActivations(input_, Elements(rank_), rank_, step_, stream_), "fill kernel");
     if (captured.ok()) {
       captured = runtime_->AllGatherRank(rank_, shape_, {input_, output_, stream_});
     }
@@ -112,8 +111,8 @@ class GpuServer {
                             "cudaMemsetAsync(sum)");
     }
     if (captured.ok()) {
-      captured = CudaStatus(LaunchChecksum(output_, TotalElements(), sum_, stream_),
-                            "checksum kernel");
+      captured =
+          CudaStatus(LaunchChecksum(output_, TotalElements(), sum_, stream_), "checksum kernel");
     }
     cudaGraph_t graph = nullptr;
     const absl::Status ended = CudaStatus(cudaStreamEndCapture(stream_, &graph), "EndCapture");
@@ -159,9 +158,8 @@ absl::StatusOr<ServerExampleReport> RunServerExample(const ServerExampleOptions&
   std::vector<absl::Duration> elapsed(world);
   std::vector<std::thread> threads;
   for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back([&, rank] {
-      results[rank] = servers[rank]->Serve(options.steps, &elapsed[rank]);
-    });
+    threads.emplace_back(
+        [&, rank] { results[rank] = servers[rank]->Serve(options.steps, &elapsed[rank]); });
   }
   for (auto& thread : threads) thread.join();
   for (const absl::Status& result : results) LTX_RETURN_IF_ERROR(result);

@@ -24,9 +24,10 @@ int main(int argc, char** argv) {
     std::printf("ltx_server_example: FAIL: %s\n", report.status().ToString().c_str());
     return 1;
   }
-  std::printf("ltx_server_example: PASS: %d GPUs, %d steps of compute -> all_gather -> compute "
-              "replayed from CUDA graphs, every checksum right (%.1f us per step)\n",
-              report->world_size, report->steps,
-              absl::ToDoubleMicroseconds(report->elapsed) / report->steps);
+  std::printf(
+      "ltx_server_example: PASS: %d GPUs, %d steps of compute -> all_gather -> compute "
+      "replayed from CUDA graphs, every checksum right (%.1f us per step)\n",
+      report->world_size, report->steps,
+      absl::ToDoubleMicroseconds(report->elapsed) / report->steps);
   return 0;
 }

@@ -6,8 +6,8 @@ PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()).
 
 from .errors import *  # noqa: F401,F403  (Error and one subclass per canonical code)
 from .errors import ERROR_CLASSES, Error
-from .runtime import PROTOCOLS, TRANSPORTS, Op, Runtime, library_path, version
+from .runtime import PROTOCOLS, TRANSPORTS, Op, RankCall, Runtime, library_path, version
 from .tensors import DTYPES
 
-__all__ = ["DTYPES", "ERROR_CLASSES", "Error", "Op", "PROTOCOLS", "Runtime", "TRANSPORTS",
-           "library_path", "version"] + [cls.__name__ for cls in ERROR_CLASSES]
+__all__ = ["DTYPES", "ERROR_CLASSES", "Error", "Op", "PROTOCOLS", "RankCall", "Runtime",
+           "TRANSPORTS", "library_path", "version"] + [cls.__name__ for cls in ERROR_CLASSES]

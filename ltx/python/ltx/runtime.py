@@ -84,6 +84,25 @@ class Op:
             lib().ltx_op_destroy(self._handle)
 
 
+class RankCall:
+    """One rank's prepared per-rank call (Runtime.prepare_all_gather_rank). Calling it enqueues
+    the call, exactly as all_gather_rank with the same arguments would, and raises the same
+    errors. Call it from the rank's own thread. Must not be used after its Runtime is closed."""
+
+    def __init__(self, runtime: "Runtime", rank: int, shape, buffers, options, tensors):
+        self._runtime = runtime
+        self._tensors = tensors  # The buffers' memory stays allocated while the call lives.
+        self._function = lib().ltx_all_gather_rank
+        self._arguments = (rank, ctypes.byref(shape), ctypes.byref(buffers),
+                           ctypes.byref(options))
+        self._keep = (shape, buffers, options)
+
+    def __call__(self) -> None:
+        code = self._function(self._runtime._live(), *self._arguments)
+        if code:
+            check(code)
+
+
 class Runtime:
     """One process driving the GPUs `devices` (rank order; None: every visible GPU).
 
@@ -176,8 +195,19 @@ class Runtime:
                         timeout=None, blocks: int = 0, protocol: str = "auto") -> None:
         """Per-rank call from rank `rank`'s own thread: enqueues its part on `stream` (None:
         the GPU's current stream) with no host synchronisation, so torch.cuda.graph can capture
-        it. Every rank must make the matching call with the same counts."""
-        handle = self._live()
+        it. Every rank must make the matching call with the same counts. For a call repeated
+        with the same tensors, prepare_all_gather_rank checks them once."""
+        self.prepare_all_gather_rank(rank, input, output, counts, stream, dim=dim,
+                                     timeout=timeout, blocks=blocks, protocol=protocol)()
+
+    def prepare_all_gather_rank(self, rank: int, input, output, counts, stream=None, *,
+                                dim: int = -2, timeout=None, blocks: int = 0,
+                                protocol: str = "auto") -> "RankCall":
+        """Checks the arguments of all_gather_rank once and returns a RankCall that makes the
+        call each time it is called, with these tensors, counts and stream: what a server loop
+        repeats every step, at the cost of one ctypes call. The RankCall keeps the tensors
+        alive; their contents may change between calls."""
+        self._live()
         counts = [int(c) for c in counts]
         if not 0 <= rank < self.world_size or len(counts) != self.world_size:
             raise invalid_argument(
@@ -186,8 +216,8 @@ class Runtime:
         dtype, batch, hidden, src, dst = rank_call(rank, input, output, counts, dim, device)
         buffers = RankBuffers(src, dst, stream_handle(stream, device))
         shape = _shape(dtype, batch, hidden, counts)
-        check(lib().ltx_all_gather_rank(handle, rank, ctypes.byref(shape), ctypes.byref(buffers),
-                                        ctypes.byref(_call_options(timeout, blocks, protocol))))
+        return RankCall(self, rank, shape, buffers, _call_options(timeout, blocks, protocol),
+                        (input, output))
 
     def synchronize(self, timeout: float = 30.0) -> None:
         """Waits for every rank's last op made through this Runtime; raises its error."""
