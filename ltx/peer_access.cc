@@ -1,17 +1,34 @@
-// Peer-access checks and enabling.
+// Peer-access checks and the process-wide record of enabled pairs.
 #include "ltx/peer_access.h"
 
 #include <cuda_runtime_api.h>
 
+#include <set>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/synchronization/mutex.h"
 #include "ltx/cuda_status.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
+namespace {
+
+struct EnabledPairs {
+  absl::Mutex mu;
+  std::set<std::pair<int, int>> pairs ABSL_GUARDED_BY(mu);
+};
+
+EnabledPairs& Enabled() {
+  static EnabledPairs* const enabled = new EnabledPairs;  // Never destroyed.
+  return *enabled;
+}
+
+}  // namespace
+
 absl::Status CheckPeerAccess(const std::vector<int>& devices) {
   std::vector<std::string> missing;
   for (int a : devices) {
@@ -30,15 +47,18 @@ absl::Status CheckPeerAccess(const std::vector<int>& devices) {
 }
 
 absl::Status EnablePeerAccess(int device, const std::vector<int>& peers) {
+  EnabledPairs& enabled = Enabled();
+  absl::MutexLock lock(&enabled.mu);
   for (int peer : peers) {
-    if (peer == device) continue;
+    if (peer == device || enabled.pairs.count({device, peer}) > 0) continue;
     const cudaError_t error = cudaDeviceEnablePeerAccess(peer, 0);
     if (error == cudaErrorPeerAccessAlreadyEnabled) {
       cudaGetLastError();
-      continue;
+    } else {
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          error, absl::StrFormat("cudaDeviceEnablePeerAccess(GPU %d -> GPU %d)", device, peer)));
     }
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        error, absl::StrFormat("cudaDeviceEnablePeerAccess(GPU %d -> GPU %d)", device, peer)));
+    enabled.pairs.insert({device, peer});
   }
   return absl::OkStatus();
 }

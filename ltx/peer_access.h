@@ -1,5 +1,6 @@
 // Peer access between the GPUs of a Runtime: checking that every pair supports it, and enabling
-// it (CUDA's setting is per process and outlives any one Runtime, so it is never disabled).
+// it once per pair for the whole process (CUDA's setting is per process and outlives any one
+// Runtime, so it is never disabled).
 #ifndef LTX_PEER_ACCESS_H_
 #define LTX_PEER_ACCESS_H_
 
@@ -14,9 +15,8 @@ namespace ltx {
 absl::Status CheckPeerAccess(const std::vector<int>& devices);
 
 // Enables access from the calling thread's current device `device` to each of `peers` (other
-// entries equal to `device` are skipped). Access that is already enabled, by this Runtime, an
-// earlier one or the application, is accepted; nothing is remembered between calls, so a
-// cudaDeviceReset in between is harmless. Thread-safe.
+// entries equal to `device` are skipped). Pairs this process already enabled are not asked
+// again; access enabled by someone else ("already enabled") is accepted. Thread-safe.
 absl::Status EnablePeerAccess(int device, const std::vector<int>& peers);
 
 }  // namespace ltx
