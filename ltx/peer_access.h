@@ -16,7 +16,10 @@ absl::Status CheckPeerAccess(const std::vector<int>& devices);
 
 // Enables access from the calling thread's current device `device` to each of `peers` (other
 // entries equal to `device` are skipped). Pairs this process already enabled are not asked
-// again; access enabled by someone else ("already enabled") is accepted. Thread-safe.
+// again, so that a second Runtime raises no "already enabled" API error (compute-sanitizer
+// reports those); access enabled by someone else is accepted. Known limit: the record is not
+// told of a cudaDeviceReset, after which a new Runtime over the same pair would find peer
+// access off. Thread-safe.
 absl::Status EnablePeerAccess(int device, const std::vector<int>& peers);
 
 }  // namespace ltx
