@@ -4,6 +4,7 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -43,6 +44,17 @@ TEST(SitePackagePatternsTest, EnvironmentFirstThenSystemPlaces) {
   EXPECT_EQ(patterns[2], "/home/u/.local/lib/python3*/site-packages");
   EXPECT_THAT(patterns, testing::Contains("/usr/local/lib/python3*/dist-packages"));
   EXPECT_THAT(patterns, testing::Contains("/usr/lib/python3*/site-packages"));
+}
+
+TEST(SitePackagePatternsTest, PathBinDirectoriesArePrefixesWithoutRepeats) {
+  const std::vector<std::string> patterns = SitePackagePatterns(
+      SiteEnvironment{"", "/venv", "", "/venv/bin:/opt/py/bin:/sbin:/bin:/usr/local/bin:/tools"});
+  EXPECT_EQ(patterns[0], "/venv/lib/python3*/site-packages");
+  EXPECT_EQ(patterns[1], "/opt/py/lib/python3*/site-packages");
+  EXPECT_EQ(patterns[2], "/usr/local/lib/python3*/site-packages");
+  EXPECT_EQ(patterns[3], "/usr/local/lib/python3*/dist-packages");
+  EXPECT_EQ(std::count(patterns.begin(), patterns.end(), "/usr/local/lib/python3*/site-packages"),
+            1);
 }
 
 TEST(SitePackagePatternsTest, EmptyVariablesAddNothing) {

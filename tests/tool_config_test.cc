@@ -221,6 +221,12 @@ TEST(MakeToolConfigTest, BadOverlapValuesNameTheirFlag) {
   flags.transport = "copy_engine";
   EXPECT_THAT(ErrorOf(flags), HasSubstr("--overlap: each style picks"));
   flags.transport = "auto";
+  flags.json = "out.json";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("leave --json and --split alone"));
+  flags.json = "";
+  flags.split = "zeros";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("leave --json and --split alone"));
+  flags.split = "even";
   flags.iters = 0;
   EXPECT_THAT(ErrorOf(flags), HasSubstr("-n >= 1"));
   flags.iters = 5;

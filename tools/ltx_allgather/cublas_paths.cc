@@ -6,6 +6,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace ltx::tools {
 namespace {
@@ -20,18 +22,22 @@ void AddOnce(const std::string& path, std::vector<std::string>* paths) {
 }  // namespace
 
 std::vector<std::string> SitePackagePatterns(const SiteEnvironment& env) {
+  std::vector<std::string> prefixes = {env.virtual_env, env.conda_prefix};
+  for (absl::string_view dir : absl::StrSplit(env.path, ':', absl::SkipEmpty())) {
+    if (absl::ConsumeSuffix(&dir, "/bin") && !dir.empty()) prefixes.emplace_back(dir);
+  }
   std::vector<std::string> patterns;
-  for (const std::string& prefix : {env.virtual_env, env.conda_prefix}) {
-    if (!prefix.empty()) patterns.push_back(absl::StrCat(prefix, "/lib/python3*/site-packages"));
+  for (const std::string& prefix : prefixes) {
+    if (!prefix.empty()) AddOnce(absl::StrCat(prefix, "/lib/python3*/site-packages"), &patterns);
   }
   if (!env.home.empty()) {
     patterns.push_back(absl::StrCat(env.home, "/.local/lib/python3*/site-packages"));
   }
   for (const char* prefix : {"/usr/local/lib", "/usr/lib"}) {
-    patterns.push_back(absl::StrCat(prefix, "/python3*/dist-packages"));
-    patterns.push_back(absl::StrCat(prefix, "/python3*/site-packages"));
+    AddOnce(absl::StrCat(prefix, "/python3*/dist-packages"), &patterns);
+    AddOnce(absl::StrCat(prefix, "/python3*/site-packages"), &patterns);
   }
-  patterns.push_back("/opt/conda/lib/python3*/site-packages");
+  AddOnce("/opt/conda/lib/python3*/site-packages", &patterns);
   return patterns;
 }
 

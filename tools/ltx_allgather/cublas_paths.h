@@ -20,11 +20,13 @@ struct SiteEnvironment {
   std::string home;          // $HOME, may be empty.
   std::string virtual_env;   // $VIRTUAL_ENV, may be empty.
   std::string conda_prefix;  // $CONDA_PREFIX, may be empty.
+  std::string path;          // $PATH: each "PREFIX/bin" in it may be a Python's prefix.
 };
 
 // Glob patterns (fnmatch syntax) of the site-packages and dist-packages directories of the
 // Python 3 installations `env` points at and of the usual system places, most specific first
-// (virtualenv, conda, user site, /usr/local, /usr, /opt/conda). Empty variables add nothing.
+// (virtualenv, conda, the prefixes of PATH's bin directories, user site, /usr/local, /usr,
+// /opt/conda), without repeats. Empty variables add nothing.
 std::vector<std::string> SitePackagePatterns(const SiteEnvironment& env);
 
 // The files to try, in order: `flag_path` if not empty, else `env_path` (LTX_CUBLAS) if not

@@ -36,7 +36,8 @@ std::string Getenv(const char* name) {
 
 // cuBLAS from --cublas, LTX_CUBLAS, the Python wheels or the loader's search.
 absl::StatusOr<std::unique_ptr<tools::CublasLibrary>> LoadCublas(const std::string& flag_path) {
-  const tools::SiteEnvironment env{Getenv("HOME"), Getenv("VIRTUAL_ENV"), Getenv("CONDA_PREFIX")};
+  const tools::SiteEnvironment env{Getenv("HOME"), Getenv("VIRTUAL_ENV"), Getenv("CONDA_PREFIX"),
+                                   Getenv("PATH")};
   return tools::CublasLibrary::Load(tools::CublasCandidates(
       flag_path, Getenv("LTX_CUBLAS"), tools::GlobDirectories(tools::SitePackagePatterns(env))));
 }

@@ -103,6 +103,10 @@ absl::Status FillOverlapConfig(const FlagValues& flags, const CallOptions& call,
         "--overlap: each style picks its own protocol, blocks and transport; leave --protocol, "
         "--blocks and --transport alone (--overlap_styles chooses the styles)");
   }
+  if (!flags.json.empty() || flags.split != "even") {
+    return absl::InvalidArgumentError(
+        "--overlap: no JSON and no uneven split; leave --json and --split alone");
+  }
   absl::StatusOr<int64_t> per_rank =
       ParseBytes(flags.min_bytes.empty() ? kOverlapPerRankBytes : flags.min_bytes);
   if (!per_rank.ok()) return ForFlag("-b/--min_bytes", per_rank.status());

@@ -78,8 +78,9 @@ absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text);
 
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
 // form the user typed, e.g. "-b" or "--dtype") and says what it accepts. --bench and --overlap
-// exclude each other; --overlap picks the protocol, blocks and transport of each style itself,
-// so it rejects --protocol, --blocks and --transport other than their defaults. Needs no GPU.
+// exclude each other; --overlap picks the protocol, blocks and transport of each style itself
+// and writes no JSON, so it rejects --protocol, --blocks, --transport, --split and --json other
+// than their defaults (-b is then bytes per rank). Needs no GPU.
 absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags);
 
 }  // namespace ltx
