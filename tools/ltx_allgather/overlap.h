@@ -18,7 +18,8 @@ namespace ltx {
 // per style measures the GEMM alone, the AllGather alone and both together, checking the
 // AllGather's output byte-exact before and after the pair when config.check. Prints the header
 // and each row to stdout as it completes, progress to stderr. The NCCL style is skipped with a
-// note when libnccl does not load. Returns the rows, or the first error that stopped it.
+// note when libnccl does not load (or config.nccl_path is empty). Returns the rows, or the
+// first error that stopped it.
 absl::StatusOr<std::vector<OverlapRow>> RunOverlap(const OverlapConfig& config);
 
 }  // namespace ltx
