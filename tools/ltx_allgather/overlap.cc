@@ -42,7 +42,7 @@ absl::StatusOr<std::unique_ptr<tools::CublasLibrary>> LoadCublas(const std::stri
       flag_path, Getenv("LTX_CUBLAS"), tools::GlobDirectories(tools::SitePackagePatterns(env))));
 }
 
-// One style's AllGather: how it is issued, and how to wait for it (with its errors).
+// One style's AllGather: its label, its Runtime and call options (ltx styles), and its loop.
 struct StyleCollective {
   std::string label;
   std::unique_ptr<Runtime> runtime;  // Null for NCCL.
@@ -62,6 +62,8 @@ class OverlapRun {
  private:
   explicit OverlapRun(const OverlapConfig& config) : config_(config) {}
   int world() const { return static_cast<int>(devices_.size()); }
+  // The style's AllGather over the harness's buffers: a Runtime of its own for the ltx styles
+  // (block budget by style), the NCCL clique for kNccl (needs has_nccl()).
   absl::StatusOr<StyleCollective> MakeCollective(OverlapStyle style);
   // Waits for the style's calls and returns their errors.
   absl::Status Finish(const StyleCollective& collective);
