@@ -15,6 +15,8 @@ ABSL_FLAG(bool, check, true, "A flag of the tool's, for CheckFlags.");
 ABSL_FLAG(std::string, dtype, "", "A flag of the tool's, for CheckFlags.");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(10), "A flag of the tool's, for CheckFlags.");
 ABSL_FLAG(int64_t, one_trip_max_bytes, -1, "A flag of the tool's, for CheckFlags.");
+ABSL_FLAG(bool, overlap, false, "A flag of the tool's, for CheckFlags.");
+ABSL_FLAG(std::string, gemm, "8192,8192,8192", "A flag of the tool's, for CheckFlags.");
 
 namespace ltx {
 namespace {
@@ -85,7 +87,8 @@ TEST(UsageTextTest, ListsShortAndLongForms) {
   for (const char* form :
        {"-b, --min_bytes", "-e, --max_bytes", "-f, --step_factor", "-n, --iters", "-w, --warmup",
         "-c, --check", "-d, --dtype", "-g, --gpus", "-T, --timeout", "--protocol", "--blocks",
-        "--style", "-h, --help", "Exit codes"}) {
+        "--style", "-h, --help", "Exit codes", "--overlap", "--gemm=M,N,K", "--overlap_styles",
+        "--cublas=PATH"}) {
     EXPECT_THAT(usage, HasSubstr(form));
   }
 }
@@ -94,6 +97,17 @@ TEST(CheckFlagsTest, AcceptsGoodFlags) {
   EXPECT_TRUE(CheckFlags({"ltx_allgather", "--iters=5", "--check", "--nocheck", "--dtype", "fp16",
                           "--timeout=2s", "--one_trip_max_bytes", "-1", "positional"})
                   .ok());
+}
+
+TEST(CheckFlagsTest, OverlapModeFlags) {
+  EXPECT_TRUE(
+      CheckFlags({"ltx_allgather", "--overlap", "--gemm=4096,4096,4096", "--iters=5"}).ok());
+  EXPECT_EQ(CheckFlags({"ltx_allgather", "--overlap=maybe"}).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(CheckFlags({"ltx_allgather", "--gemm"}).code(), absl::StatusCode::kInvalidArgument);
+  // -b is the per-rank size in overlap mode; it translates as in the benchmark.
+  EXPECT_THAT(Translated({"--overlap", "-b", "64M", "-n", "20"}),
+              ElementsAre("--overlap", "--min_bytes=64M", "--iters=20"));
 }
 
 TEST(CheckFlagsTest, UnknownFlagsAndBadValuesAreInvalidArgument) {

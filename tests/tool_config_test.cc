@@ -40,7 +40,7 @@ std::string ErrorOf(const FlagValues& flags) {
 TEST(MakeToolConfigTest, DefaultsMakeASmokeRunOverEveryGpuAndDtype) {
   const absl::StatusOr<ToolConfig> config = MakeToolConfig(FlagValues());
   ASSERT_TRUE(config.ok()) << config.status();
-  EXPECT_FALSE(config->bench);
+  EXPECT_EQ(config->mode, ToolMode::kSmoke);
   EXPECT_TRUE(config->smoke.runtime.devices.empty());
   EXPECT_FALSE(config->smoke.dtype.has_value());
   EXPECT_EQ(config->smoke.call.protocol, Protocol::kAuto);
@@ -78,7 +78,7 @@ TEST(MakeToolConfigTest, BenchTakesItsSweep) {
   const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
   ASSERT_TRUE(config.ok()) << config.status();
   const BenchConfig& bench = config->bench_config;
-  EXPECT_TRUE(config->bench);
+  EXPECT_EQ(config->mode, ToolMode::kBench);
   EXPECT_EQ(bench.min_bytes, 8 << 10);
   EXPECT_EQ(bench.max_bytes, 4 << 20);
   EXPECT_EQ(bench.factor, 2);
@@ -132,6 +132,116 @@ TEST(MakeToolConfigTest, BadBenchValuesAreCaughtOnlyInBenchMode) {
   flags.style = "graph";
   flags.transport = "copy_engine";
   EXPECT_THAT(ErrorOf(flags), HasSubstr("--style=graph"));
+}
+
+TEST(MakeToolConfigTest, BenchSmallestSizeDefaultsTo32K) {
+  FlagValues flags;
+  flags.bench = true;
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->bench_config.min_bytes, 32 << 10);
+}
+
+TEST(MakeToolConfigTest, OverlapDefaultsCompareEveryStyleAt64MPerRank) {
+  FlagValues flags;
+  flags.overlap = true;
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->mode, ToolMode::kOverlap);
+  const OverlapConfig& overlap = config->overlap_config;
+  EXPECT_EQ(overlap.per_rank_bytes, int64_t{64} << 20);
+  EXPECT_EQ(overlap.gemm.m, 8192);
+  EXPECT_EQ(overlap.gemm.n, 8192);
+  EXPECT_EQ(overlap.gemm.k, 8192);
+  EXPECT_EQ(overlap.styles,
+            (std::vector<OverlapStyle>{OverlapStyle::kSm, OverlapStyle::kSmBudget,
+                                       OverlapStyle::kCopyEngine, OverlapStyle::kNccl}));
+  EXPECT_EQ(overlap.block_budget, kDefaultBlockBudget);
+  EXPECT_EQ(overlap.dtype, DataType::kBFloat16);
+  EXPECT_EQ(overlap.runtime.max_blocks, 0);
+  EXPECT_EQ(OverlapTokensPerRank(overlap), (int64_t{64} << 20) / (4096 * 2));
+}
+
+TEST(MakeToolConfigTest, OverlapTakesSizeGemmStylesBudgetAndLibraries) {
+  FlagValues flags;
+  flags.overlap = true;
+  flags.min_bytes = "16M";
+  flags.gemm = "4096,2048,1024";
+  flags.overlap_styles = "copy_engine,sm_budget";
+  flags.max_blocks = 8;
+  flags.iters = 10;
+  flags.gpus = 2;
+  flags.dtype = "fp16";
+  flags.cublas = "/opt/libcublas.so.13";
+  flags.nccl = "";
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  const OverlapConfig& overlap = config->overlap_config;
+  EXPECT_EQ(overlap.per_rank_bytes, 16 << 20);
+  EXPECT_EQ(overlap.gemm.m, 4096);
+  EXPECT_EQ(overlap.gemm.n, 2048);
+  EXPECT_EQ(overlap.gemm.k, 1024);
+  EXPECT_DOUBLE_EQ(overlap.gemm.Flops(), 2.0 * 4096 * 2048 * 1024);
+  EXPECT_EQ(overlap.styles,
+            (std::vector<OverlapStyle>{OverlapStyle::kCopyEngine, OverlapStyle::kSmBudget}));
+  EXPECT_EQ(overlap.block_budget, 8);
+  EXPECT_EQ(overlap.runtime.max_blocks, 0);  // The budget applies to the sm_budget style only.
+  EXPECT_EQ(overlap.timing.iterations, 10);
+  EXPECT_EQ(overlap.dtype, DataType::kFloat16);
+  EXPECT_EQ(overlap.runtime.devices, (std::vector<int>{0, 1}));
+  EXPECT_EQ(overlap.cublas_path, "/opt/libcublas.so.13");
+  EXPECT_EQ(overlap.nccl_path, "");
+}
+
+TEST(MakeToolConfigTest, BadOverlapValuesNameTheirFlag) {
+  FlagValues flags;
+  flags.overlap = true;
+  flags.bench = true;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--bench and --overlap"));
+  flags.bench = false;
+  for (const char* bad : {"8192,8192", "8192,0,8192", "a,b,c", "1,2,3,4", "4294967296,1,1"}) {
+    flags.gemm = bad;
+    EXPECT_THAT(ErrorOf(flags), HasSubstr("--gemm: '")) << bad;
+  }
+  flags.gemm = "1024,1024,1024";
+  for (const char* bad : {"", "sm,warp", "sm,sm", ","}) {
+    flags.overlap_styles = bad;
+    EXPECT_THAT(ErrorOf(flags), HasSubstr("--overlap_styles")) << bad;
+  }
+  flags.overlap_styles = "sm";
+  flags.min_bytes = "4K";  // Below one row of 4096 bf16.
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("at least one token row"));
+  flags.min_bytes = "64M";
+  flags.protocol = "direct";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--overlap: each style picks"));
+  flags.protocol = "auto";
+  flags.blocks = 4;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--overlap: each style picks"));
+  flags.blocks = 0;
+  flags.transport = "copy_engine";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--overlap: each style picks"));
+  flags.transport = "auto";
+  flags.json = "out.json";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("leave --json and --split alone"));
+  flags.json = "";
+  flags.split = "zeros";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("leave --json and --split alone"));
+  flags.split = "even";
+  flags.iters = 0;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("-n >= 1"));
+  flags.iters = 5;
+  flags.max_blocks = -1;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--max_blocks"));
+}
+
+TEST(ParseOverlapStylesTest, NamesRoundTrip) {
+  for (OverlapStyle style : {OverlapStyle::kSm, OverlapStyle::kSmBudget, OverlapStyle::kCopyEngine,
+                             OverlapStyle::kNccl}) {
+    const absl::StatusOr<std::vector<OverlapStyle>> parsed =
+        ParseOverlapStyles(OverlapStyleName(style));
+    ASSERT_TRUE(parsed.ok()) << parsed.status();
+    EXPECT_EQ(*parsed, std::vector<OverlapStyle>{style});
+  }
 }
 
 }  // namespace

@@ -118,6 +118,14 @@ absl::Status EventPairs::RecordStop(int rank, cudaStream_t stream) {
   return CudaStatus(cudaEventRecord(stop_[rank], stream), "cudaEventRecord");
 }
 
+absl::Status EventPairs::WaitForStart(int rank, cudaStream_t stream) {
+  return CudaStatus(cudaStreamWaitEvent(stream, start_[rank], 0), "cudaStreamWaitEvent");
+}
+
+absl::Status EventPairs::WaitForStop(int rank, cudaStream_t stream) {
+  return CudaStatus(cudaStreamWaitEvent(stream, stop_[rank], 0), "cudaStreamWaitEvent");
+}
+
 absl::StatusOr<double> EventPairs::SlowestMicroseconds() {
   double slowest = 0;
   for (size_t rank = 0; rank < stop_.size(); ++rank) {

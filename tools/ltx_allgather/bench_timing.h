@@ -32,6 +32,10 @@ class EventPairs {
   // Record rank `rank`'s start or stop event on `stream` (a stream of that rank's GPU).
   absl::Status RecordStart(int rank, cudaStream_t stream);
   absl::Status RecordStop(int rank, cudaStream_t stream);
+  // Makes `stream` (of rank `rank`'s GPU) wait for rank `rank`'s start or stop event as last
+  // recorded: to fork work onto a second stream at the start, or join it before the stop.
+  absl::Status WaitForStart(int rank, cudaStream_t stream);
+  absl::Status WaitForStop(int rank, cudaStream_t stream);
   // Waits for every stop event; the longest start-to-stop time over the GPUs, in microseconds.
   absl::StatusOr<double> SlowestMicroseconds();
 

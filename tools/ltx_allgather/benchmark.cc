@@ -15,7 +15,7 @@
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_timing.h"
 #include "tools/ltx_allgather/launch_floor.h"
-#include "tools/ltx_allgather/nccl_library.h"
+#include "tools/ltx_allgather/nccl_side.h"
 #include "tools/testing/allgather_harness.h"
 
 namespace ltx {
@@ -23,53 +23,6 @@ namespace {
 
 // Seed of the benchmark's random data.
 constexpr uint64_t kSeed = 42;
-
-tools::NcclType NcclTypeOf(DataType dtype) {
-  switch (dtype) {
-    case DataType::kBFloat16:
-      return tools::NcclType::kBfloat16;
-    case DataType::kFloat16:
-      return tools::NcclType::kFloat16;
-    case DataType::kFloat32:
-      return tools::NcclType::kFloat32;
-    case DataType::kFloat8E4M3:
-      return tools::NcclType::kFloat8E4M3;
-    case DataType::kFloat8E5M2:
-      return tools::NcclType::kFloat8E5M2;
-    case DataType::kInt8:
-      return tools::NcclType::kInt8;
-    case DataType::kUint8:
-      break;
-  }
-  return tools::NcclType::kUint8;
-}
-
-// NCCL loaded at run time, or nothing (with a note on stdout saying why).
-struct NcclSide {
-  std::unique_ptr<tools::NcclLibrary> library;
-  std::unique_ptr<tools::NcclClique> clique;  // Null: no NCCL columns.
-  std::string version = "none";
-};
-
-NcclSide LoadNccl(const std::string& path, const std::vector<int>& devices) {
-  NcclSide nccl;
-  if (path.empty()) return nccl;
-  auto loaded = tools::NcclLibrary::Load(path);
-  if (!loaded.ok()) {
-    absl::PrintF("# NCCL not available (%s); ltx columns only\n", loaded.status().ToString());
-    return nccl;
-  }
-  nccl.library = std::move(*loaded);
-  auto made = tools::NcclClique::Create(*nccl.library, devices);
-  if (!made.ok()) {
-    absl::PrintF("# NCCL %s loaded but ncclCommInitAll failed: %s; ltx columns only\n",
-                 nccl.library->Version(), made.status().ToString());
-    return nccl;
-  }
-  nccl.clique = std::move(*made);
-  nccl.version = nccl.library->Version();
-  return nccl;
-}
 
 // One sweep: the Runtime, buffers, events, NCCL and the launch floor, shared by every row.
 class Sweep {

@@ -152,6 +152,9 @@ std::string UsageText() {
                                   verified byte-exact on every GPU; ends with PASS or FAIL
   ltx_allgather --bench [FLAGS]   size sweep in the layout of nccl-tests, against the launch
                                   floor of an empty kernel, with NCCL side by side
+  ltx_allgather --overlap [FLAGS] a cuBLAS bf16 GEMM and the AllGather on two streams of every
+                                  GPU at once, per AllGather style, against each alone: GEMM
+                                  slowdown and AllGather bandwidth kept
 
 Flags (short forms as in nccl-tests; "-b 16K", "-b16K", "-b=16K" and "--min_bytes=16K" are the
 same):
@@ -187,6 +190,16 @@ same):
         --nccl=PATH              libnccl to dlopen for the NCCL columns; empty: none
                                  (default libnccl.so.2)
         --json=FILE              also write every figure to FILE
+  Overlap (--overlap)
+    -b, --min_bytes=SIZE         AllGather input per rank (default 64M)
+        --gemm=M,N,K             the GEMM on every GPU, bf16 with fp32 accumulation (default
+                                 8192,8192,8192)
+        --overlap_styles=LIST    AllGather styles, in order: sm (kernels, direct), sm_budget
+                                 (kernels under --max_blocks, default 16), copy_engine (no SMs),
+                                 nccl (default sm,sm_budget,copy_engine,nccl)
+        --cublas=PATH            libcublas.so.13 to dlopen (default: $LTX_CUBLAS, then PyTorch's
+                                 wheels under python3's site-packages, then the loader's search)
+    -n, -w, --windows, -d, --hidden, --nccl, -c as above; -n and -w count GEMMs
   -h, --help                     this text
 
 Exit codes: 0 pass; 1 a failure (a wrong result or an error while running); 2 nothing ran
@@ -197,6 +210,7 @@ Examples:
   ltx_allgather -g 2 -d fp16 --protocol=one_trip --blocks=8
   ltx_allgather --bench -b 8K -e 4M -f 8 -n 100 -w 20
   ltx_allgather --bench --style=graph -b 32K -e 1G -f 8 --json=graph.json
+  ltx_allgather --overlap -b 64M --gemm=8192,8192,8192 --max_blocks=16
 )";
 }
 

@@ -5,6 +5,8 @@
 //                                  prints a table and PASS/FAIL.
 //   ltx_allgather --bench          nccl-tests-style size sweep against the launch floor, with
 //                                  NCCL side by side.
+//   ltx_allgather --overlap        a cuBLAS GEMM and the AllGather side by side on every GPU,
+//                                  per AllGather style, against each alone.
 //   ltx_allgather --help           the flags, short and long.
 //
 // The command line is checked before anything looks for a GPU: -h/--help prints the usage and
@@ -21,6 +23,7 @@
 #include "ltx/runtime_options.h"
 #include "tools/ltx_allgather/benchmark.h"
 #include "tools/ltx_allgather/command_line.h"
+#include "tools/ltx_allgather/overlap.h"
 #include "tools/ltx_allgather/smoke.h"
 #include "tools/ltx_allgather/tool_config.h"
 #include "tools/testing/visible_gpus.h"
@@ -29,6 +32,8 @@
 // people, with their short forms.
 ABSL_FLAG(bool, bench, ltx::FlagValues().bench,
           "Run the benchmark sweep instead of the smoke run.");
+ABSL_FLAG(bool, overlap, ltx::FlagValues().overlap,
+          "Run a GEMM beside the AllGather on every GPU, per AllGather style.");
 ABSL_FLAG(std::string, devices, ltx::FlagValues().devices,
           "CUDA device ordinals in rank order, e.g. 3,1.");
 ABSL_FLAG(int, gpus, ltx::FlagValues().gpus, "-g: use GPUs 0..N-1; 0 = every visible GPU.");
@@ -64,6 +69,11 @@ ABSL_FLAG(bool, check, ltx::FlagValues().check, "-c: verify every benchmark row 
 ABSL_FLAG(std::string, nccl, ltx::FlagValues().nccl, "Benchmark: libnccl to dlopen; empty = none.");
 ABSL_FLAG(std::string, json, ltx::FlagValues().json,
           "Benchmark: also write every figure to this JSON file.");
+ABSL_FLAG(std::string, gemm, ltx::FlagValues().gemm, "Overlap: the GEMM's M,N,K.");
+ABSL_FLAG(std::string, overlap_styles, ltx::FlagValues().overlap_styles,
+          "Overlap: AllGather styles to compare (sm, sm_budget, copy_engine, nccl).");
+ABSL_FLAG(std::string, cublas, ltx::FlagValues().cublas,
+          "Overlap: libcublas.so.13 to dlopen; empty = LTX_CUBLAS, then the usual places.");
 
 namespace ltx {
 namespace {
@@ -75,6 +85,7 @@ constexpr int kExitNothingRan = 2;
 FlagValues ReadFlags() {
   FlagValues f;
   f.bench = absl::GetFlag(FLAGS_bench);
+  f.overlap = absl::GetFlag(FLAGS_overlap);
   f.devices = absl::GetFlag(FLAGS_devices);
   f.gpus = absl::GetFlag(FLAGS_gpus);
   f.min_bytes = absl::GetFlag(FLAGS_min_bytes);
@@ -97,6 +108,9 @@ FlagValues ReadFlags() {
   f.check = absl::GetFlag(FLAGS_check);
   f.nccl = absl::GetFlag(FLAGS_nccl);
   f.json = absl::GetFlag(FLAGS_json);
+  f.gemm = absl::GetFlag(FLAGS_gemm);
+  f.overlap_styles = absl::GetFlag(FLAGS_overlap_styles);
+  f.cublas = absl::GetFlag(FLAGS_cublas);
   return f;
 }
 
@@ -133,6 +147,21 @@ int ParseCommandLine(int argc, char** argv, ToolConfig* config) {
   return -1;
 }
 
+// Prints the final verdict over `rows` (each with a `wrong` count) and returns the exit code;
+// an error that stopped the run is printed and fails it.
+template <typename Row>
+int Verdict(const absl::StatusOr<std::vector<Row>>& rows, const char* unit) {
+  if (!rows.ok()) {
+    std::fprintf(stderr, "ltx_allgather: %s\n", rows.status().ToString().c_str());
+    return kExitFailed;
+  }
+  int64_t wrong = 0;
+  for (const Row& row : *rows) wrong += row.wrong;
+  std::printf("# %s: %zu %s, %d with wrong results\n", wrong == 0 ? "PASS" : "FAIL", rows->size(),
+              unit, static_cast<int>(wrong));
+  return wrong == 0 ? kExitOk : kExitFailed;
+}
+
 int Main(int argc, char** argv) {
   ToolConfig config;
   const int parsed = ParseCommandLine(argc, argv, &config);
@@ -141,24 +170,20 @@ int Main(int argc, char** argv) {
     std::printf("ltx_allgather: no CUDA GPU is visible; nothing to run (exit 2)\n");
     return kExitNothingRan;
   }
-  if (!config.bench) {
-    const absl::StatusOr<SmokeResult> result = RunSmoke(config.smoke);
-    if (!result.ok()) {
-      std::printf("ltx_allgather: %s\n", result.status().ToString().c_str());
-      return kExitFailed;
-    }
-    return result->failures == 0 ? kExitOk : kExitFailed;
+  switch (config.mode) {
+    case ToolMode::kBench:
+      return Verdict(RunBenchmark(config.bench_config), "sizes");
+    case ToolMode::kOverlap:
+      return Verdict(RunOverlap(config.overlap_config), "styles");
+    case ToolMode::kSmoke:
+      break;
   }
-  const absl::StatusOr<std::vector<BenchRow>> rows = RunBenchmark(config.bench_config);
-  if (!rows.ok()) {
-    std::fprintf(stderr, "ltx_allgather: %s\n", rows.status().ToString().c_str());
+  const absl::StatusOr<SmokeResult> result = RunSmoke(config.smoke);
+  if (!result.ok()) {
+    std::printf("ltx_allgather: %s\n", result.status().ToString().c_str());
     return kExitFailed;
   }
-  int64_t wrong = 0;
-  for (const BenchRow& row : *rows) wrong += row.wrong;
-  std::printf("# %s: %zu sizes, %d with wrong results\n", wrong == 0 ? "PASS" : "FAIL",
-              rows->size(), static_cast<int>(wrong));
-  return wrong == 0 ? kExitOk : kExitFailed;
+  return result->failures == 0 ? kExitOk : kExitFailed;
 }
 
 }  // namespace

@@ -14,6 +14,11 @@ namespace {
 // The largest per-rank message the one-trip protocol carries.
 constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
 
+// -b when not given: total output bytes of the benchmark's smallest size, bytes per rank of
+// the overlap run.
+constexpr char kBenchMinBytes[] = "32K";
+constexpr char kOverlapPerRankBytes[] = "64M";
+
 // `status` with "`flag`: " before its message (same code).
 absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(flag, ": ", status.message()));
@@ -66,7 +71,8 @@ absl::StatusOr<CallOptions> MakeCallOptions(const FlagValues& flags) {
 
 // The benchmark's settings beyond the shared ones.
 absl::Status FillBenchConfig(const FlagValues& flags, BenchConfig* config) {
-  absl::StatusOr<int64_t> min_bytes = ParseBytes(flags.min_bytes);
+  absl::StatusOr<int64_t> min_bytes =
+      ParseBytes(flags.min_bytes.empty() ? kBenchMinBytes : flags.min_bytes);
   if (!min_bytes.ok()) return ForFlag("-b/--min_bytes", min_bytes.status());
   absl::StatusOr<int64_t> max_bytes = ParseBytes(flags.max_bytes);
   if (!max_bytes.ok()) return ForFlag("-e/--max_bytes", max_bytes.status());
@@ -85,6 +91,40 @@ absl::Status FillBenchConfig(const FlagValues& flags, BenchConfig* config) {
   config->nccl_path = flags.nccl;
   config->json_path = flags.json;
   return ValidateBenchConfig(*config);
+}
+
+// The overlap run's settings beyond the shared ones; `call` must be the defaults, since each
+// style picks its own protocol and blocks.
+absl::Status FillOverlapConfig(const FlagValues& flags, const CallOptions& call,
+                               OverlapConfig* config) {
+  if (flags.bench) return absl::InvalidArgumentError("--bench and --overlap: give one of them");
+  if (call.protocol != Protocol::kAuto || call.blocks != 0 || flags.transport != "auto") {
+    return absl::InvalidArgumentError(
+        "--overlap: each style picks its own protocol, blocks and transport; leave --protocol, "
+        "--blocks and --transport alone (--overlap_styles chooses the styles)");
+  }
+  if (!flags.json.empty() || flags.split != "even") {
+    return absl::InvalidArgumentError(
+        "--overlap: no JSON and no uneven split; leave --json and --split alone");
+  }
+  absl::StatusOr<int64_t> per_rank =
+      ParseBytes(flags.min_bytes.empty() ? kOverlapPerRankBytes : flags.min_bytes);
+  if (!per_rank.ok()) return ForFlag("-b/--min_bytes", per_rank.status());
+  absl::StatusOr<GemmShape> gemm = ParseGemmShape(flags.gemm);
+  if (!gemm.ok()) return ForFlag("--gemm", gemm.status());
+  absl::StatusOr<std::vector<OverlapStyle>> styles = ParseOverlapStyles(flags.overlap_styles);
+  if (!styles.ok()) return ForFlag("--overlap_styles", styles.status());
+  config->per_rank_bytes = *per_rank;
+  config->gemm = *gemm;
+  config->styles = *styles;
+  config->block_budget = flags.max_blocks > 0 ? flags.max_blocks : kDefaultBlockBudget;
+  config->runtime.max_blocks = 0;
+  config->hidden = flags.hidden;
+  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
+  config->check = flags.check;
+  config->nccl_path = flags.nccl;
+  config->cublas_path = flags.cublas;
+  return ValidateOverlapConfig(*config);
 }
 
 }  // namespace
@@ -134,7 +174,6 @@ absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text) {
 
 absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
   ToolConfig config;
-  config.bench = flags.bench;
   LTX_ASSIGN_OR_RETURN(const RuntimeOptions runtime, MakeRuntimeOptions(flags));
   LTX_ASSIGN_OR_RETURN(const CallOptions call, MakeCallOptions(flags));
   absl::optional<DataType> dtype;
@@ -144,10 +183,20 @@ absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
     dtype = *parsed;
   }
   const absl::Duration host_wait = kHostWaitFactor * runtime.timeout;
+  if (flags.overlap) {
+    config.mode = ToolMode::kOverlap;
+    OverlapConfig& overlap = config.overlap_config;
+    overlap.runtime = runtime;
+    overlap.dtype = dtype.value_or(DataType::kBFloat16);
+    overlap.host_wait = host_wait;
+    LTX_RETURN_IF_ERROR(FillOverlapConfig(flags, call, &overlap));
+    return config;
+  }
   if (!flags.bench) {
     config.smoke = SmokeConfig{runtime, call, dtype, host_wait};
     return config;
   }
+  config.mode = ToolMode::kBench;
   BenchConfig& bench = config.bench_config;
   bench.runtime = runtime;
   bench.call = call;

@@ -13,15 +13,17 @@
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
 #include "tools/ltx_allgather/bench_config.h"
+#include "tools/ltx_allgather/overlap_config.h"
 
 namespace ltx {
 
 // The flag values as given (defaults are those of the tool's flags).
 struct FlagValues {
   bool bench = false;
+  bool overlap = false;
   std::string devices;
   int gpus = 0;
-  std::string min_bytes = "32K";
+  std::string min_bytes;  // Empty: 32K total (benchmark), 64M per rank (overlap).
   std::string max_bytes = "1G";
   double step_factor = 8;
   std::string dtype;  // Empty: bf16 in the benchmark, every dtype in the smoke run.
@@ -41,6 +43,9 @@ struct FlagValues {
   bool check = true;
   std::string nccl = "libnccl.so.2";
   std::string json;
+  std::string gemm = "8192,8192,8192";
+  std::string overlap_styles = "sm,sm_budget,copy_engine,nccl";
+  std::string cublas;
 };
 
 // The smoke run: its Runtime and call options, and the one dtype to run if given.
@@ -51,10 +56,14 @@ struct SmokeConfig {
   absl::Duration host_wait;        // Longest host wait for one case.
 };
 
+// What the tool runs.
+enum class ToolMode { kSmoke, kBench, kOverlap };
+
 struct ToolConfig {
-  bool bench = false;
-  SmokeConfig smoke;         // Set when !bench.
-  BenchConfig bench_config;  // Set when bench.
+  ToolMode mode = ToolMode::kSmoke;
+  SmokeConfig smoke;             // Set for kSmoke.
+  BenchConfig bench_config;      // Set for kBench.
+  OverlapConfig overlap_config;  // Set for kOverlap.
 };
 
 // How much longer than the GPUs' timeout the host waits for a call.
@@ -68,7 +77,10 @@ absl::StatusOr<int64_t> ParseBytes(const std::string& text);
 absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text);
 
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
-// form the user typed, e.g. "-b" or "--dtype") and says what it accepts. Needs no GPU.
+// form the user typed, e.g. "-b" or "--dtype") and says what it accepts. --bench and --overlap
+// exclude each other; --overlap picks the protocol, blocks and transport of each style itself
+// and writes no JSON, so it rejects --protocol, --blocks, --transport, --split and --json other
+// than their defaults (-b is then bytes per rank). Needs no GPU.
 absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags);
 
 }  // namespace ltx

@@ -1,0 +1,50 @@
+// Loading NCCL for the benchmarks, and the type mapping.
+#include "tools/ltx_allgather/nccl_side.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+
+namespace ltx {
+
+tools::NcclType NcclTypeOf(DataType dtype) {
+  switch (dtype) {
+    case DataType::kBFloat16:
+      return tools::NcclType::kBfloat16;
+    case DataType::kFloat16:
+      return tools::NcclType::kFloat16;
+    case DataType::kFloat32:
+      return tools::NcclType::kFloat32;
+    case DataType::kFloat8E4M3:
+      return tools::NcclType::kFloat8E4M3;
+    case DataType::kFloat8E5M2:
+      return tools::NcclType::kFloat8E5M2;
+    case DataType::kInt8:
+      return tools::NcclType::kInt8;
+    case DataType::kUint8:
+      break;
+  }
+  return tools::NcclType::kUint8;
+}
+
+NcclSide LoadNccl(const std::string& path, const std::vector<int>& devices) {
+  NcclSide nccl;
+  if (path.empty()) return nccl;
+  auto loaded = tools::NcclLibrary::Load(path);
+  if (!loaded.ok()) {
+    absl::PrintF("# NCCL not available (%s); no NCCL comparison\n", loaded.status().ToString());
+    return nccl;
+  }
+  nccl.library = std::move(*loaded);
+  auto made = tools::NcclClique::Create(*nccl.library, devices);
+  if (!made.ok()) {
+    absl::PrintF("# NCCL %s loaded but ncclCommInitAll failed: %s; no NCCL comparison\n",
+                 nccl.library->Version(), made.status().ToString());
+    return nccl;
+  }
+  nccl.clique = std::move(*made);
+  nccl.version = nccl.library->Version();
+  return nccl;
+}
+
+}  // namespace ltx

@@ -1,0 +1,31 @@
+// NCCL as the benchmarks of ltx_allgather use it: loaded at run time with a clique over the
+// run's GPUs when it can be, or left out with a note saying why; and ltx's data types as NCCL's.
+#ifndef LTX_TOOLS_LTX_ALLGATHER_NCCL_SIDE_H_
+#define LTX_TOOLS_LTX_ALLGATHER_NCCL_SIDE_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ltx/data_type.h"
+#include "tools/ltx_allgather/nccl_library.h"
+
+namespace ltx {
+
+// The NCCL type of the same element size and kind as `dtype`.
+tools::NcclType NcclTypeOf(DataType dtype);
+
+// NCCL loaded at run time, or nothing.
+struct NcclSide {
+  std::unique_ptr<tools::NcclLibrary> library;
+  std::unique_ptr<tools::NcclClique> clique;  // Null: no NCCL columns.
+  std::string version = "none";
+};
+
+// Loads `path` and makes a clique over `devices`; an empty path loads nothing. When loading or
+// ncclCommInitAll fails, prints a '#' note on stdout saying why and returns no clique.
+NcclSide LoadNccl(const std::string& path, const std::vector<int>& devices);
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_LTX_ALLGATHER_NCCL_SIDE_H_
