@@ -5,7 +5,9 @@
 One thread per GPU calls all_gather_rank on its own stream (bf16, hidden 4096, an even split).
 For each size per rank: the host time of one call (median over the calls of every rank), and the
 device time per call (CUDA events around `iters` calls, median of `windows` windows, slowest
-GPU), as `ltx_allgather --bench --style=rank` measures it. With --cpp it then runs that tool on
+GPU), as `ltx_allgather --bench --style=rank` measures it. A last row per size has one thread
+issue every rank's prepared calls in turn (kernel protocols never wait on the host), which
+shows what the GIL hand-off between rank threads costs. With --cpp it then runs that tool on
 the same sizes.
 """
 
@@ -59,6 +61,45 @@ def time_rank(runtime, rank, counts, args, barrier, host, device, prepared):
         device[rank].append(start.elapsed_time(end) * 1e3 / args.iters)
 
 
+def measure_one_thread(runtime, per_rank_bytes, args):
+    """(host us per call, device us per call) with one thread issuing every rank's prepared
+    call in turn."""
+    n = runtime.world_size
+    counts = [per_rank_bytes // ROW_BYTES] * n
+    calls, streams = [], []
+    for rank in range(n):
+        device = runtime.devices[rank]
+        with torch.cuda.device(device):
+            stream = torch.cuda.Stream()
+            src = torch.randn(1, counts[rank], HIDDEN, device="cuda").to(torch.bfloat16)
+            dst = torch.empty(1, sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
+        streams.append(stream)
+        calls.append(runtime.prepare_all_gather_rank(rank, src, dst, counts, stream))
+    for _ in range(args.warmup):
+        for call in calls:
+            call()
+    host, device_us = [], []
+    for _ in range(args.windows):
+        starts, ends = [], []
+        for stream in streams:
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            starts.append(start)
+            ends.append(end)
+        for _ in range(args.iters):
+            for call in calls:
+                t0 = time.perf_counter()
+                call()
+                host.append(time.perf_counter() - t0)
+        for stream, end in zip(streams, ends):
+            end.record(stream)
+        for end in ends:
+            end.synchronize()
+        device_us.append(max(s.elapsed_time(e) for s, e in zip(starts, ends)) * 1e3 / args.iters)
+    runtime.status()
+    return statistics.median(host) * 1e6, statistics.median(device_us)
+
+
 def measure(runtime, per_rank_bytes, args, prepared):
     """(host us per call, device us per call) for `per_rank_bytes` per rank: the median host
     time of all calls, and the median over windows of the slowest GPU's time per call."""
@@ -109,6 +150,9 @@ def main():
                 style = "prepared" if prepared else "full"
                 print(f"{size // 1024:>8} KB {style:>9} {host_us:>13.2f} {device_us:>15.2f}",
                       flush=True)
+            host_us, device_us = measure_one_thread(runtime, size, args)
+            print(f"{size // 1024:>8} KB {'1 thread':>9} {host_us:>13.2f} {device_us:>15.2f}",
+                  flush=True)
     if args.cpp:
         n = torch.cuda.device_count()
         command = [args.cpp, "--bench", "--style=rank", f"-b={sizes[0] * n // 1024}K",
