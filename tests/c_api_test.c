@@ -1,6 +1,7 @@
 /* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults,
- * code names, NULL and out-of-range arguments (AllGather and all-to-all), struct_size checks, and runtime creation, which
- * fails with FAILED_PRECONDITION and a readable message where no GPU is visible. */
+ * code names, NULL and out-of-range arguments (AllGather and all-to-all), struct_size checks,
+ * and runtime creation, which fails with FAILED_PRECONDITION and a readable message where no
+ * GPU is visible. */
 #include "ltx/c_api.h"
 
 #include <stdio.h>
