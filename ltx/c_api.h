@@ -1,6 +1,7 @@
-/* The C API of ltx: the AllGather and Ulysses all-to-all runtime for any language and build system, in the style of
- * nccl.h. Opaque handles, plain C types, CUDA streams and device pointers; every call returns an
- * ltx_code (0 = LTX_OK) and leaves a message that ltx_last_error() reads on the same thread.
+/* The C API of ltx: the AllGather and Ulysses all-to-all runtime for any language and build
+ * system, in the style of nccl.h. Opaque handles, plain C types, CUDA streams and device
+ * pointers; every call returns an ltx_code (0 = LTX_OK) and leaves a message that
+ * ltx_last_error() reads on the same thread.
  *
  *   ltx_runtime_options options;
  *   ltx_runtime_options_init(&options);
