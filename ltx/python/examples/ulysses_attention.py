@@ -85,7 +85,7 @@ def main():
     if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
         print(f"ulysses_attention: skipped, needs 2 GPUs ({torch.cuda.device_count()} visible)")
         return 77
-    with ltx.Runtime() as runtime:
+    with ltx.Runtime(timeout=30.0) as runtime:
         n = runtime.world_size
         counts = [96 + 64 * r for r in range(n)]
         results, errors = [None] * n, []
