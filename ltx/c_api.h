@@ -227,7 +227,7 @@ int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op);
 
-/* Waits up to `timeout_us` until the op has finished on every GPU (ltx::AllGatherHandle::Wait).
+/* Waits up to `timeout_us` until the op has finished on every GPU (ltx::CollectiveHandle::Wait).
  * Errors: the device's error; DEADLINE_EXCEEDED naming the ranks still running (the op may
  * still finish: wait again); INVALID_ARGUMENT for NULL. Not thread-safe on one op. */
 int ltx_op_wait(ltx_op* op, int64_t timeout_us);
