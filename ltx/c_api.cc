@@ -17,6 +17,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ltx/allgather_spec.h"
+#include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime.h"
 #include "ltx/runtime_options.h"
@@ -26,7 +27,7 @@ struct ltx_runtime {
 };
 
 struct ltx_op {
-  ltx::AllGatherHandle handle;
+  ltx::CollectiveHandle handle;
 };
 
 namespace {
@@ -79,6 +80,10 @@ constexpr ltx::Protocol kProtocols[] = {ltx::Protocol::kAuto, ltx::Protocol::kDi
 constexpr ltx::Transport kTransports[] = {ltx::Transport::kAuto, ltx::Transport::kPeerStores,
                                           ltx::Transport::kCopyEngine};
 static_assert(kProtocols[LTX_PROTOCOL_COPY_ENGINE] == ltx::Protocol::kCopyEngine, "enum order");
+constexpr ltx::AllToAllDirection kDirections[] = {ltx::AllToAllDirection::kSeqToHeads,
+                                                  ltx::AllToAllDirection::kHeadsToSeq};
+static_assert(kDirections[LTX_ALLTOALL_HEADS_TO_SEQ] == ltx::AllToAllDirection::kHeadsToSeq,
+              "enum order");
 static_assert(kTransports[LTX_TRANSPORT_COPY_ENGINE] == ltx::Transport::kCopyEngine, "enum order");
 
 // This thread's message of its last call ("" after OK).
@@ -211,6 +216,46 @@ absl::StatusOr<ltx::AllGatherShape> ToShape(const ltx_allgather_shape* in) {
   return shape;
 }
 
+// The all-to-all shape of `in`; its token counts point into the caller's array.
+absl::StatusOr<ltx::AllToAllShape> ToShape(const ltx_alltoall_shape* in) {
+  absl::Status status = CheckNotNull(in, "shape");
+  if (status.ok()) status = CheckArray(in->token_counts, in->num_ranks, "shape->token_counts");
+  if (!status.ok()) return status;
+  absl::StatusOr<ltx::AllToAllDirection> direction =
+      FromCEnum(in->direction, kDirections, "shape->direction");
+  if (!direction.ok()) return direction.status();
+  ltx::AllToAllShape shape;
+  shape.dtype = static_cast<ltx::DataType>(in->dtype);  // Validated by the Runtime.
+  shape.batch = in->batch;
+  shape.heads = in->heads;
+  shape.head_dim = in->head_dim;
+  shape.token_counts = absl::MakeConstSpan(in->token_counts, in->num_ranks);
+  shape.direction = *direction;
+  return shape;
+}
+
+// The coordinated and per-rank calls of each collective, chosen by the shape's type.
+absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
+                                             const ltx::AllGatherShape& shape,
+                                             absl::Span<const ltx::RankBuffers> buffers,
+                                             const ltx::CallOptions& call) {
+  return runtime.AllGather(shape, buffers, call);
+}
+absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
+                                             const ltx::AllToAllShape& shape,
+                                             absl::Span<const ltx::RankBuffers> buffers,
+                                             const ltx::CallOptions& call) {
+  return runtime.AllToAll(shape, buffers, call);
+}
+absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::AllGatherShape& shape,
+                        const ltx::RankBuffers& buffers, const ltx::CallOptions& call) {
+  return runtime.AllGatherRank(rank, shape, buffers, call);
+}
+absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::AllToAllShape& shape,
+                        const ltx::RankBuffers& buffers, const ltx::CallOptions& call) {
+  return runtime.AllToAllRank(rank, shape, buffers, call);
+}
+
 ltx::RankBuffers ToRankBuffers(const ltx_rank_buffers& in) {
   return ltx::RankBuffers{in.input, in.output, in.stream};
 }
@@ -223,8 +268,48 @@ absl::Status Store(int value, int* out, absl::string_view name) {
 }
 
 // InvalidArgument when `runtime` is NULL.
-// InvalidArgument when `runtime` is NULL.
 absl::Status CheckRuntime(const ltx_runtime* runtime) { return CheckNotNull(runtime, "runtime"); }
+
+// The body of a coordinated call (ltx_all_gather, ltx_all_to_all) with a C shape `CShape`.
+template <typename CShape>
+int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, const ltx_rank_buffers* buffers,
+                    int num_buffers, const ltx_call_options* call, ltx_op** op) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (status.ok()) status = CheckNotNull(op, "op");
+    if (status.ok()) status = CheckArray(buffers, num_buffers, "buffers");
+    if (!status.ok()) return status;
+    *op = nullptr;
+    auto cc_shape = ToShape(shape);
+    if (!cc_shape.ok()) return cc_shape.status();
+    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
+    if (!cc_call.ok()) return cc_call.status();
+    std::vector<ltx::RankBuffers> cc_buffers;
+    cc_buffers.reserve(num_buffers);
+    for (int r = 0; r < num_buffers; ++r) cc_buffers.push_back(ToRankBuffers(buffers[r]));
+    absl::StatusOr<ltx::CollectiveHandle> handle =
+        Launch(*runtime->runtime, *cc_shape, cc_buffers, *cc_call);
+    if (!handle.ok()) return handle.status();
+    *op = new ltx_op{*std::move(handle)};
+    return absl::OkStatus();
+  });
+}
+
+// The body of a per-rank call (ltx_all_gather_rank, ltx_all_to_all_rank).
+template <typename CShape>
+int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape,
+                const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (status.ok()) status = CheckNotNull(buffers, "buffers");
+    if (!status.ok()) return status;
+    auto cc_shape = ToShape(shape);
+    if (!cc_shape.ok()) return cc_shape.status();
+    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
+    if (!cc_call.ok()) return cc_call.status();
+    return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers), *cc_call);
+  });
+}
 
 }  // namespace
 
@@ -323,25 +408,13 @@ int ltx_runtime_transport(const ltx_runtime* runtime, int* transport) {
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op) {
-  return Guarded([&]() -> absl::Status {
-    absl::Status status = CheckRuntime(runtime);
-    if (status.ok()) status = CheckNotNull(op, "op");
-    if (status.ok()) status = CheckArray(buffers, num_buffers, "buffers");
-    if (!status.ok()) return status;
-    *op = nullptr;
-    absl::StatusOr<ltx::AllGatherShape> cc_shape = ToShape(shape);
-    if (!cc_shape.ok()) return cc_shape.status();
-    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
-    if (!cc_call.ok()) return cc_call.status();
-    std::vector<ltx::RankBuffers> cc_buffers;
-    cc_buffers.reserve(num_buffers);
-    for (int r = 0; r < num_buffers; ++r) cc_buffers.push_back(ToRankBuffers(buffers[r]));
-    absl::StatusOr<ltx::AllGatherHandle> handle =
-        runtime->runtime->AllGather(*cc_shape, cc_buffers, *cc_call);
-    if (!handle.ok()) return handle.status();
-    *op = new ltx_op{*std::move(handle)};
-    return absl::OkStatus();
-  });
+  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+}
+
+int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
+                   const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
+                   ltx_op** op) {
+  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
 }
 
 int ltx_op_wait(ltx_op* op, int64_t timeout_us) {
@@ -362,16 +435,12 @@ int ltx_op_destroy(ltx_op* op) {
 
 int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call) {
-  return Guarded([&]() -> absl::Status {
-    absl::Status status = CheckRuntime(runtime);
-    if (status.ok()) status = CheckNotNull(buffers, "buffers");
-    if (!status.ok()) return status;
-    absl::StatusOr<ltx::AllGatherShape> cc_shape = ToShape(shape);
-    if (!cc_shape.ok()) return cc_shape.status();
-    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
-    if (!cc_call.ok()) return cc_call.status();
-    return runtime->runtime->AllGatherRank(rank, *cc_shape, ToRankBuffers(*buffers), *cc_call);
-  });
+  return PerRankCall(runtime, rank, shape, buffers, call);
+}
+
+int ltx_all_to_all_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
+                        const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+  return PerRankCall(runtime, rank, shape, buffers, call);
 }
 
 int ltx_runtime_synchronize(ltx_runtime* runtime, int64_t timeout_us) {

@@ -1,6 +1,7 @@
-/* The C API of ltx: the AllGather runtime for any language and build system, in the style of
- * nccl.h. Opaque handles, plain C types, CUDA streams and device pointers; every call returns an
- * ltx_code (0 = LTX_OK) and leaves a message that ltx_last_error() reads on the same thread.
+/* The C API of ltx: the AllGather and Ulysses all-to-all runtime for any language and build
+ * system, in the style of nccl.h. Opaque handles, plain C types, CUDA streams and device
+ * pointers; every call returns an ltx_code (0 = LTX_OK) and leaves a message that
+ * ltx_last_error() reads on the same thread.
  *
  *   ltx_runtime_options options;
  *   ltx_runtime_options_init(&options);
@@ -19,6 +20,8 @@
  *   ltx_op_wait(op, 30000000);                                 // 30 s
  *   ltx_op_destroy(op);
  *   ltx_all_gather_rank(runtime, rank, &shape, &buffers[rank], NULL);  // per rank, capturable
+ *   ltx_alltoall_shape a2a = {LTX_BFLOAT16, 1, 32, 128, counts, 2, LTX_ALLTOALL_SEQ_TO_HEADS};
+ *   ltx_all_to_all(runtime, &a2a, buffers, 2, NULL, &op);    // then ltx_op_wait, as above
  *   ltx_runtime_destroy(runtime);
  *
  * The semantics (shapes, ordering, threads, CUDA graphs, errors, Reset) are those of
@@ -37,7 +40,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 1
+#define LTX_VERSION_MINOR 2
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -90,7 +93,7 @@ typedef enum ltx_transport {
 
 /* A Runtime (ltx::Runtime). Opaque. */
 typedef struct ltx_runtime ltx_runtime;
-/* The completion of one coordinated call (ltx::AllGatherHandle). Opaque. */
+/* The completion of one coordinated call (ltx::CollectiveHandle). Opaque. */
 typedef struct ltx_op ltx_op;
 
 /* Options of ltx_runtime_create (ltx::RuntimeOptions). Fill it with ltx_runtime_options_init,
@@ -139,6 +142,29 @@ typedef struct ltx_allgather_shape {
   const int64_t* token_counts;
   int num_ranks;
 } ltx_allgather_shape;
+
+/* Which way an all-to-all re-shards (ltx::AllToAllDirection). */
+typedef enum ltx_alltoall_direction {
+  LTX_ALLTOALL_SEQ_TO_HEADS = 0,
+  LTX_ALLTOALL_HEADS_TO_SEQ = 1
+} ltx_alltoall_direction;
+
+/* The shape of one Ulysses all-to-all (ltx::AllToAllShape), the same on every rank. With P =
+ * num_ranks ranks and S = sum(token_counts): sequence -> heads takes rank r's input
+ * [batch, token_counts[r], heads, head_dim] to every rank r's output
+ * [batch, S, heads / P, head_dim] (heads [r * heads / P, (r + 1) * heads / P) of the whole
+ * sequence); heads -> sequence is the exact inverse. Contiguous elements of `dtype` (an
+ * ltx_data_type); heads divisible by P; `direction` an ltx_alltoall_direction. `token_counts`
+ * has `num_ranks` entries and is read during the call only. */
+typedef struct ltx_alltoall_shape {
+  int dtype;
+  int64_t batch;
+  int64_t heads;
+  int64_t head_dim;
+  const int64_t* token_counts;
+  int num_ranks;
+  int direction;
+} ltx_alltoall_shape;
 
 /* One rank's buffers (device memory of the rank's GPU) and stream. `input` may be NULL when the
  * rank sends nothing, `output` when the output is empty. */
@@ -201,7 +227,7 @@ int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op);
 
-/* Waits up to `timeout_us` until the op has finished on every GPU (ltx::AllGatherHandle::Wait).
+/* Waits up to `timeout_us` until the op has finished on every GPU (ltx::CollectiveHandle::Wait).
  * Errors: the device's error; DEADLINE_EXCEEDED naming the ranks still running (the op may
  * still finish: wait again); INVALID_ARGUMENT for NULL. Not thread-safe on one op. */
 int ltx_op_wait(ltx_op* op, int64_t timeout_us);
@@ -215,6 +241,21 @@ int ltx_op_destroy(ltx_op* op);
  * rank outside [0, world size); a rejected call stops the Runtime until ltx_runtime_reset.
  * Thread-safe across ranks. */
 int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
+                        const ltx_rank_buffers* buffers, const ltx_call_options* call);
+
+/* Coordinated all-to-all (ltx::Runtime::AllToAll): as ltx_all_gather, with an all-to-all
+ * shape. Errors: as ltx_all_gather, plus INVALID_ARGUMENT for a direction outside
+ * ltx_alltoall_direction, and UNIMPLEMENTED (nothing enqueued, the Runtime stays usable) on the
+ * copy-engine transport or for LTX_PROTOCOL_ONE_TRIP and LTX_PROTOCOL_COPY_ENGINE.
+ * Thread-safety: as ltx::Runtime::AllToAll. */
+int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
+                   const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
+                   ltx_op** op);
+
+/* Per-rank all-to-all (ltx::Runtime::AllToAllRank): as ltx_all_gather_rank, with an
+ * all-to-all shape; errors as ltx_all_to_all plus those of ltx_all_gather_rank. Thread-safe
+ * across ranks. */
+int ltx_all_to_all_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call);
 
 /* Waits up to `timeout_us` until every rank's last op made through the Runtime has finished

@@ -1,6 +1,7 @@
 /* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults,
- * code names, NULL and out-of-range arguments, struct_size checks, and runtime creation, which
- * fails with FAILED_PRECONDITION and a readable message where no GPU is visible. */
+ * code names, NULL and out-of-range arguments (AllGather and all-to-all), struct_size checks,
+ * and runtime creation, which fails with FAILED_PRECONDITION and a readable message where no
+ * GPU is visible. */
 #include "ltx/c_api.h"
 
 #include <stdio.h>
@@ -78,6 +79,10 @@ static void TestNullArguments(void) {
                 "all_gather NULL");
   ExpectInvalid(ltx_all_gather_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
                 "all_gather_rank NULL");
+  ExpectInvalid(ltx_all_to_all(NULL, NULL, NULL, 0, NULL, &op), "runtime is NULL",
+                "all_to_all NULL");
+  ExpectInvalid(ltx_all_to_all_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
+                "all_to_all_rank NULL");
   ExpectInvalid(ltx_op_wait(NULL, 1000), "op is NULL", "op_wait NULL");
   ExpectInvalid(ltx_op_destroy(NULL), "op is NULL", "op_destroy NULL");
   ExpectInvalid(ltx_runtime_synchronize(NULL, 1000), "runtime is NULL", "synchronize NULL");
@@ -109,6 +114,41 @@ static void TestBadOptions(void) {
   ExpectInvalid(ltx_runtime_create(&options, &runtime), "options->devices has -1 entries",
                 "negative num_devices");
   Expect(runtime == NULL, "no runtime after bad options");
+}
+
+/* All-to-all arguments that are refused before the Runtime is used: a NULL shape, op, buffers
+ * or token counts, and a direction outside the enum. A non-null bogus Runtime pointer is never
+ * dereferenced on these paths. */
+static void TestAllToAllArguments(void) {
+  ltx_runtime* runtime = (ltx_runtime*)16;
+  int64_t counts[] = {3, 0};
+  ltx_alltoall_shape shape = {LTX_BFLOAT16, 1, 4, 8, counts, 2, LTX_ALLTOALL_SEQ_TO_HEADS};
+  ltx_rank_buffers buffers[2];
+  ltx_op* op = (ltx_op*)1;
+  memset(buffers, 0, sizeof(buffers));
+  ExpectInvalid(ltx_all_to_all(runtime, &shape, buffers, 2, NULL, NULL), "op is NULL",
+                "all_to_all NULL op");
+  ExpectInvalid(ltx_all_to_all(runtime, &shape, NULL, 2, NULL, &op), "buffers is NULL",
+                "all_to_all NULL buffers");
+  ExpectInvalid(ltx_all_to_all(runtime, NULL, buffers, 2, NULL, &op), "shape is NULL",
+                "all_to_all NULL shape");
+  Expect(op == NULL, "all_to_all clears *op on error");
+  ExpectInvalid(ltx_all_to_all_rank(runtime, 0, &shape, NULL, NULL), "buffers is NULL",
+                "all_to_all_rank NULL buffers");
+  ExpectInvalid(ltx_all_to_all_rank(runtime, 0, NULL, buffers, NULL), "shape is NULL",
+                "all_to_all_rank NULL shape");
+  shape.token_counts = NULL;
+  ExpectInvalid(ltx_all_to_all_rank(runtime, 0, &shape, buffers, NULL),
+                "shape->token_counts is NULL", "all_to_all_rank NULL counts");
+  shape.token_counts = counts;
+  shape.direction = 2;
+  ExpectInvalid(ltx_all_to_all(runtime, &shape, buffers, 2, NULL, &op), "shape->direction = 2",
+                "all_to_all direction out of range");
+  shape.direction = -1;
+  ExpectInvalid(ltx_all_to_all_rank(runtime, 0, &shape, buffers, NULL), "shape->direction = -1",
+                "all_to_all_rank negative direction");
+  Expect(LTX_ALLTOALL_SEQ_TO_HEADS == 0 && LTX_ALLTOALL_HEADS_TO_SEQ == 1, "direction values");
+  Expect(LTX_VERSION_MINOR == 2, "all-to-all entry points are version 0.2");
 }
 
 /* Without a GPU: FAILED_PRECONDITION with a message. With GPUs: a Runtime whose queries work. */
@@ -144,6 +184,7 @@ int main(void) {
   TestOptionDefaults();
   TestNullArguments();
   TestBadOptions();
+  TestAllToAllArguments();
   TestCreate();
   if (failures > 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

@@ -11,7 +11,8 @@ others="$(grep -v '^ltx_' <<<"${exports}" || true)"
 if [[ -n "${others}" ]]; then
   echo "FAIL: symbols other than ltx_* exported:"; echo "${others}" | head -20; fail=1
 fi
-for symbol in ltx_version ltx_runtime_create ltx_all_gather ltx_all_gather_rank ltx_last_error; do
+for symbol in ltx_version ltx_runtime_create ltx_all_gather ltx_all_gather_rank ltx_all_to_all \
+    ltx_all_to_all_rank ltx_last_error; do
   grep -qx "${symbol}" <<<"${exports}" || { echo "FAIL: ${symbol} not exported"; fail=1; }
 done
 

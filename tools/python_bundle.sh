@@ -5,9 +5,9 @@
 #   bash tools/python_bundle.sh            # here
 #   bash device-bundle/py/run_gpu.sh       # on the GPU machine (python3 with torch)
 #
-# The bundle holds an install tree (tools/install.sh, -c opt), the Python tests, the example,
+# The bundle holds an install tree (tools/install.sh, -c opt), the Python tests, the examples,
 # the benchmark and the ltx_allgather tool it compares with. run_gpu.sh runs the GPU tests in
-# both allocator modes, the example and the benchmark, then prints one summary line.
+# both allocator modes, the examples and the benchmark, then prints one summary line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bundle=device-bundle/py
@@ -16,7 +16,7 @@ bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
 rm -rf "${bundle}" && mkdir -p "${bundle}"
 bash tools/install.sh --prefix "${bundle}/prefix" --library "${bin}/ltx/libltx.so"
 cp tests/python/gpu_test.py tests/python/cpu_test.py tests/python/benchmark.py \
-  ltx/python/examples/torch_loop.py "${bundle}/"
+  ltx/python/examples/torch_loop.py ltx/python/examples/ulysses_attention.py "${bundle}/"
 cp -L "${bin}/tools/ltx_allgather/ltx_allgather" "${bundle}/"
 cp tools/python_bundle_run.sh "${bundle}/run_gpu.sh"
 du -sh "${bundle}"

@@ -1,7 +1,8 @@
 #!/bin/bash
 # run_gpu.sh of the Python bundle (tools/python_bundle.sh): runs the Python package's tests,
-# the PyTorch example and the Python benchmark on a GPU machine, then one summary line:
-#   python bundle: gpu_test <status>, torch_loop <status>, benchmark <status>
+# the PyTorch examples and the Python benchmark on a GPU machine, then one summary line:
+#   python bundle: gpu_test <status>, torch_loop <status>, ulysses_attention <status>,
+#   benchmark <status>
 cd "$(dirname "$0")" || exit 1
 export PYTHONPATH="${PWD}/prefix/lib/python"
 export NCCL_NVLS_ENABLE=0
@@ -18,7 +19,10 @@ echo "=== gpu_test (default and expandable_segments allocators)"
 timeout 330 python3 gpu_test.py; gpu=$?
 echo "=== torch_loop"
 timeout 90 python3 torch_loop.py; loop=$?
+echo "=== ulysses_attention"
+timeout 90 python3 ulysses_attention.py; ulysses=$?
 echo "=== benchmark"
 timeout 150 python3 benchmark.py --cpp ./ltx_allgather; bench=$?
-echo "python bundle: gpu_test $(status ${gpu}), torch_loop $(status ${loop}), benchmark $(status ${bench})"
-[[ ${gpu} -eq 0 && ${loop} -eq 0 && ${bench} -eq 0 ]]
+echo "python bundle: gpu_test $(status ${gpu}), torch_loop $(status ${loop})," \
+  "ulysses_attention $(status ${ulysses}), benchmark $(status ${bench})"
+[[ ${gpu} -eq 0 && ${loop} -eq 0 && ${ulysses} -eq 0 && ${bench} -eq 0 ]]

@@ -42,7 +42,7 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 100)
+        self.assertEqual(ltx.version(), 200)
 
     def test_loads_the_installed_library(self):
         self.assertTrue(ltx.library_path().endswith("lib/libltx.so"), ltx.library_path())
@@ -111,9 +111,43 @@ class TensorCheckTest(unittest.TestCase):
         counts = [3, 0, 5]
         result = tensors.rank_call(2, FakeTensor([2, 5, 64]), FakeTensor([2, 8, 64], pointer=7),
                                    counts, -2, 0)
-        self.assertEqual(result, (1, 2, 64, 0x1000, 7))
+        self.assertEqual(result, ((1, 2, 64), 0x1000, 7))
         result = tensors.rank_call(0, FakeTensor([3, 4, 4]), FakeTensor([8, 4, 4]), counts, 0, 0)
-        self.assertEqual(result, (1, 1, 16, 0x1000, 0x1000))
+        self.assertEqual(result, ((1, 1, 16), 0x1000, 0x1000))
+
+    def test_alltoall_rank_call_derives_the_shape(self):
+        counts = [3, 0, 5]
+        seq, heads = FakeTensor([2, 5, 6, 16], pointer=1), FakeTensor([2, 8, 2, 16], pointer=2)
+        self.assertEqual(tensors.alltoall_rank_call(2, seq, heads, counts, 3, True, 0),
+                         ((1, 2, 6, 16), 1, 2))
+        self.assertEqual(tensors.alltoall_rank_call(2, heads, seq, counts, 3, False, 0),
+                         ((1, 2, 6, 16), 2, 1))
+        empty = FakeTensor([2, 0, 6, 16])
+        self.assertEqual(tensors.alltoall_rank_call(1, empty, heads, counts, 3, True, 0)[0],
+                         (1, 2, 6, 16))
+
+    def test_alltoall_rank_call_rejects(self):
+        counts = [3, 5]
+        seq, heads = FakeTensor([1, 3, 4, 8]), FakeTensor([1, 8, 2, 8])
+        cases = [
+            ("input \\[1, 3, 4\\] is not \\[batch", FakeTensor([1, 3, 4]), heads, True),
+            ("output \\[1, 3, 4\\] is not", heads, FakeTensor([1, 3, 4]), False),
+            ("5 heads do not divide among 2", FakeTensor([1, 3, 5, 8]), heads, True),
+            ("do not match token counts", FakeTensor([1, 4, 4, 8]), heads, True),
+            ("do not match token counts", seq, FakeTensor([1, 7, 2, 8]), True),
+            ("do not match token counts", seq, FakeTensor([1, 8, 4, 8]), True),
+            ("do not match token counts", seq, FakeTensor([1, 8, 2, 4]), True),
+            ("do not match token counts", seq, FakeTensor([2, 8, 2, 8]), True),
+            ("expected \\[1, 3, 4, 8\\] and \\[1, 8, 2, 8\\]", heads, FakeTensor([1, 8, 4, 8]),
+             False),
+            ("but output is", seq, FakeTensor([1, 8, 2, 8], "torch.float16"), True),
+            ("not contiguous", seq, FakeTensor([1, 8, 2, 8], contiguous=False), True),
+        ]
+        for needle, tensor_in, tensor_out, seq_to_heads in cases:
+            with self.subTest(needle=needle):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
+                    tensors.alltoall_rank_call(0, tensor_in, tensor_out, counts, 2, seq_to_heads,
+                                               0)
 
     def test_rank_call_rejects(self):
         counts = [3, 5]
@@ -162,7 +196,7 @@ class FakeLibrary:
             out = args[-1]._obj if args and hasattr(args[-1], "_obj") else None
             if name.endswith("_options_init"):
                 out.struct_size = ctypes.sizeof(out)
-            elif name in ("ltx_runtime_create", "ltx_all_gather"):
+            elif name in ("ltx_runtime_create", "ltx_all_gather", "ltx_all_to_all"):
                 out.value = 0x5000
             elif name == "ltx_runtime_world_size":
                 out.value = 2
@@ -230,6 +264,53 @@ class RuntimeGlueTest(unittest.TestCase):
         self.assertEqual((call._obj.protocol, call._obj.timeout_us, call._obj.blocks), (0, 0, 0))
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2"):
             runtime.all_gather_rank(2, None, None, [1, 5])
+
+    def test_all_to_all(self):
+        runtime = ltx.Runtime()
+        seq = [FakeTensor([1, 3, 4, 8], pointer=0x10),
+               FakeTensor([1, 0, 4, 8], device=("cuda", 1), pointer=0x20)]
+        heads = [FakeTensor([1, 3, 2, 8], pointer=0x30),
+                 FakeTensor([1, 3, 2, 8], device=("cuda", 1), pointer=0x40)]
+        runtime.all_to_all(seq, heads, streams=[7, FakeStream()], protocol="direct")
+        _, shape, buffers, n, call, _ = self.last("ltx_all_to_all")
+        shape = shape._obj
+        self.assertEqual((shape.dtype, shape.batch, shape.heads, shape.head_dim, shape.num_ranks,
+                          shape.direction), (1, 1, 4, 8, 2, 0))
+        self.assertEqual([shape.token_counts[r] for r in range(2)], [3, 0])
+        self.assertEqual([(b.input, b.output or 0, b.stream) for b in buffers],
+                         [(0x10, 0x30, 7), (0x20, 0x40, 0x1234)])
+        self.assertEqual((n, call._obj.protocol), (2, 1))
+        self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        runtime.all_to_all(heads, seq, direction="heads_to_seq", streams=[0, 0])
+        shape = self.last("ltx_all_to_all")[1]._obj
+        self.assertEqual((shape.direction, shape.heads, shape.token_counts[0],
+                          shape.token_counts[1]), (1, 4, 3, 0))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "direction"):
+            runtime.all_to_all(seq, heads, direction="sideways")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "1 inputs"):
+            runtime.all_to_all(seq[:1], heads)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "disagree on"):
+            runtime.all_to_all([seq[0], FakeTensor([2, 0, 4, 8], device=("cuda", 1))],
+                               [heads[0], FakeTensor([2, 3, 2, 8], device=("cuda", 1))],
+                               counts=[3, 0], streams=[0, 0])
+
+    def test_all_to_all_rank(self):
+        runtime = ltx.Runtime()
+        call = runtime.prepare_all_to_all_rank(
+            1, FakeTensor([1, 6, 2, 4], "torch.int8", ("cuda", 1), pointer=0x10),
+            FakeTensor([1, 5, 4, 4], "torch.int8", ("cuda", 1), pointer=0x20), [1, 5], stream=9,
+            direction="heads_to_seq")
+        self.assertIsInstance(call, ltx.RankCall)
+        call()
+        _, rank, shape, buffers, options = self.last("ltx_all_to_all_rank")
+        self.assertEqual((rank, shape._obj.dtype, shape._obj.heads, shape._obj.head_dim,
+                          shape._obj.direction), (1, 6, 4, 4, 1))
+        self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
+                         (0x10, 0x20, 9))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2"):
+            runtime.all_to_all_rank(2, None, None, [1, 5])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "3 counts"):
+            runtime.all_to_all_rank(0, None, None, [1, 5, 0])
 
 
 if __name__ == "__main__":

@@ -7,7 +7,8 @@ caching allocator and with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, and
 per allocator mode (a child that fails or crashes is reported, never taken down with the parent).
 The parent's exit status is that of the default mode (77 when it skipped every test). With --child it runs the tests in this
 process. Every case uses random data, poisons the outputs before every call and compares the
-outputs byte-exact with torch.cat of the shards along the token dimension. Fewer than two GPUs
+outputs byte-exact with torch.cat of the shards along the token dimension (AllGather) or with
+the head slices or token slices of the concatenated shards (all-to-all). Fewer than two GPUs
 (or no torch): the tests are skipped, and say why.
 """
 
@@ -73,6 +74,44 @@ class Case:
             test.assertTrue(torch.equal(output.cpu().view(torch.uint8), expected),
                             f"rank {r}: output differs from torch.cat of the shards "
                             f"(dtype {self.dtype}, counts {self.counts})")
+
+
+class AllToAllCase(Case):
+    """One all-to-all over n ranks: random inputs and poisoned outputs of the direction's
+    layouts ([batch, counts[r], heads, head_dim] and [batch, sum(counts), heads / n, head_dim]);
+    refill and poison are those of Case."""
+
+    def __init__(self, counts, dtype, direction, batch=2, heads_per_rank=2, head_dim=24,
+                 seed=0):
+        n = len(counts)
+        self.counts, self.dtype, self.direction = counts, dtype, direction
+        seq = [(batch, c, heads_per_rank * n, head_dim) for c in counts]
+        split = [(batch, sum(counts), heads_per_rank, head_dim)] * n
+        in_shapes, out_shapes = (seq, split) if direction == "seq_to_heads" else (split, seq)
+        generator = torch.Generator().manual_seed(seed)
+        self.inputs = [random_tensor(shape, dtype, f"cuda:{r}", generator)
+                       for r, shape in enumerate(in_shapes)]
+        self.outputs = [torch.empty(shape, dtype=dtype, device=f"cuda:{r}")
+                        for r, shape in enumerate(out_shapes)]
+        self.streams = [torch.cuda.Stream(device=r) for r in range(n)]
+
+    def expected(self, rank):
+        """Rank `rank`'s output computed by torch from the inputs, as bytes."""
+        shards = [t.cpu().view(torch.uint8) for t in self.inputs]
+        if self.direction == "seq_to_heads":
+            width = shards[0].shape[2] // len(self.counts)
+            full = torch.cat(shards, dim=1)
+            return full[:, :, rank * width:(rank + 1) * width].contiguous()
+        start = sum(self.counts[:rank])
+        full = torch.cat(shards, dim=2)
+        return full[:, start:start + self.counts[rank]].contiguous()
+
+    def check(self, test):
+        for r, output in enumerate(self.outputs):
+            torch.cuda.synchronize(r)
+            test.assertTrue(torch.equal(output.cpu().view(torch.uint8), self.expected(r)),
+                            f"rank {r}: all-to-all output differs from torch's slices "
+                            f"(dtype {self.dtype}, counts {self.counts}, {self.direction})")
 
 
 def count_patterns(n):
@@ -190,6 +229,81 @@ class GpuTest(unittest.TestCase):
         case.poison()
         self.runtime.all_gather(case.inputs, case.outputs, streams=case.streams)
         case.check(self)
+
+    def test_all_to_all_coordinated_every_dtype_and_counts(self):
+        for direction in ltx.DIRECTIONS:
+            for dtype in DTYPES:
+                for counts in count_patterns(self.n):
+                    with self.subTest(direction=direction, dtype=str(dtype), counts=counts):
+                        case = AllToAllCase(counts, dtype, direction, seed=3 * sum(counts))
+                        case.poison()
+                        self.runtime.all_to_all(case.inputs, case.outputs, streams=case.streams,
+                                                direction=direction)
+                        case.check(self)
+
+    def test_all_to_all_per_rank_threads(self):
+        for direction in ltx.DIRECTIONS:
+            for counts in count_patterns(self.n) + [[257 + 3 * r for r in range(self.n)]]:
+                with self.subTest(direction=direction, counts=counts):
+                    case = AllToAllCase(counts, torch.bfloat16, direction, heads_per_rank=3,
+                                        head_dim=64, seed=5 * sum(counts))
+                    calls = [self.runtime.prepare_all_to_all_rank(
+                        r, case.inputs[r], case.outputs[r], counts, case.streams[r],
+                        direction=direction) for r in range(self.n)]
+                    for step in range(3):
+                        case.refill(300 + step)
+                        self.run_ranks(lambda r: calls[r]())
+                        case.check(self)
+                    case.refill(400)
+                    self.run_ranks(lambda r: self.runtime.all_to_all_rank(
+                        r, case.inputs[r], case.outputs[r], counts, case.streams[r],
+                        direction=direction))
+                    case.check(self)
+
+    def test_all_to_all_round_trip_returns_the_input(self):
+        for counts in count_patterns(self.n):
+            with self.subTest(counts=counts):
+                there = AllToAllCase(counts, torch.float16, "seq_to_heads", seed=sum(counts))
+                back = [torch.empty_like(t) for t in there.inputs]
+                for tensor in back:
+                    tensor.view(torch.uint8).fill_(POISON)
+                there.poison()
+                self.runtime.all_to_all(there.inputs, there.outputs, streams=there.streams)
+                self.run_ranks(lambda r: self.runtime.all_to_all_rank(
+                    r, there.outputs[r], back[r], counts, there.streams[r],
+                    direction="heads_to_seq"))
+                for r in range(self.n):
+                    torch.cuda.synchronize(r)
+                    self.assertTrue(torch.equal(back[r].cpu().view(torch.uint8),
+                                                there.inputs[r].cpu().view(torch.uint8)),
+                                    f"rank {r}: seq -> heads -> seq changed the input")
+
+    def test_all_to_all_and_all_gather_interleave(self):
+        counts = [4 + r for r in range(self.n)]
+        gather = Case(counts, torch.bfloat16, seed=1)
+        a2a = AllToAllCase(counts, torch.bfloat16, "seq_to_heads", seed=2)
+        for step in range(3):
+            gather.refill(500 + step)
+            a2a.refill(600 + step)
+            self.run_ranks(lambda r: (
+                self.runtime.all_gather_rank(r, gather.inputs[r], gather.outputs[r], counts,
+                                             gather.streams[r]),
+                self.runtime.all_to_all_rank(r, a2a.inputs[r], a2a.outputs[r], counts,
+                                             gather.streams[r])))
+            gather.check(self)
+            a2a.check(self)
+
+    def test_all_to_all_bad_shapes_raise_before_the_call(self):
+        counts = [2] * self.n
+        case = AllToAllCase(counts, torch.bfloat16, "seq_to_heads")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "do not match token counts"):
+            self.runtime.all_to_all(case.inputs, case.outputs, counts=[3] * self.n)
+        with self.assertRaises(ltx.InvalidArgumentError):
+            self.runtime.all_to_all(case.inputs, case.outputs, direction="heads_to_seq")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "direction"):
+            self.runtime.all_to_all_rank(0, case.inputs[0], case.outputs[0], counts,
+                                         direction="up")
+        self.runtime.status()  # Nothing reached the library: still usable.
 
     def test_bad_tensors_raise_before_the_call(self):
         counts = [2] * self.n

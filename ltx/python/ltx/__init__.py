@@ -1,4 +1,5 @@
-"""ltx for Python: AllGather over NVLink for one process that drives every GPU of a node.
+"""ltx for Python: AllGather and the Ulysses all-to-all over NVLink for one process that
+drives every GPU of a node.
 
 A ctypes binding of libltx.so (standard library only); see ltx.Runtime. Tensors come from
 PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()).
@@ -6,8 +7,10 @@ PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()).
 
 from .errors import *  # noqa: F401,F403  (Error and one subclass per canonical code)
 from .errors import ERROR_CLASSES, Error
-from .runtime import PROTOCOLS, TRANSPORTS, Op, RankCall, Runtime, library_path, version
+from .runtime import (DIRECTIONS, PROTOCOLS, TRANSPORTS, Op, RankCall, Runtime, library_path,
+                      version)
 from .tensors import DTYPES
 
-__all__ = ["DTYPES", "ERROR_CLASSES", "Error", "Op", "PROTOCOLS", "RankCall", "Runtime",
-           "TRANSPORTS", "library_path", "version"] + [cls.__name__ for cls in ERROR_CLASSES]
+__all__ = ["DIRECTIONS", "DTYPES", "ERROR_CLASSES", "Error", "Op", "PROTOCOLS", "RankCall",
+           "Runtime", "TRANSPORTS", "library_path", "version"]
+__all__ += [cls.__name__ for cls in ERROR_CLASSES]

@@ -47,6 +47,18 @@ class AllGatherShape(ctypes.Structure):
     ]
 
 
+class AllToAllShape(ctypes.Structure):
+    _fields_ = [
+        ("dtype", ctypes.c_int),
+        ("batch", ctypes.c_int64),
+        ("heads", ctypes.c_int64),
+        ("head_dim", ctypes.c_int64),
+        ("token_counts", ctypes.POINTER(ctypes.c_int64)),
+        ("num_ranks", ctypes.c_int),
+        ("direction", ctypes.c_int),
+    ]
+
+
 class RankBuffers(ctypes.Structure):
     _fields_ = [
         ("input", ctypes.c_void_p),
@@ -75,6 +87,10 @@ _PROTOTYPES = {
     "ltx_op_wait": (_c_int, [_void_p, _c_int64]),
     "ltx_op_destroy": (_c_int, [_void_p]),
     "ltx_all_gather_rank": (_c_int, [_void_p, _c_int, _P(AllGatherShape), _P(RankBuffers),
+                                     _P(CallOptions)]),
+    "ltx_all_to_all": (_c_int, [_void_p, _P(AllToAllShape), _P(RankBuffers), _c_int,
+                                _P(CallOptions), _P(_void_p)]),
+    "ltx_all_to_all_rank": (_c_int, [_void_p, _c_int, _P(AllToAllShape), _P(RankBuffers),
                                      _P(CallOptions)]),
     "ltx_runtime_synchronize": (_c_int, [_void_p, _c_int64]),
     "ltx_runtime_status": (_c_int, [_void_p]),

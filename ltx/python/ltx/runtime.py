@@ -1,4 +1,4 @@
-"""ltx.Runtime: the AllGather runtime of libltx.so for PyTorch tensors.
+"""ltx.Runtime: the AllGather and Ulysses all-to-all runtime of libltx.so for PyTorch tensors.
 
     import ltx, torch
     runtime = ltx.Runtime(devices=[0, 1])
@@ -6,6 +6,8 @@
     runtime.all_gather(inputs, outputs)              # counts from the inputs' token dimension
     # Per-rank call from each GPU's own thread; can be captured with torch.cuda.graph.
     runtime.all_gather_rank(rank, inputs[rank], outputs[rank], counts)
+    # Ulysses all-to-all: [batch, seq_r, heads, head_dim] -> [batch, sum(seq), heads/P, head_dim].
+    runtime.all_to_all(q_shards, q_heads, direction="seq_to_heads")
 
 Tensors are [..., tokens, ...]: rank r's input has counts[r] tokens along the token dimension
 `dim` (default -2, e.g. [batch, tokens, hidden] or [tokens, hidden]) and every output has
@@ -21,12 +23,14 @@ import functools
 import weakref
 
 from . import _library
-from ._library import AllGatherShape, CallOptions, RankBuffers, RuntimeOptions, check, lib
+from ._library import (AllGatherShape, AllToAllShape, CallOptions, RankBuffers, RuntimeOptions,
+                       check, lib)
 from .errors import invalid_argument
-from .tensors import rank_call, stream_handle, token_counts
+from .tensors import alltoall_rank_call, rank_call, stream_handle, token_counts
 
 PROTOCOLS = {"auto": 0, "direct": 1, "one_trip": 2, "copy_engine": 3}
 TRANSPORTS = {"auto": 0, "peer_stores": 1, "copy_engine": 2}
+DIRECTIONS = {"seq_to_heads": 0, "heads_to_seq": 1}
 
 
 def _microseconds(seconds, what: str) -> int:
@@ -52,11 +56,23 @@ def _call_options(timeout, blocks: int, protocol: str) -> CallOptions:
     return call
 
 
-def _shape(dtype: int, batch: int, hidden: int, counts) -> AllGatherShape:
+def _shape(struct, key: tuple, counts, *tail):
+    """A `struct` (AllGatherShape or AllToAllShape) of the fields `key`, the token counts and
+    the fields `tail` after them."""
     array = (ctypes.c_int64 * len(counts))(*counts)
-    shape = AllGatherShape(dtype, batch, hidden, array, len(counts))
+    shape = struct(*key, array, len(counts), *tail)
     shape._counts = array  # Keeps the array alive with the struct.
     return shape
+
+
+class _Collective:
+    """What differs between the collectives: the C functions, the shape struct and its fields
+    after the counts, and `describe(rank, input, output, counts, device)`, which checks one
+    rank's tensors and returns (the shape's leading fields, input pointer, output pointer)."""
+
+    def __init__(self, function: str, struct, tail: tuple, describe, fields: str):
+        self.function, self.rank_function = function, function + "_rank"
+        self.struct, self.tail, self.describe, self.fields = struct, tail, describe, fields
 
 
 class Op:
@@ -85,14 +101,16 @@ class Op:
 
 
 class RankCall:
-    """One rank's prepared per-rank call (Runtime.prepare_all_gather_rank). Calling it enqueues
-    the call, exactly as all_gather_rank with the same arguments would, and raises the same
-    errors. Call it from the rank's own thread. Must not be used after its Runtime is closed."""
+    """One rank's prepared per-rank call (Runtime.prepare_all_gather_rank or
+    prepare_all_to_all_rank). Calling it enqueues the call, exactly as all_gather_rank or
+    all_to_all_rank with the same arguments would, and raises the same errors. Call it from the
+    rank's own thread. Must not be used after its Runtime is closed."""
 
-    def __init__(self, runtime: "Runtime", rank: int, shape, buffers, options, tensors):
+    def __init__(self, runtime: "Runtime", function: str, rank: int, shape, buffers, options,
+                 tensors):
         self._runtime = runtime
         self._tensors = tensors  # The buffers' memory stays allocated while the call lives.
-        self._function = lib().ltx_all_gather_rank
+        self._function = getattr(lib(), function)
         self._arguments = (rank, ctypes.byref(shape), ctypes.byref(buffers),
                            ctypes.byref(options))
         self._keep = (shape, buffers, options)
@@ -159,37 +177,10 @@ class Runtime:
         or None for each GPU's current stream). counts defaults to the inputs' sizes along
         `dim`. Returns None after waiting (wait=True), else an Op to wait on. timeout, blocks
         and protocol ("auto", "direct", "one_trip", "copy_engine") are ltx::CallOptions."""
-        handle = self._live()
+        self._live()
         counts = token_counts(inputs, dim) if counts is None else [int(c) for c in counts]
-        n = self.world_size
-        streams = [None] * n if streams is None else list(streams)
-        if not len(inputs) == len(outputs) == len(streams) == len(counts) == n:
-            raise invalid_argument(
-                f"{len(inputs)} inputs, {len(outputs)} outputs, {len(streams)} streams and "
-                f"{len(counts)} counts for {n} ranks")
-        buffers = (RankBuffers * n)()
-        shapes = set()
-        for rank in range(n):
-            dtype, batch, hidden, src, dst = rank_call(
-                rank, inputs[rank], outputs[rank], counts, dim, self.devices[rank])
-            shapes.add((dtype, batch, hidden))
-            buffers[rank] = RankBuffers(src, dst, stream_handle(streams[rank], self.devices[rank]))
-        if len(shapes) != 1:
-            raise invalid_argument(f"ranks disagree on (dtype, batch, hidden): {sorted(shapes)}")
-        shape = _shape(*shapes.pop(), counts)
-        op = ctypes.c_void_p()
-        check(lib().ltx_all_gather(handle, ctypes.byref(shape), buffers, n,
-                                   ctypes.byref(_call_options(timeout, blocks, protocol)),
-                                   ctypes.byref(op)))
-        result = Op(self, op)
-        self._ops.add(result)
-        if not wait:
-            return result
-        try:
-            result.wait(wait_timeout)
-        finally:
-            result.close()
-        return None
+        return self._coordinated(self._all_gather(dim), inputs, outputs, counts, streams,
+                                 _call_options(timeout, blocks, protocol), wait, wait_timeout)
 
     def all_gather_rank(self, rank: int, input, output, counts, stream=None, *, dim: int = -2,
                         timeout=None, blocks: int = 0, protocol: str = "auto") -> None:
@@ -207,16 +198,104 @@ class Runtime:
         call each time it is called, with these tensors, counts and stream: what a server loop
         repeats every step, at the cost of one ctypes call. The RankCall keeps the tensors
         alive; their contents may change between calls."""
+        return self._prepare_rank(self._all_gather(dim), rank, input, output, counts, stream,
+                                  _call_options(timeout, blocks, protocol))
+
+    def all_to_all(self, inputs, outputs, counts=None, streams=None, *,
+                   direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
+                   protocol: str = "auto", wait: bool = True, wait_timeout: float = 30.0):
+        """Coordinated Ulysses all-to-all over P ranks. direction "seq_to_heads": rank r's
+        input [batch, counts[r], heads, head_dim] -> every rank r's output
+        [batch, sum(counts), heads / P, head_dim] (heads [r * heads / P, (r + 1) * heads / P)
+        of the whole sequence, rank s's tokens after those of ranks < s); "heads_to_seq" is the
+        exact inverse. counts defaults to the token sizes (dimension 1) of the
+        sequence-sharded tensors (inputs, or outputs for heads_to_seq). Streams, the options
+        and the result are those of all_gather; protocol "auto" or "direct"."""
+        self._live()
+        collective = self._all_to_all(direction)
+        if counts is None:
+            counts = token_counts(inputs if direction == "seq_to_heads" else outputs, 1)
+        counts = [int(c) for c in counts]
+        return self._coordinated(collective, inputs, outputs, counts, streams,
+                                 _call_options(timeout, blocks, protocol), wait, wait_timeout)
+
+    def all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
+                        direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
+                        protocol: str = "auto") -> None:
+        """Per-rank all-to-all from rank `rank`'s own thread (shapes as all_to_all; the
+        per-rank contract of all_gather_rank)."""
+        self.prepare_all_to_all_rank(rank, input, output, counts, stream, direction=direction,
+                                     timeout=timeout, blocks=blocks, protocol=protocol)()
+
+    def prepare_all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
+                                direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
+                                protocol: str = "auto") -> "RankCall":
+        """Checks the arguments of all_to_all_rank once and returns a RankCall that makes the
+        call (as prepare_all_gather_rank)."""
+        return self._prepare_rank(self._all_to_all(direction), rank, input, output, counts,
+                                  stream, _call_options(timeout, blocks, protocol))
+
+    def _all_gather(self, dim: int) -> _Collective:
+        def describe(rank, input, output, counts, device):
+            return rank_call(rank, input, output, counts, dim, device)
+        return _Collective("ltx_all_gather", AllGatherShape, (), describe,
+                           "(dtype, batch, hidden)")
+
+    def _all_to_all(self, direction: str) -> _Collective:
+        code = _enum(DIRECTIONS, direction, "direction")
+
+        def describe(rank, input, output, counts, device):
+            return alltoall_rank_call(rank, input, output, counts, self.world_size, code == 0,
+                                      device)
+        return _Collective("ltx_all_to_all", AllToAllShape, (code,), describe,
+                           "(dtype, batch, heads, head_dim)")
+
+    def _coordinated(self, collective: _Collective, inputs, outputs, counts, streams,
+                     call: CallOptions, wait: bool, wait_timeout: float):
+        """The coordinated call of `collective`: checks every rank, calls, and waits (wait)."""
+        handle = self._live()
+        n = self.world_size
+        streams = [None] * n if streams is None else list(streams)
+        if not len(inputs) == len(outputs) == len(streams) == len(counts) == n:
+            raise invalid_argument(
+                f"{len(inputs)} inputs, {len(outputs)} outputs, {len(streams)} streams and "
+                f"{len(counts)} counts for {n} ranks")
+        buffers = (RankBuffers * n)()
+        keys = set()
+        for rank in range(n):
+            device = self.devices[rank]
+            key, src, dst = collective.describe(rank, inputs[rank], outputs[rank], counts, device)
+            keys.add(key)
+            buffers[rank] = RankBuffers(src, dst, stream_handle(streams[rank], device))
+        if len(keys) != 1:
+            raise invalid_argument(f"ranks disagree on {collective.fields}: {sorted(keys)}")
+        shape = _shape(collective.struct, keys.pop(), counts, *collective.tail)
+        op = ctypes.c_void_p()
+        check(getattr(lib(), collective.function)(handle, ctypes.byref(shape), buffers, n,
+                                                  ctypes.byref(call), ctypes.byref(op)))
+        result = Op(self, op)
+        self._ops.add(result)
+        if not wait:
+            return result
+        try:
+            result.wait(wait_timeout)
+        finally:
+            result.close()
+        return None
+
+    def _prepare_rank(self, collective: _Collective, rank: int, input, output, counts, stream,
+                      call: CallOptions) -> "RankCall":
+        """The RankCall of `collective` for rank `rank`, after checking its arguments."""
         self._live()
         counts = [int(c) for c in counts]
         if not 0 <= rank < self.world_size or len(counts) != self.world_size:
             raise invalid_argument(
                 f"rank {rank} with {len(counts)} counts for {self.world_size} ranks")
         device = self.devices[rank]
-        dtype, batch, hidden, src, dst = rank_call(rank, input, output, counts, dim, device)
+        key, src, dst = collective.describe(rank, input, output, counts, device)
         buffers = RankBuffers(src, dst, stream_handle(stream, device))
-        shape = _shape(dtype, batch, hidden, counts)
-        return RankCall(self, rank, shape, buffers, _call_options(timeout, blocks, protocol),
+        shape = _shape(collective.struct, key, counts, *collective.tail)
+        return RankCall(self, collective.rank_function, rank, shape, buffers, call,
                         (input, output))
 
     def synchronize(self, timeout: float = 30.0) -> None:

@@ -62,17 +62,25 @@ def _check_tensor(tensor, what: str, device: int) -> tuple:
     return tuple(int(n) for n in tensor.shape)
 
 
-def rank_call(rank: int, input, output, counts, dim: int, device: int) -> tuple:
-    """Checks rank `rank`'s tensors: contiguous, on cuda:`device`, one ltx dtype, shapes that
-    agree except along the token dimension `dim`, where the input has counts[rank] tokens and
-    the output sum(counts). Returns (dtype, batch, hidden, input pointer, output pointer):
-    batch is the product of the dimensions before `dim`, hidden of those after it."""
+def _checked_pair(rank: int, input, output, device: int) -> tuple:
+    """The shapes of rank `rank`'s tensors and their ltx dtype, after checking both are
+    contiguous tensors on cuda:`device` of one ltx dtype."""
     in_shape = _check_tensor(input, f"input of rank {rank}", device)
     out_shape = _check_tensor(output, f"output of rank {rank}", device)
     dtype = dtype_code(input, f"input of rank {rank}")
     if dtype_code(output, f"output of rank {rank}") != dtype:
         raise invalid_argument(
             f"rank {rank}: input is {input.dtype} but output is {output.dtype}")
+    return in_shape, out_shape, dtype
+
+
+def rank_call(rank: int, input, output, counts, dim: int, device: int) -> tuple:
+    """Checks rank `rank`'s AllGather tensors: contiguous, on cuda:`device`, one ltx dtype,
+    shapes that agree except along the token dimension `dim`, where the input has
+    counts[rank] tokens and the output sum(counts). Returns ((dtype, batch, hidden), input
+    pointer, output pointer): batch is the product of the dimensions before `dim`, hidden of
+    those after it."""
+    in_shape, out_shape, dtype = _checked_pair(rank, input, output, device)
     if len(in_shape) != len(out_shape) or not -len(in_shape) <= dim < len(in_shape):
         raise invalid_argument(
             f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} need the same "
@@ -85,8 +93,35 @@ def rank_call(rank: int, input, output, counts, dim: int, device: int) -> tuple:
             f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} do not match "
             f"token counts {list(counts)} along dimension {d} (expected {list(expected_in)} "
             f"and {list(expected_out)})")
-    return (dtype, math.prod(in_shape[:d]), math.prod(in_shape[d + 1:]),
+    return ((dtype, math.prod(in_shape[:d]), math.prod(in_shape[d + 1:])),
             input.data_ptr(), output.data_ptr())
+
+
+def alltoall_rank_call(rank: int, input, output, counts, world_size: int, seq_to_heads: bool,
+                       device: int) -> tuple:
+    """Checks rank `rank`'s all-to-all tensors: contiguous, on cuda:`device`, one ltx dtype;
+    the sequence-sharded one (the input for sequence -> heads, else the output) is
+    [batch, counts[rank], heads, head_dim] with heads divisible by `world_size`, the
+    head-sharded one [batch, sum(counts), heads / world_size, head_dim]. Returns
+    ((dtype, batch, heads, head_dim), input pointer, output pointer)."""
+    in_shape, out_shape, dtype = _checked_pair(rank, input, output, device)
+    names = ("input", "output") if seq_to_heads else ("output", "input")
+    seq_shape, head_shape = (in_shape, out_shape) if seq_to_heads else (out_shape, in_shape)
+    if len(seq_shape) != 4:
+        raise invalid_argument(
+            f"rank {rank}: {names[0]} {list(seq_shape)} is not [batch, tokens, heads, head_dim]")
+    batch, _, heads, head_dim = seq_shape
+    if heads % world_size:
+        raise invalid_argument(
+            f"rank {rank}: {heads} heads do not divide among {world_size} ranks")
+    expected_seq = (batch, counts[rank], heads, head_dim)
+    expected_head = (batch, sum(counts), heads // world_size, head_dim)
+    if seq_shape != expected_seq or head_shape != expected_head:
+        raise invalid_argument(
+            f"rank {rank}: {names[0]} {list(seq_shape)} and {names[1]} {list(head_shape)} do "
+            f"not match token counts {list(counts)} over {world_size} ranks (expected "
+            f"{list(expected_seq)} and {list(expected_head)})")
+    return (dtype, batch, heads, head_dim), input.data_ptr(), output.data_ptr()
 
 
 def token_counts(inputs, dim: int) -> list:
