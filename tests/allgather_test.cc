@@ -19,15 +19,10 @@
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/token_counts.h"
 
 namespace ltx {
 namespace {
-
-std::vector<int64_t> UnevenCounts(int world, int64_t base) {
-  std::vector<int64_t> counts;
-  for (int rank = 0; rank < world; ++rank) counts.push_back(base + 3 * rank + (rank % 2));
-  return counts;
-}
 
 // Whether protocol `protocol` can carry case `c` (the one-trip path has a size limit).
 bool Fits(const AllGatherCase& c, Protocol protocol) {
@@ -92,15 +87,7 @@ TEST_P(AllGatherMatrixTest, ZeroTokenRanks) {
   GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
-  std::vector<std::vector<int64_t>> patterns = {std::vector<int64_t>(world, 0)};
-  for (int zero = 0; zero < world; ++zero) {
-    std::vector<int64_t> counts = UnevenCounts(world, 9);
-    counts[zero] = 0;
-    patterns.push_back(counts);
-  }
-  std::vector<int64_t> only_last(world, 0);
-  only_last.back() = 33;
-  patterns.push_back(only_last);
+  const std::vector<std::vector<int64_t>> patterns = ZeroTokenPatterns(world, 9, 33);
   for (const auto& counts : patterns) {
     AllGatherCase c;
     c.dtype = DataType::kFloat16;

@@ -18,6 +18,7 @@
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/token_counts.h"
 #include "tools/testing/rank_threads.h"
 
 namespace ltx {
@@ -70,12 +71,6 @@ absl::Status RunAndVerify(AllToAllFixture& f, const AllToAllCase& c, CallStyle s
   absl::Status status = f.harness->Prepare(c);
   if (status.ok()) status = RunCurrent(f, style);
   return status;
-}
-
-std::vector<int64_t> UnevenCounts(int world, int64_t base) {
-  std::vector<int64_t> counts;
-  for (int rank = 0; rank < world; ++rank) counts.push_back(base + 3 * rank + (rank % 2));
-  return counts;
 }
 
 constexpr AllToAllDirection kDirections[] = {AllToAllDirection::kSeqToHeads,
@@ -134,15 +129,7 @@ TEST_P(AllToAllMatrixTest, UnevenAndZeroTokenCounts) {
   AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
-  std::vector<std::vector<int64_t>> patterns = {std::vector<int64_t>(world, 0)};
-  for (int zero = 0; zero < world; ++zero) {
-    std::vector<int64_t> counts = UnevenCounts(world, 9);
-    counts[zero] = 0;
-    patterns.push_back(counts);
-  }
-  std::vector<int64_t> only_last(world, 0);
-  only_last.back() = 333;
-  patterns.push_back(only_last);
+  const std::vector<std::vector<int64_t>> patterns = ZeroTokenPatterns(world, 9, 333);
   for (AllToAllDirection direction : kDirections) {
     for (const auto& counts : patterns) {
       AllToAllCase c;
