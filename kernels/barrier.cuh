@@ -30,12 +30,13 @@ struct WaitProgress {
 };
 
 // Claims this GPU's error record (the first error since the last reset wins) and, if claimed,
-// publishes `error` to the host: every field with plain stores, then `state` with a release
-// store at system scope.
+// publishes `error` to the host: every field with plain stores (storing_peers keeps what it
+// holds), then `state` with a release store at system scope.
 __device__ inline void RecordDeviceError(const OpContext& op, const DeviceErrorRecord& error) {
   if (atomicCAS(&op.local->error_claimed, 0u, 1u) != 0u) return;
   DeviceErrorRecord fields = error;
   fields.state = kRecordEmpty;  // The host reads nothing until the release below.
+  fields.storing_peers = *static_cast<volatile uint32_t*>(&op.record->storing_peers);
   *op.record = fields;
   StoreReleaseSystem(&op.record->state, kRecordWritten);
 }
@@ -50,26 +51,29 @@ __device__ inline void PublishEntry(SignalRegion* target, int rank, uint64_t num
   StoreReleaseSystem(&slot->op, number);
 }
 
-// Abandons the op on this GPU (so that its other waits stop early) and records a timeout of a
-// wait that started at `start_ns`, unless the op was already abandoned.
-__device__ inline void AbandonAfterTimeout(const OpContext& op, BarrierPhase phase,
-                                           const WaitProgress& progress, uint64_t start_ns) {
+// Abandons the op on this GPU (so that its other waits stop early) and, unless the op was
+// already abandoned, records `error`.
+__device__ inline void AbandonOp(const OpContext& op, const DeviceErrorRecord& error) {
   const bool first = LoadRelaxedSystem(&op.local->abort) == 0u;
   StoreRelaxedSystem(&op.local->abort, 1u);
-  if (!first) return;
-  RecordDeviceError(op, TimeoutRecord(phase, op.rank, progress.peer, op.number, progress.seen,
-                                      GlobalTimerNs() - start_ns));
+  if (first) RecordDeviceError(op, error);
 }
+
+// A peer that is never found to have given up (the default of AwaitOrAbandon).
+struct PeerNeverGivesUp {
+  __device__ bool operator()() const { return false; }
+};
 
 // The one poll loop of the protocol: calls `ready(&progress)` (a predicate that polls shared
 // memory and may update `progress`) until it returns true, then returns true. Mostly the
-// predicate itself is polled: the abort flag and the clock are read every 32nd poll, and not at
-// all when the first poll succeeds. Returns false when the op was abandoned on this GPU, or
-// after op.timeout_ns, when it abandons the op and records the timeout at `phase`
-// (AbandonAfterTimeout). `progress` starts at {peer, 0}.
-template <typename Ready>
+// predicate itself is polled: the abort flag, `gave_up()` and the clock are read every 32nd
+// poll, and not at all when the first poll succeeds. Returns false when the op was abandoned on
+// this GPU; when `gave_up()` says the peer gave up the op, after abandoning it and recording
+// PeerGaveUpRecord; or after op.timeout_ns, after abandoning the op and recording the timeout
+// at `phase`. `progress` starts at {peer, 0}.
+template <typename Ready, typename GaveUp = PeerNeverGivesUp>
 __device__ inline bool AwaitOrAbandon(const OpContext& op, BarrierPhase phase, int peer,
-                                      const Ready& ready) {
+                                      const Ready& ready, const GaveUp& gave_up = GaveUp()) {
   constexpr uint32_t kPollsPerCheck = 32;
   WaitProgress progress = {peer, 0};
   if (ready(&progress)) return true;
@@ -78,20 +82,62 @@ __device__ inline bool AwaitOrAbandon(const OpContext& op, BarrierPhase phase, i
     if (ready(&progress)) return true;
     if (polls % kPollsPerCheck != 0) continue;
     if (LoadRelaxedSystem(&op.local->abort) != 0u) return false;
-    if (GlobalTimerNs() - start_ns > op.timeout_ns) break;
+    if (gave_up()) {
+      // What the peer did before giving up (e.g. its exit flag) is visible now: look again.
+      if (ready(&progress)) return true;
+      AbandonOp(op, PeerGaveUpRecord(phase, op.rank, peer, op.number));
+      return false;
+    }
+    const uint64_t waited_ns = GlobalTimerNs() - start_ns;
+    if (waited_ns > op.timeout_ns) {
+      AbandonOp(op, TimeoutRecord(phase, op.rank, progress.peer, op.number, progress.seen,
+                                  waited_ns));
+      return false;
+    }
   }
-  AbandonAfterTimeout(op, phase, progress, start_ns);
-  return false;
 }
 
 // Waits at `phase` until `peer`'s `flag` shows op.number or later (acquire, system scope);
-// false when it timed out or the op was abandoned (AwaitOrAbandon).
+// false when it timed out, the op was abandoned, or (with peer atomics) `peer` revoked this
+// GPU's store claim for the op, i.e. gave the op up (AwaitOrAbandon). A revocation for a later
+// op also counts: the peer is past this op, and if it had passed it, `flag` already shows it.
 __device__ inline bool AwaitFlag(const OpContext& op, BarrierPhase phase, int peer,
                                  const uint64_t* flag) {
-  return AwaitOrAbandon(op, phase, peer, [flag, &op](WaitProgress* progress) {
-    progress->seen = LoadAcquireSystem(flag);
-    return progress->seen >= op.number;
-  });
+  const uint64_t* claim = &op.local->store_claim[peer];
+  const bool revocable = op.local->peer_atomics != 0u && peer != op.rank;
+  return AwaitOrAbandon(
+      op, phase, peer,
+      [flag, &op](WaitProgress* progress) {
+        progress->seen = LoadAcquireSystem(flag);
+        return progress->seen >= op.number;
+      },
+      [claim, revocable, &op] {
+        return revocable && LoadAcquireSystem(claim) >= StoreRevoke(op.number);
+      });
+}
+
+// Claims this GPU's right to store op.number's data into `target`'s output (atomic max on
+// store_claim[target]). False when `target` already revoked it: it gave the op up, and nothing
+// may be stored into its output. Always true without peer atomics.
+__device__ inline bool ClaimStores(const OpContext& op, int target) {
+  if (op.local->peer_atomics == 0u) return true;
+  return AtomicMaxAcqRelSystem(&op.local->store_claim[target], StoreClaim(op.number)) <=
+         StoreClaim(op.number);
+}
+
+// Run when this GPU gave up op.number, for each peer `source` (whose signal region is
+// `source_region`): unless `source` already finished storing into this GPU's output (its exit
+// flag), revokes its store claim for the op, so that it stores nothing from then on. Returns
+// true when `source` had claimed before the revocation and has not finished: it may still be
+// storing into this GPU's output until its kernel ends. Without peer atomics nothing can be
+// revoked, and every unfinished source is reported.
+__device__ inline bool RevokeStores(const OpContext& op, int source, SignalRegion* source_region) {
+  if (LoadAcquireSystem(&op.local->exit_flag[source]) >= op.number) return false;
+  if (op.local->peer_atomics == 0u) return true;
+  const uint64_t previous =
+      AtomicMaxAcqRelSystem(&source_region->store_claim[op.rank], StoreRevoke(op.number));
+  return previous == StoreClaim(op.number) &&
+         LoadAcquireSystem(&op.local->exit_flag[source]) < op.number;
 }
 
 // Checks `theirs` (from `peer`) against this rank's announcement; on disagreement records

@@ -36,19 +36,46 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
   return theirs.output_address;
 }
 
+// Run by warp 0 of the last block when the op was abandoned on this GPU: revokes the store
+// claims of every peer that has not finished storing into this GPU's output (RevokeStores), so
+// that none stores from then on, and records in the error record which peers had claimed before
+// and may still be storing. Peers can have claimed only if this GPU announced the op
+// (`published`); an op abandoned before its entry revokes only to release peers that wait for it.
+template <typename Params>
+__device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, bool published) {
+  const int lane = threadIdx.x;
+  const bool abandoned =
+      __shfl_sync(0xffffffffu, lane == 0 ? LoadRelaxedSystem(&op.local->abort) : 0u, 0) != 0u;
+  if (!abandoned) return;
+  const bool storing = lane < p.world_size && lane != p.rank &&
+                       RevokeStores(op, lane, p.signals[lane]) && published;
+  const uint32_t storing_peers = __ballot_sync(0xffffffffu, storing);
+  if (lane == 0 && storing_peers != 0u) {
+    volatile uint32_t* recorded = &op.record->storing_peers;
+    *recorded = *recorded | storing_peers;
+    __threadfence_system();
+  }
+}
+
 // Run by the last block of the grid to finish storing: tells every peer that this rank's data
 // is in its output (unless the op was abandoned), then waits until every peer said the same
-// for this rank's output. Thread t handles peer t.
+// for this rank's output; if the op was abandoned by then, revokes the peers' store claims.
+// Thread t handles peer t.
 template <typename Params>
 __device__ void ExitBarrier(const Params& p, const OpContext& op) {
   const int peer = threadIdx.x;
   const bool abandoned = LoadRelaxedSystem(&op.local->abort) != 0u;
+  const bool published = op.local->entry_published != 0u;
   if (peer < p.world_size) {
     if (!abandoned) StoreReleaseSystem(&p.signals[peer]->exit_flag[p.rank], op.number);
     AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
   }
+  if (threadIdx.x < 32) RevokePeersIfAbandoned(p, op, published);
   __syncthreads();
-  if (threadIdx.x == 0) op.local->last_op = op.number;
+  if (threadIdx.x == 0) {
+    op.local->entry_published = 0u;
+    op.local->last_op = op.number;
+  }
 }
 
 // The body of a direct-protocol kernel: advances this GPU's op number, announces `mine` to every
@@ -72,17 +99,29 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
   __shared__ bool abandoned;
   if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&local->abort) != 0u;
   __syncthreads();
+  // Per target: whether this GPU may store into its output (its store claim held).
+  __shared__ bool may_store[kMaxWorldSize];
   if (!abandoned) {
     // Entry: every block announces this rank to every peer, so that no block depends on
-    // another block of its own grid being resident.
+    // another block of its own grid being resident, and claims its stores into the peers'
+    // outputs; a peer that already gave the op up (revoked) gets nothing.
     if (threadIdx.x < p.world_size) {
-      PublishEntry(p.signals[threadIdx.x], p.rank, op.number, mine);
+      const int target = threadIdx.x;
+      PublishEntry(p.signals[target], p.rank, op.number, mine);
+      may_store[target] = target == p.rank || ClaimStores(op, target);
+      if (!may_store[target]) {
+        AbandonOp(op, PeerGaveUpRecord(BarrierPhase::kEntry, p.rank, target, op.number));
+      }
     }
+    if (threadIdx.x == 0) local->entry_published = 1u;
+    __syncthreads();
 
     const int lanes = LaneCount(gridDim.x, p.world_size);
     for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
       const int target = LaneTarget(lane, p.rank, p.world_size);
-      if (threadIdx.x == 0) target_output = AwaitTargetEntry(op, target, mine);
+      if (threadIdx.x == 0) {
+        target_output = may_store[target] ? AwaitTargetEntry(op, target, mine) : 0;
+      }
       __syncthreads();
       const uint64_t output = target_output;
       __syncthreads();  // target_output is rewritten by the next lane.

@@ -17,6 +17,8 @@ enum class DeviceErrorKind : uint32_t {
   kNone = 0,
   kTimeout = 1,   // A wait passed its deadline.
   kMismatch = 2,  // A peer's arguments disagree with this rank's.
+  kPeerGaveUp = 3,  // A peer gave up the op (its own record says why) before this rank stored
+                    // into its output, or while this rank waited for it.
 };
 
 // Where in the protocol a wait timed out.
@@ -44,6 +46,10 @@ struct DeviceErrorRecord {
   uint64_t expected;   // Timeout: the op number waited for. Mismatch: this rank's value.
   uint64_t seen;       // Timeout: the op number last seen. Mismatch: the peer's value.
   uint64_t waited_ns;  // Timeout: how long the wait lasted.
+  // Not part of the first error: written when this GPU gives up an op, bit s set when rank s
+  // had claimed its stores into this GPU's output and had not finished them (it may still be
+  // storing until its kernel ends). Kept by later records.
+  uint32_t storing_peers;
 };
 
 // The record of `rank` that waited `waited_ns` at `phase` for `peer` in op `op` and last saw
@@ -61,6 +67,20 @@ LTX_HOST_DEVICE inline DeviceErrorRecord TimeoutRecord(BarrierPhase phase, int r
   record.expected = op;
   record.seen = seen;
   record.waited_ns = waited_ns;
+  return record;
+}
+
+// The record of `rank`, which found at `phase` of op `op` that `peer` had given up the op.
+// `state` is kRecordEmpty. Thread-safe (pure).
+LTX_HOST_DEVICE inline DeviceErrorRecord PeerGaveUpRecord(BarrierPhase phase, int rank, int peer,
+                                                          uint64_t op) {
+  DeviceErrorRecord record = {};
+  record.kind = static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp);
+  record.phase = static_cast<uint32_t>(phase);
+  record.rank = rank;
+  record.peer = peer;
+  record.op = op;
+  record.expected = op;
   return record;
 }
 

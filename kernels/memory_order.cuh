@@ -27,6 +27,18 @@ __device__ __forceinline__ uint64_t LoadAcquireSystem(const uint64_t* address) {
   return value;
 }
 
+// Atomic maximum at system scope with acquire and release semantics (atom.acq_rel.sys):
+// stores `max(*address, value)` and returns the previous value. Atomic with respect to the same
+// operation from any GPU with native peer atomics on the location.
+__device__ __forceinline__ uint64_t AtomicMaxAcqRelSystem(uint64_t* address, uint64_t value) {
+  uint64_t previous;
+  asm volatile("atom.acq_rel.sys.global.max.u64 %0, [%1], %2;"
+               : "=l"(previous)
+               : "l"(address), "l"(value)
+               : "memory");
+  return previous;
+}
+
 // Relaxed (non-synchronising but coherent) accesses at system scope, for payload fields that a
 // release store orders and for flags polled without ordering needs.
 __device__ __forceinline__ void StoreRelaxedSystem(uint64_t* address, uint64_t value) {

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/entry_announcement.h"
+#include "kernels/host_device.h"
 
 namespace ltx {
 
@@ -29,15 +30,30 @@ struct SignalRegion {
   MailboxSlot mailbox[kMaxWorldSize];
   // exit_flag[s] >= n once rank s finished storing op n's data into this GPU's output.
   alignas(64) uint64_t exit_flag[kMaxWorldSize];
+  // store_claim[t]: this GPU's right to store into rank t's output, one word per target that
+  // this GPU (the sender) and rank t (the owner of the output) both change with atomic max at
+  // system scope: StoreClaim(n) once this GPU may store op n's data there, StoreRevoke(n) once
+  // rank t gave up op n. Whoever comes second knows who came first (kernels/PROTOCOL.md).
+  alignas(64) uint64_t store_claim[kMaxWorldSize];
   // Op number of the last op this GPU's kernel ran; the kernel of the next op uses it + 1.
   alignas(64) uint64_t last_op;
   // Blocks of the running op that have finished (last-block-done counter).
   uint32_t blocks_done;
+  // Non-zero once a block of the running direct op announced it to the peers.
+  uint32_t entry_published;
   // Non-zero once an error was claimed for this GPU's record (first error wins).
   uint32_t error_claimed;
   // Non-zero once a wait timed out: the op is abandoned and other waits stop early.
   uint32_t abort;
+  // Non-zero when every pair of GPUs of the Runtime has native peer atomics (NVLink), which
+  // store claims need; set by the host with the rest of the region.
+  uint32_t peer_atomics;
 };
+
+// The values of a store_claim word for op `n`: claimed by the sender, revoked by the owner of
+// the output. Ordered so that an atomic max keeps the later op, and for one op the revocation.
+LTX_HOST_DEVICE inline constexpr uint64_t StoreClaim(uint64_t op) { return 2 * op; }
+LTX_HOST_DEVICE inline constexpr uint64_t StoreRevoke(uint64_t op) { return 2 * op + 1; }
 
 }  // namespace ltx
 

@@ -78,6 +78,13 @@ absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
           FieldName(field), record.rank, FieldValue(field, record.expected), record.peer,
           FieldValue(field, record.seen)));
     }
+    case DeviceErrorKind::kPeerGaveUp:
+      return absl::AbortedError(absl::StrFormat(
+          "all_gather #%d: rank %d stopped %s: rank %d had given the op up (its own error says "
+          "why); rank %d stored nothing into rank %d's output after that",
+          record.op, record.rank,
+          static_cast<BarrierPhase>(record.phase) == BarrierPhase::kEntry ? "at entry" : "at exit",
+          record.peer, record.rank, record.peer));
     case DeviceErrorKind::kNone:
       break;
   }

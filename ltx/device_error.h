@@ -18,7 +18,8 @@ absl::optional<DeviceErrorRecord> ReadDeviceError(const DeviceErrorRecord* recor
 
 // The Status for a published record: DeadlineExceeded for a timeout (naming the op, the rank,
 // the phase, the peer waited for and what its flag showed), InvalidArgument for ranks that
-// disagree (naming the argument and both values), Internal for a record it cannot decode.
+// disagree (naming the argument and both values), Aborted for a rank that stopped because a peer
+// gave the op up (naming the peer), Internal for a record it cannot decode.
 absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record);
 
 }  // namespace ltx

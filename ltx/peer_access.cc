@@ -46,6 +46,20 @@ absl::Status CheckPeerAccess(const std::vector<int>& devices) {
                    absl::StrJoin(missing, ", ")));
 }
 
+absl::StatusOr<bool> HaveNativePeerAtomics(const std::vector<int>& devices) {
+  for (int a : devices) {
+    for (int b : devices) {
+      if (a == b) continue;
+      int native_atomics = 0;
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          cudaDeviceGetP2PAttribute(&native_atomics, cudaDevP2PAttrNativeAtomicSupported, a, b),
+          absl::StrFormat("cudaDeviceGetP2PAttribute(NativeAtomicSupported, %d, %d)", a, b)));
+      if (!native_atomics) return false;
+    }
+  }
+  return true;
+}
+
 absl::Status EnablePeerAccess(int device, const std::vector<int>& peers) {
   EnabledPairs& enabled = Enabled();
   absl::MutexLock lock(&enabled.mu);

@@ -7,12 +7,18 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 
 namespace ltx {
 
 // OK if every ordered pair of `devices` supports peer access; FailedPrecondition listing the
 // pairs that do not ("0->2, 2->0"). Thread-safe.
 absl::Status CheckPeerAccess(const std::vector<int>& devices);
+
+// True if every ordered pair of `devices` has native atomics on each other's memory
+// (cudaDevP2PAttrNativeAtomicSupported: NVLink); false if any pair lacks them. Errors: as CUDA
+// reports them. Thread-safe.
+absl::StatusOr<bool> HaveNativePeerAtomics(const std::vector<int>& devices);
 
 // Enables access from the calling thread's current device `device` to each of `peers` (other
 // entries equal to `device` are skipped). Pairs this process already enabled are not asked

@@ -20,6 +20,7 @@ absl::StatusOr<std::unique_ptr<PeerStoreTransport>> PeerStoreTransport::Create(
   std::unique_ptr<PeerStoreTransport> transport(new PeerStoreTransport(devices));
   LTX_RETURN_IF_ERROR(transport->ForEachRank(
       [&](int rank) { return transport->Allocate(rank, devices, max_blocks); }));
+  LTX_ASSIGN_OR_RETURN(transport->peer_atomics_, HaveNativePeerAtomics(devices));
   for (Rank& rank : transport->ranks_) {
     for (int peer = 0; peer < transport->world_size(); ++peer) {
       rank.view.signals[peer] = transport->ranks_[peer].view.signals[peer];
@@ -92,12 +93,22 @@ absl::optional<DeviceErrorRecord> PeerStoreTransport::ReadError(int rank) const 
   return ReadDeviceError(ranks_[rank].record);
 }
 
+uint32_t PeerStoreTransport::StoringPeers(int rank) const {
+  return *static_cast<volatile const uint32_t*>(&ranks_[rank].record->storing_peers);
+}
+
 absl::Status PeerStoreTransport::Clear() {
   return ForEachRank([this](int rank) {
     Rank& r = ranks_[rank];
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaMemsetAsync(r.view.signals[rank], 0, sizeof(SignalRegion), r.control_stream),
                    "cudaMemsetAsync(signal region)"));
+    // Pageable source: the copy has read it when the call returns.
+    const uint32_t peer_atomics = peer_atomics_ ? 1u : 0u;
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        cudaMemcpyAsync(&r.view.signals[rank]->peer_atomics, &peer_atomics, sizeof(peer_atomics),
+                        cudaMemcpyHostToDevice, r.control_stream),
+        "cudaMemcpyAsync(peer_atomics)"));
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaMemsetAsync(r.view.staging[rank], 0, r.staging_bytes, r.control_stream),
                    "cudaMemsetAsync(one-trip staging)"));

@@ -60,8 +60,13 @@ class PeerStoreTransport {
   // kernels run (reads host-mapped memory with acquire ordering). Thread-safe.
   absl::optional<DeviceErrorRecord> ReadError(int rank) const;
 
-  // Zeroes every GPU's signal region, staging and error record, and so restarts the op numbers.
-  // No kernel of this transport may be running or queued. Not thread-safe with launches.
+  // The ranks (bit per rank) that had begun storing into rank `rank`'s output when its GPU gave
+  // an op up, and that it could not stop (DeviceErrorRecord::storing_peers). Thread-safe.
+  uint32_t StoringPeers(int rank) const;
+
+  // Zeroes every GPU's signal region, staging and error record, and so restarts the op numbers
+  // (the region's peer_atomics field is set again). No kernel of this transport may be running
+  // or queued. Not thread-safe with launches.
   absl::Status Clear();
 
   // Sets every GPU's abort flag, so that running and queued kernels stop waiting and skip their
@@ -88,6 +93,8 @@ class PeerStoreTransport {
   absl::Status ForEachRank(Step step);
 
   std::vector<Rank> ranks_;
+  // Whether every pair has native peer atomics (SignalRegion::peer_atomics).
+  bool peer_atomics_ = false;
   bool free_memory_ = true;
 };
 

@@ -298,18 +298,25 @@ absl::Status Runtime::CollectDeviceErrors() {
   absl::MutexLock lock(&mu_);
   if (!failure_.ok()) return failure_;
   if (peer_stores_ == nullptr) return absl::OkStatus();
-  absl::Status first;
+  // The error to report is the first rank's whose record is a cause (a timeout, a
+  // disagreement), not a consequence (a rank that stopped because a peer gave the op up).
+  int reporter = -1;
+  absl::optional<DeviceErrorRecord> reported;
   std::vector<int> others;
   for (int rank = 0; rank < world_size(); ++rank) {
     absl::optional<DeviceErrorRecord> record = peer_stores_->ReadError(rank);
     if (!record.has_value()) continue;
-    if (first.ok()) {
-      first = DeviceErrorToStatus(*record);
-    } else {
-      others.push_back(rank);
+    others.push_back(rank);
+    const bool cause = record->kind != static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp);
+    if (!reported.has_value() ||
+        (cause && reported->kind == static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp))) {
+      reporter = rank;
+      reported = record;
     }
   }
-  if (first.ok()) return first;
+  if (!reported.has_value()) return absl::OkStatus();
+  others.erase(std::find(others.begin(), others.end(), reporter));
+  absl::Status first = DeviceErrorToStatus(*reported);
   if (!others.empty()) {
     first = absl::Status(first.code(), absl::StrCat(first.message(), " (rank(s) ",
                                                     absl::StrJoin(others, ", "),
@@ -617,11 +624,31 @@ absl::Status Runtime::AllToAllRank(int rank, const AllToAllShape& shape,
 absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,
                                     absl::Duration timeout, absl::string_view what) {
   LTX_ASSIGN_OR_RETURN(const std::vector<int> busy, AwaitEvents(events, absl::Now() + timeout));
-  LTX_RETURN_IF_ERROR(CollectDeviceErrors());
-  if (busy.empty()) return absl::OkStatus();
-  return absl::DeadlineExceededError(absl::StrFormat(
-      "%s: rank(s) %s still running after %s", what, absl::StrJoin(busy, ", "),
-      absl::FormatDuration(timeout)));
+  const absl::Status error = CollectDeviceErrors();
+  if (busy.empty()) return error;
+  const std::string running =
+      absl::StrFormat("rank(s) %s still running after %s", absl::StrJoin(busy, ", "),
+                      absl::FormatDuration(timeout));
+  if (error.ok()) return absl::DeadlineExceededError(absl::StrCat(what, ": ", running));
+  return absl::Status(error.code(),
+                      absl::StrCat(error.message(), "; ", running, StoringPeersNote(busy)));
+}
+
+std::string Runtime::StoringPeersNote(const std::vector<int>& busy) const {
+  if (peer_stores_ == nullptr) return "";
+  std::vector<std::string> pairs;
+  for (int owner = 0; owner < world_size(); ++owner) {
+    const uint32_t storing = peer_stores_->StoringPeers(owner);
+    for (int source : busy) {
+      if ((storing >> source) & 1u) {
+        pairs.push_back(absl::StrFormat("rank %d into rank %d's output", source, owner));
+      }
+    }
+  }
+  if (pairs.empty()) return "";
+  return absl::StrCat(
+      "; they may still be storing (", absl::StrJoin(pairs, ", "),
+      "): do not reuse those outputs until Synchronize no longer reports them running");
 }
 
 absl::Status Runtime::Synchronize(absl::Duration timeout) {

@@ -31,6 +31,7 @@
 
 #include <atomic>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -158,7 +159,10 @@ class Runtime {
 
   // Waits until every rank's last op enqueued through this Runtime has finished (bounded by
   // `timeout`) and returns the first device error, if any; DeadlineExceeded naming the busy
-  // ranks if `timeout` passed. Replays of captured CUDA graphs are not calls through the
+  // ranks if `timeout` passed. A device error with ranks still running names them too, and
+  // which outputs they may still store into (a rank that started storing into a peer's output
+  // before that peer gave the op up); no other rank stores into an output of a failed op once
+  // its owner gave the op up (kernels/PROTOCOL.md, store claims). Replays of captured CUDA graphs are not calls through the
   // Runtime: synchronise their streams yourself. Must not run concurrently with calls.
   absl::Status Synchronize(absl::Duration timeout);
 
@@ -216,9 +220,13 @@ class Runtime {
   absl::Status RankCall(int rank, const OpCall& op, const RankBuffers& buffers,
                         const CallOptions& call);
   // Polls `events` (one per rank, null = nothing to wait for) until all completed or the
-  // deadline; then reports device errors.
+  // deadline; then reports device errors, naming the ranks still running and which outputs
+  // they may still store into.
   absl::Status WaitForEvents(absl::Span<const cudaEvent_t> events, absl::Duration timeout,
                              absl::string_view what);
+  // "; they may still be storing (rank 1 into rank 0's output): …" for the ranks of `busy`
+  // whose store claims a GPU that gave an op up could not revoke; "" if none.
+  std::string StoringPeersNote(const std::vector<int>& busy) const;
   // Makes `error` the sticky error unless one is already set.
   void StopWith(const absl::Status& error);
   // Returns the first device error recorded on any rank, and makes it sticky.

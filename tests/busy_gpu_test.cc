@@ -1,6 +1,7 @@
 // Calls made while the GPUs run other work: the first call of each kernel protocol must not wait
 // on the host for the GPU to become idle (the Runtime loads its kernels when it is created), and
-// the results are right once the GPUs are free again.
+// the results are right once the GPUs are free again; with an SM budget of one block, calls
+// complete beside compute that holds every other SM.
 #include <cuda_runtime_api.h>
 
 #include <thread>
@@ -73,6 +74,61 @@ TEST(BusyGpuTest, FirstDirectCallDoesNotWaitForTheGpu) {
 
 TEST(BusyGpuTest, FirstOneTripCallDoesNotWaitForTheGpu) {
   ExpectFirstCallIsQuick(Protocol::kOneTrip);
+}
+
+// Runs `protocol` with a budget of one block per rank while a kernel on another stream of every
+// GPU holds all SMs but one: the op must finish, right, while that kernel still runs.
+void ExpectOneBlockBesideCompute(Protocol protocol, int64_t hidden) {
+  LTX_REQUIRE_GPUS(2);
+  const int world = VisibleGpuCount();
+  RuntimeOptions options;
+  options.max_blocks = 1;
+  GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
+  ASSERT_NE(f.runtime, nullptr);
+  AllGatherCase c;
+  c.hidden = hidden;
+  for (int rank = 0; rank < world; ++rank) c.token_counts.push_back(7 + rank);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+
+  std::vector<cudaStream_t> busy(world, nullptr);
+  for (int rank = 0; rank < world; ++rank) {
+    int sms = 0;
+    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, rank), cudaSuccess);
+    ASSERT_EQ(cudaSetDevice(rank), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&busy[rank], cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(LaunchBusySms(absl::ToInt64Nanoseconds(kBusyFor), sms - 1, busy[rank]),
+              cudaSuccess);
+  }
+  absl::SleepFor(absl::Milliseconds(50));  // The busy blocks are resident by now.
+  CallOptions call;
+  call.protocol = protocol;
+  const absl::Time start = absl::Now();
+  const absl::Status launched = LaunchCase(f, c, CallStyle::kPerRankThreads, call);
+  ASSERT_TRUE(launched.ok()) << launched;
+  ASSERT_TRUE(f.harness->SynchronizeStreams().ok());
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, kBusyFor / 2) << "the op waited for the compute kernel to end";
+  for (int rank = 0; rank < world; ++rank) {
+    cudaSetDevice(rank);
+    EXPECT_EQ(cudaStreamQuery(busy[rank]), cudaErrorNotReady)
+        << "rank " << rank << "'s compute kernel ended before the op did";
+  }
+  EXPECT_TRUE(f.runtime->Synchronize(kTestWait).ok());
+  const absl::Status verified = f.harness->Verify();
+  EXPECT_TRUE(verified.ok()) << verified;
+  for (int rank = 0; rank < world; ++rank) {
+    cudaSetDevice(rank);
+    EXPECT_EQ(cudaStreamSynchronize(busy[rank]), cudaSuccess);
+    cudaStreamDestroy(busy[rank]);
+  }
+}
+
+TEST(BusyGpuTest, OneTripWithOneBlockBesideCompute) {
+  ExpectOneBlockBesideCompute(Protocol::kOneTrip, 1024);
+}
+
+TEST(BusyGpuTest, DirectWithOneBlockBesideCompute) {
+  ExpectOneBlockBesideCompute(Protocol::kDirect, 65536);
 }
 
 }  // namespace

@@ -93,6 +93,19 @@ TEST(DeviceErrorToStatusTest, TimeoutOnAPeerThatRanNoOpSaysSo) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("1.5ms"));
 }
 
+TEST(DeviceErrorToStatusTest, PeerThatGaveUpIsAbortedNamingBothRanks) {
+  DeviceErrorRecord record = PeerGaveUpRecord(BarrierPhase::kEntry, /*rank=*/1, /*peer=*/0,
+                                              /*op=*/9);
+  record.state = kRecordWritten;
+  const absl::Status status = DeviceErrorToStatus(record);
+  EXPECT_EQ(status.code(), absl::StatusCode::kAborted) << status;
+  const std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("#9"));
+  EXPECT_THAT(message, HasSubstr("rank 1 stopped at entry"));
+  EXPECT_THAT(message, HasSubstr("rank 0 had given the op up"));
+  EXPECT_THAT(message, HasSubstr("stored nothing into rank 0's output"));
+}
+
 TEST(DeviceErrorToStatusTest, RowBytesMismatchIsInvalidArgumentNamingBothValuesAndRanks) {
   const absl::Status status =
       DeviceErrorToStatus(PublishedMismatch(MismatchField::kRowBytes, 8192, 4096));

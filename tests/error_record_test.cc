@@ -29,6 +29,17 @@ TEST(TimeoutRecordTest, FillsEveryTimeoutField) {
   EXPECT_EQ(record.waited_ns, 10000000000ull);
 }
 
+TEST(PeerGaveUpRecordTest, FillsKindPhaseRanksAndOp) {
+  const DeviceErrorRecord record = PeerGaveUpRecord(BarrierPhase::kExit, 3, 5, 77);
+  EXPECT_EQ(record.state, kRecordEmpty);
+  EXPECT_EQ(record.kind, static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp));
+  EXPECT_EQ(record.phase, static_cast<uint32_t>(BarrierPhase::kExit));
+  EXPECT_EQ(record.rank, 3);
+  EXPECT_EQ(record.peer, 5);
+  EXPECT_EQ(record.op, 77u);
+  EXPECT_EQ(record.storing_peers, 0u);
+}
+
 TEST(MismatchRecordTest, AgreeingAnnouncementsLeaveTheRecordUntouched) {
   EntryAnnouncement theirs = Announcement();
   theirs.output_address = 0x2000;  // Every rank has its own output.

@@ -23,5 +23,21 @@ TEST(SignalLayoutTest, PeerWrittenFieldsDoNotShareLinesWithLocalCounters) {
             offsetof(SignalRegion, exit_flag) + sizeof(uint64_t) * kMaxWorldSize);
 }
 
+TEST(SignalLayoutTest, StoreClaimsLiveOnTheirOwnLines) {
+  EXPECT_EQ(offsetof(SignalRegion, store_claim) % 64, 0u);
+  EXPECT_GE(offsetof(SignalRegion, last_op),
+            offsetof(SignalRegion, store_claim) + sizeof(uint64_t) * kMaxWorldSize);
+}
+
+// An atomic max keeps, for one op, the revocation over the claim, and any later op over both.
+TEST(SignalLayoutTest, StoreClaimValuesOrderRevocationAfterClaimAndLaterOpsAfterBoth) {
+  for (uint64_t op = 1; op < 1000; op += 37) {
+    EXPECT_LT(StoreClaim(op), StoreRevoke(op));
+    EXPECT_LT(StoreRevoke(op), StoreClaim(op + 1));
+    EXPECT_LT(StoreRevoke(op - 1), StoreClaim(op));
+  }
+  EXPECT_EQ(StoreClaim(0), 0u) << "a cleared word claims nothing";
+}
+
 }  // namespace
 }  // namespace ltx

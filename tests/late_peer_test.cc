@@ -1,0 +1,126 @@
+// A peer that comes late, after the others gave the op up: no rank may store into an output
+// whose owner already returned the op's error. Rank 0 calls; the last rank's call waits on its
+// stream behind a kernel that runs three times the timeout. Once rank 0 has given the op up
+// and its stream moved on, its output is refilled; when the late rank's kernel has run too,
+// the refill must be intact. Also: the error names the ranks still running, and Reset recovers.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "ltx/runtime.h"
+#include "tests/busy_kernel.h"
+#include "tools/testing/allgather_harness.h"
+#include "tools/testing/gpu_fixture.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr absl::Duration kTimeout = absl::Milliseconds(300);
+constexpr uint8_t kRefill = 0x5a;
+
+// Polls the Runtime until it reports an error (at most `limit`).
+absl::Status AwaitError(Runtime& runtime, absl::Duration limit) {
+  const absl::Time deadline = absl::Now() + limit;
+  absl::Status status = runtime.status();
+  while (status.ok() && absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(5));
+    status = runtime.status();
+  }
+  return status;
+}
+
+// The number of bytes of `bytes` that differ from `value`.
+int64_t CountOtherThan(const std::vector<uint8_t>& bytes, uint8_t value) {
+  int64_t other = 0;
+  for (uint8_t byte : bytes) other += byte != value ? 1 : 0;
+  return other;
+}
+
+class LatePeerTest : public ::testing::TestWithParam<Protocol> {};
+
+TEST_P(LatePeerTest, StoresNothingIntoAnOutputWhoseOwnerGaveUp) {
+  LTX_REQUIRE_GPUS(2);
+  const int world = VisibleGpuCount();
+  const int late = world - 1;
+  RuntimeOptions options;
+  options.timeout = kTimeout;
+  GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
+  ASSERT_NE(f.runtime, nullptr);
+  AllGatherCase c;
+  c.hidden = 2048;
+  for (int rank = 0; rank < world; ++rank) c.token_counts.push_back(5 + rank);
+  CallOptions call;
+  call.protocol = GetParam();
+  ASSERT_TRUE(RunAndVerify(f, c, CallStyle::kPerRankThreads, call).ok());
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+
+  // Every rank calls from its own thread; the late rank's kernel waits on its stream behind a
+  // busy kernel three times as long as the timeout.
+  const RankBuffers late_buffers = f.harness->Buffers(late);
+  ASSERT_EQ(cudaSetDevice(late), cudaSuccess);
+  ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(3 * kTimeout), late_buffers.stream),
+            cudaSuccess);
+  std::vector<absl::Status> launched(world);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] {
+      launched[rank] = f.runtime->AllGatherRank(rank, c.Shape(), f.harness->Buffers(rank), call);
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const absl::Status& status : launched) ASSERT_TRUE(status.ok()) << status;
+
+  // Rank 0 gives the op up after the timeout; its stream moves on, and the caller reuses its
+  // output while the late rank has not even started the op.
+  const absl::Status error = AwaitError(*f.runtime, 10 * kTimeout);
+  EXPECT_EQ(error.code(), absl::StatusCode::kDeadlineExceeded) << error;
+  const RankBuffers first = f.harness->Buffers(0);
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(first.stream), cudaSuccess);
+  const int64_t output_bytes = f.harness->layout().output_bytes;
+  ASSERT_EQ(cudaMemsetAsync(first.output, kRefill, output_bytes, first.stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(first.stream), cudaSuccess);
+
+  // While the late rank runs, the Runtime says so (and, as it never began storing, not that it
+  // may store into anyone's output).
+  const absl::Status running = f.runtime->Synchronize(absl::Milliseconds(1));
+  EXPECT_EQ(running.code(), absl::StatusCode::kDeadlineExceeded) << running;
+  EXPECT_THAT(std::string(running.message()), HasSubstr(absl::StrCat(late, " still running")));
+  EXPECT_THAT(std::string(running.message()), Not(HasSubstr("may still be storing")));
+  EXPECT_FALSE(f.runtime->Reset(absl::Milliseconds(1)).ok()) << "Reset while a rank runs";
+
+  // Once every stream has finished, rank 0's output still holds the refill.
+  const absl::Status finished = f.runtime->Synchronize(absl::Seconds(30));
+  EXPECT_THAT(std::string(finished.message()), Not(HasSubstr("still running"))) << finished;
+  std::vector<uint8_t> output(output_bytes);
+  ASSERT_EQ(cudaMemcpy(output.data(), first.output, output_bytes, cudaMemcpyDefault),
+            cudaSuccess);
+  EXPECT_EQ(CountOtherThan(output, kRefill), 0)
+      << "a peer stored into rank 0's output after rank 0 had given the op up";
+  EXPECT_TRUE(f.harness->VerifyGuards().ok());
+
+  ASSERT_TRUE(f.runtime->Reset(absl::Seconds(10)).ok());
+  const absl::Status again = RunAndVerify(f, c, CallStyle::kPerRankThreads, call);
+  EXPECT_TRUE(again.ok()) << again;
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, LatePeerTest,
+                         ::testing::Values(Protocol::kDirect, Protocol::kOneTrip),
+                         [](const ::testing::TestParamInfo<Protocol>& info) {
+                           return ProtocolName(info.param);
+                         });
+
+}  // namespace
+}  // namespace ltx
