@@ -114,16 +114,14 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
       }
     }
     if (threadIdx.x == 0) local->entry_published = 1u;
-    __syncthreads();
 
     const int lanes = LaneCount(gridDim.x, p.world_size);
     for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
       const int target = LaneTarget(lane, p.rank, p.world_size);
-      if (threadIdx.x == 0) {
-        target_output = may_store[target] ? AwaitTargetEntry(op, target, mine) : 0;
-      }
+      if (threadIdx.x == 0) target_output = AwaitTargetEntry(op, target, mine);
+      // The barrier also makes may_store, written before it, visible to the whole block.
       __syncthreads();
-      const uint64_t output = target_output;
+      const uint64_t output = may_store[target] ? target_output : 0;
       __syncthreads();  // target_output is rewritten by the next lane.
       if (output == 0) continue;
       store_lane(lane, lanes, target, output);
