@@ -5,6 +5,8 @@
 // would otherwise take the rest of the suite with it.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -18,6 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "ltx/primary_context.h"
 #include "ltx/runtime.h"
 #include "tests/busy_kernel.h"
 #include "tests/child_process.h"
@@ -150,6 +153,17 @@ void ResetGpus(const std::vector<int>& devices) {
   }
 }
 
+// The primary context id of every GPU of `devices` (0 where it cannot be read).
+std::vector<uint64_t> ContextIds(const std::vector<int>& devices) {
+  std::vector<uint64_t> ids;
+  for (int device : devices) {
+    const absl::StatusOr<uint64_t> id = PrimaryContextId(device);
+    EXPECT_TRUE(id.ok()) << id.status();
+    ids.push_back(id.ok() ? *id : 0);
+  }
+  return ids;
+}
+
 // Child "reset": a Runtime over every GPU gathers and is destroyed; every GPU is reset; a new
 // Runtime over the same GPUs gathers byte-exact (peer access was enabled again, and no error
 // record of the old contexts was reused). Then only the last GPU is reset, and once more.
@@ -160,9 +174,17 @@ void GatherAfterDeviceReset() {
       {"before any reset", {}},
       {"after every GPU was reset", devices},
       {"after the last GPU was reset", {devices.back()}}};
+  std::vector<uint64_t> contexts = ContextIds(devices);
   for (const auto& [when, reset] : rounds) {
     ResetGpus(reset);
     if (::testing::Test::HasFatalFailure()) return;
+    // What the process-wide records are keyed by: a new context for each reset GPU only.
+    const std::vector<uint64_t> now = ContextIds(devices);
+    for (int device : devices) {
+      const bool was_reset = std::find(reset.begin(), reset.end(), device) != reset.end();
+      EXPECT_EQ(now[device] != contexts[device], was_reset) << when << ": GPU " << device;
+    }
+    contexts = now;
     GpuFixture f = MakeGpuFixture(devices);
     ASSERT_NE(f.runtime, nullptr) << when;
     ExpectGathersByteExact(f, when);
