@@ -203,8 +203,10 @@ int ltx_call_options_init(ltx_call_options* call);
 int ltx_runtime_create(const ltx_runtime_options* options, ltx_runtime** runtime);
 
 /* Destroys a Runtime: waits (bounded) for its kernels, stops its threads, frees its memory,
- * also after errors. Every ltx_op of it must be destroyed first. Errors: INVALID_ARGUMENT for
- * NULL. Must not run concurrently with other calls on the Runtime. */
+ * also after errors; it never waits for other work on the GPUs (ltx::Runtime::~Runtime). Every
+ * ltx_op of it must be destroyed first, and graph replays of its calls must have finished.
+ * Errors: INVALID_ARGUMENT for NULL. Must not run concurrently with other calls on the
+ * Runtime. */
 int ltx_runtime_destroy(ltx_runtime* runtime);
 
 /* Stores the number of ranks in *world_size. Errors: INVALID_ARGUMENT for NULL. Thread-safe. */

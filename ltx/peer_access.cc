@@ -1,30 +1,36 @@
-// Peer-access checks and the process-wide record of enabled pairs.
+// Peer-access checks, and enabling peer access once per pair of primary contexts.
 #include "ltx/peer_access.h"
 
 #include <cuda_runtime_api.h>
 
-#include <set>
 #include <string>
-#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "ltx/cuda_status.h"
+#include "ltx/peer_pair_record.h"
+#include "ltx/primary_context.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
 namespace {
 
-struct EnabledPairs {
-  absl::Mutex mu;
-  std::set<std::pair<int, int>> pairs ABSL_GUARDED_BY(mu);
-};
-
-EnabledPairs& Enabled() {
-  static EnabledPairs* const enabled = new EnabledPairs;  // Never destroyed.
+PeerPairRecord& EnabledPairs() {
+  static PeerPairRecord* const enabled = new PeerPairRecord;  // Never destroyed.
   return *enabled;
+}
+
+// Enables access from the current device `device` to `peer`, accepting access already on.
+absl::Status EnableOnePair(int device, int peer) {
+  const cudaError_t error = cudaDeviceEnablePeerAccess(peer, 0);
+  if (error == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();
+    return absl::OkStatus();
+  }
+  if (error != cudaSuccess) cudaGetLastError();
+  return CudaStatus(error,
+                    absl::StrFormat("cudaDeviceEnablePeerAccess(GPU %d -> GPU %d)", device, peer));
 }
 
 }  // namespace
@@ -61,20 +67,7 @@ absl::StatusOr<bool> HaveNativePeerAtomics(const std::vector<int>& devices) {
 }
 
 absl::Status EnablePeerAccess(int device, const std::vector<int>& peers) {
-  EnabledPairs& enabled = Enabled();
-  absl::MutexLock lock(&enabled.mu);
-  for (int peer : peers) {
-    if (peer == device || enabled.pairs.count({device, peer}) > 0) continue;
-    const cudaError_t error = cudaDeviceEnablePeerAccess(peer, 0);
-    if (error == cudaErrorPeerAccessAlreadyEnabled) {
-      cudaGetLastError();
-    } else {
-      LTX_RETURN_IF_ERROR(CudaStatus(
-          error, absl::StrFormat("cudaDeviceEnablePeerAccess(GPU %d -> GPU %d)", device, peer)));
-    }
-    enabled.pairs.insert({device, peer});
-  }
-  return absl::OkStatus();
+  return EnabledPairs().EnableMissing(device, peers, PrimaryContextId, EnableOnePair);
 }
 
 }  // namespace ltx

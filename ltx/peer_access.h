@@ -1,6 +1,6 @@
 // Peer access between the GPUs of a Runtime: checking that every pair supports it, and enabling
 // it once per pair for the whole process (CUDA's setting is per process and outlives any one
-// Runtime, so it is never disabled).
+// Runtime, so it is never disabled; only a cudaDeviceReset turns it off).
 #ifndef LTX_PEER_ACCESS_H_
 #define LTX_PEER_ACCESS_H_
 
@@ -23,9 +23,10 @@ absl::StatusOr<bool> HaveNativePeerAtomics(const std::vector<int>& devices);
 // Enables access from the calling thread's current device `device` to each of `peers` (other
 // entries equal to `device` are skipped). Pairs this process already enabled are not asked
 // again, so that a second Runtime raises no "already enabled" API error (compute-sanitizer
-// reports those); access enabled by someone else is accepted. Known limit: the record is not
-// told of a cudaDeviceReset, after which a new Runtime over the same pair would find peer
-// access off. Thread-safe.
+// reports those); access enabled by someone else is accepted. The record of enabled pairs is
+// keyed by both GPUs' primary contexts (ltx/peer_pair_record.h), so a pair is enabled again
+// after a cudaDeviceReset of either GPU. The calling thread's current device stays `device`.
+// Thread-safe.
 absl::Status EnablePeerAccess(int device, const std::vector<int>& peers);
 
 }  // namespace ltx

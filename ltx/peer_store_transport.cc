@@ -1,4 +1,5 @@
-// The peer-store transport's memory: allocation, clearing, aborting and freeing.
+// The peer-store transport's memory: allocation, clearing, aborting and freeing (without
+// synchronising any device).
 #include "ltx/peer_store_transport.h"
 
 #include <cstring>
@@ -6,10 +7,37 @@
 
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
+#include "ltx/kept_error_records.h"
 #include "ltx/peer_access.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
+namespace {
+
+// Creates in `*pool` a memory pool of `device`'s memory that every other device of `devices`
+// may read and write (peer stores and atomics over NVLink).
+absl::Status CreatePeerPool(int device, const std::vector<int>& devices, cudaMemPool_t* pool) {
+  cudaMemPoolProps properties = {};
+  properties.allocType = cudaMemAllocationTypePinned;
+  properties.handleTypes = cudaMemHandleTypeNone;
+  properties.location.type = cudaMemLocationTypeDevice;
+  properties.location.id = device;
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaMemPoolCreate(pool, &properties), "cudaMemPoolCreate"));
+  std::vector<cudaMemAccessDesc> grants;
+  for (int peer : devices) {
+    if (peer == device) continue;
+    cudaMemAccessDesc grant = {};
+    grant.location.type = cudaMemLocationTypeDevice;
+    grant.location.id = peer;
+    grant.flags = cudaMemAccessFlagsProtReadWrite;
+    grants.push_back(grant);
+  }
+  if (grants.empty()) return absl::OkStatus();
+  return CudaStatus(cudaMemPoolSetAccess(*pool, grants.data(), grants.size()),
+                    "cudaMemPoolSetAccess(peers of the signal memory)");
+}
+
+}  // namespace
 
 PeerStoreTransport::PeerStoreTransport(const std::vector<int>& devices) : ranks_(devices.size()) {
   for (size_t rank = 0; rank < devices.size(); ++rank) ranks_[rank].device = devices[rank];
@@ -57,36 +85,51 @@ absl::Status PeerStoreTransport::Allocate(int rank, const std::vector<int>& devi
                  "cudaDeviceGetAttribute(MultiProcessorCount)"));
   view.max_blocks = max_blocks > 0 ? max_blocks : sm_count;
   r.staging_bytes = OneTripStagingBytes(world_size());
+  LTX_RETURN_IF_ERROR(CudaStatus(
+      cudaStreamCreateWithFlags(&r.control_stream, cudaStreamNonBlocking), "cudaStreamCreate"));
+  // The peers' stores land in memory of a pool of this transport's own, which can be freed
+  // without synchronising the device (see FreeMemory). The allocations are ordered on the
+  // control stream: Clear, which Create runs, waits for them.
+  LTX_RETURN_IF_ERROR(CreatePeerPool(r.device, devices, &r.pool));
   LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaMalloc(reinterpret_cast<void**>(&view.signals[rank]), sizeof(SignalRegion)),
-                 "cudaMalloc(signal region)"));
+      CudaStatus(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&view.signals[rank]),
+                                         sizeof(SignalRegion), r.pool, r.control_stream),
+                 "cudaMallocFromPoolAsync(signal region)"));
   LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaMalloc(reinterpret_cast<void**>(&view.staging[rank]), r.staging_bytes),
-                 "cudaMalloc(one-trip staging)"));
-  void* record = nullptr;
-  LTX_RETURN_IF_ERROR(CudaStatus(cudaHostAlloc(&record, sizeof(DeviceErrorRecord),
-                                               cudaHostAllocMapped | cudaHostAllocPortable),
-                                 "cudaHostAlloc(error record)"));
-  r.record = static_cast<DeviceErrorRecord*>(record);
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaHostGetDevicePointer(reinterpret_cast<void**>(&view.error_record), record, 0),
-                 "cudaHostGetDevicePointer(error record)"));
-  return CudaStatus(cudaStreamCreateWithFlags(&r.control_stream, cudaStreamNonBlocking),
-                    "cudaStreamCreate");
+      CudaStatus(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&view.staging[rank]),
+                                         r.staging_bytes, r.pool, r.control_stream),
+                 "cudaMallocFromPoolAsync(one-trip staging)"));
+  LTX_ASSIGN_OR_RETURN(const KeptErrorRecord record, AcquireErrorRecord(r.device));
+  r.record = record.host;
+  r.record_context = record.context;
+  return CudaStatus(
+      cudaHostGetDevicePointer(reinterpret_cast<void**>(&view.error_record), r.record, 0),
+      "cudaHostGetDevicePointer(error record)");
 }
 
 PeerStoreTransport::~PeerStoreTransport() {
   ForEachRank([this](int rank) {
-    Rank& r = ranks_[rank];
-    if (r.control_stream != nullptr) cudaStreamDestroy(r.control_stream);
-    if (free_memory_) {
-      if (r.record != nullptr) cudaFreeHost(r.record);
-      if (r.view.signals[rank] != nullptr) cudaFree(r.view.signals[rank]);
-      if (r.view.staging[rank] != nullptr) cudaFree(r.view.staging[rank]);
-    }
+    if (free_memory_) FreeMemory(rank);
+    if (ranks_[rank].control_stream != nullptr) cudaStreamDestroy(ranks_[rank].control_stream);
     cudaGetLastError();
     return absl::OkStatus();
   }).IgnoreError();
+}
+
+void PeerStoreTransport::FreeMemory(int rank) {
+  Rank& r = ranks_[rank];
+  // cudaFree would synchronise the whole device, waiting for the user's kernels on other
+  // streams too. Pool memory is freed in order on the control stream, which only this
+  // transport uses, and only that stream is waited for; cudaStreamDestroy, cudaEventDestroy and
+  // cudaMemPoolDestroy never wait for the device. The error record is kept for the process
+  // instead of freed (ltx/kept_error_records.h says why).
+  for (void* block :
+       {static_cast<void*>(r.view.signals[rank]), static_cast<void*>(r.view.staging[rank])}) {
+    if (block != nullptr) cudaFreeAsync(block, r.control_stream);
+  }
+  if (r.control_stream != nullptr) cudaStreamSynchronize(r.control_stream);
+  if (r.pool != nullptr) cudaMemPoolDestroy(r.pool);
+  GiveBackErrorRecord(r.device, {r.record, r.record_context});
 }
 
 absl::optional<DeviceErrorRecord> PeerStoreTransport::ReadError(int rank) const {
@@ -105,10 +148,10 @@ absl::Status PeerStoreTransport::Clear() {
                    "cudaMemsetAsync(signal region)"));
     // Pageable source: the copy has read it when the call returns.
     const uint32_t peer_atomics = peer_atomics_ ? 1u : 0u;
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemcpyAsync(&r.view.signals[rank]->peer_atomics, &peer_atomics, sizeof(peer_atomics),
-                        cudaMemcpyHostToDevice, r.control_stream),
-        "cudaMemcpyAsync(peer_atomics)"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpyAsync(&r.view.signals[rank]->peer_atomics, &peer_atomics,
+                                   sizeof(peer_atomics), cudaMemcpyHostToDevice, r.control_stream),
+                   "cudaMemcpyAsync(peer_atomics)"));
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaMemsetAsync(r.view.staging[rank], 0, r.staging_bytes, r.control_stream),
                    "cudaMemsetAsync(one-trip staging)"));

@@ -1,15 +1,18 @@
 // The peer-store transport: kernels on each GPU store straight into the peers' memory over
 // NVLink (peer access enabled for every pair). It owns what those kernels share, per GPU: the
-// signal region and the one-trip staging that peers store into, and the error record in
-// host-mapped pinned memory where the device reports timeouts and disagreements. Collectives
-// launch their kernels with a PeerStoreView of one rank and never manage this memory themselves.
-// The protocol is described in kernels/PROTOCOL.md.
+// signal region and the one-trip staging that peers store into (from a memory pool of its own,
+// open to the peers), and the error record in host-mapped pinned memory where the device reports
+// timeouts and disagreements. None of it is freed in a way that synchronises a device, so
+// destroying a transport never waits for other work on its GPUs. Collectives launch their
+// kernels with a PeerStoreView of one rank and never manage this memory themselves. The protocol
+// is described in kernels/PROTOCOL.md.
 #ifndef LTX_PEER_STORE_TRANSPORT_H_
 #define LTX_PEER_STORE_TRANSPORT_H_
 
 #include <cuda_runtime_api.h>
 
 #include <array>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -41,11 +44,13 @@ class PeerStoreTransport {
   // "already enabled"), and allocates each GPU's signal region, staging and error record,
   // cleared. `max_blocks` caps the blocks of one rank's kernel (0: one per SM). The calling
   // thread's current device is restored. Errors: as CUDA reports them; whatever was allocated
-  // is freed.
+  // is freed, as by the destructor.
   static absl::StatusOr<std::unique_ptr<PeerStoreTransport>> Create(const std::vector<int>& devices,
                                                                     int max_blocks);
 
-  // Frees the memory unless KeepMemoryAtExit was called.
+  // Frees the memory unless KeepMemoryAtExit was called. Waits for nothing but its own control
+  // streams: kernels of others on the same GPUs may run on. No kernel of this transport may be
+  // running or queued unless KeepMemoryAtExit was called.
   ~PeerStoreTransport();
 
   PeerStoreTransport(const PeerStoreTransport&) = delete;
@@ -81,6 +86,8 @@ class PeerStoreTransport {
     int device = -1;
     PeerStoreView view;
     DeviceErrorRecord* record = nullptr;  // Host address of the error record.
+    uint64_t record_context = 0;          // The primary context it was acquired under.
+    cudaMemPool_t pool = nullptr;         // Holds the signal region and the staging.
     int64_t staging_bytes = 0;
     cudaStream_t control_stream = nullptr;  // For clearing and aborting, never for ops.
   };
@@ -88,6 +95,8 @@ class PeerStoreTransport {
   explicit PeerStoreTransport(const std::vector<int>& devices);
   // Allocates rank `rank`'s memory on its GPU, the current device.
   absl::Status Allocate(int rank, const std::vector<int>& devices, int max_blocks);
+  // Frees rank `rank`'s memory on its GPU, the current device, without synchronising it.
+  void FreeMemory(int rank);
   // Runs `step` for every rank with the rank's GPU current; restores the current device.
   template <typename Step>
   absl::Status ForEachRank(Step step);

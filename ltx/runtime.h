@@ -96,7 +96,10 @@ class Runtime {
   static absl::StatusOr<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options);
 
   // Waits (bounded by the timeout plus a margin) for this Runtime's kernels, stops the threads
-  // and frees all memory, also after errors.
+  // and frees all memory, also after errors. It waits for nothing else: the user's kernels on
+  // the same GPUs run on (no call that synchronises a device). Memory that a kernel of this
+  // Runtime may still touch is leaked rather than freed. Graph replays of captured calls are not
+  // seen: they must have finished (synchronise their streams first).
   ~Runtime();
 
   Runtime(const Runtime&) = delete;

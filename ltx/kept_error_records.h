@@ -1,0 +1,69 @@
+// Error records in host-mapped pinned memory, kept for the whole process. Freeing pinned memory
+// (cudaFreeHost, and cudaHostUnregister for memory pinned with cudaHostRegister) synchronises the
+// device in practice, as caching pinned-memory allocators exist to avoid; destroying a Runtime
+// would then wait for every kernel on its GPUs, the user's too. So a record is never freed: a
+// transport gives it back when it is destroyed, and the next transport on the same GPU takes it
+// again (a record is a few dozen bytes, and the process holds at most as many as Runtimes have
+// lived at once). A cudaDeviceReset frees the pinned memory of the GPU's primary context, so
+// each record is kept under the context that allocated it, and records of a context that no
+// longer exists are forgotten without being touched.
+#ifndef LTX_KEPT_ERROR_RECORDS_H_
+#define LTX_KEPT_ERROR_RECORDS_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "kernels/error_record.h"
+
+namespace ltx {
+
+// Blocks of memory kept by (device, primary context id): the bookkeeping of the kept records.
+class KeptBlocks {
+ public:
+  KeptBlocks() = default;
+  KeptBlocks(const KeptBlocks&) = delete;
+  KeptBlocks& operator=(const KeptBlocks&) = delete;
+
+  // Takes a block kept for `device` under `context`, and forgets the blocks kept for `device`
+  // under any other context (their context is gone, and its memory with it). nullptr when
+  // none is kept. Thread-safe.
+  void* Take(int device, uint64_t context);
+
+  // Keeps `block`, allocated for `device` under `context`, for a later Take. Thread-safe.
+  void Keep(int device, uint64_t context, void* block);
+
+  // How many blocks are kept. Thread-safe.
+  int size() const;
+
+ private:
+  struct Block {
+    int device = -1;
+    uint64_t context = 0;
+    void* block = nullptr;
+  };
+  mutable absl::Mutex mu_;
+  std::vector<Block> blocks_ ABSL_GUARDED_BY(mu_);
+};
+
+// An error record of one GPU: its host address (mapped, portable pinned memory) and the
+// primary context that allocated it.
+struct KeptErrorRecord {
+  DeviceErrorRecord* host = nullptr;
+  uint64_t context = 0;
+};
+
+// A record for the calling thread's current device `device`: one given back earlier under the
+// same primary context, or a new one (cudaHostAlloc, mapped and portable). Its contents are
+// undefined. Errors: as CUDA reports them (the CUDA error is cleared). Thread-safe.
+absl::StatusOr<KeptErrorRecord> AcquireErrorRecord(int device);
+
+// Gives `record`, acquired for `device`, back to the process; no kernel may write it any more
+// (a record that one still might write is leaked instead). Never synchronises. Thread-safe.
+void GiveBackErrorRecord(int device, const KeptErrorRecord& record);
+
+}  // namespace ltx
+
+#endif  // LTX_KEPT_ERROR_RECORDS_H_

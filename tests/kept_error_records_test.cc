@@ -1,0 +1,50 @@
+// Tests of the bookkeeping of ltx/kept_error_records.h (KeptBlocks) with made-up blocks and
+// context ids: blocks come back for their own device and context only, and blocks of a context
+// that a reset replaced are forgotten. Needs no GPU.
+#include "ltx/kept_error_records.h"
+
+#include "gtest/gtest.h"
+
+namespace ltx {
+namespace {
+
+TEST(KeptBlocksTest, EmptyGivesNothing) {
+  KeptBlocks kept;
+  EXPECT_EQ(kept.Take(0, 7), nullptr);
+  EXPECT_EQ(kept.size(), 0);
+}
+
+TEST(KeptBlocksTest, GivesBlocksBackForTheirOwnDeviceOnly) {
+  KeptBlocks kept;
+  int a = 0;
+  int b = 0;
+  int c = 0;
+  kept.Keep(0, 7, &a);
+  kept.Keep(1, 8, &b);
+  kept.Keep(0, 7, &c);
+  EXPECT_EQ(kept.size(), 3);
+  EXPECT_EQ(kept.Take(2, 9), nullptr);
+  void* first = kept.Take(0, 7);
+  void* second = kept.Take(0, 7);
+  EXPECT_TRUE((first == &a && second == &c) || (first == &c && second == &a));
+  EXPECT_EQ(kept.Take(0, 7), nullptr);
+  EXPECT_EQ(kept.Take(1, 8), &b);
+  EXPECT_EQ(kept.size(), 0);
+}
+
+TEST(KeptBlocksTest, ForgetsTheBlocksOfAReplacedContext) {
+  KeptBlocks kept;
+  int a = 0;
+  int b = 0;
+  kept.Keep(0, 7, &a);
+  kept.Keep(1, 8, &b);
+  // GPU 0 was reset: context 7 is gone, and its block with it.
+  EXPECT_EQ(kept.Take(0, 17), nullptr);
+  EXPECT_EQ(kept.size(), 1);
+  EXPECT_EQ(kept.Take(0, 7), nullptr);
+  // GPU 1's block is untouched.
+  EXPECT_EQ(kept.Take(1, 8), &b);
+}
+
+}  // namespace
+}  // namespace ltx
