@@ -1,6 +1,6 @@
 // Host interface of the Ulysses all-to-all kernels (sequence <-> heads): the arguments one
-// rank's launch carries and the launchers of the direct and the one-trip kernel. The runtime validates arguments before it gets here;
-// this layer only launches.
+// rank's launch carries and the launchers of the direct and the one-trip kernel. The runtime
+// validates arguments before it gets here; this layer only launches.
 #ifndef LTX_KERNELS_ALLTOALL_KERNEL_H_
 #define LTX_KERNELS_ALLTOALL_KERNEL_H_
 

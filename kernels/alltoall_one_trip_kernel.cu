@@ -1,8 +1,8 @@
 // The one-trip all-to-all kernel for small messages: the one-trip protocol
-// (kernels/one_trip_protocol.cuh) with the all-to-all's plan. Each rank packs, per peer, exactly
-// the piece that peer needs (kernels/alltoall_plan.h) into lines (kernels/alltoall_one_trip_plan.h);
-// each receiver unpacks every peer's lines into the final layout; the own piece is copied from
-// input to output directly.
+// (kernels/one_trip_protocol.cuh) with the all-to-all's plan. Each rank packs, per peer,
+// exactly the piece that peer needs (kernels/alltoall_plan.h) into lines
+// (kernels/alltoall_one_trip_plan.h); each receiver unpacks every peer's lines into the final
+// layout; the own piece is copied from input to output directly.
 #include <cstdint>
 
 #include "kernels/alltoall_copy.cuh"
@@ -78,8 +78,8 @@ struct AllToAllOneTripPlan {
   }
 };
 
-__global__ void __launch_bounds__(kOneTripThreads) AllToAllOneTripKernel(
-    const AllToAllKernelParams p) {
+__global__ void __launch_bounds__(kOneTripThreads)
+    AllToAllOneTripKernel(const AllToAllKernelParams p) {
   RunOneTripOp(p, AllToAllOneTripPlan{p});
 }
 

@@ -29,7 +29,8 @@ LTX_HOST_DEVICE inline ByteRange PayloadRange(const Piece& piece, int64_t index)
   const int64_t bytes = PieceBytes(piece);
   ByteRange range;
   range.begin = index * kOneTripPayloadBytes;
-  range.end = bytes - range.begin < kOneTripPayloadBytes ? bytes : range.begin + kOneTripPayloadBytes;
+  range.end =
+      bytes - range.begin < kOneTripPayloadBytes ? bytes : range.begin + kOneTripPayloadBytes;
   return range;
 }
 

@@ -76,8 +76,9 @@ template <typename Plan>
 __device__ int64_t MostPeerLines(const Plan& plan, int rank, int world, bool sending) {
   int64_t most = 0;
   for (int offset = 1; offset < world; ++offset) {
-    const int64_t lines = OneTripLines(sending ? plan.SentBytes((rank + offset) % world)
-                                               : plan.ReceivedBytes((rank + world - offset) % world));
+    const int64_t lines =
+        OneTripLines(sending ? plan.SentBytes((rank + offset) % world)
+                             : plan.ReceivedBytes((rank + world - offset) % world));
     if (lines > most) most = lines;
   }
   return most;
@@ -141,8 +142,7 @@ __device__ void ReceiveHeaders(const Params& p, const OpContext& op, uint32_t fl
 // b of each peer sends it: with equal grids, no block depends on another block of a peer's grid.
 // Header lines are left to ReceiveHeaders.
 template <typename Params, typename Plan>
-__device__ void ReceiveData(const Params& p, const Plan& plan, const OpContext& op,
-                            uint32_t flag) {
+__device__ void ReceiveData(const Params& p, const Plan& plan, const OpContext& op, uint32_t flag) {
   const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
   const int64_t max_lines = MostPeerLines(plan, p.rank, world, /*sending=*/false);

@@ -10,10 +10,8 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <random>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -290,15 +288,17 @@ void ForEachItemLine(const AllToAllGeometry& g, int rank, bool sending, int bloc
                      int thread, int threads, const Visit& visit) {
   const int world = g.world_size;
   if (world < 2) return;
+  int64_t lines[kMaxWorldSize] = {};
   int64_t max_lines = 0;
   for (int offset = 1; offset < world; ++offset) {
-    max_lines = std::max(max_lines, PeerLines(g, rank, offset, sending));
+    lines[offset] = PeerLines(g, rank, offset, sending);
+    max_lines = std::max(max_lines, lines[offset]);
   }
   for (int64_t round = 0;; ++round) {
     const OneTripTransfer transfer =
         OneTripTransferOf(OneTripItem(round, block, blocks, thread, threads), world);
     if (transfer.line >= max_lines) return;
-    if (transfer.line >= PeerLines(g, rank, transfer.offset, sending)) continue;
+    if (transfer.line >= lines[transfer.offset]) continue;
     visit(transfer.offset, transfer.line);
   }
 }
@@ -312,7 +312,7 @@ void UnpackPayload(const Piece& piece, int64_t index, int source, int target,
   const ByteRange range = PayloadRange(piece, index);
   ASSERT_GT(range.end, range.begin);
   ASSERT_LE(range.end - range.begin, kOneTripPayloadBytes);
-  std::vector<int64_t> carried(range.end - range.begin, -1);
+  int64_t carried[kOneTripPayloadBytes] = {};
   for (int64_t flat = range.begin; flat < range.end;) {
     const PieceSpan span = PieceSpanAt(piece, piece.src, flat, range.end);
     ASSERT_GT(span.bytes, 0);
@@ -328,18 +328,20 @@ void UnpackPayload(const Piece& piece, int64_t index, int source, int target,
       ASSERT_LT(dst, static_cast<int64_t>(writes[target].size()));
       const SourceByte want = expected[target][dst];
       ASSERT_EQ(want.rank, source) << "output " << target << " byte " << dst;
-      ASSERT_EQ(want.offset, carried[flat - range.begin + k]) << "output " << target << " byte "
-                                                               << dst;
+      ASSERT_EQ(want.offset, carried[flat - range.begin + k])
+          << "output " << target << " byte " << dst;
       ++writes[target][dst];
     }
     flat += span.bytes;
   }
 }
 
-// Who sent a line: block and thread of the sender's grid.
-struct LineSender {
+// Who sent a line (block and thread of the sender's grid; block -1: not sent), and how often
+// it was received.
+struct LineRecord {
   int block = -1;
   int thread = -1;
+  int received = 0;
 };
 
 // Runs the one-trip all-to-all on the host: every thread of every rank's grid sends its lines,
@@ -358,37 +360,47 @@ void SimulateOneTripAndCheck(const PlanCase& c) {
   for (int r = 0; r < world; ++r) writes[r].assign(layout->OutputBytes(r), 0);
   // Whole runs of lines per block, and room for every peer's header lines in block 0.
   const int threads = static_cast<int>(kOneTripRunLines) * std::max(c.warps, world - 1);
-  std::map<std::tuple<int, int, int64_t>, LineSender> sent;  // (source, target, line).
+  // Every line of every (source, target) pair, at (source * world + target) * stride + line.
+  int64_t stride = kOneTripHeaderLines;
   int64_t expected_lines = 0;
   for (int rank = 0; rank < world; ++rank) {
     for (int offset = 1; offset < world; ++offset) {
+      stride = std::max(stride, PeerLines(g, rank, offset, /*sending=*/true));
       expected_lines += PeerLines(g, rank, offset, /*sending=*/true);
     }
+  }
+  std::vector<LineRecord> lines(static_cast<size_t>(world * world * stride));
+  auto record = [&](int source, int target, int64_t line) -> LineRecord& {
+    return lines[static_cast<size_t>((source * world + target) * stride + line)];
+  };
+  int64_t sent = 0;
+  for (int rank = 0; rank < world; ++rank) {
     for (int block = 0; block < c.blocks; ++block) {
       for (int thread = 0; thread < threads; ++thread) {
         ForEachItemLine(g, rank, true, block, c.blocks, thread, threads,
                         [&](int offset, int64_t line) {
-                          const auto key = std::make_tuple(rank, (rank + offset) % world, line);
-                          ASSERT_EQ(sent.count(key), 0u) << "line " << line << " sent twice";
-                          sent[key] = {block, thread};
+                          LineRecord& r = record(rank, (rank + offset) % world, line);
+                          ASSERT_EQ(r.block, -1) << "line " << line << " sent twice";
+                          r.block = block;
+                          r.thread = thread;
+                          ++sent;
                         });
         if (::testing::Test::HasFatalFailure()) return;
       }
     }
   }
-  ASSERT_EQ(static_cast<int64_t>(sent.size()), expected_lines);
-  std::map<std::tuple<int, int, int64_t>, int> received;
+  ASSERT_EQ(sent, expected_lines);
+  int64_t received = 0;
   for (int rank = 0; rank < world; ++rank) {
     // Block 0's header check: thread (k - 1) * kOneTripHeaderLines + i awaits header line i of
     // the rank k places before.
     for (int thread = 0; thread < threads; ++thread) {
       const int k = 1 + thread / static_cast<int>(kOneTripHeaderLines);
       if (k >= world) continue;
-      const auto key = std::make_tuple((rank + world - k) % world, rank,
-                                       int64_t{thread % kOneTripHeaderLines});
-      ASSERT_EQ(sent.count(key), 1u);
-      ASSERT_EQ(sent[key].block, 0) << "header lines travel in block 0";
-      ++received[key];
+      LineRecord& r = record((rank + world - k) % world, rank, thread % kOneTripHeaderLines);
+      ASSERT_EQ(r.block, 0) << "header lines travel in block 0";
+      ++r.received;
+      ++received;
     }
     for (int block = 0; block < c.blocks; ++block) {
       for (int thread = 0; thread < threads; ++thread) {
@@ -396,11 +408,11 @@ void SimulateOneTripAndCheck(const PlanCase& c) {
                         [&](int offset, int64_t line) {
                           if (line < kOneTripHeaderLines) return;
                           const int source = (rank + world - offset) % world;
-                          const auto key = std::make_tuple(source, rank, line);
-                          ASSERT_EQ(sent.count(key), 1u) << "line " << line << " never sent";
-                          ASSERT_EQ(sent[key].block, block);
-                          ASSERT_EQ(sent[key].thread, thread);
-                          ++received[key];
+                          LineRecord& r = record(source, rank, line);
+                          ASSERT_EQ(r.block, block) << "line " << line;
+                          ASSERT_EQ(r.thread, thread) << "line " << line;
+                          ++r.received;
+                          ++received;
                           UnpackPayload(PieceOf(g, source, rank), line - kOneTripHeaderLines,
                                         source, rank, expected, writes);
                         });
@@ -420,8 +432,8 @@ void SimulateOneTripAndCheck(const PlanCase& c) {
       }
     }
   }
-  ASSERT_EQ(received.size(), sent.size());
-  for (const auto& [key, count] : received) ASSERT_EQ(count, 1) << "a line received twice";
+  ASSERT_EQ(received, sent);
+  for (const LineRecord& r : lines) ASSERT_LE(r.received, 1) << "a line received twice";
   for (int r = 0; r < world; ++r) {
     for (int64_t i = 0; i < layout->OutputBytes(r); ++i) {
       ASSERT_EQ(writes[r][i], 1) << "rank " << r << " output byte " << i;

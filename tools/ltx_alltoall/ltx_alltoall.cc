@@ -9,6 +9,7 @@
 //   ltx_alltoall --bench -b 1M -e 256M -f 4    a sweep of per-rank sizes instead.
 //   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip
 //                                 one row per protocol and shape, side by side.
+//   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
 //
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
 // --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
@@ -55,6 +56,11 @@ ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32,
 ABSL_FLAG(std::string, protocol, "auto",
           "Benchmark: comma-separated protocols of ltx's calls (auto, direct, one_trip), one "
           "row each per shape.");
+ABSL_FLAG(int, blocks, 0,
+          "Benchmark: thread blocks per rank of each ltx call (CallOptions::blocks); 0 = by size.");
+ABSL_FLAG(int, max_blocks, 0,
+          "Cap on thread blocks per rank (RuntimeOptions::max_blocks); 0 = one per SM, more "
+          "allows several per SM.");
 ABSL_FLAG(int, warmup, 20, "Benchmark: warm-up calls before timing.");
 ABSL_FLAG(int, iters, 50, "Benchmark: calls per timed window.");
 ABSL_FLAG(int, windows, 5, "Benchmark: timed windows; the median is reported.");
@@ -102,8 +108,8 @@ absl::StatusOr<std::vector<Protocol>> ParseProtocols(const std::string& names) {
   for (absl::string_view name : absl::StrSplit(names, ',')) {
     absl::StatusOr<Protocol> protocol = ParseProtocol(name);
     if (!protocol.ok() || *protocol == Protocol::kCopyEngine) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--protocol: '%s' is not auto, direct or one_trip", std::string(name)));
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--protocol: '%s' is not auto, direct or one_trip", std::string(name)));
     }
     protocols.push_back(*protocol);
   }
@@ -208,8 +214,9 @@ void PrintBenchHeader(const BenchContext& bench) {
       "%6s\n",
       "direction", "tokens", "heads", "hdim", "size", "count", "type", "protocol", "ltx us",
       "algbw", "busbw", "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw", "#wrong");
-  absl::PrintF("# (protocol auto: the Runtime's choice; ltx us -1: the protocol refused the "
-               "shape)\n");
+  absl::PrintF(
+      "# (protocol auto: the Runtime's choice; ltx us -1: the protocol refused the "
+      "shape)\n");
   if (bench.clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1)\n");
 }
 
@@ -219,13 +226,14 @@ struct LtxTime {
   int wrong = 0;
 };
 
-// Runs the harness's current case once on `protocol` with fresh inputs (verified), then times it. A protocol
-// that refuses the shape (a one-trip piece over the staging) gives -1.
+// Runs the harness's current case once on `protocol` with fresh inputs (verified), then times it. A
+// protocol that refuses the shape (a one-trip piece over the staging) gives -1.
 absl::StatusOr<LtxTime> TimeLtx(Runtime& runtime, AllToAllHarness& harness, Protocol protocol) {
   const std::vector<RankBuffers> buffers = harness.AllBuffers();
   const AllToAllShape shape = harness.current_case().Shape();
   CallOptions call;
   call.protocol = protocol;
+  call.blocks = absl::GetFlag(FLAGS_blocks);
   LtxTime time;
   LTX_RETURN_IF_ERROR(harness.RefreshInputs());  // Fresh inputs, poisoned outputs.
   const absl::Status first = runtime.AllToAllAndWait(shape, buffers, absl::Seconds(30), call);
@@ -290,8 +298,8 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
         DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
         size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(),
         ProtocolName(bench.protocols[i]).c_str(), ltx[i].us, algbw(ltx[i].us),
-        algbw(ltx[i].us) * bus, ltx[i].wrong, nccl_us, algbw(nccl_us) * bus, permute_us,
-        both_us, algbw(both_us) * bus, nccl_wrong);
+        algbw(ltx[i].us) * bus, ltx[i].wrong, nccl_us, algbw(nccl_us) * bus, permute_us, both_us,
+        algbw(both_us) * bus, nccl_wrong);
   }
   std::fflush(stdout);
   return absl::OkStatus();
@@ -368,6 +376,7 @@ int Main(int argc, char** argv) {
   }
   RuntimeOptions options;
   if (devices.ok()) options.devices = *devices;
+  options.max_blocks = absl::GetFlag(FLAGS_max_blocks);
   absl::StatusOr<std::unique_ptr<Runtime>> runtime =
       devices.ok() ? Runtime::Create(options)
                    : absl::StatusOr<std::unique_ptr<Runtime>>(devices.status());
