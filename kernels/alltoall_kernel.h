@@ -1,6 +1,6 @@
-// Host interface of the Ulysses all-to-all kernel (sequence <-> heads): the arguments one
-// rank's launch carries and the launcher. The runtime validates arguments before it gets here;
-// this layer only launches.
+// Host interface of the Ulysses all-to-all kernels (sequence <-> heads): the arguments one
+// rank's launch carries and the launchers of the direct and the one-trip kernel. The runtime
+// validates arguments before it gets here; this layer only launches.
 #ifndef LTX_KERNELS_ALLTOALL_KERNEL_H_
 #define LTX_KERNELS_ALLTOALL_KERNEL_H_
 
@@ -12,6 +12,7 @@
 #include "kernels/entry_announcement.h"
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"
+#include "kernels/one_trip_layout.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -26,6 +27,8 @@ struct AllToAllKernelParams {
   SignalRegion* signals[kMaxWorldSize] = {};
   // This rank's error record: device pointer of host-mapped pinned memory.
   DeviceErrorRecord* error_record = nullptr;
+  // One-trip path: every rank's staging area, indexed by rank (peer pointers).
+  OneTripLine* staging[kMaxWorldSize] = {};
   AllToAllGeometry geometry;
   // Digest of the op kind and shape (AllToAllLayout::digest): what ranks compare at entry,
   // beside the dtype, batch, total tokens and token row size of `geometry`.
@@ -44,7 +47,7 @@ LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllToAllKernelPara
                                params.geometry.total_tokens, params.digest);
 }
 
-// Threads per block of the all-to-all kernel.
+// Threads per block of the direct all-to-all kernel.
 inline constexpr int kAllToAllThreads = 512;
 
 // Enqueues the all-to-all kernel of one rank on `stream` with `blocks` thread blocks (any
@@ -54,9 +57,17 @@ inline constexpr int kAllToAllThreads = 512;
 cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
                                  cudaStream_t stream);
 
-// Loads the kernel onto the current device, so that no first call waits for the device to be
-// idle under CUDA's lazy loading. Returns the CUDA error.
+// Enqueues the one-trip all-to-all kernel of one rank (same contract): each rank stores, per
+// peer, the piece that peer needs as one-trip lines into the peer's staging, and unpacks the
+// lines it receives into its output. Every rank of the op must take the one-trip path, and
+// every piece must be at most kOneTripMaxShardBytes.
+cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params, int blocks,
+                                        cudaStream_t stream);
+
+// Load the direct and the one-trip kernel onto the current device, so that no first call waits
+// for the device to be idle under CUDA's lazy loading. Return the CUDA error.
 cudaError_t LoadAllToAllKernel();
+cudaError_t LoadAllToAllOneTripKernel();
 
 }  // namespace ltx
 

@@ -5,6 +5,7 @@
 
 #include "kernels/alltoall_kernel.h"
 #include "ltx/cuda_status.h"
+#include "ltx/status_macros.h"
 
 namespace ltx {
 
@@ -13,7 +14,10 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   AllToAllKernelParams params;
   params.input = buffers.input;
   params.output = buffers.output;
-  for (int peer = 0; peer < view.world_size; ++peer) params.signals[peer] = view.signals[peer];
+  for (int peer = 0; peer < view.world_size; ++peer) {
+    params.signals[peer] = view.signals[peer];
+    params.staging[peer] = view.staging[peer];
+  }
   params.error_record = view.error_record;
   params.geometry = layout.geometry;
   params.digest = layout.digest;
@@ -21,11 +25,14 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   params.rank = view.rank;
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
-  return LaunchAllToAllKernel(params, call.blocks, buffers.stream);
+  return call.protocol == Protocol::kOneTrip
+             ? LaunchAllToAllOneTripKernel(params, call.blocks, buffers.stream)
+             : LaunchAllToAllKernel(params, call.blocks, buffers.stream);
 }
 
 absl::Status LoadAllToAllKernels() {
-  return CudaStatus(LoadAllToAllKernel(), "loading the all-to-all kernel");
+  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllToAllKernel(), "loading the direct all-to-all kernel"));
+  return CudaStatus(LoadAllToAllOneTripKernel(), "loading the one-trip all-to-all kernel");
 }
 
 }  // namespace ltx

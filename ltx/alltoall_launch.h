@@ -14,14 +14,15 @@
 
 namespace ltx {
 
-// Enqueues rank `view.rank`'s all-to-all kernel (the direct protocol; call.protocol must be
-// Protocol::kDirect) on `buffers.stream` with call.blocks blocks and call.timeout per wait. The
-// arguments are validated already; returns the launch error, if any. The caller's current
-// device must be the rank's. Thread-safe across ranks.
+// Enqueues rank `view.rank`'s all-to-all kernel on `buffers.stream`: the direct kernel for
+// Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of
+// them), with call.blocks blocks and call.timeout per wait. The arguments are validated
+// already; returns the launch error, if any. The caller's current device must be the rank's.
+// Thread-safe across ranks.
 cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layout,
                            const RankBuffers& buffers, const ResolvedCall& call);
 
-// Loads the all-to-all kernel onto the current device, so that no later call waits for it on
+// Loads every all-to-all kernel onto the current device, so that no later call waits for it on
 // the host. Errors: as CUDA reports them. Thread-safe.
 absl::Status LoadAllToAllKernels();
 

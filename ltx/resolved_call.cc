@@ -13,10 +13,10 @@ namespace {
 
 Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& context,
                         Protocol requested) {
-  if (context.collective == Collective::kAllToAll) return Protocol::kDirect;
   if (context.transport == Transport::kCopyEngine) return Protocol::kCopyEngine;
   if (requested != Protocol::kAuto) return requested;
-  if (!context.capturing && options.copy_engine_min_bytes > 0 &&
+  if (context.collective == Collective::kAllGather && !context.capturing &&
+      options.copy_engine_min_bytes > 0 &&
       context.max_shard_bytes >= options.copy_engine_min_bytes) {
     return Protocol::kCopyEngine;
   }
@@ -45,13 +45,18 @@ int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call) {
   if (context.collective == Collective::kAllToAll &&
-      (context.transport == Transport::kCopyEngine || call.protocol == Protocol::kOneTrip ||
-       call.protocol == Protocol::kCopyEngine)) {
+      (context.transport == Transport::kCopyEngine || call.protocol == Protocol::kCopyEngine)) {
     return absl::UnimplementedError(
-        "the all-to-all runs only on the direct protocol of the peer-store transport for now "
-        "(Protocol::kAuto or kDirect; not kOneTrip, kCopyEngine or Transport::kCopyEngine)");
+        "the all-to-all runs only on the direct and one-trip protocols of the peer-store "
+        "transport for now (not Protocol::kCopyEngine or Transport::kCopyEngine)");
   }
   if (call.protocol == Protocol::kOneTrip && context.max_shard_bytes > kOneTripMaxShardBytes) {
+    if (context.collective == Collective::kAllToAll) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "protocol kOneTrip carries up to %d bytes from one rank to one rank; this all-to-all "
+          "sends %d (use Protocol::kDirect or kAuto)",
+          kOneTripMaxShardBytes, context.max_shard_bytes));
+    }
     return absl::InvalidArgumentError(absl::StrFormat(
         "protocol kOneTrip carries shards up to %d bytes; this call sends %d",
         kOneTripMaxShardBytes, context.max_shard_bytes));

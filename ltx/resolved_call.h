@@ -26,7 +26,8 @@ int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size);
 // Which collective a call belongs to: the protocols differ.
 enum class Collective {
   kAllGather,
-  // The Ulysses all-to-all: the direct protocol on the peer-store transport only, for now.
+  // The Ulysses all-to-all: the direct and one-trip protocols on the peer-store transport
+  // only, for now.
   kAllToAll,
 };
 
@@ -48,7 +49,8 @@ struct CallContext {
   // kPeerStores or kCopyEngine, as resolved by Runtime::Create.
   Transport transport = Transport::kPeerStores;
   int world_size = 1;
-  // Largest shard of the op over all ranks, in bytes: what one rank sends to one target.
+  // Largest shard of the op over all ranks, in bytes: what one rank sends to one target (for
+  // the all-to-all, the largest piece, the own one included).
   int64_t max_shard_bytes = 0;
   // This rank's shard (the most it sends to one target), in bytes.
   int64_t shard_bytes = 0;
@@ -59,15 +61,19 @@ struct CallContext {
 };
 
 // Validates `call` and resolves it. The protocol:
-//   - The all-to-all takes the direct kernel; Unimplemented on the copy-engine transport and
-//     for Protocol::kOneTrip or kCopyEngine.
+//   - The all-to-all is Unimplemented on the copy-engine transport and for
+//     Protocol::kCopyEngine.
 //   - On the copy-engine transport every call takes the copy engines.
 //   - An explicit protocol is obeyed (the copy engines then reject a capturing stream).
-//   - kAuto takes the copy engines for eager calls of at least copy_engine_min_bytes (when that
-//     is > 0), the one-trip kernel up to OneTripLimit, the direct kernel otherwise.
+//   - kAuto takes the copy engines for eager AllGathers of at least copy_engine_min_bytes (when
+//     that is > 0), the one-trip kernel up to OneTripLimit, the direct kernel otherwise. For
+//     the all-to-all, whose receivers unpack (world - 1) pieces as the AllGather's unpack
+//     (world - 1) shards, the same limit applies to its largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
 // shard. Errors: InvalidArgument for a non-positive or infinite call timeout, negative blocks,
-// or Protocol::kOneTrip with a shard over kOneTripMaxShardBytes. Thread-safe.
+// or Protocol::kOneTrip with a shard (all-to-all: a piece) over kOneTripMaxShardBytes. The
+// result depends on nothing but the arguments, so ranks that pass the same shape and options
+// decide alike before any launch. Thread-safe.
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call);
 

@@ -377,7 +377,7 @@ Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
     op.output_bytes[rank] = layout.OutputBytes(rank);
     op.shard_bytes[rank] = LargestPieceBytes(layout.geometry, rank);
   }
-  // Resolve admits the direct kernel only: no copy-engine copies.
+  // Resolve admits the direct and one-trip kernels only: no copy-engine copies.
   op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
                                const ResolvedCall& call) {
     return LaunchAllToAll(view, layout, buffers, call);

@@ -2,9 +2,13 @@
 // simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
 // kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over a grid of shapes, checking that
 // every output byte of every rank is stored exactly once, with the byte an independent reference
-// puts there, and that every store is aligned to its width.
+// puts there, and that every store is aligned to its width. The same for the one-trip packing
+// (kernels/alltoall_one_trip_plan.h): the work items of every thread of every rank's grid, the
+// lines each sends and receives, and the payload bytes each line gathers and scatters, as in
+// kernels/one_trip_protocol.cuh and kernels/alltoall_one_trip_kernel.cu.
 #include "kernels/alltoall_plan.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -13,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
+#include "kernels/alltoall_one_trip_plan.h"
+#include "kernels/one_trip_layout.h"
 #include "ltx/alltoall_spec.h"
 #include "ltx/data_type.h"
 
@@ -117,8 +123,7 @@ std::vector<std::vector<SourceByte>> Reference(const PlanCase& c, const AllToAll
 }
 
 // Runs the kernel's loop on the host: every block, lane, row and store unit.
-void SimulateAndCheck(const PlanCase& c) {
-  SCOPED_TRACE(c.ToString());
+absl::StatusOr<AllToAllLayout> LayoutOf(const PlanCase& c) {
   AllToAllShape shape;
   shape.dtype = c.dtype;
   shape.batch = c.batch;
@@ -126,8 +131,13 @@ void SimulateAndCheck(const PlanCase& c) {
   shape.head_dim = c.head_dim;
   shape.token_counts = c.counts;
   shape.direction = c.direction;
+  return ComputeAllToAllLayout(shape, static_cast<int>(c.counts.size()));
+}
+
+void SimulateAndCheck(const PlanCase& c) {
+  SCOPED_TRACE(c.ToString());
   const int world = static_cast<int>(c.counts.size());
-  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world);
+  const absl::StatusOr<AllToAllLayout> layout = LayoutOf(c);
   ASSERT_TRUE(layout.ok()) << layout.status();
   const std::vector<std::vector<SourceByte>> expected = Reference(c, *layout);
   std::vector<std::vector<int>> writes(world);
@@ -257,6 +267,233 @@ TEST(AllToAllPlanTest, LargestPieceBytesIsTheBiggestTargetShare) {
   layout = ComputeAllToAllLayout(shape, 3);
   ASSERT_TRUE(layout.ok());
   EXPECT_EQ(LargestPieceBytes(layout->geometry, 1), 2 * 5 * 2 * 12);
+}
+
+// --------------------------------------------------------------------- one-trip packing
+
+// Lines rank `rank` sends to the rank `offset` places after it (`sending`), or receives from
+// the rank `offset` places before it: the header and its piece's payloads.
+int64_t PeerLines(const AllToAllGeometry& g, int rank, int offset, bool sending) {
+  const int world = g.world_size;
+  const Piece piece = sending ? PieceOf(g, rank, (rank + offset) % world)
+                              : PieceOf(g, (rank + world - offset) % world, rank);
+  return OneTripLines(PieceBytes(piece));
+}
+
+// The item loop of one thread of rank `rank`'s grid (SendLines or ReceiveData in
+// kernels/one_trip_protocol.cuh): calls visit(offset, line) for every line it sends or awaits.
+// A single rank has no peers, and the kernel runs no item loop.
+template <typename Visit>
+void ForEachItemLine(const AllToAllGeometry& g, int rank, bool sending, int block, int blocks,
+                     int thread, int threads, const Visit& visit) {
+  const int world = g.world_size;
+  if (world < 2) return;
+  int64_t lines[kMaxWorldSize] = {};
+  int64_t max_lines = 0;
+  for (int offset = 1; offset < world; ++offset) {
+    lines[offset] = PeerLines(g, rank, offset, sending);
+    max_lines = std::max(max_lines, lines[offset]);
+  }
+  for (int64_t round = 0;; ++round) {
+    const OneTripTransfer transfer =
+        OneTripTransferOf(OneTripItem(round, block, blocks, thread, threads), world);
+    if (transfer.line >= max_lines) return;
+    if (transfer.line >= lines[transfer.offset]) continue;
+    visit(transfer.offset, transfer.line);
+  }
+}
+
+// Unpacks payload `index` of `piece` (from `source` into `target`'s output) as the kernel
+// does: gathers its bytes span by span from the input, scatters them span by span into the
+// output; checks each byte against the reference and counts the writes.
+void UnpackPayload(const Piece& piece, int64_t index, int source, int target,
+                   const std::vector<std::vector<SourceByte>>& expected,
+                   std::vector<std::vector<int>>& writes) {
+  const ByteRange range = PayloadRange(piece, index);
+  ASSERT_GT(range.end, range.begin);
+  ASSERT_LE(range.end - range.begin, kOneTripPayloadBytes);
+  int64_t carried[kOneTripPayloadBytes] = {};
+  for (int64_t flat = range.begin; flat < range.end;) {
+    const PieceSpan span = PieceSpanAt(piece, piece.src, flat, range.end);
+    ASSERT_GT(span.bytes, 0);
+    for (int64_t k = 0; k < span.bytes; ++k) carried[flat - range.begin + k] = span.offset + k;
+    flat += span.bytes;
+  }
+  for (int64_t flat = range.begin; flat < range.end;) {
+    const PieceSpan span = PieceSpanAt(piece, piece.dst, flat, range.end);
+    ASSERT_GT(span.bytes, 0);
+    for (int64_t k = 0; k < span.bytes; ++k) {
+      const int64_t dst = span.offset + k;
+      ASSERT_GE(dst, 0);
+      ASSERT_LT(dst, static_cast<int64_t>(writes[target].size()));
+      const SourceByte want = expected[target][dst];
+      ASSERT_EQ(want.rank, source) << "output " << target << " byte " << dst;
+      ASSERT_EQ(want.offset, carried[flat - range.begin + k])
+          << "output " << target << " byte " << dst;
+      ++writes[target][dst];
+    }
+    flat += span.bytes;
+  }
+}
+
+// Who sent a line (block and thread of the sender's grid; block -1: not sent), and how often
+// it was received.
+struct LineRecord {
+  int block = -1;
+  int thread = -1;
+  int received = 0;
+};
+
+// Runs the one-trip all-to-all on the host: every thread of every rank's grid sends its lines,
+// every receiver awaits its lines (data lines in the same block and thread as their sender,
+// header lines in block 0) and unpacks them, every block copies its rows of the own piece.
+// Checks that every line is sent once and received once, and every output byte is written
+// once with the right source byte.
+void SimulateOneTripAndCheck(const PlanCase& c) {
+  SCOPED_TRACE(c.ToString());
+  const int world = static_cast<int>(c.counts.size());
+  const absl::StatusOr<AllToAllLayout> layout = LayoutOf(c);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const AllToAllGeometry& g = layout->geometry;
+  const std::vector<std::vector<SourceByte>> expected = Reference(c, *layout);
+  std::vector<std::vector<int>> writes(world);
+  for (int r = 0; r < world; ++r) writes[r].assign(layout->OutputBytes(r), 0);
+  // Whole runs of lines per block, and room for every peer's header lines in block 0.
+  const int threads = static_cast<int>(kOneTripRunLines) * std::max(c.warps, world - 1);
+  // Every line of every (source, target) pair, at (source * world + target) * stride + line.
+  int64_t stride = kOneTripHeaderLines;
+  int64_t expected_lines = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    for (int offset = 1; offset < world; ++offset) {
+      stride = std::max(stride, PeerLines(g, rank, offset, /*sending=*/true));
+      expected_lines += PeerLines(g, rank, offset, /*sending=*/true);
+    }
+  }
+  std::vector<LineRecord> lines(static_cast<size_t>(world * world * stride));
+  auto record = [&](int source, int target, int64_t line) -> LineRecord& {
+    return lines[static_cast<size_t>((source * world + target) * stride + line)];
+  };
+  int64_t sent = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    for (int block = 0; block < c.blocks; ++block) {
+      for (int thread = 0; thread < threads; ++thread) {
+        ForEachItemLine(g, rank, true, block, c.blocks, thread, threads,
+                        [&](int offset, int64_t line) {
+                          LineRecord& r = record(rank, (rank + offset) % world, line);
+                          ASSERT_EQ(r.block, -1) << "line " << line << " sent twice";
+                          r.block = block;
+                          r.thread = thread;
+                          ++sent;
+                        });
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
+  ASSERT_EQ(sent, expected_lines);
+  int64_t received = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    // Block 0's header check: thread (k - 1) * kOneTripHeaderLines + i awaits header line i of
+    // the rank k places before.
+    for (int thread = 0; thread < threads; ++thread) {
+      const int k = 1 + thread / static_cast<int>(kOneTripHeaderLines);
+      if (k >= world) continue;
+      LineRecord& r = record((rank + world - k) % world, rank, thread % kOneTripHeaderLines);
+      ASSERT_EQ(r.block, 0) << "header lines travel in block 0";
+      ++r.received;
+      ++received;
+    }
+    for (int block = 0; block < c.blocks; ++block) {
+      for (int thread = 0; thread < threads; ++thread) {
+        ForEachItemLine(g, rank, false, block, c.blocks, thread, threads,
+                        [&](int offset, int64_t line) {
+                          if (line < kOneTripHeaderLines) return;
+                          const int source = (rank + world - offset) % world;
+                          LineRecord& r = record(source, rank, line);
+                          ASSERT_EQ(r.block, block) << "line " << line;
+                          ASSERT_EQ(r.thread, thread) << "line " << line;
+                          ++r.received;
+                          ++received;
+                          UnpackPayload(PieceOf(g, source, rank), line - kOneTripHeaderLines,
+                                        source, rank, expected, writes);
+                        });
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+      // The block's rows of the own piece, straight from input to output.
+      const Piece own = PieceOf(g, rank, rank);
+      const ByteRange rows = OwnPieceRows(own, block, c.blocks);
+      for (int64_t row = rows.begin; row < rows.end; ++row) {
+        const int64_t src = RowOffset(own.src, own.rows_per_slice, row);
+        const int64_t dst = RowOffset(own.dst, own.rows_per_slice, row);
+        for (int64_t byte = 0; byte < own.run_bytes; ++byte) {
+          ASSERT_EQ(expected[rank][dst + byte].rank, rank);
+          ASSERT_EQ(expected[rank][dst + byte].offset, src + byte);
+          ++writes[rank][dst + byte];
+        }
+      }
+    }
+  }
+  ASSERT_EQ(received, sent);
+  for (const LineRecord& r : lines) ASSERT_LE(r.received, 1) << "a line received twice";
+  for (int r = 0; r < world; ++r) {
+    for (int64_t i = 0; i < layout->OutputBytes(r); ++i) {
+      ASSERT_EQ(writes[r][i], 1) << "rank " << r << " output byte " << i;
+    }
+  }
+}
+
+TEST(AllToAllOneTripPlanTest, EveryLineTravelsOnceAndEveryOutputByteIsWrittenOnce) {
+  std::mt19937 random(11);
+  int cases = 0;
+  for (int world = 1; world <= 8; ++world) {
+    for (AllToAllDirection direction :
+         {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
+      for (const std::vector<int64_t>& counts : CountsFor(world, random)) {
+        for (DataType dtype : {DataType::kBFloat16, DataType::kFloat32, DataType::kUint8}) {
+          for (int64_t head_dim : {1, 3, 8}) {
+            const int64_t heads = world * (1 + static_cast<int64_t>(random() % 2));
+            const int64_t batch = 1 + static_cast<int64_t>(random() % 3);
+            for (int blocks : {1, 2, 5}) {
+              const int warps = blocks == 2 ? 4 : 1;
+              SimulateOneTripAndCheck(
+                  {direction, dtype, batch, heads, head_dim, counts, blocks, warps, 0, 0});
+              ++cases;
+              if (HasFatalFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+  EXPECT_GT(cases, 1000);
+}
+
+TEST(AllToAllOneTripPlanTest, PayloadsSpanRowsWhenRunsAreNotMultiplesOfEightBytes) {
+  Piece piece;
+  piece.rows_per_slice = 2;
+  piece.rows = 4;
+  piece.run_bytes = 6;
+  piece.src = {100, 10, 20};
+  piece.dst = {50, 0, 6};
+  EXPECT_EQ(PieceBytes(piece), 24);
+  const ByteRange first = PayloadRange(piece, 0);
+  EXPECT_EQ(first.begin, 0);
+  EXPECT_EQ(first.end, 8);
+  // Bytes 0-5 are row 0, bytes 6-7 the start of row 1.
+  PieceSpan span = PieceSpanAt(piece, piece.src, 0, 8);
+  EXPECT_EQ(span.offset, 10);
+  EXPECT_EQ(span.bytes, 6);
+  span = PieceSpanAt(piece, piece.src, 6, 8);
+  EXPECT_EQ(span.offset, 30);
+  EXPECT_EQ(span.bytes, 2);
+  // Row 2 is the first row of the second slice.
+  span = PieceSpanAt(piece, piece.dst, 12, 16);
+  EXPECT_EQ(span.offset, 50);
+  EXPECT_EQ(span.bytes, 4);
+  const ByteRange last = PayloadRange(piece, 2);
+  EXPECT_EQ(last.begin, 16);
+  EXPECT_EQ(last.end, 24);
+  piece.rows = 3;  // 18 bytes: the last payload carries 2.
+  EXPECT_EQ(PayloadRange(piece, 2).end, 18);
 }
 
 }  // namespace

@@ -1,12 +1,14 @@
-// GPU tests of the Ulysses all-to-all (sequence <-> heads) in both directions and every call
-// style: every dtype, odd head_dim, batch > 1, uneven and zero token counts, misaligned
-// buffers, world size 1, round trips, CUDA graph capture and replay, ranks that disagree
-// (InvalidArgument, not a hang), ops interleaved with AllGathers on one Runtime, and the
-// protocols and transport it does not run on (Unimplemented). Random data, outputs poisoned
+// GPU tests of the Ulysses all-to-all (sequence <-> heads) in both directions, every call
+// style and both of its protocols (direct and one-trip): every dtype, odd head_dim, batch > 1,
+// uneven and zero token counts, misaligned buffers, world size 1, round trips, CUDA graph
+// capture and replay, ranks that disagree (InvalidArgument, not a hang), ops interleaved with
+// AllGathers on one Runtime, a one-trip call too large for the staging (InvalidArgument), and
+// the protocol and transport it does not run on (Unimplemented). Random data, outputs poisoned
 // before every call, byte-exact checks on every rank. Cases skip, with the reason, where there
 // are fewer GPUs than they need.
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <thread>
 #include <tuple>
 #include <vector>
@@ -14,6 +16,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
+#include "kernels/alltoall_plan.h"
+#include "kernels/one_trip_layout.h"
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/alltoall_harness.h"
@@ -47,36 +51,73 @@ AllToAllFixture MakeFixture(std::vector<int> devices, RuntimeOptions options = {
   return f;
 }
 
-// Runs the harness's current case on `runtime` in `style`, waits, and verifies every rank's
-// output.
-absl::Status RunCurrent(Runtime& runtime, AllToAllHarness& harness, CallStyle style) {
+// Runs the harness's current case on `runtime` in `style` with `call`, waits, and verifies
+// every rank's output.
+absl::Status RunCurrent(Runtime& runtime, AllToAllHarness& harness, CallStyle style,
+                        const CallOptions& call = {}) {
   const AllToAllShape shape = harness.current_case().Shape();
   absl::Status status;
   if (style == CallStyle::kCoordinated) {
-    status = runtime.AllToAllAndWait(shape, harness.AllBuffers(), kTestWait);
+    status = runtime.AllToAllAndWait(shape, harness.AllBuffers(), kTestWait, call);
   } else {
     status = RunOnRankThreads(runtime.world_size(), [&](int rank) {
-      return runtime.AllToAllRank(rank, shape, harness.Buffers(rank));
+      return runtime.AllToAllRank(rank, shape, harness.Buffers(rank), call);
     });
     if (status.ok()) status = runtime.Synchronize(kTestWait);
   }
   if (status.ok()) status = harness.Verify();
   return status;
 }
-absl::Status RunCurrent(AllToAllFixture& f, CallStyle style) {
-  return RunCurrent(*f.runtime, *f.harness, style);
+absl::Status RunCurrent(AllToAllFixture& f, CallStyle style, const CallOptions& call = {}) {
+  return RunCurrent(*f.runtime, *f.harness, style, call);
 }
 
-absl::Status RunAndVerify(AllToAllFixture& f, const AllToAllCase& c, CallStyle style) {
+// Whether every piece of the harness's current case fits the one-trip staging.
+bool FitsOneTrip(const AllToAllHarness& harness) {
+  const AllToAllGeometry& g = harness.layout().geometry;
+  for (int rank = 0; rank < g.world_size; ++rank) {
+    if (LargestPieceBytes(g, rank) > kOneTripMaxShardBytes) return false;
+  }
+  return true;
+}
+
+// Runs `c` in `style` with `call` and verifies it. On Protocol::kOneTrip, a case with a piece
+// over the staging must instead be refused with InvalidArgument by a coordinated call, before
+// any launch, leaving the Runtime usable.
+absl::Status RunAndVerify(AllToAllFixture& f, const AllToAllCase& c, CallStyle style,
+                          const CallOptions& call = {}) {
   absl::Status status = f.harness->Prepare(c);
-  if (status.ok()) status = RunCurrent(f, style);
-  return status;
+  if (!status.ok()) return status;
+  if (call.protocol == Protocol::kOneTrip && !FitsOneTrip(*f.harness)) {
+    status = f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), call).status();
+    if (status.code() != absl::StatusCode::kInvalidArgument) {
+      return absl::InternalError(
+          absl::StrCat("a one-trip call too large for the staging gave ", status.ToString()));
+    }
+    return f.runtime->status();
+  }
+  return RunCurrent(f, style, call);
+}
+
+constexpr Protocol kKernelProtocols[] = {Protocol::kDirect, Protocol::kOneTrip};
+
+std::string ProtocolTestName(Protocol protocol) {
+  return protocol == Protocol::kOneTrip ? "OneTrip" : "Direct";
 }
 
 constexpr AllToAllDirection kDirections[] = {AllToAllDirection::kSeqToHeads,
                                              AllToAllDirection::kHeadsToSeq};
 
-class AllToAllMatrixTest : public ::testing::TestWithParam<CallStyle> {};
+// Parameterized by call style and protocol.
+class AllToAllMatrixTest : public ::testing::TestWithParam<std::tuple<CallStyle, Protocol>> {
+ protected:
+  CallStyle style() const { return std::get<0>(GetParam()); }
+  CallOptions call() const {
+    CallOptions options;
+    options.protocol = std::get<1>(GetParam());
+    return options;
+  }
+};
 
 TEST_P(AllToAllMatrixTest, EveryDtypeBothDirections) {
   LTX_REQUIRE_GPUS(1);
@@ -92,7 +133,7 @@ TEST_P(AllToAllMatrixTest, EveryDtypeBothDirections) {
       c.head_dim = 64;
       c.token_counts = UnevenCounts(world, 5);
       c.direction = direction;
-      const absl::Status status = RunAndVerify(f, c, GetParam());
+      const absl::Status status = RunAndVerify(f, c, style(), call());
       EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
     }
   }
@@ -116,7 +157,7 @@ TEST_P(AllToAllMatrixTest, OddHeadDimsBatchesAndMisalignment) {
           c.direction = direction;
           c.input_misalignment = misalignment;
           c.output_misalignment = misalignment == 0 ? 0 : misalignment + 3;
-          const absl::Status status = RunAndVerify(f, c, GetParam());
+          const absl::Status status = RunAndVerify(f, c, style(), call());
           EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
         }
       }
@@ -139,7 +180,7 @@ TEST_P(AllToAllMatrixTest, UnevenAndZeroTokenCounts) {
       c.head_dim = 96;
       c.token_counts = counts;
       c.direction = direction;
-      const absl::Status status = RunAndVerify(f, c, GetParam());
+      const absl::Status status = RunAndVerify(f, c, style(), call());
       EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
     }
   }
@@ -164,7 +205,7 @@ TEST_P(AllToAllMatrixTest, ModelShapes) {
       }
       c.direction = direction;
       if (32 % world != 0) continue;
-      const absl::Status status = RunAndVerify(f, c, GetParam());
+      const absl::Status status = RunAndVerify(f, c, style(), call());
       EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
     }
   }
@@ -186,21 +227,34 @@ TEST_P(AllToAllMatrixTest, RoundTripReturnsTheInput) {
     c.token_counts[0] = 0;
     c.direction = direction;
     c.output_misalignment = 4;
-    ASSERT_TRUE(RunAndVerify(f, c, GetParam()).ok()) << c.ToString();
+    ASSERT_TRUE(RunAndVerify(f, c, style(), call()).ok()) << c.ToString();
     ASSERT_TRUE(f.harness->PrepareInverse().ok());
-    const absl::Status status = RunCurrent(f, GetParam());
+    const absl::Status status = RunCurrent(f, style(), call());
     EXPECT_TRUE(status.ok()) << "inverse of " << c.ToString() << ": " << status;
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Styles, AllToAllMatrixTest,
-                         ::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads),
-                         [](const ::testing::TestParamInfo<CallStyle>& info) {
-                           return info.param == CallStyle::kCoordinated ? "Coordinated"
-                                                                        : "PerRankThreads";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    StylesAndProtocols, AllToAllMatrixTest,
+    ::testing::Combine(::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads),
+                       ::testing::ValuesIn(kKernelProtocols)),
+    [](const ::testing::TestParamInfo<std::tuple<CallStyle, Protocol>>& info) {
+      return absl::StrCat(
+          std::get<0>(info.param) == CallStyle::kCoordinated ? "Coordinated" : "PerRankThreads",
+          ProtocolTestName(std::get<1>(info.param)));
+    });
 
-TEST(AllToAllTest, WorldSizeOneIsACopy) {
+// Parameterized by protocol.
+class AllToAllProtocolTest : public ::testing::TestWithParam<Protocol> {
+ protected:
+  CallOptions call() const {
+    CallOptions options;
+    options.protocol = GetParam();
+    return options;
+  }
+};
+
+TEST_P(AllToAllProtocolTest, WorldSizeOneIsACopy) {
   LTX_REQUIRE_GPUS(1);
   AllToAllFixture f = MakeFixture({0});
   ASSERT_NE(f.runtime, nullptr);
@@ -212,13 +266,13 @@ TEST(AllToAllTest, WorldSizeOneIsACopy) {
       c.head_dim = 7;
       c.token_counts = {50};
       c.direction = direction;
-      const absl::Status status = RunAndVerify(f, c, style);
+      const absl::Status status = RunAndVerify(f, c, style, call());
       EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
     }
   }
 }
 
-TEST(AllToAllTest, CapturedCallsReplayWithNewData) {
+TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
   LTX_REQUIRE_GPUS(1);
   AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
@@ -233,7 +287,7 @@ TEST(AllToAllTest, CapturedCallsReplayWithNewData) {
     ASSERT_TRUE(f.harness->Prepare(c).ok());
     const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
     CapturedRankCalls graphs;
-    ASSERT_TRUE(graphs.CaptureAllToAll(*f.runtime, c.Shape(), buffers, CallOptions()).ok());
+    ASSERT_TRUE(graphs.CaptureAllToAll(*f.runtime, c.Shape(), buffers, call()).ok());
     for (int replay = 0; replay < 200; ++replay) {
       ASSERT_TRUE(f.harness->RefreshInputs().ok());
       ASSERT_TRUE(graphs.Replay(f.runtime->devices(), buffers).ok());
@@ -241,7 +295,7 @@ TEST(AllToAllTest, CapturedCallsReplayWithNewData) {
       ASSERT_TRUE(status.ok()) << "replay " << replay << ": " << status;
     }
     // Eager calls interleave with the replays: the op numbers on the device stay in step.
-    EXPECT_TRUE(RunCurrent(f, CallStyle::kPerRankThreads).ok());
+    EXPECT_TRUE(RunCurrent(f, CallStyle::kPerRankThreads, call()).ok());
     ASSERT_TRUE(f.harness->RefreshInputs().ok());
     ASSERT_TRUE(graphs.Replay(f.runtime->devices(), buffers).ok());
     EXPECT_TRUE(f.harness->Verify().ok());
@@ -276,10 +330,11 @@ TEST(AllToAllTest, InterleavesWithAllGathersOnOneRuntime) {
   }
 }
 
-// Ranks that pass different heads, or call a (direct) AllGather where others call an
-// all-to-all, at the same op number: InvalidArgument from the device, no hang; Reset makes the
-// Runtime usable.
-TEST(AllToAllTest, RanksThatDisagreeGetInvalidArgument) {
+// Ranks that pass different heads, or call an AllGather where others call an all-to-all, at
+// the same op number and on the same protocol: InvalidArgument from the device (the entry
+// announcements of the direct path, the header lines of the one-trip path), no hang; Reset
+// makes the Runtime usable.
+TEST_P(AllToAllProtocolTest, RanksThatDisagreeGetInvalidArgument) {
   LTX_REQUIRE_GPUS(2);
   RuntimeOptions options;
   options.timeout = absl::Seconds(5);
@@ -296,24 +351,53 @@ TEST(AllToAllTest, RanksThatDisagreeGetInvalidArgument) {
   AllGatherShape gather;
   gather.hidden = 64;
   gather.token_counts = c.token_counts;
-  CallOptions direct;
-  direct.protocol = Protocol::kDirect;
   for (int variant = 0; variant < 2; ++variant) {
     SCOPED_TRACE(variant == 0 ? "different heads" : "AllGather against all-to-all");
     const absl::Status launched = RunOnRankThreads(world, [&](int rank) {
-      if (rank != 0) return f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank));
-      return variant == 0 ? f.runtime->AllToAllRank(0, fewer_heads, f.harness->Buffers(0))
-                          : f.runtime->AllGatherRank(0, gather, f.harness->Buffers(0), direct);
+      if (rank != 0) {
+        return f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank), call());
+      }
+      return variant == 0 ? f.runtime->AllToAllRank(0, fewer_heads, f.harness->Buffers(0), call())
+                          : f.runtime->AllGatherRank(0, gather, f.harness->Buffers(0), call());
     });
     ASSERT_TRUE(launched.ok()) << launched;
     const absl::Status status = f.runtime->Synchronize(kTestWait);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
     ASSERT_TRUE(f.runtime->Reset(kTestWait).ok());
-    EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kCoordinated).ok());
+    EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kCoordinated, call()).ok());
   }
 }
 
-TEST(AllToAllTest, OtherProtocolsAndTheCopyEngineTransportAreUnimplemented) {
+INSTANTIATE_TEST_SUITE_P(Protocols, AllToAllProtocolTest, ::testing::ValuesIn(kKernelProtocols),
+                         [](const ::testing::TestParamInfo<Protocol>& info) {
+                           return ProtocolTestName(info.param);
+                         });
+
+// A one-trip call with a piece over the staging is refused alike on every rank, before any
+// launch; the Runtime stays usable.
+TEST(AllToAllTest, OneTripTooLargeForTheStagingIsInvalidArgument) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  AllToAllCase c;
+  c.heads = 2 * world;
+  c.head_dim = 128;
+  // 2 heads of 256 bytes per token: 1025 tokens make a piece of just over 512 KiB.
+  c.token_counts.assign(world, kOneTripMaxShardBytes / 512 + 1);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  ASSERT_FALSE(FitsOneTrip(*f.harness));
+  CallOptions one_trip;
+  one_trip.protocol = Protocol::kOneTrip;
+  const absl::Status status =
+      f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), one_trip).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_TRUE(f.runtime->status().ok());
+  // The automatic choice takes the direct kernel.
+  EXPECT_TRUE(RunCurrent(f, CallStyle::kCoordinated).ok());
+}
+
+TEST(AllToAllTest, CopyEnginesAreUnimplemented) {
   LTX_REQUIRE_GPUS(1);
   for (Transport transport : {Transport::kPeerStores, Transport::kCopyEngine}) {
     RuntimeOptions options;
@@ -326,7 +410,7 @@ TEST(AllToAllTest, OtherProtocolsAndTheCopyEngineTransportAreUnimplemented) {
     c.token_counts = UnevenCounts(f.runtime->world_size(), 2);
     ASSERT_TRUE(f.harness->Prepare(c).ok());
     for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine, Protocol::kAuto}) {
-      if (transport == Transport::kPeerStores && protocol == Protocol::kAuto) continue;
+      if (transport == Transport::kPeerStores && protocol != Protocol::kCopyEngine) continue;
       CallOptions call;
       call.protocol = protocol;
       EXPECT_EQ(f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), call).status().code(),

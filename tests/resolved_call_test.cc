@@ -199,35 +199,64 @@ CallContext AllToAllContext(Transport transport, int64_t bytes, bool capturing) 
   return context;
 }
 
-TEST(ResolvedCallTest, AllToAllTakesTheDirectKernelAtEverySize) {
-  const RuntimeOptions options;
+TEST(ResolvedCallTest, AllToAllTakesOneTripForSmallPiecesAndTheDirectKernelOtherwise) {
+  RuntimeOptions options;  // The default limits: 256 KiB pieces on 4 ranks.
+  options.copy_engine_min_bytes = 16 * kMiB;
+  const int64_t limit = OneTripLimit(kOneTripLimitByWorldSize, 4);
   for (bool capturing : {false, true}) {
-    for (int64_t bytes : {int64_t{0}, int64_t{1024}, 64 * kMiB}) {
+    for (int64_t bytes : {int64_t{0}, int64_t{1024}, limit, limit + 1, 64 * kMiB}) {
       for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect}) {
         CallOptions call;
         call.protocol = protocol;
         const absl::StatusOr<ResolvedCall> resolved =
             ResolveCall(options, AllToAllContext(Transport::kPeerStores, bytes, capturing), call);
         ASSERT_TRUE(resolved.ok()) << resolved.status();
-        EXPECT_EQ(resolved->protocol, Protocol::kDirect);
-        EXPECT_EQ(resolved->blocks, AutoBlockCount(bytes, 4, 132));
+        // Never the copy engines: the all-to-all has no copy-engine protocol.
+        if (protocol == Protocol::kAuto && bytes <= limit) {
+          EXPECT_EQ(resolved->protocol, Protocol::kOneTrip) << bytes;
+          EXPECT_EQ(resolved->blocks, OneTripBlockCount(OneTripLines(bytes), 4, 132));
+        } else {
+          EXPECT_EQ(resolved->protocol, Protocol::kDirect) << bytes;
+          EXPECT_EQ(resolved->blocks, AutoBlockCount(bytes, 4, 132));
+        }
       }
     }
   }
+  options.one_trip_max_bytes = 0;
+  const absl::StatusOr<ResolvedCall> off =
+      ResolveCall(options, AllToAllContext(Transport::kPeerStores, 1024, false), CallOptions());
+  ASSERT_TRUE(off.ok());
+  EXPECT_EQ(off->protocol, Protocol::kDirect);
 }
 
-TEST(ResolvedCallTest, AllToAllIsUnimplementedOnOtherProtocolsAndTheCopyEngineTransport) {
+TEST(ResolvedCallTest, AllToAllOnOneTripNeedsEveryPieceToFitTheStaging) {
   const RuntimeOptions options;
-  for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine}) {
-    CallOptions call;
+  CallOptions call;
+  call.protocol = Protocol::kOneTrip;
+  // Above the automatic limit on 4 ranks, but within the staging: obeyed.
+  absl::StatusOr<ResolvedCall> resolved = ResolveCall(
+      options, AllToAllContext(Transport::kPeerStores, kOneTripMaxShardBytes, false), call);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->protocol, Protocol::kOneTrip);
+  resolved = ResolveCall(
+      options, AllToAllContext(Transport::kPeerStores, kOneTripMaxShardBytes + 1, true), call);
+  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(resolved.status().message().find("all-to-all"), absl::string_view::npos)
+      << resolved.status();
+}
+
+TEST(ResolvedCallTest, AllToAllIsUnimplementedOnTheCopyEngines) {
+  const RuntimeOptions options;
+  CallOptions call;
+  call.protocol = Protocol::kCopyEngine;
+  absl::StatusOr<ResolvedCall> resolved =
+      ResolveCall(options, AllToAllContext(Transport::kPeerStores, 1024, false), call);
+  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
+  for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip}) {
     call.protocol = protocol;
-    const absl::StatusOr<ResolvedCall> resolved =
-        ResolveCall(options, AllToAllContext(Transport::kPeerStores, 1024, false), call);
+    resolved = ResolveCall(options, AllToAllContext(Transport::kCopyEngine, 1024, false), call);
     EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
   }
-  const absl::StatusOr<ResolvedCall> resolved =
-      ResolveCall(options, AllToAllContext(Transport::kCopyEngine, 1024, false), CallOptions());
-  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
 }
 
 }  // namespace

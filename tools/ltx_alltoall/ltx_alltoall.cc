@@ -7,6 +7,9 @@
 //                                 batch 1), ltx beside NCCL (grouped ncclSend/ncclRecv plus a
 //                                 permute into the final layout) when libnccl.so.2 loads.
 //   ltx_alltoall --bench -b 1M -e 256M -f 4    a sweep of per-rank sizes instead.
+//   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip
+//                                 one row per protocol and shape, side by side.
+//   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
 //
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
 // --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
@@ -26,6 +29,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "ltx/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
@@ -49,6 +53,14 @@ ABSL_FLAG(int64_t, heads, 32, "Benchmark sweep: heads.");
 ABSL_FLAG(int64_t, head_dim, 128, "Benchmark sweep: head_dim.");
 ABSL_FLAG(std::string, direction, "both", "seq_to_heads, heads_to_seq or both.");
 ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32, fp8_e4m3, ...).");
+ABSL_FLAG(std::string, protocol, "auto",
+          "Benchmark: comma-separated protocols of ltx's calls (auto, direct, one_trip), one "
+          "row each per shape.");
+ABSL_FLAG(int, blocks, 0,
+          "Benchmark: thread blocks per rank of each ltx call (CallOptions::blocks); 0 = by size.");
+ABSL_FLAG(int, max_blocks, 0,
+          "Cap on thread blocks per rank (RuntimeOptions::max_blocks); 0 = one per SM, more "
+          "allows several per SM.");
 ABSL_FLAG(int, warmup, 20, "Benchmark: warm-up calls before timing.");
 ABSL_FLAG(int, iters, 50, "Benchmark: calls per timed window.");
 ABSL_FLAG(int, windows, 5, "Benchmark: timed windows; the median is reported.");
@@ -89,6 +101,19 @@ absl::StatusOr<std::vector<AllToAllDirection>> ParseDirections(const std::string
   }
   return absl::InvalidArgumentError(
       absl::StrFormat("--direction: '%s' is not seq_to_heads, heads_to_seq or both", name));
+}
+
+absl::StatusOr<std::vector<Protocol>> ParseProtocols(const std::string& names) {
+  std::vector<Protocol> protocols;
+  for (absl::string_view name : absl::StrSplit(names, ',')) {
+    absl::StatusOr<Protocol> protocol = ParseProtocol(name);
+    if (!protocol.ok() || *protocol == Protocol::kCopyEngine) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("--protocol: '%s' is not auto, direct or one_trip", std::string(name)));
+    }
+    protocols.push_back(*protocol);
+  }
+  return protocols;
 }
 
 // Runs `step` (which enqueues one op on every rank's stream, from this thread) --warmup times,
@@ -180,17 +205,53 @@ struct BenchContext {
   AllToAllHarness* harness = nullptr;
   const tools::NcclClique* clique = nullptr;  // Null: no NCCL comparison.
   DataType dtype = DataType::kBFloat16;
+  std::vector<Protocol> protocols;
 };
 
 void PrintBenchHeader(const BenchContext& bench) {
   absl::PrintF(
-      "#\n# %-10s %6s %5s %5s %12s %12s %6s |%10s %8s %8s %6s |%10s %8s |%10s |%10s %8s %6s\n",
-      "direction", "tokens", "heads", "hdim", "size", "count", "type", "ltx us", "algbw", "busbw",
-      "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw", "#wrong");
+      "#\n# %-10s %6s %5s %5s %12s %12s %6s %9s |%10s %8s %8s %6s |%10s %8s |%10s |%10s %8s "
+      "%6s\n",
+      "direction", "tokens", "heads", "hdim", "size", "count", "type", "protocol", "ltx us",
+      "algbw", "busbw", "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw", "#wrong");
+  absl::PrintF(
+      "# (protocol auto: the Runtime's choice; ltx us -1: the protocol refused the "
+      "shape)\n");
   if (bench.clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1)\n");
 }
 
-// Times one shape in one direction: ltx's call, then NCCL's transfer, permute and both.
+// ltx's time for one shape on one protocol, and whether its output was wrong.
+struct LtxTime {
+  double us = -1;  // -1: the protocol refused the shape.
+  int wrong = 0;
+};
+
+// Runs the harness's current case once on `protocol` with fresh inputs (verified), then times it. A
+// protocol that refuses the shape (a one-trip piece over the staging) gives -1.
+absl::StatusOr<LtxTime> TimeLtx(Runtime& runtime, AllToAllHarness& harness, Protocol protocol) {
+  const std::vector<RankBuffers> buffers = harness.AllBuffers();
+  const AllToAllShape shape = harness.current_case().Shape();
+  CallOptions call;
+  call.protocol = protocol;
+  call.blocks = absl::GetFlag(FLAGS_blocks);
+  LtxTime time;
+  LTX_RETURN_IF_ERROR(harness.RefreshInputs());  // Fresh inputs, poisoned outputs.
+  const absl::Status first = runtime.AllToAllAndWait(shape, buffers, absl::Seconds(30), call);
+  if (absl::IsInvalidArgument(first) && runtime.status().ok()) return time;
+  LTX_RETURN_IF_ERROR(first);
+  time.wrong = harness.Verify().ok() ? 0 : 1;
+  LTX_ASSIGN_OR_RETURN(time.us, MedianMicros(runtime.devices(), buffers, [&] {
+                         for (int r = 0; r < runtime.world_size(); ++r) {
+                           LTX_RETURN_IF_ERROR(runtime.AllToAllRank(r, shape, buffers[r], call));
+                         }
+                         return absl::OkStatus();
+                       }));
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
+  return time;
+}
+
+// Times one shape in one direction: ltx's call on each protocol, then NCCL's transfer, permute
+// and both.
 absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
                       AllToAllDirection direction) {
   Runtime& runtime = *bench.runtime;
@@ -204,16 +265,11 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
   c.direction = direction;
   LTX_RETURN_IF_ERROR(harness.Prepare(c));
   const std::vector<RankBuffers> buffers = harness.AllBuffers();
-  const AllToAllShape ltx_shape = c.Shape();
-  LTX_RETURN_IF_ERROR(RunOnce(runtime, harness, /*per_rank=*/true));
-  const int ltx_wrong = harness.Verify().ok() ? 0 : 1;
-  LTX_ASSIGN_OR_RETURN(const double ltx_us, MedianMicros(runtime.devices(), buffers, [&] {
-                         for (int r = 0; r < world; ++r) {
-                           LTX_RETURN_IF_ERROR(runtime.AllToAllRank(r, ltx_shape, buffers[r]));
-                         }
-                         return absl::OkStatus();
-                       }));
-  LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
+  std::vector<LtxTime> ltx;
+  for (Protocol protocol : bench.protocols) {
+    LTX_ASSIGN_OR_RETURN(const LtxTime time, TimeLtx(runtime, harness, protocol));
+    ltx.push_back(time);
+  }
   double nccl_us = -1, permute_us = -1, both_us = -1;
   int nccl_wrong = 0;
   if (bench.clique != nullptr) {
@@ -235,13 +291,16 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
   const double size = static_cast<double>(total) / world;  // Bytes per rank.
   const double bus = world > 1 ? static_cast<double>(world - 1) / world : 1.0;
   auto algbw = [size](double us) { return us > 0 ? size / us / 1e3 : -1; };
-  absl::PrintF(
-      "  %-10s %6d %5d %5d %12.0f %12.0f %6s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f |%10.1f "
-      "|%10.1f %8.1f %6d\n",
-      DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
-      size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(), ltx_us, algbw(ltx_us),
-      algbw(ltx_us) * bus, ltx_wrong, nccl_us, algbw(nccl_us) * bus, permute_us, both_us,
-      algbw(both_us) * bus, nccl_wrong);
+  for (size_t i = 0; i < ltx.size(); ++i) {
+    absl::PrintF(
+        "  %-10s %6d %5d %5d %12.0f %12.0f %6s %9s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f "
+        "|%10.1f |%10.1f %8.1f %6d\n",
+        DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
+        size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(),
+        ProtocolName(bench.protocols[i]).c_str(), ltx[i].us, algbw(ltx[i].us),
+        algbw(ltx[i].us) * bus, ltx[i].wrong, nccl_us, algbw(nccl_us) * bus, permute_us, both_us,
+        algbw(both_us) * bus, nccl_wrong);
+  }
   std::fflush(stdout);
   return absl::OkStatus();
 }
@@ -268,6 +327,8 @@ absl::StatusOr<std::vector<BenchShape>> BenchShapes(int world, DataType dtype) {
 
 absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   LTX_ASSIGN_OR_RETURN(const DataType dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
+  LTX_ASSIGN_OR_RETURN(const std::vector<Protocol> protocols,
+                       ParseProtocols(absl::GetFlag(FLAGS_protocol)));
   LTX_ASSIGN_OR_RETURN(const std::vector<AllToAllDirection> directions,
                        ParseDirections(absl::GetFlag(FLAGS_direction)));
   LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes,
@@ -292,7 +353,7 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
       absl::PrintF("# NCCL not compared: %s\n", loaded.status().ToString().c_str());
     }
   }
-  BenchContext bench{&runtime, harness.get(), clique.get(), dtype};
+  BenchContext bench{&runtime, harness.get(), clique.get(), dtype, protocols};
   absl::PrintF("# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us)\n",
                runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
   PrintBenchHeader(bench);
@@ -315,6 +376,7 @@ int Main(int argc, char** argv) {
   }
   RuntimeOptions options;
   if (devices.ok()) options.devices = *devices;
+  options.max_blocks = absl::GetFlag(FLAGS_max_blocks);
   absl::StatusOr<std::unique_ptr<Runtime>> runtime =
       devices.ok() ? Runtime::Create(options)
                    : absl::StatusOr<std::unique_ptr<Runtime>>(devices.status());

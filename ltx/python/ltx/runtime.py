@@ -210,7 +210,7 @@ class Runtime:
         of the whole sequence, rank s's tokens after those of ranks < s); "heads_to_seq" is the
         exact inverse. counts defaults to the token sizes (dimension 1) of the
         sequence-sharded tensors (inputs, or outputs for heads_to_seq). Streams, the options
-        and the result are those of all_gather; protocol "auto" or "direct"."""
+        and the result are those of all_gather; protocol "auto", "direct" or "one_trip"."""
         self._live()
         collective = self._all_to_all(direction)
         if counts is None:
