@@ -13,6 +13,7 @@
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/one_trip_timestamps.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -65,9 +66,16 @@ cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int block
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
                                 cudaStream_t stream);
 
-// Load the direct and the one-trip kernel onto the current device. Under CUDA's lazy loading (the
-// default) a kernel is otherwise loaded at its first launch, and loading waits until the device
-// is idle: a first call would block the host behind unrelated work. Return the CUDA error.
+// Enqueues the instantiation of the one-trip kernel that records the %globaltimer time of each
+// phase of each block into `timestamps` (device memory of the stream's GPU), a diagnostic; same
+// contract and protocol as LaunchOneTripKernel, so timed and untimed ops interoperate.
+cudaError_t LaunchTimedOneTripKernel(const AllGatherKernelParams& params, int blocks,
+                                     const OneTripTimestamps& timestamps, cudaStream_t stream);
+
+// Load the direct and the one-trip kernel (both instantiations) onto the current device. Under
+// CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and loading
+// waits until the device is idle: a first call would block the host behind unrelated work.
+// Return the CUDA error.
 cudaError_t LoadAllGatherKernel();
 cudaError_t LoadOneTripKernel();
 

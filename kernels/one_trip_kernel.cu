@@ -11,6 +11,7 @@
 #include "kernels/copy_plan.h"
 #include "kernels/memory_order.cuh"
 #include "kernels/one_trip_layout.h"
+#include "kernels/one_trip_phase_clock.cuh"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -147,8 +148,10 @@ __device__ void ReceiveHeaders(const AllGatherKernelParams& p, const OpContext& 
 // Receives every peer's data lines into this rank's output (world >= 2). Thread t of block b
 // takes the same items as in SendLines, so it waits for exactly the lines that thread t of block
 // b of each peer sends it: with equal grids, no block depends on another block of a peer's grid.
-// Header lines are left to ReceiveHeaders.
-__device__ void ReceiveData(const AllGatherKernelParams& p, const OpContext& op, uint32_t flag) {
+// Header lines are left to ReceiveHeaders. `clock` learns when each awaited line arrived.
+template <typename Clock>
+__device__ void ReceiveData(const AllGatherKernelParams& p, const OpContext& op, uint32_t flag,
+                            Clock& clock) {
   const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
   int64_t max_lines = 0;
@@ -170,11 +173,17 @@ __device__ void ReceiveData(const AllGatherKernelParams& p, const OpContext& op,
         p.staging[p.rank] + OneTripLineIndex(parity, source, world, transfer.line);
     uint64_t payload = 0;
     if (!AwaitLine(op, flag, line, source, &payload)) return;
+    clock.Arrived();
     StorePayload(payload, transfer.line - kOneTripHeaderLines, g, static_cast<uint8_t*>(p.output));
   }
 }
 
-__global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(const AllGatherKernelParams p) {
+// `Clock` is NoPhaseClock in production, PhaseClock for the phase timestamps.
+template <typename Clock>
+__global__ void __launch_bounds__(kAllGatherThreads)
+    OneTripKernel(const AllGatherKernelParams p, const Clock clock_argument) {
+  Clock clock = clock_argument;
+  clock.BlockStart();
   SignalRegion* local = p.signals[p.rank];
   const OpContext op = {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
   const uint32_t flag = OneTripFlag(op.number);
@@ -186,32 +195,49 @@ __global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(const AllGath
   __syncthreads();
   if (!abandoned) {  // Block-uniform: ReceiveHeaders synchronises block 0.
     if (p.world_size > 1) SendLines(p, op, flag);
+    clock.Mark(OneTripPhase::kSent);
     // This rank's own shard goes straight from input to output.
     CopyRange(p.geometry, PartRange(FlatShardBytes(p.geometry), blockIdx.x, gridDim.x),
               static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
-    if (blockIdx.x == 0) ReceiveHeaders(p, op, flag);
-    if (p.world_size > 1) ReceiveData(p, op, flag);
+    clock.Mark(OneTripPhase::kOwnCopied);
+    if (blockIdx.x == 0) {
+      ReceiveHeaders(p, op, flag);
+      clock.Mark(OneTripPhase::kHeadersChecked);
+    }
+    if (p.world_size > 1) ReceiveData(p, op, flag, clock);
+    clock.Mark(OneTripPhase::kLastArrived);
+    clock.Mark(OneTripPhase::kUnpacked);
   }
 
-  // The last block to finish advances this GPU's op number.
+  // The last block to finish advances this GPU's op number (a single block needs no count).
   __syncthreads();
-  if (threadIdx.x == 0 && atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1) {
+  if (threadIdx.x == 0 &&
+      (gridDim.x == 1 || atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1)) {
     local->blocks_done = 0;
     local->last_op = op.number;
   }
+  clock.BlockEnd(op.number);
 }
 
 }  // namespace
 
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
                                 cudaStream_t stream) {
-  OneTripKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params);
+  OneTripKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params, NoPhaseClock());
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchTimedOneTripKernel(const AllGatherKernelParams& params, int blocks,
+                                     const OneTripTimestamps& timestamps, cudaStream_t stream) {
+  OneTripKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params, PhaseClock(timestamps));
   return cudaGetLastError();
 }
 
 cudaError_t LoadOneTripKernel() {
   cudaFuncAttributes attributes;
-  return cudaFuncGetAttributes(&attributes, OneTripKernel);
+  const cudaError_t error = cudaFuncGetAttributes(&attributes, OneTripKernel<NoPhaseClock>);
+  if (error != cudaSuccess) return error;
+  return cudaFuncGetAttributes(&attributes, OneTripKernel<PhaseClock>);
 }
 
 }  // namespace ltx
