@@ -66,11 +66,22 @@ cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int block
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
                                 cudaStream_t stream);
 
-// Enqueues the instantiation of the one-trip kernel that records the %globaltimer time of each
-// phase of each block into `timestamps` (device memory of the stream's GPU), a diagnostic; same
-// contract and protocol as LaunchOneTripKernel, so timed and untimed ops interoperate.
-cudaError_t LaunchTimedOneTripKernel(const AllGatherKernelParams& params, int blocks,
-                                     const OneTripTimestamps& timestamps, cudaStream_t stream);
+// How the one-trip kernel of one rank is launched, beyond its parameters.
+struct OneTripLaunch {
+  int blocks = 1;
+  // Programmatic dependent launch (needs sm_90): the kernel's blocks may be scheduled while the
+  // previous kernel of the stream finishes, and wait for it on the GPU before they touch memory
+  // (kernels/grid_dependency.cuh); the protocol is unchanged.
+  bool early_start = false;
+  // When set, the instantiation that records the %globaltimer time of each phase of each block
+  // there (device memory of the stream's GPU; a diagnostic). Timed and untimed ops interoperate.
+  const OneTripTimestamps* timestamps = nullptr;
+};
+
+// LaunchOneTripKernel (same contract) as `launch` says. Returns the launch error, e.g. for
+// early_start on a GPU before sm_90.
+cudaError_t LaunchOneTripKernelWith(const AllGatherKernelParams& params,
+                                    const OneTripLaunch& launch, cudaStream_t stream);
 
 // Load the direct and the one-trip kernel (both instantiations) onto the current device. Under
 // CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and loading

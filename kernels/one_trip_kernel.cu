@@ -9,6 +9,7 @@
 #include "kernels/barrier.cuh"
 #include "kernels/block_copy.cuh"
 #include "kernels/copy_plan.h"
+#include "kernels/grid_dependency.cuh"
 #include "kernels/memory_order.cuh"
 #include "kernels/one_trip_layout.h"
 #include "kernels/one_trip_phase_clock.cuh"
@@ -182,6 +183,10 @@ __device__ void ReceiveData(const AllGatherKernelParams& p, const OpContext& op,
 template <typename Clock>
 __global__ void __launch_bounds__(kAllGatherThreads)
     OneTripKernel(const AllGatherKernelParams p, const Clock clock_argument) {
+  // Launched early (OneTripLaunch::early_start), wait here for the previous kernel of the
+  // stream, then let the next one be scheduled.
+  AwaitPriorGrids();
+  AllowDependentLaunch();
   Clock clock = clock_argument;
   clock.BlockStart();
   SignalRegion* local = p.signals[p.rank];
@@ -211,12 +216,31 @@ __global__ void __launch_bounds__(kAllGatherThreads)
 
   // The last block to finish advances this GPU's op number (a single block needs no count).
   __syncthreads();
-  if (threadIdx.x == 0 &&
-      (gridDim.x == 1 || atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1)) {
+  if (threadIdx.x == 0 && (gridDim.x == 1 || atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1)) {
     local->blocks_done = 0;
     local->last_op = op.number;
   }
   clock.BlockEnd(op.number);
+}
+
+// Launches the instantiation for `clock` as `launch` says.
+template <typename Clock>
+cudaError_t LaunchInstance(const AllGatherKernelParams& params, const OneTripLaunch& launch,
+                           const Clock& clock, cudaStream_t stream) {
+  if (!launch.early_start) {
+    OneTripKernel<<<launch.blocks, kAllGatherThreads, 0, stream>>>(params, clock);
+    return cudaGetLastError();
+  }
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(launch.blocks);
+  config.blockDim = dim3(kAllGatherThreads);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, OneTripKernel<Clock>, params, clock);
 }
 
 }  // namespace
@@ -227,10 +251,11 @@ cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
   return cudaGetLastError();
 }
 
-cudaError_t LaunchTimedOneTripKernel(const AllGatherKernelParams& params, int blocks,
-                                     const OneTripTimestamps& timestamps, cudaStream_t stream) {
-  OneTripKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params, PhaseClock(timestamps));
-  return cudaGetLastError();
+cudaError_t LaunchOneTripKernelWith(const AllGatherKernelParams& params,
+                                    const OneTripLaunch& launch, cudaStream_t stream) {
+  return launch.timestamps == nullptr
+             ? LaunchInstance(params, launch, NoPhaseClock(), stream)
+             : LaunchInstance(params, launch, PhaseClock(*launch.timestamps), stream);
 }
 
 cudaError_t LoadOneTripKernel() {

@@ -38,10 +38,14 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
   if (call.protocol != Protocol::kOneTrip) {
     return LaunchAllGatherKernel(params, call.blocks, buffers.stream);
   }
-  return call.one_trip_timestamps == nullptr
-             ? LaunchOneTripKernel(params, call.blocks, buffers.stream)
-             : LaunchTimedOneTripKernel(params, call.blocks, *call.one_trip_timestamps,
-                                        buffers.stream);
+  if (call.one_trip_timestamps == nullptr && !call.early_start) {
+    return LaunchOneTripKernel(params, call.blocks, buffers.stream);
+  }
+  OneTripLaunch launch;
+  launch.blocks = call.blocks;
+  launch.early_start = call.early_start;
+  launch.timestamps = call.one_trip_timestamps;
+  return LaunchOneTripKernelWith(params, launch, buffers.stream);
 }
 
 absl::Status LoadAllGatherKernels() {

@@ -20,8 +20,8 @@ AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGath
 
 // Enqueues rank `view.rank`'s AllGather kernel on `buffers.stream`: the direct kernel for
 // Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of
-// them; its timed instantiation when call.one_trip_timestamps is set), with call.blocks blocks
-// and call.timeout per wait. The arguments are validated
+// them; launched early and timed as call.early_start and call.one_trip_timestamps say), with
+// call.blocks blocks and call.timeout per wait. The arguments are validated
 // already; returns the launch error, if any. The caller's current device must be the rank's.
 // Thread-safe across ranks.
 cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,

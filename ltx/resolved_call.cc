@@ -72,6 +72,7 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
   resolved.capturing = context.capturing;
   if (resolved.protocol == Protocol::kOneTrip) {
     resolved.one_trip_timestamps = call.one_trip_timestamps;
+    resolved.early_start = call.early_start;
   }
   return resolved;
 }

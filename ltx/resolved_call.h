@@ -40,8 +40,9 @@ struct ResolvedCall {
   absl::Duration timeout;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
-  // CallOptions::one_trip_timestamps for a one-trip call, else null.
+  // CallOptions::one_trip_timestamps and early_start for a one-trip call, else null and false.
   const OneTripTimestamps* one_trip_timestamps = nullptr;
+  bool early_start = false;
 };
 
 // What a call needs to be resolved, beside the Runtime's options.
@@ -68,8 +69,9 @@ struct CallContext {
 //   - kAuto takes the copy engines for eager calls of at least copy_engine_min_bytes (when that
 //     is > 0), the one-trip kernel up to OneTripLimit, the direct kernel otherwise.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
-// shard. The phase timestamps: passed on for one-trip calls only. Errors: InvalidArgument for a non-positive or infinite call timeout, negative blocks,
-// or Protocol::kOneTrip with a shard over kOneTripMaxShardBytes. Thread-safe.
+// shard. The phase timestamps and early start: passed on for one-trip calls only. Errors:
+// InvalidArgument for a non-positive or infinite call timeout, negative blocks, or
+// Protocol::kOneTrip with a shard over kOneTripMaxShardBytes. Thread-safe.
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call);
 

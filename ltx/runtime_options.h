@@ -93,6 +93,11 @@ struct CallOptions {
   // (kernels/one_trip_timestamps.h; device memory of the rank's GPU, outliving the call and any
   // graph that captures it). Other paths ignore it; Runtime::AllGather and AllToAll refuse it.
   const OneTripTimestamps* one_trip_timestamps = nullptr;
+  // Launches a one-trip kernel with programmatic dependent launch (needs sm_90): its blocks may
+  // be scheduled while the previous kernel on the stream finishes, and wait for it on the GPU
+  // before touching memory; it also lets a kernel launched after it the same way be scheduled
+  // early. Other paths ignore it.
+  bool early_start = false;
 };
 
 // Names of the protocols and transports, as tools and logs print them and as flags take them.

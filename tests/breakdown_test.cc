@@ -64,8 +64,7 @@ TEST(BreakdownTableTest, OnlyTheLatestSamplesSurvive) {
 }
 
 TEST(BreakdownTableTest, RankSummaryGivesPhasesGapAndPeriodInMicroseconds) {
-  const RankPhases rank =
-      SummarizeRank(OpsOfRecords(Records(4, 0, 1000), kSamples, kMaxBlocks));
+  const RankPhases rank = SummarizeRank(OpsOfRecords(Records(4, 0, 1000), kSamples, kMaxBlocks));
   EXPECT_EQ(rank.ops, 4);
   EXPECT_EQ(rank.blocks, 2);
   EXPECT_DOUBLE_EQ(rank.last_block_start_us, 0.05);

@@ -142,7 +142,7 @@ TEST(ResolvedCallTest, BlocksFollowTheProtocolAndTheCallsRequest) {
   EXPECT_EQ(ResolveCall(options, context, call)->blocks, 3);
 }
 
-TEST(ResolvedCallTest, PhaseTimestampsGoToOneTripCallsOnly) {
+TEST(ResolvedCallTest, PhaseTimestampsAndEarlyStartGoToOneTripCallsOnly) {
   RuntimeOptions options;
   options.copy_engine_min_bytes = 0;
   CallContext context;
@@ -157,10 +157,14 @@ TEST(ResolvedCallTest, PhaseTimestampsGoToOneTripCallsOnly) {
   ASSERT_TRUE(one_trip.ok()) << one_trip.status();
   EXPECT_EQ(one_trip->protocol, Protocol::kOneTrip);
   EXPECT_EQ(one_trip->one_trip_timestamps, &timestamps);
+  EXPECT_FALSE(one_trip->early_start);
+  call.early_start = true;
+  EXPECT_TRUE(ResolveCall(options, context, call)->early_start);
   call.protocol = Protocol::kDirect;
   absl::StatusOr<ResolvedCall> direct = ResolveCall(options, context, call);
   ASSERT_TRUE(direct.ok()) << direct.status();
   EXPECT_EQ(direct->one_trip_timestamps, nullptr);
+  EXPECT_FALSE(direct->early_start);
   EXPECT_EQ(ResolveCall(options, context, CallOptions{})->one_trip_timestamps, nullptr);
 }
 

@@ -50,9 +50,17 @@ class Breakdown {
   int world() const { return runtime_->world_size(); }
   // The automatic block count of the one-trip kernel for this size.
   absl::StatusOr<ResolvedCall> AutoCall() const;
-  absl::StatusOr<Measured> MeasureCalls(int blocks, bool timed, bool graph);
+  // One configuration of calls: block count (0 = automatic), early start, timed kernel, graph
+  // replay (else eager per-rank calls).
+  struct Calls {
+    int blocks = 0;
+    bool early = false;
+    bool timed = false;
+    bool graph = false;
+  };
+  absl::StatusOr<Measured> MeasureCalls(const Calls& calls);
   // Clears the records, runs the timed calls, prints their table.
-  absl::Status TimedTable(int blocks, bool graph, const Measured& untimed);
+  absl::Status TimedTable(Calls calls, const Measured& untimed);
   absl::StatusOr<std::vector<std::vector<OpPhases>>> ReadRecords();
   absl::StatusOr<double> HostMicroseconds(std::function<absl::Status(int rank)> one_call);
   absl::StatusOr<std::vector<HostStep>> LaunchSteps(int blocks);
@@ -92,9 +100,10 @@ absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConf
     records.samples = kSamples;
     records.max_blocks = run->sms_;
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMalloc(reinterpret_cast<void**>(&records.records), sizeof(OneTripTimestampRecord) * kSamples * run->sms_),
-        "cudaMalloc(records)"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMalloc(reinterpret_cast<void**>(&records.records),
+                              sizeof(OneTripTimestampRecord) * kSamples * run->sms_),
+                   "cudaMalloc(records)"));
     run->records_.push_back(records);
   }
   return run;
@@ -112,7 +121,8 @@ absl::Status Breakdown::PrintTimerSteps() {
   for (int device : ranks_.devices) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
     uint64_t* step = nullptr;
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaMalloc(reinterpret_cast<void**>(&step), sizeof(uint64_t)), "cudaMalloc"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMalloc(reinterpret_cast<void**>(&step), sizeof(uint64_t)), "cudaMalloc"));
     uint64_t value = 0;
     absl::Status status = CudaStatus(LaunchTimerStep(step, nullptr), "timer step launch");
     if (status.ok()) {
@@ -138,18 +148,19 @@ absl::StatusOr<ResolvedCall> Breakdown::AutoCall() const {
   return ResolveCall(config_.runtime, context, call);
 }
 
-absl::StatusOr<Measured> Breakdown::MeasureCalls(int blocks, bool timed, bool graph) {
+absl::StatusOr<Measured> Breakdown::MeasureCalls(const Calls& c) {
   std::vector<CallOptions> calls(world());
   for (int rank = 0; rank < world(); ++rank) {
     calls[rank].protocol = Protocol::kOneTrip;
-    calls[rank].blocks = blocks;
-    if (timed) calls[rank].one_trip_timestamps = &records_[rank];
+    calls[rank].blocks = c.blocks;
+    calls[rank].early_start = c.early;
+    if (c.timed) calls[rank].one_trip_timestamps = &records_[rank];
   }
   const AllGatherShape shape = case_.Shape();
   auto one_rank = [&](int rank) {
     return runtime_->AllGatherRank(rank, shape, buffers_[rank], calls[rank]);
   };
-  if (!graph) {
+  if (!c.graph) {
     return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, Repeated(one_rank), 1);
   }
   GraphSet graphs;
@@ -168,16 +179,16 @@ absl::StatusOr<std::vector<std::vector<OpPhases>>> Breakdown::ReadRecords() {
     const OneTripTimestamps& r = records_[rank];
     std::vector<OneTripTimestampRecord> host(static_cast<size_t>(r.samples) * r.max_blocks);
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks_.devices[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaMemcpy(host.data(), r.records,
-                                              host.size() * sizeof(OneTripTimestampRecord),
-                                              cudaMemcpyDeviceToHost),
-                                   "cudaMemcpy(records)"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpy(host.data(), r.records, host.size() * sizeof(OneTripTimestampRecord),
+                              cudaMemcpyDeviceToHost),
+                   "cudaMemcpy(records)"));
     ops.push_back(OpsOfRecords(host, r.samples, r.max_blocks));
   }
   return ops;
 }
 
-absl::Status Breakdown::TimedTable(int blocks, bool graph, const Measured& untimed) {
+absl::Status Breakdown::TimedTable(Calls calls, const Measured& untimed) {
   for (int rank = 0; rank < world(); ++rank) {
     const OneTripTimestamps& r = records_[rank];
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks_.devices[rank]), "cudaSetDevice"));
@@ -185,16 +196,18 @@ absl::Status Breakdown::TimedTable(int blocks, bool graph, const Measured& untim
         cudaMemset(r.records, 0, sizeof(OneTripTimestampRecord) * r.samples * r.max_blocks),
         "cudaMemset(records)"));
   }
-  LTX_ASSIGN_OR_RETURN(const Measured timed, MeasureCalls(blocks, /*timed=*/true, graph));
+  calls.timed = true;
+  LTX_ASSIGN_OR_RETURN(const Measured timed, MeasureCalls(calls));
   LTX_ASSIGN_OR_RETURN(const std::vector<std::vector<OpPhases>> ops, ReadRecords());
   std::vector<RankPhases> ranks;
   for (const std::vector<OpPhases>& rank_ops : ops) ranks.push_back(SummarizeRank(rank_ops));
   const std::string title = absl::StrFormat(
-      "%s per rank, %s, blocks %s: %.2f us per call (device), host %.2f us; timed kernel "
+      "%s per rank, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel "
       "%.2f us, host %.2f us",
-      FormatBytes(harness_->layout().InputBytes(0)), graph ? "graph replay" : "eager per-rank",
-      blocks == 0 ? "auto" : absl::StrCat(blocks), untimed.device_us, untimed.host_us,
-      timed.device_us, timed.host_us);
+      FormatBytes(harness_->layout().InputBytes(0)),
+      calls.graph ? "graph replay" : "eager per-rank",
+      calls.blocks == 0 ? "auto" : absl::StrCat(calls.blocks), calls.early ? ", early start" : "",
+      untimed.device_us, untimed.host_us, timed.device_us, timed.host_us);
   absl::PrintF("%s", FormatPhaseTable(title, ranks, PairTrips(ops)));
   std::fflush(stdout);
   return absl::OkStatus();
@@ -204,15 +217,21 @@ absl::StatusOr<BreakdownRow> Breakdown::RunBlocks(int blocks) {
   std::fprintf(stderr, "ltx_allgather: breakdown, blocks %d ...\n", blocks);
   BreakdownRow row;
   row.blocks = blocks;
-  for (const bool graph : {true, false}) {
-    LTX_ASSIGN_OR_RETURN(const Measured untimed, MeasureCalls(blocks, /*timed=*/false, graph));
-    LTX_RETURN_IF_ERROR(TimedTable(blocks, graph, untimed));
+  for (const bool early : {false, true}) {
+    for (const bool graph : {true, false}) {
+      const Calls calls = {blocks, early, /*timed=*/false, graph};
+      LTX_ASSIGN_OR_RETURN(const Measured untimed, MeasureCalls(calls));
+      LTX_RETURN_IF_ERROR(TimedTable(calls, untimed));
+    }
   }
   if (config_.check) {
+    // The last calls above (timed, early start, eager), then one call on fresh inputs.
+    if (!harness_->Verify().ok()) row.wrong = 1;
     LTX_RETURN_IF_ERROR(harness_->RefreshInputs());
     CallOptions call;
     call.protocol = Protocol::kOneTrip;
     call.blocks = blocks;
+    call.early_start = true;
     LTX_RETURN_IF_ERROR(
         runtime_->AllGatherAndWait(case_.Shape(), buffers_, config_.host_wait, call));
     if (!harness_->Verify().ok()) row.wrong = 1;
@@ -220,11 +239,9 @@ absl::StatusOr<BreakdownRow> Breakdown::RunBlocks(int blocks) {
   return row;
 }
 
-absl::StatusOr<double> Breakdown::HostMicroseconds(
-    std::function<absl::Status(int rank)> one_call) {
-  LTX_ASSIGN_OR_RETURN(const Measured measured,
-                       Measure(config_.timing, /*per_rank_threads=*/true, ranks_,
-                               Repeated(std::move(one_call)), 1));
+absl::StatusOr<double> Breakdown::HostMicroseconds(std::function<absl::Status(int rank)> one_call) {
+  LTX_ASSIGN_OR_RETURN(const Measured measured, Measure(config_.timing, /*per_rank_threads=*/true,
+                                                        ranks_, Repeated(std::move(one_call)), 1));
   return measured.host_us;
 }
 
@@ -238,9 +255,8 @@ absl::StatusOr<std::vector<HostStep>> Breakdown::LaunchSteps(int blocks) {
                                LaunchEmptyKernelWith(params, blocks, ranks_.streams[rank]),
                                "empty kernel launch");
                          }));
-    steps.push_back(HostStep{absl::StrFormat("launch: empty kernel %d x %d, %d-byte params",
-                                             blocks, kEmptyKernelThreads,
-                                             EmptyKernelParamBytes(params)),
+    steps.push_back(HostStep{absl::StrFormat("launch: empty kernel %d x %d, %d-byte params", blocks,
+                                             kEmptyKernelThreads, EmptyKernelParamBytes(params)),
                              us});
   }
   LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
@@ -254,8 +270,8 @@ absl::Status Breakdown::RunHost() {
   std::vector<cudaEvent_t> done(world(), nullptr);
   for (int rank = 0; rank < world(); ++rank) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks_.devices[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming), "cudaEventCreate"));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming),
+                                   "cudaEventCreate"));
   }
   const AllGatherShape shape = case_.Shape();
   const AllGatherLayout& layout = harness_->layout();
@@ -292,17 +308,29 @@ absl::Status Breakdown::RunHost() {
     LTX_ASSIGN_OR_RETURN(const double us, HostMicroseconds(step.second));
     parts.push_back(HostStep{step.first, us});
   }
+  LTX_ASSIGN_OR_RETURN(const double recording, HostMicroseconds([&](int rank) {
+                         return CudaStatus(LaunchEmptyKernelRecording(resolved.blocks, done[rank],
+                                                                      ranks_.streams[rank]),
+                                           "cudaLaunchKernelEx");
+                       }));
+  LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
   for (cudaEvent_t event : done) cudaEventDestroy(event);
   parts.push_back(launches.back());
-  LTX_ASSIGN_OR_RETURN(const Measured whole, MeasureCalls(0, /*timed=*/false, /*graph=*/false));
+  LTX_ASSIGN_OR_RETURN(const Measured whole, MeasureCalls(Calls{}));
+  LTX_ASSIGN_OR_RETURN(const Measured early, MeasureCalls(Calls{0, /*early=*/true}));
   absl::PrintF("# host cost of an eager per-rank call, %d threads at once, one-trip, %d blocks\n",
                world(), resolved.blocks);
-  absl::PrintF("%s", FormatHostTable(parts, HostStep{"AllGatherRank (the whole call)",
-                                                     whole.host_us}));
-  absl::PrintF("# launch cost by parameter size (peer tables in device memory would leave "
-               "about %d bytes)\n",
-               kSmallParamBytes);
+  absl::PrintF("%s",
+               FormatHostTable(parts, HostStep{"AllGatherRank (the whole call)", whole.host_us}));
+  absl::PrintF(
+      "# launch cost by parameter size (peer tables in device memory would leave "
+      "about %d bytes)\n",
+      kSmallParamBytes);
   for (const HostStep& launch : launches) absl::PrintF("%-60s %9.3f\n", launch.name, launch.us);
+  absl::PrintF("%-60s %9.3f\n", "the last, with a programmatic completion event (one call)",
+               recording);
+  absl::PrintF("%-60s %9.3f\n", "AllGatherRank with early start (cudaLaunchKernelEx)",
+               early.host_us);
   return absl::OkStatus();
 }
 

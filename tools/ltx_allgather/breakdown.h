@@ -1,8 +1,10 @@
 // The phase-breakdown run of the ltx_allgather tool: where the time of a small one-trip
 // AllGather goes. Per block count it times the production kernel (graph replay and eager
-// per-rank calls) and then the kernel's timed instantiation, whose %globaltimer records give the
-// median time of each phase per rank, the gap between ops and the cross-GPU round trip; then
-// the host cost of each step of an eager per-rank call, and of a bare launch by parameter size.
+// per-rank calls), launched the ordinary way and with early start (CallOptions::early_start),
+// and then the kernel's timed instantiation, whose %globaltimer records give the median time of
+// each phase per rank, the gap between ops and the cross-GPU round trip; then the host cost of
+// each step of an eager per-rank call, of a bare launch by parameter size and with a completion
+// event in the launch.
 #ifndef LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_H_
 #define LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_H_
 
@@ -17,7 +19,7 @@ namespace ltx {
 // One block count of the breakdown.
 struct BreakdownRow {
   int blocks = 0;     // As requested (0 = automatic).
-  int64_t wrong = 0;  // 1 if the output differed from the expected bytes in the check.
+  int64_t wrong = 0;  // 1 if an output differed from the expected bytes in the checks.
 };
 
 // Runs `config`: validates it (InvalidArgument before touching a GPU), then prints the timer

@@ -21,7 +21,7 @@ struct BreakdownConfig {
   RuntimeOptions runtime;
   DataType dtype = DataType::kBFloat16;
   int64_t hidden = 4096;
-  int64_t per_rank_bytes = 8 << 10;    // Rounded down to whole token rows; one-trip sized.
+  int64_t per_rank_bytes = 8 << 10;        // Rounded down to whole token rows; one-trip sized.
   std::vector<int> blocks = {0, 1, 2, 4};  // Block counts to compare; 0 = automatic.
   TimingPlan timing;
   bool check = true;

@@ -15,14 +15,25 @@ constexpr double kNsPerUs = 1e3;
 
 double Us(int64_t ns) { return static_cast<double>(ns) / kNsPerUs; }
 
+// Mean of `values` without their lowest and highest tenth: robust to the odd slow op (a window
+// boundary), and finer than the timer's tick, since ops start at every phase of it.
+double TrimmedMean(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t cut = values.size() / 10;
+  double sum = 0;
+  for (size_t i = cut; i < values.size() - cut; ++i) sum += values[i];
+  return sum / static_cast<double>(values.size() - 2 * cut);
+}
+
 uint64_t EndOf(const OpPhases& op) { return op.latest[static_cast<int>(OneTripPhase::kEnd)]; }
 
 // "  1.23" per value, "     -" for a negative one.
 std::string Cells(const std::vector<double>& values) {
   std::string cells;
   for (double value : values) {
-    absl::StrAppend(&cells, value < 0 ? absl::StrFormat(" %9s", "-")
-                                      : absl::StrFormat(" %9.2f", value));
+    absl::StrAppend(&cells,
+                    value < 0 ? absl::StrFormat(" %9s", "-") : absl::StrFormat(" %9.2f", value));
   }
   return cells;
 }
@@ -41,8 +52,8 @@ std::vector<double> Column(const std::vector<RankPhases>& ranks, Get get) {
 
 }  // namespace
 
-std::vector<OpPhases> OpsOfRecords(const std::vector<OneTripTimestampRecord>& records,
-                                   int samples, int max_blocks) {
+std::vector<OpPhases> OpsOfRecords(const std::vector<OneTripTimestampRecord>& records, int samples,
+                                   int max_blocks) {
   std::map<uint64_t, OpPhases> by_op;
   for (int sample = 0; sample < samples; ++sample) {
     for (int block = 0; block < max_blocks; ++block) {
@@ -82,12 +93,12 @@ RankPhases SummarizeRank(const std::vector<OpPhases>& ops) {
     periods.push_back(Us(static_cast<int64_t>(op.first_start - ops[i - 1].first_start)));
   }
   summary.blocks = static_cast<int>(Median(blocks));
-  summary.last_block_start_us = Median(spread);
+  summary.last_block_start_us = TrimmedMean(spread);
   for (int phase = 0; phase < kOneTripPhaseCount; ++phase) {
-    summary.us[phase] = phases[phase].empty() ? -1 : Median(phases[phase]);
+    summary.us[phase] = phases[phase].empty() ? -1 : TrimmedMean(phases[phase]);
   }
-  summary.gap_us = gaps.empty() ? -1 : Median(gaps);
-  summary.period_us = periods.empty() ? -1 : Median(periods);
+  summary.gap_us = gaps.empty() ? -1 : TrimmedMean(gaps);
+  summary.period_us = periods.empty() ? -1 : TrimmedMean(periods);
   return summary;
 }
 
@@ -114,7 +125,7 @@ std::vector<PairTrip> PairTrips(const std::vector<std::vector<OpPhases>>& ranks)
       offsets.push_back((there - back) / 2);
     }
     trips.push_back(PairTrip{static_cast<int>(r), static_cast<int>(round_trips.size()),
-                             Median(round_trips), Median(offsets)});
+                             TrimmedMean(round_trips), TrimmedMean(offsets)});
   }
   return trips;
 }
@@ -142,14 +153,14 @@ std::string PhaseLabel(OneTripPhase phase) {
 std::string FormatPhaseTable(const std::string& title, const std::vector<RankPhases>& ranks,
                              const std::vector<PairTrip>& trips) {
   std::string out = absl::StrCat("# ", title, "\n");
-  std::string header = absl::StrFormat("%-34s", "# us after the op's first block start");
+  std::string header = absl::StrFormat("%-34s", "# us after the op's first start");
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     absl::StrAppend(&header, absl::StrFormat(" %9s", absl::StrCat("rank", rank)));
   }
   absl::StrAppend(&out, header, "\n");
-  absl::StrAppend(&out, Row("ops", Column(ranks, [](const RankPhases& r) {
-                              return static_cast<double>(r.ops);
-                            })));
+  absl::StrAppend(
+      &out,
+      Row("ops", Column(ranks, [](const RankPhases& r) { return static_cast<double>(r.ops); })));
   absl::StrAppend(&out, Row("blocks per op", Column(ranks, [](const RankPhases& r) {
                               return static_cast<double>(r.blocks);
                             })));
@@ -165,8 +176,8 @@ std::string FormatPhaseTable(const std::string& title, const std::vector<RankPha
   absl::StrAppend(&out, Row("period: start to next start",
                             Column(ranks, [](const RankPhases& r) { return r.period_us; })));
   for (const PairTrip& trip : trips) {
-    absl::StrAppend(&out, absl::StrFormat(
-                              "# rank0<->rank%d: round trip (sent to peer's last line) <= %.2f "
+    absl::StrAppend(
+        &out, absl::StrFormat("# rank0<->rank%d: round trip (sent to peer's last line) <= %.2f "
                               "us, apparent clock offset %+.2f us (%d ops)\n",
                               trip.rank, trip.round_trip_us, trip.offset_us, trip.ops));
   }
@@ -182,8 +193,8 @@ std::string FormatHostTable(const std::vector<HostStep>& parts, const HostStep& 
   }
   absl::StrAppend(&out, absl::StrFormat("%-48s %9.3f\n", "sum of the steps", sum));
   absl::StrAppend(&out, absl::StrFormat("%-48s %9.3f\n", whole.name, whole.us));
-  absl::StrAppend(&out, absl::StrFormat("%-48s %9.3f\n", "rest (not covered by the steps)",
-                                        whole.us - sum));
+  absl::StrAppend(
+      &out, absl::StrFormat("%-48s %9.3f\n", "rest (not covered by the steps)", whole.us - sum));
   return out;
 }
 

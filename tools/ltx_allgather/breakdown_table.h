@@ -1,8 +1,8 @@
 // The phase breakdown of the one-trip kernel, from the records of its timed instantiation
 // (kernels/one_trip_timestamps.h): per op and rank, the blocks reduced to one line of phase
-// times; over ops, the median of each phase after the op's start, the gap between ops, and the
-// cross-GPU round trip; and the tables the tool prints, with the host-side cost per step of a
-// per-rank call. Plain logic, no GPU.
+// times; over ops, the trimmed mean of each phase after the op's start, the gap between ops,
+// and the cross-GPU round trip; and the tables the tool prints, with the host-side cost per step
+// of a per-rank call. Plain logic, no GPU.
 #ifndef LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_TABLE_H_
 #define LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_TABLE_H_
 
@@ -18,33 +18,35 @@ namespace ltx {
 // One op on one rank, its blocks reduced: %globaltimer ns of the rank's GPU.
 struct OpPhases {
   uint64_t op = 0;
-  int blocks = 0;              // Blocks that recorded the op.
-  uint64_t first_start = 0;    // Earliest block start.
-  uint64_t last_start = 0;     // Latest block start.
+  int blocks = 0;            // Blocks that recorded the op.
+  uint64_t first_start = 0;  // Earliest block start.
+  uint64_t last_start = 0;   // Latest block start.
   // Per phase, the latest time any block recorded (0: no block reached it).
   std::array<uint64_t, kOneTripPhaseCount> latest = {};
 };
 
 // The ops found in `records` (samples x max_blocks records as the timed kernel wrote them,
 // OneTripRecordIndex), in op order, each reduced over its blocks. Records with op 0 are empty.
-std::vector<OpPhases> OpsOfRecords(const std::vector<OneTripTimestampRecord>& records,
-                                   int samples, int max_blocks);
+std::vector<OpPhases> OpsOfRecords(const std::vector<OneTripTimestampRecord>& records, int samples,
+                                   int max_blocks);
 
-// Medians over the ops of one rank, in microseconds.
+// Trimmed means over the ops of one rank (the lowest and highest tenth left out), in
+// microseconds: finer than the timer's tick, since ops start at every phase of it.
 struct RankPhases {
-  int ops = 0;                                 // Ops summarised.
-  int blocks = 0;                              // Blocks per op (of the median op).
-  double last_block_start_us = 0;              // Last block start after the first.
+  int ops = 0;                                     // Ops summarised.
+  int blocks = 0;                                  // Blocks per op (of the median op).
+  double last_block_start_us = 0;                  // Last block start after the first.
   std::array<double, kOneTripPhaseCount> us = {};  // Phase after the op's first block start;
                                                    // < 0: no block reached it.
   double gap_us = -1;     // Previous op's end to this op's start (consecutive ops only).
   double period_us = -1;  // Previous op's start to this op's start (consecutive ops only).
 };
 
-// Summarises one rank's ops: medians of each quantity over the ops that have it.
+// Summarises one rank's ops: the trimmed mean of each quantity over the ops that have it; the
+// median block count.
 RankPhases SummarizeRank(const std::vector<OpPhases>& ops);
 
-// Round trips between rank 0 and rank r, from ops both recorded (medians, microseconds). With
+// Round trips between rank 0 and rank r, from ops both recorded (trimmed means, microseconds). With
 // `sent` = the sender's kSent and `seen` = the receiver's kLastArrived, each on its own clock:
 // round_trip = (seen_r - sent_0) + (seen_0 - sent_r), in which any offset between the clocks
 // cancels: an upper bound of the two one-way latencies together (a receiver that was not yet

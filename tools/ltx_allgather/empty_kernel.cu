@@ -1,7 +1,6 @@
 // The empty kernel of the launch floor, bare and with parameter blocks of chosen sizes.
-#include "tools/ltx_allgather/empty_kernel.h"
-
 #include "kernels/allgather_kernel.h"
+#include "tools/ltx_allgather/empty_kernel.h"
 
 namespace ltx {
 namespace {
@@ -52,6 +51,22 @@ cudaError_t LaunchEmptyKernelWith(EmptyKernelParams params, int blocks, cudaStre
       return LaunchWith<AllGatherKernelParams>(blocks, stream);
   }
   return LaunchEmptyKernel(blocks, stream);
+}
+
+cudaError_t LaunchEmptyKernelRecording(int blocks, cudaEvent_t done, cudaStream_t stream) {
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeProgrammaticEvent;
+  attribute.val.programmaticEvent.event = done;
+  attribute.val.programmaticEvent.flags = 0;
+  attribute.val.programmaticEvent.triggerAtBlockStart = 0;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(blocks);
+  config.blockDim = dim3(kEmptyKernelThreads);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, EmptyKernelWith<AllGatherKernelParams>,
+                            AllGatherKernelParams{});
 }
 
 }  // namespace ltx

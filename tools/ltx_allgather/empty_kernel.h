@@ -30,6 +30,12 @@ int EmptyKernelParamBytes(EmptyKernelParams params);
 // Like LaunchEmptyKernel, with a parameter block of `params` (zeroed).
 cudaError_t LaunchEmptyKernelWith(EmptyKernelParams params, int blocks, cudaStream_t stream);
 
+// Like LaunchEmptyKernelWith(kAllGather, ...), launched by cudaLaunchKernelEx with `done` (an
+// event of the stream's GPU created with cudaEventDisableTiming) as its programmatic event:
+// the event fires once every block has exited, so one call stands for a launch plus a
+// cudaEventRecord after it.
+cudaError_t LaunchEmptyKernelRecording(int blocks, cudaEvent_t done, cudaStream_t stream);
+
 }  // namespace ltx
 
 #endif  // LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_

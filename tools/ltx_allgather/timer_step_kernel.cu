@@ -1,7 +1,6 @@
 // The %globaltimer step probe.
-#include "tools/ltx_allgather/timer_step_kernel.h"
-
 #include "kernels/memory_order.cuh"
+#include "tools/ltx_allgather/timer_step_kernel.h"
 
 namespace ltx {
 namespace {
