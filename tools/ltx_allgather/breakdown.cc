@@ -40,10 +40,14 @@ class Breakdown {
 
   // Prints the %globaltimer step of every GPU.
   absl::Status PrintTimerSteps();
-  // Measures and prints one block count (0 = automatic); returns its row.
-  absl::StatusOr<BreakdownRow> RunBlocks(int blocks);
-  // Measures and prints the host tables.
+  // Measures and prints one block count (0 = automatic), with or without early start; returns
+  // its row.
+  absl::StatusOr<BreakdownRow> RunBlocks(int blocks, bool early);
+  // Measures and prints the host cost per step of a per-rank call.
   absl::Status RunHost();
+  // Measures and prints the host cost of a launch by parameter size, and with its completion
+  // event in the launch.
+  absl::Status RunLaunchCosts();
 
  private:
   explicit Breakdown(const BreakdownConfig& config) : config_(config) {}
@@ -63,7 +67,8 @@ class Breakdown {
   absl::Status TimedTable(Calls calls, const Measured& untimed);
   absl::StatusOr<std::vector<std::vector<OpPhases>>> ReadRecords();
   absl::StatusOr<double> HostMicroseconds(std::function<absl::Status(int rank)> one_call);
-  absl::StatusOr<std::vector<HostStep>> LaunchSteps(int blocks);
+  // Host time of an empty-kernel launch with `params`, `blocks` blocks.
+  absl::StatusOr<double> LaunchMicroseconds(EmptyKernelParams params, int blocks);
 
   const BreakdownConfig config_;
   std::unique_ptr<Runtime> runtime_;
@@ -74,6 +79,7 @@ class Breakdown {
   TimedRanks ranks_;
   int sms_ = 0;
   std::vector<OneTripTimestamps> records_;  // Per rank; device memory of its GPU.
+  std::vector<cudaEvent_t> done_;           // Per rank, without timing.
 };
 
 absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConfig& config) {
@@ -105,6 +111,10 @@ absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConf
                               sizeof(OneTripTimestampRecord) * kSamples * run->sms_),
                    "cudaMalloc(records)"));
     run->records_.push_back(records);
+    cudaEvent_t done = nullptr;
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate"));
+    run->done_.push_back(done);
   }
   return run;
 }
@@ -113,6 +123,7 @@ Breakdown::~Breakdown() {
   for (size_t rank = 0; rank < records_.size(); ++rank) {
     cudaSetDevice(ranks_.devices[rank]);
     cudaFree(records_[rank].records);
+    if (rank < done_.size()) cudaEventDestroy(done_[rank]);
   }
 }
 
@@ -213,25 +224,25 @@ absl::Status Breakdown::TimedTable(Calls calls, const Measured& untimed) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<BreakdownRow> Breakdown::RunBlocks(int blocks) {
-  std::fprintf(stderr, "ltx_allgather: breakdown, blocks %d ...\n", blocks);
+absl::StatusOr<BreakdownRow> Breakdown::RunBlocks(int blocks, bool early) {
+  std::fprintf(stderr, "ltx_allgather: breakdown, blocks %d%s ...\n", blocks,
+               early ? ", early start" : "");
   BreakdownRow row;
   row.blocks = blocks;
-  for (const bool early : {false, true}) {
-    for (const bool graph : {true, false}) {
-      const Calls calls = {blocks, early, /*timed=*/false, graph};
-      LTX_ASSIGN_OR_RETURN(const Measured untimed, MeasureCalls(calls));
-      LTX_RETURN_IF_ERROR(TimedTable(calls, untimed));
-    }
+  row.early_start = early;
+  for (const bool graph : {true, false}) {
+    const Calls calls = {blocks, early, /*timed=*/false, graph};
+    LTX_ASSIGN_OR_RETURN(const Measured untimed, MeasureCalls(calls));
+    LTX_RETURN_IF_ERROR(TimedTable(calls, untimed));
   }
   if (config_.check) {
-    // The last calls above (timed, early start, eager), then one call on fresh inputs.
+    // The last calls above (timed, eager), then one call on fresh inputs.
     if (!harness_->Verify().ok()) row.wrong = 1;
     LTX_RETURN_IF_ERROR(harness_->RefreshInputs());
     CallOptions call;
     call.protocol = Protocol::kOneTrip;
     call.blocks = blocks;
-    call.early_start = true;
+    call.early_start = early;
     LTX_RETURN_IF_ERROR(
         runtime_->AllGatherAndWait(case_.Shape(), buffers_, config_.host_wait, call));
     if (!harness_->Verify().ok()) row.wrong = 1;
@@ -245,34 +256,19 @@ absl::StatusOr<double> Breakdown::HostMicroseconds(std::function<absl::Status(in
   return measured.host_us;
 }
 
-// One "launch: ..." line per parameter size of the empty kernel, with `blocks` blocks.
-absl::StatusOr<std::vector<HostStep>> Breakdown::LaunchSteps(int blocks) {
-  std::vector<HostStep> steps;
-  for (const EmptyKernelParams params :
-       {EmptyKernelParams::kNone, EmptyKernelParams::kSmall, EmptyKernelParams::kAllGather}) {
-    LTX_ASSIGN_OR_RETURN(const double us, HostMicroseconds([&](int rank) {
-                           return CudaStatus(
-                               LaunchEmptyKernelWith(params, blocks, ranks_.streams[rank]),
-                               "empty kernel launch");
-                         }));
-    steps.push_back(HostStep{absl::StrFormat("launch: empty kernel %d x %d, %d-byte params", blocks,
-                                             kEmptyKernelThreads, EmptyKernelParamBytes(params)),
-                             us});
-  }
+absl::StatusOr<double> Breakdown::LaunchMicroseconds(EmptyKernelParams params, int blocks) {
+  LTX_ASSIGN_OR_RETURN(const double us, HostMicroseconds([&](int rank) {
+                         return CudaStatus(
+                             LaunchEmptyKernelWith(params, blocks, ranks_.streams[rank]),
+                             "empty kernel launch");
+                       }));
   LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
-  return steps;
+  return us;
 }
 
 absl::Status Breakdown::RunHost() {
   std::fprintf(stderr, "ltx_allgather: host steps ...\n");
   LTX_ASSIGN_OR_RETURN(const ResolvedCall resolved, AutoCall());
-  LTX_ASSIGN_OR_RETURN(const std::vector<HostStep> launches, LaunchSteps(resolved.blocks));
-  std::vector<cudaEvent_t> done(world(), nullptr);
-  for (int rank = 0; rank < world(); ++rank) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks_.devices[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming),
-                                   "cudaEventCreate"));
-  }
   const AllGatherShape shape = case_.Shape();
   const AllGatherLayout& layout = harness_->layout();
   std::vector<std::pair<std::string, std::function<absl::Status(int)>>> steps = {
@@ -300,7 +296,7 @@ absl::Status Breakdown::RunHost() {
        }},
       {"cudaEventRecord",
        [&](int rank) {
-         return CudaStatus(cudaEventRecord(done[rank], ranks_.streams[rank]), "cudaEventRecord");
+         return CudaStatus(cudaEventRecord(done_[rank], ranks_.streams[rank]), "cudaEventRecord");
        }},
   };
   std::vector<HostStep> parts;
@@ -308,30 +304,46 @@ absl::Status Breakdown::RunHost() {
     LTX_ASSIGN_OR_RETURN(const double us, HostMicroseconds(step.second));
     parts.push_back(HostStep{step.first, us});
   }
-  LTX_ASSIGN_OR_RETURN(const double recording, HostMicroseconds([&](int rank) {
-                         return CudaStatus(LaunchEmptyKernelRecording(resolved.blocks, done[rank],
-                                                                      ranks_.streams[rank]),
-                                           "cudaLaunchKernelEx");
-                       }));
-  LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
-  for (cudaEvent_t event : done) cudaEventDestroy(event);
-  parts.push_back(launches.back());
+  LTX_ASSIGN_OR_RETURN(const double launch,
+                       LaunchMicroseconds(EmptyKernelParams::kAllGather, resolved.blocks));
+  parts.push_back(HostStep{"launch (an empty kernel with the same parameters)", launch});
   LTX_ASSIGN_OR_RETURN(const Measured whole, MeasureCalls(Calls{}));
-  LTX_ASSIGN_OR_RETURN(const Measured early, MeasureCalls(Calls{0, /*early=*/true}));
   absl::PrintF("# host cost of an eager per-rank call, %d threads at once, one-trip, %d blocks\n",
                world(), resolved.blocks);
   absl::PrintF("%s",
                FormatHostTable(parts, HostStep{"AllGatherRank (the whole call)", whole.host_us}));
-  absl::PrintF(
-      "# launch cost by parameter size (peer tables in device memory would leave "
-      "about %d bytes)\n",
-      kSmallParamBytes);
-  for (const HostStep& launch : launches) absl::PrintF("%-60s %9.3f\n", launch.name, launch.us);
-  absl::PrintF("%-60s %9.3f\n", "the last, with a programmatic completion event (one call)",
-               recording);
-  absl::PrintF("%-60s %9.3f\n", "AllGatherRank with early start (cudaLaunchKernelEx)",
-               early.host_us);
+  std::fflush(stdout);
   return absl::OkStatus();
+}
+
+absl::Status Breakdown::RunLaunchCosts() {
+  std::fprintf(stderr, "ltx_allgather: launch costs ...\n");
+  LTX_ASSIGN_OR_RETURN(const ResolvedCall resolved, AutoCall());
+  absl::PrintF(
+      "# host cost of one launch, %d threads at once (peer tables in device memory would "
+      "leave about %d bytes of parameters)\n",
+      world(), kSmallParamBytes);
+  for (const EmptyKernelParams params :
+       {EmptyKernelParams::kNone, EmptyKernelParams::kSmall, EmptyKernelParams::kAllGather}) {
+    LTX_ASSIGN_OR_RETURN(const double us, LaunchMicroseconds(params, resolved.blocks));
+    absl::PrintF("%-64s %9.3f\n",
+                 absl::StrFormat("empty kernel %d x %d, %d-byte params", resolved.blocks,
+                                 kEmptyKernelThreads, EmptyKernelParamBytes(params)),
+                 us);
+  }
+  // Not every driver takes a programmatic event: an error is printed, not fatal.
+  const absl::StatusOr<double> recording = HostMicroseconds([&](int rank) {
+    return CudaStatus(
+        LaunchEmptyKernelRecording(resolved.blocks, done_[rank], ranks_.streams[rank]),
+        "cudaLaunchKernelEx with a programmatic event");
+  });
+  const absl::Status synced = harness_->SynchronizeStreams();
+  cudaGetLastError();
+  absl::PrintF(
+      "%-64s %s\n", "the last, its completion event in the launch (cudaLaunchKernelEx)",
+      recording.ok() ? absl::StrFormat("%9.3f", *recording) : recording.status().ToString());
+  std::fflush(stdout);
+  return synced;
 }
 
 }  // namespace
@@ -341,11 +353,16 @@ absl::StatusOr<std::vector<BreakdownRow>> RunBreakdown(const BreakdownConfig& co
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<Breakdown> run, Breakdown::Create(config));
   LTX_RETURN_IF_ERROR(run->PrintTimerSteps());
   std::vector<BreakdownRow> rows;
-  for (int blocks : config.blocks) {
-    LTX_ASSIGN_OR_RETURN(BreakdownRow row, run->RunBlocks(blocks));
-    rows.push_back(row);
+  // Early start last: whatever it does, everything else is printed by then.
+  for (const bool early : {false, true}) {
+    for (int blocks : config.blocks) {
+      LTX_ASSIGN_OR_RETURN(BreakdownRow row, run->RunBlocks(blocks, early));
+      rows.push_back(row);
+    }
+    if (early) break;
+    LTX_RETURN_IF_ERROR(run->RunHost());
+    LTX_RETURN_IF_ERROR(run->RunLaunchCosts());
   }
-  LTX_RETURN_IF_ERROR(run->RunHost());
   return rows;
 }
 

@@ -19,12 +19,14 @@ namespace ltx {
 // One block count of the breakdown.
 struct BreakdownRow {
   int blocks = 0;     // As requested (0 = automatic).
+  bool early_start = false;
   int64_t wrong = 0;  // 1 if an output differed from the expected bytes in the checks.
 };
 
-// Runs `config`: validates it (InvalidArgument before touching a GPU), then prints the timer
-// resolution, one table per block count and call style, and the host tables to stdout,
-// progress to stderr. Returns a row per block count, or the first error that stopped it.
+// Runs `config`: validates it (InvalidArgument before touching a GPU), then prints to stdout
+// the timer's tick, one table per block count and call style, the host tables, and last the
+// tables with early start; progress to stderr. Returns a row per block count and early start,
+// or the first error that stopped it.
 absl::StatusOr<std::vector<BreakdownRow>> RunBreakdown(const BreakdownConfig& config);
 
 }  // namespace ltx

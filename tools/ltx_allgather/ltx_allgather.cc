@@ -185,7 +185,7 @@ int Main(int argc, char** argv) {
     case ToolMode::kOverlap:
       return Verdict(RunOverlap(config.overlap_config), "styles");
     case ToolMode::kBreakdown:
-      return Verdict(RunBreakdown(config.breakdown), "block counts");
+      return Verdict(RunBreakdown(config.breakdown), "configurations");
     case ToolMode::kSmoke:
       break;
   }
