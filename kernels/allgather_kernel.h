@@ -13,6 +13,7 @@
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/one_trip_timestamps.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -65,9 +66,27 @@ cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int block
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
                                 cudaStream_t stream);
 
-// Load the direct and the one-trip kernel onto the current device. Under CUDA's lazy loading (the
-// default) a kernel is otherwise loaded at its first launch, and loading waits until the device
-// is idle: a first call would block the host behind unrelated work. Return the CUDA error.
+// How the one-trip kernel of one rank is launched, beyond its parameters.
+struct OneTripLaunch {
+  int blocks = 1;
+  // Programmatic dependent launch (needs sm_90): the kernel's blocks may be scheduled while the
+  // previous kernel of the stream finishes, and wait for it on the GPU before they touch memory
+  // (kernels/grid_dependency.cuh); the protocol is unchanged.
+  bool early_start = false;
+  // When set, the instantiation that records the %globaltimer time of each phase of each block
+  // there (device memory of the stream's GPU; a diagnostic). Timed and untimed ops interoperate.
+  const OneTripTimestamps* timestamps = nullptr;
+};
+
+// LaunchOneTripKernel (same contract) as `launch` says. Returns the launch error, e.g. for
+// early_start on a GPU before sm_90.
+cudaError_t LaunchOneTripKernelWith(const AllGatherKernelParams& params,
+                                    const OneTripLaunch& launch, cudaStream_t stream);
+
+// Load the direct and the one-trip kernel (both instantiations) onto the current device. Under
+// CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and loading
+// waits until the device is idle: a first call would block the host behind unrelated work.
+// Return the CUDA error.
 cudaError_t LoadAllGatherKernel();
 cudaError_t LoadOneTripKernel();
 

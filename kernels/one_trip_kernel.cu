@@ -8,6 +8,7 @@
 #include "kernels/block_copy.cuh"
 #include "kernels/copy_plan.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/one_trip_phase_clock.cuh"
 #include "kernels/one_trip_protocol.cuh"
 
 namespace ltx {
@@ -73,21 +74,53 @@ struct AllGatherOneTripPlan {
   }
 };
 
-__global__ void __launch_bounds__(kOneTripThreads) OneTripKernel(const AllGatherKernelParams p) {
-  RunOneTripOp(p, AllGatherOneTripPlan{p});
+// `Clock` is NoPhaseClock in production, PhaseClock for the phase timestamps.
+template <typename Clock>
+__global__ void __launch_bounds__(kOneTripThreads)
+    OneTripKernel(const AllGatherKernelParams p, const Clock clock) {
+  RunOneTripOp(p, AllGatherOneTripPlan{p}, clock);
+}
+
+// Launches the instantiation for `clock` as `launch` says.
+template <typename Clock>
+cudaError_t LaunchInstance(const AllGatherKernelParams& params, const OneTripLaunch& launch,
+                           const Clock& clock, cudaStream_t stream) {
+  if (!launch.early_start) {
+    OneTripKernel<<<launch.blocks, kOneTripThreads, 0, stream>>>(params, clock);
+    return cudaGetLastError();
+  }
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(launch.blocks);
+  config.blockDim = dim3(kOneTripThreads);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, OneTripKernel<Clock>, params, clock);
 }
 
 }  // namespace
 
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
                                 cudaStream_t stream) {
-  OneTripKernel<<<blocks, kOneTripThreads, 0, stream>>>(params);
+  OneTripKernel<<<blocks, kOneTripThreads, 0, stream>>>(params, NoPhaseClock());
   return cudaGetLastError();
+}
+
+cudaError_t LaunchOneTripKernelWith(const AllGatherKernelParams& params,
+                                    const OneTripLaunch& launch, cudaStream_t stream) {
+  return launch.timestamps == nullptr
+             ? LaunchInstance(params, launch, NoPhaseClock(), stream)
+             : LaunchInstance(params, launch, PhaseClock(*launch.timestamps), stream);
 }
 
 cudaError_t LoadOneTripKernel() {
   cudaFuncAttributes attributes;
-  return cudaFuncGetAttributes(&attributes, OneTripKernel);
+  const cudaError_t error = cudaFuncGetAttributes(&attributes, OneTripKernel<NoPhaseClock>);
+  if (error != cudaSuccess) return error;
+  return cudaFuncGetAttributes(&attributes, OneTripKernel<PhaseClock>);
 }
 
 }  // namespace ltx

@@ -23,8 +23,10 @@
 #include <cstdint>
 
 #include "kernels/barrier.cuh"
+#include "kernels/grid_dependency.cuh"
 #include "kernels/memory_order.cuh"
 #include "kernels/one_trip_layout.h"
+#include "kernels/one_trip_phase_clock.cuh"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -141,8 +143,9 @@ __device__ void ReceiveHeaders(const Params& p, const OpContext& op, uint32_t fl
 // takes the same items as in SendLines, so it waits for exactly the lines that thread t of block
 // b of each peer sends it: with equal grids, no block depends on another block of a peer's grid.
 // Header lines are left to ReceiveHeaders.
-template <typename Params, typename Plan>
-__device__ void ReceiveData(const Params& p, const Plan& plan, const OpContext& op, uint32_t flag) {
+template <typename Params, typename Plan, typename Clock>
+__device__ void ReceiveData(const Params& p, const Plan& plan, const OpContext& op, uint32_t flag,
+                            Clock& clock) {
   const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
   const int64_t max_lines = MostPeerLines(plan, p.rank, world, /*sending=*/false);
@@ -159,15 +162,22 @@ __device__ void ReceiveData(const Params& p, const Plan& plan, const OpContext& 
         p.staging[p.rank] + OneTripLineIndex(parity, source, world, transfer.line);
     uint64_t payload = 0;
     if (!AwaitLine(op, flag, line, source, &payload)) return;
+    clock.Arrived();
     plan.Store(source, transfer.line - kOneTripHeaderLines, payload);
   }
 }
 
 // The body of a one-trip kernel: sends this rank's lines to every peer, copies its own data,
 // checks every peer's header (block 0) and unpacks every peer's lines; the last block to finish
-// advances this GPU's op number. Every block of the grid runs it.
-template <typename Params, typename Plan>
-__device__ void RunOneTripOp(const Params& p, const Plan& plan) {
+// advances this GPU's op number. Every block of the grid runs it. `clock` is NoPhaseClock in
+// production, PhaseClock for the phase timestamps (kernels/one_trip_phase_clock.cuh). Launched
+// early (programmatic dependent launch), a block first waits for the previous kernel of the
+// stream and then lets the next one be scheduled; for ordinary launches both are no-ops.
+template <typename Params, typename Plan, typename Clock = NoPhaseClock>
+__device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Clock()) {
+  AwaitPriorGrids();
+  AllowDependentLaunch();
+  clock.BlockStart();
   SignalRegion* local = p.signals[p.rank];
   const OpContext op = {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
   const uint32_t flag = OneTripFlag(op.number);
@@ -179,18 +189,26 @@ __device__ void RunOneTripOp(const Params& p, const Plan& plan) {
   __syncthreads();
   if (!abandoned) {  // Block-uniform: ReceiveHeaders synchronises block 0.
     if (p.world_size > 1) SendLines(p, plan, op, flag);
+    clock.Mark(OneTripPhase::kSent);
     // This rank's own data goes straight from input to output.
     plan.CopyOwn();
-    if (blockIdx.x == 0) ReceiveHeaders(p, op, flag);
-    if (p.world_size > 1) ReceiveData(p, plan, op, flag);
+    clock.Mark(OneTripPhase::kOwnCopied);
+    if (blockIdx.x == 0) {
+      ReceiveHeaders(p, op, flag);
+      clock.Mark(OneTripPhase::kHeadersChecked);
+    }
+    if (p.world_size > 1) ReceiveData(p, plan, op, flag, clock);
+    clock.Mark(OneTripPhase::kLastArrived);
+    clock.Mark(OneTripPhase::kUnpacked);
   }
 
-  // The last block to finish advances this GPU's op number.
+  // The last block to finish advances this GPU's op number (a single block needs no count).
   __syncthreads();
-  if (threadIdx.x == 0 && atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1) {
+  if (threadIdx.x == 0 && (gridDim.x == 1 || atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1)) {
     local->blocks_done = 0;
     local->last_op = op.number;
   }
+  clock.BlockEnd(op.number);
 }
 
 }  // namespace ltx

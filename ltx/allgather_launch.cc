@@ -9,8 +9,8 @@
 
 namespace ltx {
 
-cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,
-                            const RankBuffers& buffers, const ResolvedCall& call) {
+AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGatherLayout& layout,
+                                        const RankBuffers& buffers, const ResolvedCall& call) {
   AllGatherKernelParams params;
   params.input = buffers.input;
   params.output = buffers.output;
@@ -29,9 +29,23 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
   params.rank = view.rank;
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
-  return call.protocol == Protocol::kOneTrip
-             ? LaunchOneTripKernel(params, call.blocks, buffers.stream)
-             : LaunchAllGatherKernel(params, call.blocks, buffers.stream);
+  return params;
+}
+
+cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,
+                            const RankBuffers& buffers, const ResolvedCall& call) {
+  const AllGatherKernelParams params = AllGatherParamsOf(view, layout, buffers, call);
+  if (call.protocol != Protocol::kOneTrip) {
+    return LaunchAllGatherKernel(params, call.blocks, buffers.stream);
+  }
+  if (call.one_trip_timestamps == nullptr && !call.early_start) {
+    return LaunchOneTripKernel(params, call.blocks, buffers.stream);
+  }
+  OneTripLaunch launch;
+  launch.blocks = call.blocks;
+  launch.early_start = call.early_start;
+  launch.timestamps = call.one_trip_timestamps;
+  return LaunchOneTripKernelWith(params, launch, buffers.stream);
 }
 
 absl::Status LoadAllGatherKernels() {

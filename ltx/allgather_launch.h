@@ -6,15 +6,22 @@
 #include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
+#include "kernels/allgather_kernel.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/resolved_call.h"
 
 namespace ltx {
 
+// The kernel parameters of rank `view.rank` for an op of `layout` on `buffers`, with
+// call.timeout per wait. Thread-safe (pure).
+AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGatherLayout& layout,
+                                        const RankBuffers& buffers, const ResolvedCall& call);
+
 // Enqueues rank `view.rank`'s AllGather kernel on `buffers.stream`: the direct kernel for
 // Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of
-// them), with call.blocks blocks and call.timeout per wait. The arguments are validated
+// them; launched early and timed as call.early_start and call.one_trip_timestamps say), with
+// call.blocks blocks and call.timeout per wait. The arguments are validated
 // already; returns the launch error, if any. The caller's current device must be the rank's.
 // Thread-safe across ranks.
 cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,

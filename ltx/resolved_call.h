@@ -41,6 +41,9 @@ struct ResolvedCall {
   absl::Duration timeout;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
+  // CallOptions::one_trip_timestamps and early_start for a one-trip call, else null and false.
+  const OneTripTimestamps* one_trip_timestamps = nullptr;
+  bool early_start = false;
 };
 
 // What a call needs to be resolved, beside the Runtime's options.
@@ -70,10 +73,11 @@ struct CallContext {
 //     the all-to-all, whose receivers unpack (world - 1) pieces as the AllGather's unpack
 //     (world - 1) shards, the same limit applies to its largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
-// shard. Errors: InvalidArgument for a non-positive or infinite call timeout, negative blocks,
-// or Protocol::kOneTrip with a shard (all-to-all: a piece) over kOneTripMaxShardBytes. The
-// result depends on nothing but the arguments, so ranks that pass the same shape and options
-// decide alike before any launch. Thread-safe.
+// shard. The phase timestamps and early start: passed on for one-trip calls only. Errors:
+// InvalidArgument for a non-positive or infinite call timeout, negative blocks, or
+// Protocol::kOneTrip with a shard (all-to-all: a piece) over kOneTripMaxShardBytes. The result
+// depends on nothing but the arguments, so ranks that pass the same shape and options decide
+// alike before any launch. Thread-safe.
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call);
 

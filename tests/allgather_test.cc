@@ -1,9 +1,9 @@
 // GPU correctness matrix of the AllGather, for every protocol (direct, one-trip, copy engines)
 // and both call styles: every dtype, odd and huge hidden sizes, batch > 1, uneven and zero
 // token counts, misaligned buffers, fewer blocks than ranks, world sizes 1..N and device
-// subsets in any order, and long runs of back-to-back calls into re-used buffers. Random data,
-// outputs poisoned before every call, byte-exact checks on every rank. Cases skip, with the reason,
-// where there are fewer GPUs than they need.
+// subsets in any order, long runs of back-to-back calls into re-used buffers, and one-trip
+// kernels launched early. Random data, outputs poisoned before every call, byte-exact checks on
+// every rank. Cases skip, with the reason, where there are fewer GPUs than they need.
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -16,6 +16,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/one_trip_timestamps.h"
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
@@ -154,6 +155,81 @@ TEST(AllGatherTest, AnyBlockCountIncludingFewerBlocksThanRanks) {
       EXPECT_TRUE(status.ok()) << "blocks=" << blocks << ": " << status;
     }
   }
+}
+
+// Early start (programmatic dependent launch) changes when blocks are scheduled, not what they
+// store: back-to-back one-trip calls of changing shapes, both call styles, several block counts.
+TEST(AllGatherTest, OneTripEarlyStartGathersAlike) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  for (int blocks : {0, 1, 3}) {
+    for (int64_t tokens : {1, 7, 40}) {
+      AllGatherCase c;
+      c.dtype = DataType::kBFloat16;
+      c.hidden = 1024;
+      c.token_counts = UnevenCounts(f.runtime->world_size(), tokens);
+      CallOptions call;
+      call.protocol = Protocol::kOneTrip;
+      call.blocks = blocks;
+      call.early_start = true;
+      for (CallStyle style : {CallStyle::kPerRankThreads, CallStyle::kCoordinated}) {
+        const absl::Status status = RunAndVerify(f, c, style, call);
+        EXPECT_TRUE(status.ok()) << "blocks=" << blocks << " tokens=" << tokens << ": " << status;
+      }
+    }
+  }
+}
+
+// The timed one-trip kernel gathers alike and records every block of every op; a coordinated
+// call, which would hand one rank's buffer to every GPU, refuses timestamps.
+TEST(AllGatherTest, OneTripTimestampsRecordEveryBlock) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  constexpr int kBlocks = 3;
+  constexpr int kOps = 4;
+  AllGatherCase c;
+  c.dtype = DataType::kFloat32;
+  c.hidden = 512;
+  c.token_counts = UnevenCounts(world, 5);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
+  std::vector<OneTripTimestamps> records(world);
+  std::vector<CallOptions> calls(world);
+  for (int rank = 0; rank < world; ++rank) {
+    records[rank] = OneTripTimestamps{nullptr, kOps, kBlocks};
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
+                         sizeof(OneTripTimestampRecord) * kOps * kBlocks),
+              cudaSuccess);
+    calls[rank].protocol = Protocol::kOneTrip;
+    calls[rank].blocks = kBlocks;
+    calls[rank].one_trip_timestamps = &records[rank];
+  }
+  for (int op = 0; op < kOps; ++op) {
+    for (int rank = 0; rank < world; ++rank) {
+      ASSERT_TRUE(f.runtime->AllGatherRank(rank, c.Shape(), buffers[rank], calls[rank]).ok());
+    }
+  }
+  EXPECT_TRUE(f.harness->Verify().ok());
+  for (int rank = 0; rank < world; ++rank) {
+    std::vector<OneTripTimestampRecord> host(kOps * kBlocks);
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(host.data(), records[rank].records,
+                         sizeof(OneTripTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    cudaFree(records[rank].records);
+    for (const OneTripTimestampRecord& record : host) {
+      EXPECT_NE(record.op, 0u) << "rank " << rank;
+      const uint64_t start = record.ns[static_cast<int>(OneTripPhase::kStart)];
+      EXPECT_GE(record.ns[static_cast<int>(OneTripPhase::kEnd)], start);
+      EXPECT_GE(record.ns[static_cast<int>(OneTripPhase::kUnpacked)], start);
+    }
+  }
+  EXPECT_EQ(f.runtime->AllGather(c.Shape(), buffers, calls[0]).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(AllGatherTest, LargeShards) {

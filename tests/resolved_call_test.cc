@@ -7,6 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernels/copy_plan.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/one_trip_timestamps.h"
 
 namespace ltx {
 namespace {
@@ -139,6 +140,32 @@ TEST(ResolvedCallTest, BlocksFollowTheProtocolAndTheCallsRequest) {
   EXPECT_EQ(capped->blocks, 132);
   call.blocks = 3;
   EXPECT_EQ(ResolveCall(options, context, call)->blocks, 3);
+}
+
+TEST(ResolvedCallTest, PhaseTimestampsAndEarlyStartGoToOneTripCallsOnly) {
+  RuntimeOptions options;
+  options.copy_engine_min_bytes = 0;
+  CallContext context;
+  context.world_size = 2;
+  context.max_blocks = 132;
+  context.max_shard_bytes = 8192;
+  context.shard_bytes = 8192;
+  OneTripTimestamps timestamps;
+  CallOptions call;
+  call.one_trip_timestamps = &timestamps;
+  absl::StatusOr<ResolvedCall> one_trip = ResolveCall(options, context, call);
+  ASSERT_TRUE(one_trip.ok()) << one_trip.status();
+  EXPECT_EQ(one_trip->protocol, Protocol::kOneTrip);
+  EXPECT_EQ(one_trip->one_trip_timestamps, &timestamps);
+  EXPECT_FALSE(one_trip->early_start);
+  call.early_start = true;
+  EXPECT_TRUE(ResolveCall(options, context, call)->early_start);
+  call.protocol = Protocol::kDirect;
+  absl::StatusOr<ResolvedCall> direct = ResolveCall(options, context, call);
+  ASSERT_TRUE(direct.ok()) << direct.status();
+  EXPECT_EQ(direct->one_trip_timestamps, nullptr);
+  EXPECT_FALSE(direct->early_start);
+  EXPECT_EQ(ResolveCall(options, context, CallOptions{})->one_trip_timestamps, nullptr);
 }
 
 TEST(ResolvedCallTest, TimeoutIsTheCallsOrTheRuntimes) {

@@ -162,6 +162,44 @@ TEST(MakeToolConfigTest, OverlapDefaultsCompareEveryStyleAt64MPerRank) {
   EXPECT_EQ(OverlapTokensPerRank(overlap), (int64_t{64} << 20) / (4096 * 2));
 }
 
+TEST(MakeToolConfigTest, BreakdownTimesOneTripAt8KPerRankOverBlockCounts) {
+  FlagValues flags;
+  flags.breakdown = true;
+  absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->mode, ToolMode::kBreakdown);
+  EXPECT_EQ(config->breakdown.per_rank_bytes, 8 << 10);
+  EXPECT_EQ(config->breakdown.blocks, (std::vector<int>{0, 1, 2, 4}));
+  flags.min_bytes = "32K";
+  flags.breakdown_blocks = "1,8";
+  flags.protocol = "one_trip";
+  flags.max_blocks = 16;
+  config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->breakdown.per_rank_bytes, 32 << 10);
+  EXPECT_EQ(config->breakdown.blocks, (std::vector<int>{1, 8}));
+  EXPECT_EQ(config->breakdown.runtime.max_blocks, 16);
+}
+
+TEST(MakeToolConfigTest, BadBreakdownValuesNameTheirFlag) {
+  FlagValues flags;
+  flags.breakdown = true;
+  flags.bench = true;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--breakdown, --bench and --overlap"));
+  flags.bench = false;
+  flags.breakdown_blocks = "1,x";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--breakdown_blocks: 'x'"));
+  flags.breakdown_blocks = "1";
+  flags.blocks = 2;
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--breakdown_blocks lists"));
+  flags.blocks = 0;
+  flags.protocol = "direct";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("leave --protocol"));
+  flags.protocol = "auto";
+  flags.min_bytes = "1M";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("-b 1048576"));
+}
+
 TEST(MakeToolConfigTest, OverlapTakesSizeGemmStylesBudgetAndLibraries) {
   FlagValues flags;
   flags.overlap = true;

@@ -155,6 +155,10 @@ std::string UsageText() {
   ltx_allgather --overlap [FLAGS] a cuBLAS bf16 GEMM and the AllGather on two streams of every
                                   GPU at once, per AllGather style, against each alone: GEMM
                                   slowdown and AllGather bandwidth kept
+  ltx_allgather --breakdown [FLAGS]
+                                  where a small one-trip AllGather's time goes: each phase of
+                                  the kernel per GPU (timed instantiation, %globaltimer), graph
+                                  and eager, per block count; host cost per step of a call
 
 Flags (short forms as in nccl-tests; "-b 16K", "-b16K", "-b=16K" and "--min_bytes=16K" are the
 same):
@@ -200,6 +204,10 @@ same):
         --cublas=PATH            libcublas.so.13 to dlopen (default: $LTX_CUBLAS, then PyTorch's
                                  wheels under python3's site-packages, then the loader's search)
     -n, -w, --windows, -d, --hidden, --nccl, -c as above; -n and -w count GEMMs
+  Breakdown (--breakdown)
+    -b, --min_bytes=SIZE         bytes per rank, one-trip sized (default 8K)
+        --breakdown_blocks=LIST  block counts to compare, 0 = automatic (default 0,1,2,4)
+    -n, -w, --windows, -d, --hidden, --max_blocks, -c as above
   -h, --help                     this text
 
 Exit codes: 0 pass; 1 a failure (a wrong result or an error while running); 2 nothing ran
@@ -211,6 +219,7 @@ Examples:
   ltx_allgather --bench -b 8K -e 4M -f 8 -n 100 -w 20
   ltx_allgather --bench --style=graph -b 32K -e 1G -f 8 --json=graph.json
   ltx_allgather --overlap -b 64M --gemm=8192,8192,8192 --max_blocks=16
+  ltx_allgather --breakdown -b 8K --breakdown_blocks=0,1,2,4 -n 100 --windows 5
 )";
 }
 

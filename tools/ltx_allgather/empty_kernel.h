@@ -1,4 +1,5 @@
-// An empty kernel, to measure what launching a grid costs with no work in it.
+// An empty kernel, to measure what launching a grid costs with no work in it: without
+// parameters, and with parameter blocks of the sizes a launch of ltx may carry.
 #ifndef LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_
 #define LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_
 
@@ -12,6 +13,28 @@ inline constexpr int kEmptyKernelThreads = 512;
 // Enqueues the empty kernel as `blocks` x kEmptyKernelThreads on `stream` (of the current
 // device). Returns the launch error, if any. Thread-safe.
 cudaError_t LaunchEmptyKernel(int blocks, cudaStream_t stream);
+
+// The parameters an empty kernel can be launched with.
+enum class EmptyKernelParams {
+  kNone,
+  kSmall,      // kSmallParamBytes: what the AllGather's would be with its peer tables in device
+               // memory.
+  kAllGather,  // An AllGatherKernelParams, as the AllGather kernels take.
+};
+
+inline constexpr int kSmallParamBytes = 128;
+
+// Bytes of parameters of `params`.
+int EmptyKernelParamBytes(EmptyKernelParams params);
+
+// Like LaunchEmptyKernel, with a parameter block of `params` (zeroed).
+cudaError_t LaunchEmptyKernelWith(EmptyKernelParams params, int blocks, cudaStream_t stream);
+
+// Like LaunchEmptyKernelWith(kAllGather, ...), launched by cudaLaunchKernelEx with `done` (an
+// event of the stream's GPU created with cudaEventDisableTiming) as its programmatic event:
+// the event fires once every block has exited, so one call stands for a launch plus a
+// cudaEventRecord after it.
+cudaError_t LaunchEmptyKernelRecording(int blocks, cudaEvent_t done, cudaStream_t stream);
 
 }  // namespace ltx
 

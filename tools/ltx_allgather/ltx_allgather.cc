@@ -7,6 +7,8 @@
 //                                  NCCL side by side.
 //   ltx_allgather --overlap        a cuBLAS GEMM and the AllGather side by side on every GPU,
 //                                  per AllGather style, against each alone.
+//   ltx_allgather --breakdown      where the time of a small one-trip AllGather goes: phases
+//                                  of the kernel per GPU, host cost per step of a call.
 //   ltx_allgather --help           the flags, short and long.
 //
 // The command line is checked before anything looks for a GPU: -h/--help prints the usage and
@@ -22,6 +24,7 @@
 #include "absl/time/time.h"
 #include "ltx/runtime_options.h"
 #include "tools/ltx_allgather/benchmark.h"
+#include "tools/ltx_allgather/breakdown.h"
 #include "tools/ltx_allgather/command_line.h"
 #include "tools/ltx_allgather/overlap.h"
 #include "tools/ltx_allgather/smoke.h"
@@ -34,6 +37,10 @@ ABSL_FLAG(bool, bench, ltx::FlagValues().bench,
           "Run the benchmark sweep instead of the smoke run.");
 ABSL_FLAG(bool, overlap, ltx::FlagValues().overlap,
           "Run a GEMM beside the AllGather on every GPU, per AllGather style.");
+ABSL_FLAG(bool, breakdown, ltx::FlagValues().breakdown,
+          "Time the phases of the one-trip kernel and the host steps of a per-rank call.");
+ABSL_FLAG(std::string, breakdown_blocks, ltx::FlagValues().breakdown_blocks,
+          "Breakdown: block counts to compare, e.g. 0,1,2,4 (0 = automatic).");
 ABSL_FLAG(std::string, devices, ltx::FlagValues().devices,
           "CUDA device ordinals in rank order, e.g. 3,1.");
 ABSL_FLAG(int, gpus, ltx::FlagValues().gpus, "-g: use GPUs 0..N-1; 0 = every visible GPU.");
@@ -86,6 +93,8 @@ FlagValues ReadFlags() {
   FlagValues f;
   f.bench = absl::GetFlag(FLAGS_bench);
   f.overlap = absl::GetFlag(FLAGS_overlap);
+  f.breakdown = absl::GetFlag(FLAGS_breakdown);
+  f.breakdown_blocks = absl::GetFlag(FLAGS_breakdown_blocks);
   f.devices = absl::GetFlag(FLAGS_devices);
   f.gpus = absl::GetFlag(FLAGS_gpus);
   f.min_bytes = absl::GetFlag(FLAGS_min_bytes);
@@ -175,6 +184,8 @@ int Main(int argc, char** argv) {
       return Verdict(RunBenchmark(config.bench_config), "sizes");
     case ToolMode::kOverlap:
       return Verdict(RunOverlap(config.overlap_config), "styles");
+    case ToolMode::kBreakdown:
+      return Verdict(RunBreakdown(config.breakdown), "configurations");
     case ToolMode::kSmoke:
       break;
   }

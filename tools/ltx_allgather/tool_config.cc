@@ -18,6 +18,7 @@ constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
 // the overlap run.
 constexpr char kBenchMinBytes[] = "32K";
 constexpr char kOverlapPerRankBytes[] = "64M";
+constexpr char kBreakdownPerRankBytes[] = "8K";
 
 // `status` with "`flag`: " before its message (same code).
 absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
@@ -127,6 +128,32 @@ absl::Status FillOverlapConfig(const FlagValues& flags, const CallOptions& call,
   return ValidateOverlapConfig(*config);
 }
 
+// The breakdown's settings beyond the shared ones.
+absl::Status FillBreakdownConfig(const FlagValues& flags, const CallOptions& call,
+                                 BreakdownConfig* config) {
+  if (flags.bench || flags.overlap) {
+    return absl::InvalidArgumentError("--breakdown, --bench and --overlap: give one of them");
+  }
+  if ((call.protocol != Protocol::kAuto && call.protocol != Protocol::kOneTrip) ||
+      call.blocks != 0 || !flags.json.empty() || flags.split != "even") {
+    return absl::InvalidArgumentError(
+        "--breakdown: times the one-trip kernel on an even split, without JSON; leave "
+        "--protocol, --blocks, --split and --json alone (--breakdown_blocks lists the block "
+        "counts)");
+  }
+  absl::StatusOr<int64_t> per_rank =
+      ParseBytes(flags.min_bytes.empty() ? kBreakdownPerRankBytes : flags.min_bytes);
+  if (!per_rank.ok()) return ForFlag("-b/--min_bytes", per_rank.status());
+  absl::StatusOr<std::vector<int>> blocks = ParseBlockList(flags.breakdown_blocks);
+  if (!blocks.ok()) return ForFlag("--breakdown_blocks", blocks.status());
+  config->per_rank_bytes = *per_rank;
+  config->blocks = *blocks;
+  config->hidden = flags.hidden;
+  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
+  config->check = flags.check;
+  return ValidateBreakdownConfig(*config);
+}
+
 }  // namespace
 
 absl::StatusOr<int64_t> ParseBytes(const std::string& text) {
@@ -183,6 +210,15 @@ absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
     dtype = *parsed;
   }
   const absl::Duration host_wait = kHostWaitFactor * runtime.timeout;
+  if (flags.breakdown) {
+    config.mode = ToolMode::kBreakdown;
+    BreakdownConfig& breakdown = config.breakdown;
+    breakdown.runtime = runtime;
+    breakdown.dtype = dtype.value_or(DataType::kBFloat16);
+    breakdown.host_wait = host_wait;
+    LTX_RETURN_IF_ERROR(FillBreakdownConfig(flags, call, &breakdown));
+    return config;
+  }
   if (flags.overlap) {
     config.mode = ToolMode::kOverlap;
     OverlapConfig& overlap = config.overlap_config;

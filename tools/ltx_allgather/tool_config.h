@@ -13,6 +13,7 @@
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
 #include "tools/ltx_allgather/bench_config.h"
+#include "tools/ltx_allgather/breakdown_config.h"
 #include "tools/ltx_allgather/overlap_config.h"
 
 namespace ltx {
@@ -21,6 +22,8 @@ namespace ltx {
 struct FlagValues {
   bool bench = false;
   bool overlap = false;
+  bool breakdown = false;
+  std::string breakdown_blocks = "0,1,2,4";
   std::string devices;
   int gpus = 0;
   std::string min_bytes;  // Empty: 32K total (benchmark), 64M per rank (overlap).
@@ -57,13 +60,14 @@ struct SmokeConfig {
 };
 
 // What the tool runs.
-enum class ToolMode { kSmoke, kBench, kOverlap };
+enum class ToolMode { kSmoke, kBench, kOverlap, kBreakdown };
 
 struct ToolConfig {
   ToolMode mode = ToolMode::kSmoke;
   SmokeConfig smoke;             // Set for kSmoke.
   BenchConfig bench_config;      // Set for kBench.
   OverlapConfig overlap_config;  // Set for kOverlap.
+  BreakdownConfig breakdown;     // Set for kBreakdown.
 };
 
 // How much longer than the GPUs' timeout the host waits for a call.
@@ -80,7 +84,10 @@ absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text);
 // form the user typed, e.g. "-b" or "--dtype") and says what it accepts. --bench and --overlap
 // exclude each other; --overlap picks the protocol, blocks and transport of each style itself
 // and writes no JSON, so it rejects --protocol, --blocks, --transport, --split and --json other
-// than their defaults (-b is then bytes per rank). Needs no GPU.
+// than their defaults (-b is then bytes per rank). --breakdown excludes both; it times the
+// one-trip kernel at one size (-b bytes per rank, default 8K) for each of --breakdown_blocks, so
+// it rejects --protocol other than auto or one_trip, and --blocks, --split and --json other than
+// their defaults. Needs no GPU.
 absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags);
 
 }  // namespace ltx

@@ -1,0 +1,59 @@
+// Parsing and validation of the phase-breakdown settings.
+#include "tools/ltx_allgather/breakdown_config.h"
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+
+namespace ltx {
+namespace {
+
+constexpr int kMostBlocks = 1024;
+constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
+
+}  // namespace
+
+absl::StatusOr<std::vector<int>> ParseBlockList(absl::string_view text) {
+  std::vector<int> blocks;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    int value = 0;
+    if (!absl::SimpleAtoi(part, &value) || value < 0 || value > kMostBlocks) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "'%s' is not a block count (0 = automatic, up to %d)", part, kMostBlocks));
+    }
+    blocks.push_back(value);
+  }
+  if (blocks.empty()) return absl::InvalidArgumentError("no block count given");
+  return blocks;
+}
+
+absl::Status ValidateBreakdownConfig(const BreakdownConfig& config) {
+  if (config.hidden < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
+  }
+  const int64_t row_bytes = config.hidden * ElementSize(config.dtype);
+  if (config.per_rank_bytes < row_bytes || config.per_rank_bytes > kOneTripMaxBytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "-b %d: the breakdown times the one-trip kernel; need one token row (%d bytes) to %d "
+        "bytes per rank",
+        config.per_rank_bytes, row_bytes, kOneTripMaxBytes));
+  }
+  const TimingPlan& t = config.timing;
+  if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
+        t.iterations, t.windows));
+  }
+  if (config.runtime.transport == Transport::kCopyEngine) {
+    return absl::InvalidArgumentError(
+        "--breakdown: the one-trip kernel needs the peer-store transport");
+  }
+  if (config.blocks.empty()) return absl::InvalidArgumentError("--breakdown_blocks: empty");
+  return absl::OkStatus();
+}
+
+int64_t BreakdownTokensPerRank(const BreakdownConfig& config) {
+  return config.per_rank_bytes / (config.hidden * ElementSize(config.dtype));
+}
+
+}  // namespace ltx
