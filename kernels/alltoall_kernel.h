@@ -34,14 +34,18 @@ struct AllToAllKernelParams {
   int32_t rank = 0;
   int32_t world_size = 0;
   uint64_t timeout_ns = 0;
+  // The Runtime's reset generation at the launch (a captured graph keeps it).
+  uint64_t generation = 0;
 };
 
-// What the rank of `params` announces to its peers at the entry of an op: its output, and the
-// op's digest (kind and shape), dtype, token row size, batch and total tokens.
+// What the rank of `params` announces to its peers at the entry of an op: its output, the op's
+// digest (kind and shape), dtype, token row size, batch and total tokens, the direct protocol
+// and its reset generation.
 LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllToAllKernelParams& params) {
   return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(params.output), params.dtype,
                                params.geometry.token_bytes, params.geometry.batch,
-                               params.geometry.total_tokens, params.digest);
+                               params.geometry.total_tokens, params.digest,
+                               AnnouncedProtocol::kDirect, params.generation);
 }
 
 // Threads per block of the all-to-all kernel.

@@ -41,14 +41,56 @@ __device__ inline void RecordDeviceError(const OpContext& op, const DeviceErrorR
 }
 
 // Stores this rank's announcement for op `number` into slot [rank] of `target`'s mailbox:
-// announcement first, then the op number with release semantics at system scope. Repeated
-// stores of the same announcement (one per block) are harmless.
+// announcement first, then the op word (MailboxOpWord, with the announced protocol) with
+// release semantics at system scope. Repeated stores of the same announcement (one per block)
+// are harmless.
 __device__ inline void PublishEntry(SignalRegion* target, int rank, uint64_t number,
                                     const EntryAnnouncement& mine) {
   MailboxSlot* slot = &target->mailbox[rank];
   slot->announcement = mine;
-  StoreReleaseSystem(&slot->op, number);
+  StoreReleaseSystem(&slot->op,
+                     MailboxOpWord(number, static_cast<AnnouncedProtocol>(mine.protocol)));
 }
+
+// Stores only the op word of op `number` on `protocol` into slot [rank] of `target`'s mailbox
+// (relaxed, system scope: no fence, so it costs the sender nothing): what a path that needs no
+// entry barrier tells its peers, so that one on another path notices (kernels/PROTOCOL.md).
+__device__ inline void PublishOpWord(SignalRegion* target, int rank, uint64_t number,
+                                     AnnouncedProtocol protocol) {
+  StoreRelaxedSystem(&target->mailbox[rank].op, MailboxOpWord(number, protocol));
+}
+
+// Records that `peer` runs this op on `theirs` while this rank runs it on `mine`
+// (InvalidArgument naming both protocols), and abandons the op on this GPU: the two paths never
+// meet, so no wait of the op could end but by its timeout.
+__device__ inline void AbandonOnProtocolMismatch(const OpContext& op, int peer,
+                                                 AnnouncedProtocol mine, AnnouncedProtocol theirs) {
+  EntryAnnouncement my_side = {};
+  EntryAnnouncement their_side = {};
+  my_side.protocol = static_cast<uint32_t>(mine);
+  their_side.protocol = static_cast<uint32_t>(theirs);
+  DeviceErrorRecord error;
+  if (MismatchRecord(my_side, their_side, op.rank, peer, op.number, &error)) {
+    RecordDeviceError(op, error);
+  }
+  StoreRelaxedSystem(&op.local->abort, 1u);
+}
+
+// The slow check of a wait for `peer` on a path without an entry barrier (one-trip): true, after
+// recording the mismatch and abandoning the op, when `peer`'s op word in this GPU's mailbox shows
+// this very op on another path than `mine`. One single-copy-atomic load: the op number and the
+// protocol it shows were stored together, by the peer's kernel of that op.
+__device__ inline bool PeerTookOtherPath(const OpContext& op, int peer, AnnouncedProtocol mine) {
+  const uint64_t word = LoadRelaxedSystem(&op.local->mailbox[peer].op);
+  if (MailboxOpNumber(word) != op.number || MailboxOpProtocol(word) == mine) return false;
+  AbandonOnProtocolMismatch(op, peer, mine, MailboxOpProtocol(word));
+  return true;
+}
+
+// The slow check of a wait that has none (AwaitOrAbandon): it never gives up.
+struct NoSlowCheck {
+  __device__ bool operator()() const { return false; }
+};
 
 // Abandons the op on this GPU (so that its other waits stop early) and records a timeout of a
 // wait that started at `start_ns`, unless the op was already abandoned.
@@ -63,13 +105,15 @@ __device__ inline void AbandonAfterTimeout(const OpContext& op, BarrierPhase pha
 
 // The one poll loop of the protocol: calls `ready(&progress)` (a predicate that polls shared
 // memory and may update `progress`) until it returns true, then returns true. Mostly the
-// predicate itself is polled: the abort flag and the clock are read every 32nd poll, and not at
-// all when the first poll succeeds. Returns false when the op was abandoned on this GPU, or
+// predicate itself is polled: the abort flag, `slow_check()` and the clock are read every 32nd
+// poll, and not at all when the first poll succeeds. Returns false when the op was abandoned on
+// this GPU, when `slow_check()` returns true (it has recorded why and abandoned the op), or
 // after op.timeout_ns, when it abandons the op and records the timeout at `phase`
 // (AbandonAfterTimeout). `progress` starts at {peer, 0}.
-template <typename Ready>
+template <typename Ready, typename SlowCheck = NoSlowCheck>
 __device__ inline bool AwaitOrAbandon(const OpContext& op, BarrierPhase phase, int peer,
-                                      const Ready& ready) {
+                                      const Ready& ready,
+                                      const SlowCheck& slow_check = SlowCheck()) {
   constexpr uint32_t kPollsPerCheck = 32;
   WaitProgress progress = {peer, 0};
   if (ready(&progress)) return true;
@@ -78,6 +122,7 @@ __device__ inline bool AwaitOrAbandon(const OpContext& op, BarrierPhase phase, i
     if (ready(&progress)) return true;
     if (polls % kPollsPerCheck != 0) continue;
     if (LoadRelaxedSystem(&op.local->abort) != 0u) return false;
+    if (slow_check()) return false;
     if (GlobalTimerNs() - start_ns > op.timeout_ns) break;
   }
   AbandonAfterTimeout(op, phase, progress, start_ns);

@@ -44,15 +44,19 @@ __device__ __forceinline__ bool LoadLine(const OneTripLine* address, uint32_t fl
 
 // Waits for `line` (from `peer`) to carry `flag`, and returns its payload. On timeout abandons
 // the op and records it; returns false then, or when the op was already abandoned.
+// On its slow checks it looks whether `peer` took another path for this op
+// (PeerTookOtherPath): then it records the mismatch, abandons the op and returns false.
 __device__ bool AwaitLine(const OpContext& op, uint32_t flag, const OneTripLine* line, int peer,
                           uint64_t* payload) {
-  return AwaitOrAbandon(op, BarrierPhase::kData, peer,
-                        [line, flag, payload](WaitProgress* progress) {
-                          uint32_t seen = 0;
-                          const bool arrived = LoadLine(line, flag, payload, &seen);
-                          progress->seen = seen;
-                          return arrived;
-                        });
+  return AwaitOrAbandon(
+      op, BarrierPhase::kData, peer,
+      [line, flag, payload](WaitProgress* progress) {
+        uint32_t seen = 0;
+        const bool arrived = LoadLine(line, flag, payload, &seen);
+        progress->seen = seen;
+        return arrived;
+      },
+      [&op, peer] { return PeerTookOtherPath(op, peer, AnnouncedProtocol::kOneTrip); });
 }
 
 // Payload `index` of a shard of `bytes` bytes at `input`: 8 bytes, fewer at the end.
@@ -98,7 +102,7 @@ __device__ void SendLines(const AllGatherKernelParams& p, const OpContext& op, u
   const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
   uint64_t header[kOneTripHeaderLines];
-  PackHeader(AnnouncementOf(p), header);
+  PackHeader(AnnouncementOf(p, AnnouncedProtocol::kOneTrip), header);
   const int64_t my_bytes = FlatShardBytes(p.geometry);
   const int64_t my_lines = OneTripLines(my_bytes);
   for (int64_t round = 0;; ++round) {
@@ -139,7 +143,8 @@ __device__ void ReceiveHeaders(const AllGatherKernelParams& p, const OpContext& 
   for (int line = 0; line < kOneTripHeaderLines; ++line) all_arrived &= arrived[peer][line];
   const int source = (p.rank + world - peer) % world;
   if (all_arrived &&
-      !AgreesOrRecordMismatch(op, source, AnnouncementOf(p), UnpackHeader(values[peer]))) {
+      !AgreesOrRecordMismatch(op, source, AnnouncementOf(p, AnnouncedProtocol::kOneTrip),
+                              UnpackHeader(values[peer]))) {
     StoreRelaxedSystem(&op.local->abort, 1u);
   }
 }
@@ -186,6 +191,11 @@ __global__ void __launch_bounds__(kAllGatherThreads) OneTripKernel(const AllGath
   __syncthreads();
   if (!abandoned) {  // Block-uniform: ReceiveHeaders synchronises block 0.
     if (p.world_size > 1) SendLines(p, op, flag);
+    // After the sends, so that it delays no line: the op word that tells a peer on the direct
+    // path that this rank took the one-trip path (kernels/PROTOCOL.md).
+    if (threadIdx.x < p.world_size) {
+      PublishOpWord(p.signals[threadIdx.x], p.rank, op.number, AnnouncedProtocol::kOneTrip);
+    }
     // This rank's own shard goes straight from input to output.
     CopyRange(p.geometry, PartRange(FlatShardBytes(p.geometry), blockIdx.x, gridDim.x),
               static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));

@@ -29,6 +29,7 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
   params.rank = view.rank;
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
+  params.generation = call.generation;
   return call.protocol == Protocol::kOneTrip
              ? LaunchOneTripKernel(params, call.blocks, buffers.stream)
              : LaunchAllGatherKernel(params, call.blocks, buffers.stream);

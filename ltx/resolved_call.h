@@ -40,6 +40,8 @@ struct ResolvedCall {
   absl::Duration timeout;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
+  // The Runtime's reset generation the call runs in (what its kernel announces).
+  uint64_t generation = 0;
 };
 
 // What a call needs to be resolved, beside the Runtime's options.
@@ -56,6 +58,9 @@ struct CallContext {
   int max_blocks = 1;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
+  // The rank the call is for (for messages), and the Runtime's current reset generation.
+  int rank = 0;
+  uint64_t generation = 0;
 };
 
 // Validates `call` and resolves it. The protocol:
@@ -66,8 +71,11 @@ struct CallContext {
 //   - kAuto takes the copy engines for eager calls of at least copy_engine_min_bytes (when that
 //     is > 0), the one-trip kernel up to OneTripLimit, the direct kernel otherwise.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
-// shard. Errors: InvalidArgument for a non-positive or infinite call timeout, negative blocks,
-// or Protocol::kOneTrip with a shard over kOneTripMaxShardBytes. Thread-safe.
+// shard. The generation: the context's. Errors: Aborted for a call.generation older than the
+// context's (a straggler from before a Reset; the message says so and that nothing was
+// launched); InvalidArgument for a call.generation newer than the context's, a non-positive or
+// infinite call timeout, negative blocks, or Protocol::kOneTrip with a shard over
+// kOneTripMaxShardBytes. Thread-safe.
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call);
 

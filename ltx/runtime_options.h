@@ -86,6 +86,12 @@ struct CallOptions {
   // Every rank of a call must pass the same protocol, and with Protocol::kAuto every rank must
   // either capture its call into a CUDA graph or not (the choice of path depends on it).
   Protocol protocol = Protocol::kAuto;
+  // The Runtime's reset generation (Runtime::generation()) the caller issued this call for,
+  // read when its step began. A call for an earlier generation (a rank thread that was late for
+  // an op that failed, calling after Runtime::Reset) is refused with Aborted before anything is
+  // launched, and the Runtime stays usable; one for a later generation is InvalidArgument.
+  // Unset: the call belongs to whatever generation is current.
+  absl::optional<uint64_t> generation;
 };
 
 // Names of the protocols and transports, as tools and logs print them and as flags take them.
