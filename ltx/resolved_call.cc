@@ -60,7 +60,8 @@ int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
 
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call) {
-  const absl::Status generation = CheckGeneration(context.rank, call.generation, context.generation);
+  const absl::Status generation =
+      CheckGeneration(context.rank, call.generation, context.generation);
   if (!generation.ok()) return generation;
   if (context.collective == Collective::kAllToAll &&
       (context.transport == Transport::kCopyEngine || call.protocol == Protocol::kOneTrip ||

@@ -2,8 +2,8 @@
 // the arguments, a straggler after Reset and a graph of an earlier reset generation, ranks on
 // different paths for the same op, per-call timeouts, host-side waits that time out, recovery
 // with Reset, many calls with random shapes and device subsets, per-rank callers with random
-// delays, Runtime churn and two Runtimes at once. Each fault asserts the Status code and what its message
-// names, and that no byte outside the outputs changed.
+// delays, Runtime churn and two Runtimes at once. Each fault asserts the Status code and what
+// its message names, and that no byte outside the outputs changed.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -344,10 +344,10 @@ TEST_P(ProtocolFaultTest, GraphCapturedBeforeResetDisagreesWithAFreshCall) {
   ASSERT_TRUE(f.harness->Prepare(c).ok());
   const RankBuffers rank0 = f.harness->Buffers(0);
   CapturedRankCalls stale;
-  ASSERT_TRUE(stale
-                  .Capture({0}, {rank0},
-                           [&](int) { return f.runtime->AllGatherRank(0, c.Shape(), rank0, call()); })
-                  .ok());
+  const auto capture_rank0 = [&](int) {
+    return f.runtime->AllGatherRank(0, c.Shape(), rank0, call());
+  };
+  ASSERT_TRUE(stale.Capture({0}, {rank0}, capture_rank0).ok());
   ASSERT_TRUE(f.runtime->Reset(kTestWait).ok());
   // Rank 0 replays its graph of generation 0; rank 1 calls in generation 1.
   const absl::Time start = absl::Now();

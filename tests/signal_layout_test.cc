@@ -19,8 +19,8 @@ TEST(SignalLayoutTest, MailboxSlotIsOneLineWithTheOpNumberLast) {
 
 TEST(SignalLayoutTest, OpWordCarriesTheOpNumberAndTheProtocol) {
   for (uint64_t number : {uint64_t{1}, uint64_t{1042}, (uint64_t{1} << 56) - 1}) {
-    for (AnnouncedProtocol protocol :
-         {AnnouncedProtocol::kDirect, AnnouncedProtocol::kOneTrip, AnnouncedProtocol::kCopyEngine}) {
+    for (AnnouncedProtocol protocol : {AnnouncedProtocol::kDirect, AnnouncedProtocol::kOneTrip,
+                                       AnnouncedProtocol::kCopyEngine}) {
       const uint64_t word = MailboxOpWord(number, protocol);
       EXPECT_EQ(MailboxOpNumber(word), number);
       EXPECT_EQ(MailboxOpProtocol(word), protocol);
