@@ -43,13 +43,17 @@ struct AllGatherKernelParams {
   int32_t rank = 0;
   int32_t world_size = 0;
   uint64_t timeout_ns = 0;
+  // The Runtime's reset generation at the launch (a captured graph keeps it).
+  uint64_t generation = 0;
 };
 
-// What the rank of `params` announces to its peers at the entry of an op.
-LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllGatherKernelParams& params) {
+// What the rank of `params` announces to its peers at the entry of an op it runs on `protocol`
+// (kDirect or kOneTrip).
+LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllGatherKernelParams& params,
+                                                        AnnouncedProtocol protocol) {
   return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(params.output), params.dtype,
                                params.row_bytes, params.geometry.batch, params.total_tokens,
-                               params.counts_digest);
+                               params.counts_digest, protocol, params.generation);
 }
 
 // Threads per block of the AllGather kernel.

@@ -26,7 +26,7 @@ __device__ void StorePiece(const AllToAllKernelParams& p, int lane, int lanes, i
 
 __global__ void __launch_bounds__(kAllToAllThreads) AllToAllKernel(
     const AllToAllKernelParams p) {
-  RunDirectOp(p, AnnouncementOf(p), [&p](int lane, int lanes, int target, uint64_t output) {
+  RunDirectOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect), [&p](int lane, int lanes, int target, uint64_t output) {
     StorePiece(p, lane, lanes, target, reinterpret_cast<uint8_t*>(output));
   });
 }

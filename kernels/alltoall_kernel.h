@@ -37,14 +37,19 @@ struct AllToAllKernelParams {
   int32_t rank = 0;
   int32_t world_size = 0;
   uint64_t timeout_ns = 0;
+  // The Runtime's reset generation at the launch (a captured graph keeps it).
+  uint64_t generation = 0;
 };
 
-// What the rank of `params` announces to its peers at the entry of an op: its output, and the
-// op's digest (kind and shape), dtype, token row size, batch and total tokens.
-LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllToAllKernelParams& params) {
+// What the rank of `params` announces to its peers at the entry of an op it runs on `protocol`
+// (kDirect or kOneTrip): its output, the op's digest (kind and shape), dtype, token row size,
+// batch and total tokens, the protocol and its reset generation.
+LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllToAllKernelParams& params,
+                                                        AnnouncedProtocol protocol) {
   return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(params.output), params.dtype,
                                params.geometry.token_bytes, params.geometry.batch,
-                               params.geometry.total_tokens, params.digest);
+                               params.geometry.total_tokens, params.digest, protocol,
+                               params.generation);
 }
 
 // Threads per block of the direct all-to-all kernel.

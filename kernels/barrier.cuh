@@ -42,13 +42,23 @@ __device__ inline void RecordDeviceError(const OpContext& op, const DeviceErrorR
 }
 
 // Stores this rank's announcement for op `number` into slot [rank] of `target`'s mailbox:
-// announcement first, then the op number with release semantics at system scope. Repeated
-// stores of the same announcement (one per block) are harmless.
+// announcement first, then the op word (MailboxOpWord, with the announced protocol) with
+// release semantics at system scope. Repeated stores of the same announcement (one per block)
+// are harmless.
 __device__ inline void PublishEntry(SignalRegion* target, int rank, uint64_t number,
                                     const EntryAnnouncement& mine) {
   MailboxSlot* slot = &target->mailbox[rank];
   slot->announcement = mine;
-  StoreReleaseSystem(&slot->op, number);
+  StoreReleaseSystem(&slot->op,
+                     MailboxOpWord(number, static_cast<AnnouncedProtocol>(mine.protocol)));
+}
+
+// Stores only the op word of op `number` on `protocol` into slot [rank] of `target`'s mailbox
+// (relaxed, system scope: no fence, so it costs the sender nothing): what a path that needs no
+// entry barrier tells its peers, so that one on another path notices (kernels/PROTOCOL.md).
+__device__ inline void PublishOpWord(SignalRegion* target, int rank, uint64_t number,
+                                     AnnouncedProtocol protocol) {
+  StoreRelaxedSystem(&target->mailbox[rank].op, MailboxOpWord(number, protocol));
 }
 
 // Abandons the op on this GPU (so that its other waits stop early) and, unless the op was
@@ -59,21 +69,63 @@ __device__ inline void AbandonOp(const OpContext& op, const DeviceErrorRecord& e
   if (first) RecordDeviceError(op, error);
 }
 
-// A peer that is never found to have given up (the default of AwaitOrAbandon).
-struct PeerNeverGivesUp {
-  __device__ bool operator()() const { return false; }
+// The record of `peer` running this op on `theirs` while this rank runs it on `mine`
+// (InvalidArgument naming both protocols).
+__device__ inline DeviceErrorRecord ProtocolMismatchRecord(const OpContext& op, int peer,
+                                                           AnnouncedProtocol mine,
+                                                           AnnouncedProtocol theirs) {
+  EntryAnnouncement my_side = {};
+  EntryAnnouncement their_side = {};
+  my_side.protocol = static_cast<uint32_t>(mine);
+  their_side.protocol = static_cast<uint32_t>(theirs);
+  DeviceErrorRecord error = {};
+  MismatchRecord(my_side, their_side, op.rank, peer, op.number, &error);
+  return error;
+}
+
+// A slow check (AwaitOrAbandon) for a path without an entry barrier (one-trip): true, with the
+// mismatch in `*error`, when `peer`'s op word in this GPU's mailbox shows this very op on another
+// path than `mine`: the two paths never meet, so no wait of the op could end but by its timeout.
+// One single-copy-atomic load: the op number and the protocol it shows were stored together, by
+// the peer's kernel of that op.
+__device__ inline bool PeerTookOtherPath(const OpContext& op, int peer, AnnouncedProtocol mine,
+                                         DeviceErrorRecord* error) {
+  const uint64_t word = LoadRelaxedSystem(&op.local->mailbox[peer].op);
+  if (MailboxOpNumber(word) != op.number || MailboxOpProtocol(word) == mine) return false;
+  *error = ProtocolMismatchRecord(op, peer, mine, MailboxOpProtocol(word));
+  return true;
+}
+
+// A slow check (AwaitOrAbandon) for the direct path: true, with PeerGaveUpRecord at `phase` in
+// `*error`, when (with peer atomics) `peer` revoked this GPU's store claim for the op or a later
+// one, i.e. gave the op up (kernels/PROTOCOL.md, store claims).
+__device__ inline bool PeerGaveUp(const OpContext& op, BarrierPhase phase, int peer,
+                                  DeviceErrorRecord* error) {
+  if (op.local->peer_atomics == 0u || peer == op.rank ||
+      LoadAcquireSystem(&op.local->store_claim[peer]) < StoreRevoke(op.number)) {
+    return false;
+  }
+  *error = PeerGaveUpRecord(phase, op.rank, peer, op.number);
+  return true;
+}
+
+// The slow check of a wait that has none (AwaitOrAbandon): it never gives up.
+struct NoSlowCheck {
+  __device__ bool operator()(DeviceErrorRecord*) const { return false; }
 };
 
 // The one poll loop of the protocol: calls `ready(&progress)` (a predicate that polls shared
 // memory and may update `progress`) until it returns true, then returns true. Mostly the
-// predicate itself is polled: the abort flag, `gave_up()` and the clock are read every 32nd
-// poll, and not at all when the first poll succeeds. Returns false when the op was abandoned on
-// this GPU; when `gave_up()` says the peer gave up the op, after abandoning it and recording
-// PeerGaveUpRecord; or after op.timeout_ns, after abandoning the op and recording the timeout
-// at `phase`. `progress` starts at {peer, 0}.
-template <typename Ready, typename GaveUp = PeerNeverGivesUp>
+// predicate itself is polled: the abort flag, `slow_check(&error)` and the clock are read every
+// 32nd poll, and not at all when the first poll succeeds. Returns false when the op was
+// abandoned on this GPU; when `slow_check` says the wait cannot succeed (unless one more poll of
+// `ready` succeeds: what the peer did before, e.g. its exit flag, is visible by then), after
+// abandoning the op and recording its `error`; or after op.timeout_ns, after abandoning the op
+// and recording the timeout at `phase`. `progress` starts at {peer, 0}.
+template <typename Ready, typename SlowCheck = NoSlowCheck>
 __device__ inline bool AwaitOrAbandon(const OpContext& op, BarrierPhase phase, int peer,
-                                      const Ready& ready, const GaveUp& gave_up = GaveUp()) {
+                                      const Ready& ready,
+                                      const SlowCheck& slow_check = SlowCheck()) {
   constexpr uint32_t kPollsPerCheck = 32;
   WaitProgress progress = {peer, 0};
   if (ready(&progress)) return true;
@@ -82,10 +134,10 @@ __device__ inline bool AwaitOrAbandon(const OpContext& op, BarrierPhase phase, i
     if (ready(&progress)) return true;
     if (polls % kPollsPerCheck != 0) continue;
     if (LoadRelaxedSystem(&op.local->abort) != 0u) return false;
-    if (gave_up()) {
-      // What the peer did before giving up (e.g. its exit flag) is visible now: look again.
+    DeviceErrorRecord error;
+    if (slow_check(&error)) {
       if (ready(&progress)) return true;
-      AbandonOp(op, PeerGaveUpRecord(phase, op.rank, peer, op.number));
+      AbandonOp(op, error);
       return false;
     }
     const uint64_t waited_ns = GlobalTimerNs() - start_ns;
@@ -98,22 +150,16 @@ __device__ inline bool AwaitOrAbandon(const OpContext& op, BarrierPhase phase, i
 }
 
 // Waits at `phase` until `peer`'s `flag` shows op.number or later (acquire, system scope);
-// false when it timed out, the op was abandoned, or (with peer atomics) `peer` revoked this
-// GPU's store claim for the op, i.e. gave the op up (AwaitOrAbandon). A revocation for a later
-// op also counts: the peer is past this op, and if it had passed it, `flag` already shows it.
+// false when it timed out, the op was abandoned, or `peer` gave the op up (PeerGaveUp).
 __device__ inline bool AwaitFlag(const OpContext& op, BarrierPhase phase, int peer,
                                  const uint64_t* flag) {
-  const uint64_t* claim = &op.local->store_claim[peer];
-  const bool revocable = op.local->peer_atomics != 0u && peer != op.rank;
   return AwaitOrAbandon(
       op, phase, peer,
       [flag, &op](WaitProgress* progress) {
         progress->seen = LoadAcquireSystem(flag);
         return progress->seen >= op.number;
       },
-      [claim, revocable, &op] {
-        return revocable && LoadAcquireSystem(claim) >= StoreRevoke(op.number);
-      });
+      [&op, phase, peer](DeviceErrorRecord* error) { return PeerGaveUp(op, phase, peer, error); });
 }
 
 // Claims this GPU's right to store op.number's data into `target`'s output (atomic max on

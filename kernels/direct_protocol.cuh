@@ -26,11 +26,29 @@ namespace ltx {
 
 // Thread 0 of the block waits for `target`'s entry in this GPU's mailbox and checks it.
 // Returns the target's output address, or 0 when the block must not store into it (timeout,
-// abandoned op, or arguments that disagree, each already recorded).
+// abandoned op, or arguments that disagree, each already recorded). A target on another path
+// (its op word shows this op on the one-trip path, which publishes no announcement) never
+// reaches the exit barrier: the op is abandoned.
 __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
                                             const EntryAnnouncement& mine) {
   const MailboxSlot& slot = op.local->mailbox[target];
-  if (!AwaitFlag(op, BarrierPhase::kEntry, target, &slot.op)) return 0;
+  uint64_t word = 0;
+  const bool entered = AwaitOrAbandon(
+      op, BarrierPhase::kEntry, target,
+      [&slot, &op, &word](WaitProgress* progress) {
+        word = LoadAcquireSystem(&slot.op);
+        progress->seen = MailboxOpNumber(word);
+        return progress->seen >= op.number;
+      },
+      [&op, target](DeviceErrorRecord* error) {
+        return PeerGaveUp(op, BarrierPhase::kEntry, target, error);
+      });
+  if (!entered) return 0;
+  const auto my_protocol = static_cast<AnnouncedProtocol>(mine.protocol);
+  if (MailboxOpProtocol(word) != my_protocol) {
+    AbandonOp(op, ProtocolMismatchRecord(op, target, my_protocol, MailboxOpProtocol(word)));
+    return 0;
+  }
   const EntryAnnouncement theirs = LoadRelaxedSystemWords(&slot.announcement);
   if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return 0;
   return theirs.output_address;

@@ -54,11 +54,13 @@ LTX_HOST_DEVICE inline bool ReadOneTripLine(const OneTripLine& line, uint32_t fl
   return *seen == flag && static_cast<uint32_t>(line.high >> 32) == flag;
 }
 
-// Header lines: one 8-byte payload each, the sender's announcement without its output address.
-inline constexpr int64_t kOneTripHeaderLines = 5;
+// Header lines: one 8-byte payload each, the sender's announcement without its output address
+// and protocol (every sender of header lines takes the one-trip path).
+inline constexpr int64_t kOneTripHeaderLines = 6;
 
 // The payloads of the header lines of a sender whose announcement is `announcement`:
-// [0] dtype, [1] row bytes, [2] batch, [3] total tokens, [4] counts digest.
+// [0] dtype, [1] row bytes, [2] batch, [3] total tokens, [4] counts digest, [5] reset
+// generation.
 LTX_HOST_DEVICE inline void PackHeader(const EntryAnnouncement& announcement,
                                        uint64_t (&payloads)[kOneTripHeaderLines]) {
   payloads[0] = static_cast<uint64_t>(announcement.dtype);
@@ -66,15 +68,17 @@ LTX_HOST_DEVICE inline void PackHeader(const EntryAnnouncement& announcement,
   payloads[2] = static_cast<uint64_t>(announcement.batch);
   payloads[3] = static_cast<uint64_t>(announcement.total_tokens);
   payloads[4] = announcement.counts_digest;
+  payloads[5] = announcement.generation;
 }
 
 // The announcement that PackHeader packed into `payloads`, with output address 0 (the one-trip
-// path never stores into a peer's output).
+// path never stores into a peer's output) and the one-trip protocol.
 LTX_HOST_DEVICE inline EntryAnnouncement UnpackHeader(
     const uint64_t (&payloads)[kOneTripHeaderLines]) {
   return MakeEntryAnnouncement(0, static_cast<int32_t>(payloads[0]),
                                static_cast<int64_t>(payloads[1]), static_cast<int64_t>(payloads[2]),
-                               static_cast<int64_t>(payloads[3]), payloads[4]);
+                               static_cast<int64_t>(payloads[3]), payloads[4],
+                               AnnouncedProtocol::kOneTrip, payloads[5]);
 }
 
 // Largest shard (bytes one rank sends) the staging area is sized for.

@@ -16,7 +16,7 @@
 //                                            whole block calls it).
 // `Params` is a collective's kernel parameters, with at least: `SignalRegion* signals[]`,
 // `OneTripLine* staging[]`, `DeviceErrorRecord* error_record`, `int32_t rank`, `int32_t
-// world_size`, `uint64_t timeout_ns`, and an `AnnouncementOf(params)` overload.
+// world_size`, `uint64_t timeout_ns`, and an `AnnouncementOf(params, protocol)` overload.
 #ifndef LTX_KERNELS_ONE_TRIP_PROTOCOL_CUH_
 #define LTX_KERNELS_ONE_TRIP_PROTOCOL_CUH_
 
@@ -61,16 +61,22 @@ __device__ __forceinline__ bool LoadLine(const OneTripLine* address, uint32_t fl
 }
 
 // Waits for `line` (from `peer`) to carry `flag`, and returns its payload. On timeout abandons
-// the op and records it; returns false then, or when the op was already abandoned.
+// the op and records it; returns false then, or when the op was already abandoned. On its slow
+// checks it looks whether `peer` took another path for this op (PeerTookOtherPath): then it
+// records the mismatch, abandons the op and returns false.
 __device__ inline bool AwaitLine(const OpContext& op, uint32_t flag, const OneTripLine* line,
                                  int peer, uint64_t* payload) {
-  return AwaitOrAbandon(op, BarrierPhase::kData, peer,
-                        [line, flag, payload](WaitProgress* progress) {
-                          uint32_t seen = 0;
-                          const bool arrived = LoadLine(line, flag, payload, &seen);
-                          progress->seen = seen;
-                          return arrived;
-                        });
+  return AwaitOrAbandon(
+      op, BarrierPhase::kData, peer,
+      [line, flag, payload](WaitProgress* progress) {
+        uint32_t seen = 0;
+        const bool arrived = LoadLine(line, flag, payload, &seen);
+        progress->seen = seen;
+        return arrived;
+      },
+      [&op, peer](DeviceErrorRecord* error) {
+        return PeerTookOtherPath(op, peer, AnnouncedProtocol::kOneTrip, error);
+      });
 }
 
 // The most lines that one rank sends to (`sending`) or receives from one peer, by the plan.
@@ -93,7 +99,7 @@ __device__ void SendLines(const Params& p, const Plan& plan, const OpContext& op
   const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
   uint64_t header[kOneTripHeaderLines];
-  PackHeader(AnnouncementOf(p), header);
+  PackHeader(AnnouncementOf(p, AnnouncedProtocol::kOneTrip), header);
   const int64_t max_lines = MostPeerLines(plan, p.rank, world, /*sending=*/true);
   for (int64_t round = 0;; ++round) {
     const OneTripTransfer transfer = OneTripTransferOf(
@@ -134,7 +140,8 @@ __device__ void ReceiveHeaders(const Params& p, const OpContext& op, uint32_t fl
   for (int line = 0; line < kOneTripHeaderLines; ++line) all_arrived &= arrived[peer][line];
   const int source = (p.rank + world - peer) % world;
   if (all_arrived &&
-      !AgreesOrRecordMismatch(op, source, AnnouncementOf(p), UnpackHeader(values[peer]))) {
+      !AgreesOrRecordMismatch(op, source, AnnouncementOf(p, AnnouncedProtocol::kOneTrip),
+                              UnpackHeader(values[peer]))) {
     StoreRelaxedSystem(&op.local->abort, 1u);
   }
 }
@@ -189,6 +196,11 @@ __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Cl
   __syncthreads();
   if (!abandoned) {  // Block-uniform: ReceiveHeaders synchronises block 0.
     if (p.world_size > 1) SendLines(p, plan, op, flag);
+    // After the sends, so that it delays no line: the op word that tells a peer on the direct
+    // path that this rank took the one-trip path (kernels/PROTOCOL.md).
+    if (threadIdx.x < p.world_size) {
+      PublishOpWord(p.signals[threadIdx.x], p.rank, op.number, AnnouncedProtocol::kOneTrip);
+    }
     clock.Mark(OneTripPhase::kSent);
     // This rank's own data goes straight from input to output.
     plan.CopyOwn();

@@ -17,12 +17,27 @@ namespace ltx {
 inline constexpr int kMaxWorldSize = 8;
 
 // What rank `s` tells rank `t` at the entry of an op: stored by `s` into slot [s] of `t`'s
-// mailbox. The announcement is stored first; `op` is stored last with release semantics at
-// system scope, so a reader that acquires `op >= n` sees the announcement of op `n`.
+// mailbox. The direct path stores the announcement first and `op` last with release semantics
+// at system scope, so a reader that acquires an op word of op `n` sees the announcement of op
+// `n`. The one-trip path stores only `op` (relaxed): its protocol is all a peer reads of it.
 struct alignas(64) MailboxSlot {
   EntryAnnouncement announcement;
-  uint64_t op;  // Op number this entry belongs to; stored last (release).
+  uint64_t op;  // MailboxOpWord: the op number and the path; stored last.
 };
+
+// The op word of op `number` (< 2^56) taken on `protocol`: the protocol rides in the top byte,
+// so that one single-copy-atomic load tells which op a peer announced and on which path.
+LTX_HOST_DEVICE constexpr uint64_t MailboxOpWord(uint64_t number, AnnouncedProtocol protocol) {
+  return (static_cast<uint64_t>(protocol) << 56) | number;
+}
+
+// The op number and the protocol of an op word.
+LTX_HOST_DEVICE constexpr uint64_t MailboxOpNumber(uint64_t word) {
+  return word & ((uint64_t{1} << 56) - 1);
+}
+LTX_HOST_DEVICE constexpr AnnouncedProtocol MailboxOpProtocol(uint64_t word) {
+  return static_cast<AnnouncedProtocol>(word >> 56);
+}
 
 // One per GPU, in that GPU's device memory. Peers store into `mailbox` and `exit_flag` over
 // NVLink; the other fields are touched only by this GPU's own kernels and by Runtime::Reset.

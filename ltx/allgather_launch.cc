@@ -29,6 +29,7 @@ AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGath
   params.rank = view.rank;
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
+  params.generation = call.generation;
   return params;
 }
 

@@ -25,6 +25,7 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   params.rank = view.rank;
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
+  params.generation = call.generation;
   return call.protocol == Protocol::kOneTrip
              ? LaunchAllToAllOneTripKernel(params, call.blocks, buffers.stream)
              : LaunchAllToAllKernel(params, call.blocks, buffers.stream);

@@ -197,9 +197,15 @@ absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
   }
   absl::StatusOr<ltx::Protocol> protocol = FromCEnum(c->protocol, kProtocols, "call->protocol");
   if (!protocol.ok()) return protocol.status();
+  if (c->generation < -1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "call->generation = %d: pass a value of ltx_runtime_generation, or -1 for any",
+        c->generation));
+  }
   if (c->timeout_us > 0) call.timeout = absl::Microseconds(c->timeout_us);
   call.blocks = c->blocks;
   call.protocol = *protocol;
+  if (c->generation >= 0) call.generation = static_cast<uint64_t>(c->generation);
   return call;
 }
 
@@ -350,6 +356,7 @@ int ltx_call_options_init(ltx_call_options* call) {
     call->struct_size = sizeof(*call);
     call->blocks = defaults.blocks;
     call->protocol = ToCEnum(defaults.protocol, kProtocols);
+    call->generation = -1;
     return absl::OkStatus();
   });
 }
@@ -402,6 +409,15 @@ int ltx_runtime_transport(const ltx_runtime* runtime, int* transport) {
     absl::Status status = CheckRuntime(runtime);
     if (!status.ok()) return status;
     return Store(ToCEnum(runtime->runtime->transport(), kTransports), transport, "transport");
+  });
+}
+
+int ltx_runtime_generation(const ltx_runtime* runtime, uint64_t* generation) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (status.ok()) status = CheckNotNull(generation, "generation");
+    if (status.ok()) *generation = runtime->runtime->generation();
+    return status;
   });
 }
 

@@ -40,7 +40,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 2
+#define LTX_VERSION_MINOR 3
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -129,6 +129,10 @@ typedef struct ltx_call_options {
   int blocks;
   /* An ltx_protocol. */
   int protocol;
+  /* Since 0.3. The reset generation the call was issued for (ltx_runtime_generation, read when
+   * the step began), or -1 (the default): whatever generation is current. A call for an earlier
+   * generation gets LTX_ABORTED with nothing launched, and the Runtime stays usable. */
+  int64_t generation;
 } ltx_call_options;
 
 /* The shape of one AllGather, the same on every rank: rank r's input is
@@ -220,11 +224,17 @@ int ltx_runtime_device(const ltx_runtime* runtime, int rank, int* device);
  * *transport. Errors: INVALID_ARGUMENT for NULL. Thread-safe. */
 int ltx_runtime_transport(const ltx_runtime* runtime, int* transport);
 
+/* Stores the reset generation (ltx::Runtime::generation: how many resets have succeeded since
+ * creation) in *generation. Errors: INVALID_ARGUMENT for NULL. Thread-safe. Since 0.3. */
+int ltx_runtime_generation(const ltx_runtime* runtime, uint64_t* generation);
+
 /* Coordinated call (ltx::Runtime::AllGather): `buffers` has `num_buffers` entries, one per
  * rank; returns once every rank's part is enqueued on its stream and stores the op in *op
  * (NULL on error), to wait on with ltx_op_wait and free with ltx_op_destroy. `call` may be NULL
- * (defaults). Errors: INVALID_ARGUMENT (nothing enqueued), FAILED_PRECONDITION after an earlier
- * error, or a device error not yet reported. Thread-safety: as ltx::Runtime::AllGather. */
+ * (defaults). Errors: INVALID_ARGUMENT (nothing enqueued, also for a call->generation below -1
+ * or above the current one), ABORTED for a call->generation older than the current one
+ * (nothing enqueued), FAILED_PRECONDITION after an earlier error, or a device error not yet
+ * reported. Thread-safety: as ltx::Runtime::AllGather. */
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op);

@@ -22,11 +22,29 @@ namespace {
 constexpr int kEntry = 0;
 constexpr int kExit = 1;
 
-// What rank `buffers`' owner announces at the entry of an op.
+// What rank `buffers`' owner announces at the entry of an op. The copy engines do not see the
+// reset generation: ranks of different generations cannot meet at the rendezvous, which Reset
+// restarts (and Runtime::Reset refuses while a call is in it).
 EntryAnnouncement Announce(const AllGatherLayout& layout, const RankBuffers& buffers) {
   return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(buffers.output),
                                static_cast<int32_t>(layout.dtype), layout.row_bytes, layout.batch,
-                               layout.total_tokens, layout.counts_digest);
+                               layout.total_tokens, layout.counts_digest,
+                               AnnouncedProtocol::kCopyEngine, /*generation=*/0);
+}
+
+// InvalidArgument when rank `rank`, whose call `arrivals[rank].call` met the others at op `op`,
+// finds a rank that met it with another call number.
+template <typename Arrival>
+absl::Status CheckCallNumbers(int rank, uint64_t op, absl::Span<const Arrival> arrivals) {
+  for (size_t t = 0; t < arrivals.size(); ++t) {
+    if (arrivals[t].call == arrivals[rank].call) continue;
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "all_gather op %d (copy-engine transport): rank %d met it with its call #%d, rank %d "
+        "with its call #%d: ranks disagree on the protocol of some op (one took a kernel path "
+        "where another took the copy engines)",
+        op, rank, arrivals[rank].call, t, arrivals[t].call));
+  }
+  return absl::OkStatus();
 }
 
 // The error of a miss at the rendezvous; it reads as the kernels' timeouts do.
@@ -87,15 +105,16 @@ CopyEngineTransport::~CopyEngineTransport() {
 
 void CopyEngineTransport::Reset() { rendezvous_.Reset(); }
 
-absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layout,
+absl::Status CopyEngineTransport::Enqueue(int rank, const CallOrder& order,
+                                          const AllGatherLayout& layout,
                                           const RankBuffers& buffers, absl::Duration timeout,
                                           cudaEvent_t done) {
   const uint64_t op = rendezvous_.NextOp(rank);
-  const absl::StatusOr<Outputs> outputs = Enter(rank, op, layout, buffers, timeout);
+  const absl::StatusOr<Outputs> outputs = Enter(rank, op, order, layout, buffers, timeout);
   absl::Status status = outputs.status();
   if (status.ok()) {
     const CopyFailure failed_copy = QueueCopies(rank, layout, buffers, *outputs);
-    status = Leave(rank, op, buffers, failed_copy, timeout);
+    status = Leave(rank, op, order, buffers, failed_copy, timeout);
   }
   if (done != nullptr) {
     const absl::Status recorded =
@@ -108,8 +127,8 @@ absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layou
 }
 
 absl::StatusOr<CopyEngineTransport::Outputs> CopyEngineTransport::Enter(
-    int rank, uint64_t op, const AllGatherLayout& layout, const RankBuffers& buffers,
-    absl::Duration timeout) {
+    int rank, uint64_t op, const CallOrder& order, const AllGatherLayout& layout,
+    const RankBuffers& buffers, absl::Duration timeout) {
   // After a failure the peers may still wait for this rank's events of the failed op: leave
   // them alone.
   LTX_RETURN_IF_ERROR(rendezvous_.failure());
@@ -117,10 +136,12 @@ absl::StatusOr<CopyEngineTransport::Outputs> CopyEngineTransport::Enter(
                                      rank, "cudaEventRecord(entry)"));
   const int world = rendezvous_.ranks();
   Arrival mine;
+  mine.call = order.number;
   mine.announced = Announce(layout, buffers);
   std::array<Arrival, kMaxWorldSize> all;
-  LTX_RETURN_IF_ERROR(
-      rendezvous_.Meet(rank, op, kEntry, mine, absl::MakeSpan(all.data(), world), timeout));
+  LTX_RETURN_IF_ERROR(rendezvous_.Meet(rank, op, kEntry, mine, absl::MakeSpan(all.data(), world),
+                                       timeout, order.watch));
+  LTX_RETURN_IF_ERROR(CheckCallNumbers(rank, op, absl::MakeConstSpan(all.data(), world)));
   // Every rank compares every pair, so all of them find a disagreement and none copies.
   Outputs outputs = {};
   for (int t = 0; t < world; ++t) {
@@ -167,8 +188,9 @@ CopyEngineTransport::CopyFailure CopyEngineTransport::QueueCopies(int rank,
   return failed;
 }
 
-absl::Status CopyEngineTransport::Leave(int rank, uint64_t op, const RankBuffers& buffers,
-                                        CopyFailure mine, absl::Duration timeout) {
+absl::Status CopyEngineTransport::Leave(int rank, uint64_t op, const CallOrder& order,
+                                        const RankBuffers& buffers, CopyFailure mine,
+                                        absl::Duration timeout) {
   const int world = rendezvous_.ranks();
   const cudaError_t recorded = cudaEventRecord(rank_events_[rank].copied, buffers.stream);
   if (mine.error == cudaSuccess) mine = {recorded, rank};
@@ -176,7 +198,8 @@ absl::Status CopyEngineTransport::Leave(int rank, uint64_t op, const RankBuffers
   arrival.failed_copy = mine;
   std::array<Arrival, kMaxWorldSize> all;
   const absl::Status met =
-      rendezvous_.Meet(rank, op, kExit, arrival, absl::MakeSpan(all.data(), world), timeout);
+      rendezvous_.Meet(rank, op, kExit, arrival, absl::MakeSpan(all.data(), world), timeout,
+                       order.watch);
   // Every rank's copies, into this rank's output among others, go before what follows on the
   // stream; after a miss too, as far as the ranks have recorded them.
   absl::Status waited;

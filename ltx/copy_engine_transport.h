@@ -60,6 +60,16 @@ class CopyEngineTransport {
   CopyEngineTransport(const CopyEngineTransport&) = delete;
   CopyEngineTransport& operator=(const CopyEngineTransport&) = delete;
 
+  // Where a rank's call stands among all its calls through the Runtime (ltx/call_ledger.h).
+  struct CallOrder {
+    // The call's number: every rank numbers its calls alike, so ranks that meet at this op
+    // with different numbers took different paths for some op.
+    uint64_t number = 0;
+    // Polled while the rank waits for the others (RendezvousWatch): a non-OK status, e.g. a
+    // peer that issued this call on a kernel path, fails the op for every rank.
+    RendezvousWatch watch;
+  };
+
   // Enqueues rank `rank`'s part of its next op on `buffers.stream`, which must not be capturing
   // a CUDA graph; the calling thread's current device must be the rank's. Blocks until every
   // rank has called for this op (twice briefly; see the file comment), at most `timeout` each
@@ -68,11 +78,12 @@ class CopyEngineTransport {
   // completes, nothing this call queued is in flight.
   // Errors, the same on every rank where the op fails for all: DeadlineExceeded naming the op,
   // the phase and the missing rank; InvalidArgument when ranks disagree on the shape (naming
-  // both values); the CUDA error of a rank that could not queue its copies (naming it); other
-  // CUDA errors of this rank's calls. After an error, every later call fails with it until
-  // Reset. Thread-safe across ranks; each rank calls from one thread at a time.
-  absl::Status Enqueue(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
-                       absl::Duration timeout, cudaEvent_t done);
+  // both values) or meet with different call numbers, or the status of `order.watch`; the CUDA
+  // error of a rank that could not queue its copies (naming it); other CUDA errors of this
+  // rank's calls. After an error, every later call fails with it until Reset. Thread-safe
+  // across ranks; each rank calls from one thread at a time.
+  absl::Status Enqueue(int rank, const CallOrder& order, const AllGatherLayout& layout,
+                       const RankBuffers& buffers, absl::Duration timeout, cudaEvent_t done);
 
   // Forgets every op in progress, the failure, and restarts the op numbers at 1. No rank may
   // be inside Enqueue, and the streams must have passed every `done` of earlier calls.
@@ -87,6 +98,7 @@ class CopyEngineTransport {
   };
   // What a rank brings to the meetings of an op.
   struct Arrival {
+    uint64_t call = 0;                 // Entry: CallOrder::number.
     EntryAnnouncement announced = {};  // Entry: its output and its view of the shape.
     CopyFailure failed_copy;           // Exit: whether all its copies were queued.
   };
@@ -109,15 +121,16 @@ class CopyEngineTransport {
 
   // Step 1: records the entry event, meets the others and checks that they agree; returns
   // every rank's output.
-  absl::StatusOr<Outputs> Enter(int rank, uint64_t op, const AllGatherLayout& layout,
-                                const RankBuffers& buffers, absl::Duration timeout);
+  absl::StatusOr<Outputs> Enter(int rank, uint64_t op, const CallOrder& order,
+                                const AllGatherLayout& layout, const RankBuffers& buffers,
+                                absl::Duration timeout);
   // Step 2: queues the copies into every output; stops early if the op has been given up.
   CopyFailure QueueCopies(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
                           const Outputs& outputs);
   // Step 3: records the "copied" event, meets the others, and orders every rank's copies
   // before the rest of the stream.
-  absl::Status Leave(int rank, uint64_t op, const RankBuffers& buffers, CopyFailure mine,
-                     absl::Duration timeout);
+  absl::Status Leave(int rank, uint64_t op, const CallOrder& order, const RankBuffers& buffers,
+                     CopyFailure mine, absl::Duration timeout);
 
   const std::vector<int> devices_;
   // The smallest cudaDevAttrMaxPitch of the GPUs; lowered by Create.

@@ -7,9 +7,17 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "ltx/data_type.h"
+#include "ltx/runtime_options.h"
 
 namespace ltx {
 namespace {
+
+static_assert(static_cast<int>(AnnouncedProtocol::kDirect) == static_cast<int>(Protocol::kDirect) &&
+                  static_cast<int>(AnnouncedProtocol::kOneTrip) ==
+                      static_cast<int>(Protocol::kOneTrip) &&
+                  static_cast<int>(AnnouncedProtocol::kCopyEngine) ==
+                      static_cast<int>(Protocol::kCopyEngine),
+              "announced protocols carry the values of ltx::Protocol");
 
 const char* FieldName(MismatchField field) {
   switch (field) {
@@ -23,6 +31,12 @@ const char* FieldName(MismatchField field) {
       return "total token count";
     case MismatchField::kCounts:
       return "op kind, shape and token_counts vector (digest)";
+    case MismatchField::kGeneration:
+      return "reset generation (a call issued before Runtime::Reset, e.g. a CUDA graph captured "
+             "then, met one issued after it)";
+    case MismatchField::kProtocol:
+      return "protocol (shapes on two sides of a size threshold, or different "
+             "CallOptions::protocol)";
     case MismatchField::kNone:
       break;
   }
@@ -34,6 +48,9 @@ std::string FieldValue(MismatchField field, uint64_t value) {
     return DataTypeName(static_cast<DataType>(static_cast<int32_t>(value)));
   }
   if (field == MismatchField::kCounts) return absl::StrFormat("%#x", value);
+  if (field == MismatchField::kProtocol) {
+    return ProtocolName(static_cast<Protocol>(static_cast<int>(value)));
+  }
   return absl::StrFormat("%d", static_cast<int64_t>(value));
 }
 

@@ -39,7 +39,8 @@ UntypedHostRendezvous::UntypedHostRendezvous(int ranks, std::vector<std::string>
 }
 
 absl::Status UntypedHostRendezvous::Meet(int rank, uint64_t op, int phase, const void* mine,
-                                         void* all, size_t all_count, absl::Duration timeout) {
+                                         void* all, size_t all_count, absl::Duration timeout,
+                                         const RendezvousWatch& watch) {
   const absl::Status arguments = CheckArguments(rank, phase, all_count);
   if (!arguments.ok()) return arguments;
   absl::MutexLock lock(&mu_);
@@ -47,7 +48,7 @@ absl::Status UntypedHostRendezvous::Meet(int rank, uint64_t op, int phase, const
   const absl::Status in_order = CheckInOrder(rank, op, phase);
   if (!in_order.ok()) return in_order;
   const Slot& slot = Arrive(rank, op, phase, mine);
-  const absl::Status met = AwaitAll(slot, rank, phase, timeout);
+  const absl::Status met = AwaitAll(slot, rank, phase, timeout, watch);
   if (met.ok() && all_count > 0) {
     std::memcpy(all, &slot.values[phase * ranks_ * value_bytes_], ranks_ * value_bytes_);
   }
@@ -130,13 +131,24 @@ bool UntypedHostRendezvous::AllArrived(const Slot& slot, int phase) const {
 }
 
 absl::Status UntypedHostRendezvous::AwaitAll(const Slot& slot, int rank, int phase,
-                                             absl::Duration timeout) {
+                                             absl::Duration timeout,
+                                             const RendezvousWatch& watch) {
   const uint64_t generation = generation_;
+  absl::Status watched;
   auto settled = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return generation_ != generation || !failure_.ok() || AllArrived(slot, phase);
+    return generation_ != generation || !failure_.ok() || AllArrived(slot, phase) || !watched.ok();
   };
+  const absl::Condition condition(&settled);
   const absl::Time start = absl::Now();
-  AwaitSettled(absl::Condition(&settled), start, timeout);
+  const absl::Time deadline = start + timeout;
+  const absl::Time spin_until = start + std::min(spin_, timeout);
+  // Without a watch one wait suffices; with one, waits of a watch period between its polls.
+  while (!AwaitSettled(condition, spin_until,
+                       watch ? std::min(deadline, absl::Now() + kRendezvousWatchPeriod)
+                             : deadline) &&
+         watch && absl::Now() < deadline) {
+    watched = watch();
+  }
   if (generation_ != generation) {
     return absl::AbortedError(absl::StrFormat("rendezvous: Reset ran while rank %d waited at %s",
                                               rank, PhaseName(phase)));
@@ -144,21 +156,24 @@ absl::Status UntypedHostRendezvous::AwaitAll(const Slot& slot, int rank, int pha
   // A meeting that completed stands, even if some rank has given up on a later one since.
   if (AllArrived(slot, phase)) return absl::OkStatus();
   if (!failure_.ok()) return failure_;
+  if (!watched.ok()) {
+    failure_ = watched;
+    return failure_;
+  }
   return GiveUp(slot, rank, phase, timeout);
 }
 
-bool UntypedHostRendezvous::AwaitSettled(const absl::Condition& settled, absl::Time start,
-                                         absl::Duration timeout) {
+bool UntypedHostRendezvous::AwaitSettled(const absl::Condition& settled, absl::Time spin_until,
+                                         absl::Time deadline) {
   // Ranks usually arrive within microseconds of each other, and a sleeping thread takes tens
   // of microseconds to wake: poll first.
-  const absl::Duration spin = std::min(spin_, timeout);
-  while (!settled.Eval() && absl::Now() - start < spin) {
+  while (!settled.Eval() && absl::Now() < std::min(spin_until, deadline)) {
     mu_.Unlock();
     std::this_thread::yield();
     mu_.Lock();
   }
   if (settled.Eval()) return true;
-  return mu_.AwaitWithTimeout(settled, timeout - (absl::Now() - start));
+  return mu_.AwaitWithDeadline(settled, deadline);
 }
 
 absl::Status UntypedHostRendezvous::GiveUp(const Slot& slot, int rank, int phase,

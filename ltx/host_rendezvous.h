@@ -17,6 +17,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -52,6 +53,12 @@ absl::Status RendezvousMissToStatus(const RendezvousMiss& miss);
 // lock held: it must not call back into the rendezvous.
 using RendezvousMissDescriber = absl::AnyInvocable<absl::Status(const RendezvousMiss&) const>;
 
+// Polled while a rank waits at a meeting (every kRendezvousWatchPeriod): a non-OK status gives
+// the op up for every rank with that status, as a miss would. Called with the rendezvous's lock
+// held: it must be quick and must not call back into the rendezvous. Null: nothing to poll.
+using RendezvousWatch = std::function<absl::Status()>;
+inline constexpr absl::Duration kRendezvousWatchPeriod = absl::Milliseconds(1);
+
 // The rendezvous with values of `value_bytes` opaque bytes; HostRendezvous below types them.
 class UntypedHostRendezvous {
  public:
@@ -65,16 +72,19 @@ class UntypedHostRendezvous {
 
   // Rank `rank` arrives at phase `phase` of op `op` with the `value_bytes` bytes at `mine` and
   // waits, at most `timeout`, for every rank to arrive there; then copies every rank's value, in
-  // rank order, to `all` (`all_count` values; 0 to read none, else the number of ranks).
+  // rank order, to `all` (`all_count` values; 0 to read none, else the number of ranks). While
+  // it waits it polls `watch` (if not null).
   // Errors: InvalidArgument for a rank, phase or `all_count` out of range; FailedPrecondition
   // when (op, phase) does not follow the rank's previous meeting (ops count from 1 after
   // creation and Reset; nothing is recorded); the recorded failure (a miss's error, see
   // RendezvousMissDescriber, or Fail's) when this rank gives up after `timeout`, or when any
-  // rank gave up since the last Reset, before or while this one waits; Aborted when Reset runs
+  // rank gave up since the last Reset, before or while this one waits; the status of `watch`
+  // when it is not OK (recorded as the failure); Aborted when Reset runs
   // while the rank waits. A meeting that completed is OK even if a rank gave up on a later one
   // meanwhile. Thread-safe; each rank calls from one thread at a time.
   absl::Status Meet(int rank, uint64_t op, int phase, const void* mine, void* all, size_t all_count,
-                    absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
+                    absl::Duration timeout, const RendezvousWatch& watch = nullptr)
+      ABSL_LOCKS_EXCLUDED(mu_);
 
   // The op number that `rank` is to start next: one past the op of its latest meeting (1 after
   // creation or Reset); 0 for a rank out of range. Thread-safe.
@@ -118,11 +128,11 @@ class UntypedHostRendezvous {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   bool AllArrived(const Slot& slot, int phase) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Waits until every rank of `slot` reached `phase`; see Meet for the errors.
-  absl::Status AwaitAll(const Slot& slot, int rank, int phase, absl::Duration timeout)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Waits until `settled` holds or `timeout` passed since `start`: polls, releasing the lock
-  // between polls, for the first `spin_`, then sleeps. Returns whether `settled` holds.
-  bool AwaitSettled(const absl::Condition& settled, absl::Time start, absl::Duration timeout)
+  absl::Status AwaitAll(const Slot& slot, int rank, int phase, absl::Duration timeout,
+                        const RendezvousWatch& watch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Waits until `settled` holds or `deadline` passes: polls, releasing the lock between polls,
+  // until `spin_until`, then sleeps. Returns whether `settled` holds.
+  bool AwaitSettled(const absl::Condition& settled, absl::Time spin_until, absl::Time deadline)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Records that `rank` gave up on `slot` at `phase` and returns the error all ranks return.
   absl::Status GiveUp(const Slot& slot, int rank, int phase, absl::Duration timeout)
@@ -155,8 +165,8 @@ class HostRendezvous {
 
   // `all` is empty (read no values) or has one element per rank.
   absl::Status Meet(int rank, uint64_t op, int phase, const Value& mine, absl::Span<Value> all,
-                    absl::Duration timeout) {
-    return untyped_.Meet(rank, op, phase, &mine, all.data(), all.size(), timeout);
+                    absl::Duration timeout, const RendezvousWatch& watch = nullptr) {
+    return untyped_.Meet(rank, op, phase, &mine, all.data(), all.size(), timeout, watch);
   }
   uint64_t NextOp(int rank) const { return untyped_.NextOp(rank); }
   absl::Status failure() const { return untyped_.failure(); }

@@ -34,6 +34,22 @@ int ChooseBlocks(const CallContext& context, Protocol protocol, int requested) {
   return AutoBlockCount(context.shard_bytes, context.world_size, context.max_blocks);
 }
 
+// OK when a call issued for reset generation `requested` (if any) may run in `current`.
+absl::Status CheckGeneration(int rank, const absl::optional<uint64_t>& requested,
+                             uint64_t current) {
+  if (!requested.has_value() || *requested == current) return absl::OkStatus();
+  if (*requested < current) {
+    return absl::AbortedError(absl::StrFormat(
+        "rank %d: call issued for reset generation %d, but the Runtime was Reset since (now %d); "
+        "dropped, nothing was launched",
+        rank, *requested, current));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "rank %d: call issued for reset generation %d, but the Runtime is at generation %d "
+      "(pass a value read from Runtime::generation())",
+      rank, *requested, current));
+}
+
 }  // namespace
 
 int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
@@ -44,6 +60,9 @@ int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
 
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call) {
+  const absl::Status generation =
+      CheckGeneration(context.rank, call.generation, context.generation);
+  if (!generation.ok()) return generation;
   if (context.collective == Collective::kAllToAll &&
       (context.transport == Transport::kCopyEngine || call.protocol == Protocol::kCopyEngine)) {
     return absl::UnimplementedError(
@@ -79,6 +98,7 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
     resolved.one_trip_timestamps = call.one_trip_timestamps;
     resolved.early_start = call.early_start;
   }
+  resolved.generation = context.generation;
   return resolved;
 }
 

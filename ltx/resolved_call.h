@@ -44,6 +44,8 @@ struct ResolvedCall {
   // CallOptions::one_trip_timestamps and early_start for a one-trip call, else null and false.
   const OneTripTimestamps* one_trip_timestamps = nullptr;
   bool early_start = false;
+  // The Runtime's reset generation the call runs in (what its kernel announces).
+  uint64_t generation = 0;
 };
 
 // What a call needs to be resolved, beside the Runtime's options.
@@ -61,6 +63,9 @@ struct CallContext {
   int max_blocks = 1;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
+  // The rank the call is for (for messages), and the Runtime's current reset generation.
+  int rank = 0;
+  uint64_t generation = 0;
 };
 
 // Validates `call` and resolves it. The protocol:
@@ -73,11 +78,13 @@ struct CallContext {
 //     the all-to-all, whose receivers unpack (world - 1) pieces as the AllGather's unpack
 //     (world - 1) shards, the same limit applies to its largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
-// shard. The phase timestamps and early start: passed on for one-trip calls only. Errors:
-// InvalidArgument for a non-positive or infinite call timeout, negative blocks, or
-// Protocol::kOneTrip with a shard (all-to-all: a piece) over kOneTripMaxShardBytes. The result
-// depends on nothing but the arguments, so ranks that pass the same shape and options decide
-// alike before any launch. Thread-safe.
+// shard. The phase timestamps and early start: passed on for one-trip calls only. The
+// generation: the context's. Errors: Aborted for a call.generation older than the context's (a
+// straggler from before a Reset; the message says so and that nothing was launched);
+// InvalidArgument for a call.generation newer than the context's, a non-positive or infinite
+// call timeout, negative blocks, or Protocol::kOneTrip with a shard (all-to-all: a piece) over
+// kOneTripMaxShardBytes. The result depends on nothing but the arguments, so ranks that pass
+// the same shape and options decide alike before any launch. Thread-safe.
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call);
 

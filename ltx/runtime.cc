@@ -19,6 +19,7 @@
 #include "ltx/alltoall_launch.h"
 #include "ltx/alltoall_spec.h"
 #include "ltx/buffer_checks.h"
+#include "ltx/call_ledger.h"
 #include "ltx/copy_engine_transport.h"
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
@@ -154,8 +155,8 @@ struct Runtime::OpCall {
       launch_kernel;
   // Enqueues rank `rank`'s copy-engine copies and records `last_done` after them (also after
   // an error); empty for a collective that has no copy-engine protocol.
-  std::function<absl::Status(int rank, const RankBuffers&, absl::Duration timeout,
-                             cudaEvent_t last_done)>
+  std::function<absl::Status(int rank, const CopyEngineTransport::CallOrder& order,
+                             const RankBuffers&, absl::Duration timeout, cudaEvent_t last_done)>
       enqueue_copies;
 };
 
@@ -196,7 +197,10 @@ absl::Status CollectiveHandle::Wait(absl::Duration timeout) {
 // ------------------------------------------------------------------------------------ Runtime
 
 Runtime::Runtime(RuntimeOptions options, std::vector<int> devices, Transport transport)
-    : options_(std::move(options)), devices_(std::move(devices)), transport_(transport) {}
+    : options_(std::move(options)),
+      devices_(std::move(devices)),
+      transport_(transport),
+      ledger_(std::make_unique<CallLedger>(static_cast<int>(devices_.size()))) {}
 
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
   if (options.timeout <= absl::ZeroDuration() || options.timeout == absl::InfiniteDuration()) {
@@ -361,9 +365,10 @@ Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
                                const ResolvedCall& call) {
     return LaunchAllGather(view, layout, buffers, call);
   };
-  op.enqueue_copies = [this, &layout](int rank, const RankBuffers& buffers,
-                                      absl::Duration timeout, cudaEvent_t last_done) {
-    return copy_engines_->Enqueue(rank, layout, buffers, timeout, last_done);
+  op.enqueue_copies = [this, &layout](int rank, const CopyEngineTransport::CallOrder& order,
+                                      const RankBuffers& buffers, absl::Duration timeout,
+                                      cudaEvent_t last_done) {
+    return copy_engines_->Enqueue(rank, order, layout, buffers, timeout, last_done);
   };
   return op;
 }
@@ -444,26 +449,41 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
   context.shard_bytes = op.shard_bytes[rank];
   context.max_blocks = peer_stores_ != nullptr ? peer_stores_->view(rank).max_blocks : 1;
   context.capturing = capturing;
+  context.rank = rank;
+  context.generation = generation();
   return ResolveCall(options_, context, call);
 }
 
 absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                              const ResolvedCall& call) {
-  cudaEvent_t last_done = ranks_[rank]->last_done;
-  absl::Status launched;
-  if (call.protocol == Protocol::kCopyEngine) {
-    // Records last_done after everything it queued, on errors too: Reset waits for it.
-    launched = op.enqueue_copies(rank, buffers, call.timeout, last_done);
-  } else {
-    launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
-                              "kernel launch");
-    if (launched.ok() && !call.capturing) {
-      launched = RankCudaStatus(cudaEventRecord(last_done, buffers.stream), rank,
-                                "cudaEventRecord");
-    }
+  const uint64_t number = ledger_->Record(rank, call.protocol);
+  if (call.protocol == Protocol::kCopyEngine) return LaunchCopies(rank, number, op, buffers, call);
+  absl::Status launched = RankCudaStatus(
+      op.launch_kernel(peer_stores_->view(rank), buffers, call), rank, "kernel launch");
+  if (launched.ok() && !call.capturing) {
+    launched = RankCudaStatus(cudaEventRecord(ranks_[rank]->last_done, buffers.stream), rank,
+                              "cudaEventRecord");
   }
   // The peers of this rank will time out waiting for it: stop the runtime.
   if (!launched.ok()) StopWith(launched);
+  return launched;
+}
+
+absl::Status Runtime::LaunchCopies(int rank, uint64_t number, const OpCall& op,
+                                   const RankBuffers& buffers, const ResolvedCall& call) {
+  CopyEngineTransport::CallOrder order;
+  order.number = number;
+  order.watch = [this, rank, number] { return ledger_->CheckCopyEnginePeers(rank, number); };
+  // Records last_done after everything it queued, on errors too: Reset waits for it.
+  const absl::Status launched =
+      op.enqueue_copies(rank, order, buffers, call.timeout, ranks_[rank]->last_done);
+  if (launched.ok()) return launched;
+  StopWith(launched);
+  // A peer that issued this op on a kernel path waits on its GPU for a rank that will never
+  // come: abandon the device side (after the error is sticky, so that its Wait reports it).
+  if (peer_stores_ != nullptr && !ledger_->CheckCopyEnginePeers(rank, number).ok()) {
+    peer_stores_->Abandon().IgnoreError();
+  }
   return launched;
 }
 
@@ -554,9 +574,11 @@ absl::Status Runtime::RankCall(int rank, const OpCall& op, const RankBuffers& bu
                                const CallOptions& call) {
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
   absl::StatusOr<ResolvedCall> resolved = PrepareRankCall(rank, op, buffers, call);
-  // What no rank can run is refused alike by every rank, before the op starts anywhere: the
-  // Runtime stays usable.
-  if (absl::IsUnimplemented(resolved.status())) return resolved.status();
+  // What no rank can run is refused alike by every rank, before the op starts anywhere, and a
+  // call of an earlier reset generation belongs to no op of this one: the Runtime stays usable.
+  if (absl::IsUnimplemented(resolved.status()) || absl::IsAborted(resolved.status())) {
+    return resolved.status();
+  }
   // The peers may already have launched this op: a rank that rejects its part leaves them
   // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
   // call stops the Runtime, like a device error.
@@ -672,6 +694,8 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
   }
   if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
   copy_engines_->Reset();
+  ledger_->Reset();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock lock(&mu_);
   failure_ = absl::OkStatus();
   failed_.store(false, std::memory_order_release);

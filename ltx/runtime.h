@@ -21,9 +21,20 @@
 // involve the same rank (a coordinated call involves all) must not overlap on the host.
 //
 // Errors. Bad arguments: InvalidArgument, nothing launched. A barrier that times out on a GPU,
-// or ranks whose arguments disagree, are recorded by the device and returned by
-// CollectiveHandle::Wait, Synchronize, or the next call (DeadlineExceeded / InvalidArgument).
-// From then on the Runtime refuses new work with FailedPrecondition until Reset().
+// or ranks whose arguments disagree (shape, op, reset generation, or path: ranks on two sides of
+// the one-trip or copy-engine size threshold, or with different CallOptions::protocol), are
+// recorded by the device or the host and returned by CollectiveHandle::Wait, Synchronize, or the
+// next call (DeadlineExceeded / InvalidArgument); ranks on different paths fail at once, on
+// every rank, instead of waiting out the timeout. From then on the Runtime refuses new work with
+// FailedPrecondition until Reset().
+//
+// Reset generations. Reset() starts a new generation (generation()). A server that drives each
+// rank from its own thread reads generation() when a step starts and passes it in
+// CallOptions::generation with every call of the step: a rank thread that was late for an op
+// that failed, and calls only after the Reset, then gets Aborted with nothing launched (the
+// Runtime stays usable) instead of pairing its stale call with its peers' next op. The device
+// also compares the generation each rank's kernel was launched in (a CUDA graph keeps the one
+// it was captured in): ranks of different generations get InvalidArgument.
 #ifndef LTX_RUNTIME_H_
 #define LTX_RUNTIME_H_
 
@@ -49,6 +60,7 @@
 
 namespace ltx {
 
+class CallLedger;
 class CopyEngineTransport;
 class PeerStoreTransport;
 class Runtime;
@@ -112,12 +124,18 @@ class Runtime {
   // The transport in use: kPeerStores or kCopyEngine (never kAuto).
   Transport transport() const { return transport_; }
 
+  // The reset generation: how many Resets have succeeded since Create (0 at first). Pass the
+  // value read when a step starts as CallOptions::generation of the step's calls (see the file
+  // comment). Thread-safe and lock-free (one acquire load).
+  uint64_t generation() const { return generation_.load(std::memory_order_acquire); }
+
   // Coordinated call: validates every rank's arguments, then each GPU's thread enqueues that
   // rank's part (a kernel, or copy-engine copies: see CallOptions::protocol) on
   // buffers[r].stream; returns once all are enqueued. The streams must be
   // explicit or the legacy default stream (not cudaStreamPerThread) and not capturing (capture
   // AllGatherRank calls instead). `buffers` has one entry
-  // per rank. Errors: InvalidArgument (nothing enqueued on any rank), FailedPrecondition after
+  // per rank. Errors: InvalidArgument (nothing enqueued on any rank), Aborted for a
+  // CallOptions::generation older than generation() (nothing enqueued), FailedPrecondition after
   // an earlier error, or the first device error not yet reported. Thread-safe against per-rank
   // calls of other ranks only; the caller orders its own calls.
   absl::StatusOr<CollectiveHandle> AllGather(const AllGatherShape& shape,
@@ -138,9 +156,13 @@ class Runtime {
   // the copy-engine transport) are the exception: they wait on the host, bounded by the
   // timeout, until every rank has called for the op, so each rank needs its own thread; and
   // they cannot be captured (Unimplemented, the Runtime stays usable).
-  // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size). Because the
-  // other ranks may already have launched their part, a rejected call also stops the Runtime
-  // (later calls: FailedPrecondition until Reset).
+  // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size), and Aborted
+  // for a CallOptions::generation older than generation() (a straggler from before a Reset:
+  // nothing launched, the Runtime stays usable). Because the other ranks may already have
+  // launched their part, any other rejected call also stops the Runtime (later calls:
+  // FailedPrecondition until Reset). A copy-engine call that finds a peer issued the same op on
+  // a kernel path fails with InvalidArgument, stops the Runtime and abandons the kernels, so the
+  // peer's Wait or Synchronize reports the same error at once.
   absl::Status AllGatherRank(int rank, const AllGatherShape& shape, const RankBuffers& buffers,
                              const CallOptions& call = {});
 
@@ -177,9 +199,10 @@ class Runtime {
 
   // Makes the Runtime usable after an error: waits (bounded by `timeout`) until no kernel
   // launched through this Runtime runs, then clears every GPU's signal memory, staging, error
-  // record and op numbers. Returns DeadlineExceeded (and stays in error) if some rank is still
-  // busy after `timeout`. Graph replays must have finished (synchronise their streams first).
-  // Must not run concurrently with calls.
+  // record and op numbers, and advances generation() by one. Returns DeadlineExceeded (and
+  // stays in error, the generation unchanged) if some rank is still busy after `timeout`. Graph
+  // replays must have finished (synchronise their streams first). Must not run concurrently
+  // with calls.
   absl::Status Reset(absl::Duration timeout);
 
  private:
@@ -213,9 +236,15 @@ class Runtime {
   absl::Status RejectRankCall(int rank, const absl::Status& error);
   // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
   // capture, records the rank's completion; the caller's current device must be the rank's.
-  // A failure stops the Runtime (the peers may wait for this rank).
+  // A failure stops the Runtime (the peers may wait for this rank). Records the call in the
+  // ledger first.
   absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
+  // Launch's copy-engine part, for the rank's call number `number`: while it waits for its
+  // peers it watches the ledger, and when a peer took a kernel path for the call it stops the
+  // Runtime and abandons the kernels.
+  absl::Status LaunchCopies(int rank, uint64_t number, const OpCall& op,
+                            const RankBuffers& buffers, const ResolvedCall& call);
   // The coordinated call of any collective: checks and resolves every rank, then has each
   // GPU's thread launch its rank.
   absl::StatusOr<CollectiveHandle> Coordinate(const OpCall& op,
@@ -245,6 +274,10 @@ class Runtime {
   std::unique_ptr<PeerStoreTransport> peer_stores_;
   // Calls of Protocol::kCopyEngine, and every call on the copy-engine transport.
   std::unique_ptr<CopyEngineTransport> copy_engines_;
+  // Every rank's latest call number and path.
+  const std::unique_ptr<CallLedger> ledger_;
+  // Successful Resets so far.
+  std::atomic<uint64_t> generation_{0};
 
   std::atomic<bool> failed_{false};
   mutable absl::Mutex mu_;

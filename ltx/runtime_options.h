@@ -98,6 +98,12 @@ struct CallOptions {
   // before touching memory; it also lets a kernel launched after it the same way be scheduled
   // early. Other paths ignore it.
   bool early_start = false;
+  // The Runtime's reset generation (Runtime::generation()) the caller issued this call for,
+  // read when its step began. A call for an earlier generation (a rank thread that was late for
+  // an op that failed, calling after Runtime::Reset) is refused with Aborted before anything is
+  // launched, and the Runtime stays usable; one for a later generation is InvalidArgument.
+  // Unset: the call belongs to whatever generation is current.
+  absl::optional<uint64_t> generation;
 };
 
 // Names of the protocols and transports, as tools and logs print them and as flags take them.

@@ -1,7 +1,7 @@
 /* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults,
- * code names, NULL and out-of-range arguments (AllGather and all-to-all), struct_size checks,
- * and runtime creation, which fails with FAILED_PRECONDITION and a readable message where no
- * GPU is visible. */
+ * code names, NULL and out-of-range arguments (AllGather and all-to-all, call generation),
+ * struct_size checks, and runtime creation, which fails with FAILED_PRECONDITION and a readable
+ * message where no GPU is visible. */
 #include "ltx/c_api.h"
 
 #include <stdio.h>
@@ -55,7 +55,7 @@ static void TestOptionDefaults(void) {
   Expect(options.transport == LTX_TRANSPORT_AUTO, "options transport");
   Expect(ltx_call_options_init(&call) == LTX_OK, "call options init");
   Expect(call.struct_size == sizeof(call) && call.timeout_us == 0 && call.blocks == 0 &&
-             call.protocol == LTX_PROTOCOL_AUTO,
+             call.protocol == LTX_PROTOCOL_AUTO && call.generation == -1,
          "call options defaults");
   ExpectInvalid(ltx_runtime_options_init(NULL), "options is NULL", "runtime options init NULL");
   ExpectInvalid(ltx_call_options_init(NULL), "call is NULL", "call options init NULL");
@@ -75,6 +75,9 @@ static void TestNullArguments(void) {
   ExpectInvalid(ltx_runtime_world_size(NULL, &value), "runtime is NULL", "world_size NULL");
   ExpectInvalid(ltx_runtime_device(NULL, 0, &value), "runtime is NULL", "device NULL");
   ExpectInvalid(ltx_runtime_transport(NULL, &value), "runtime is NULL", "transport NULL");
+  ExpectInvalid(ltx_runtime_generation(NULL, NULL), "runtime is NULL", "generation NULL");
+  ExpectInvalid(ltx_runtime_generation((const ltx_runtime*)1, NULL), "generation is NULL",
+                "generation NULL out");
   ExpectInvalid(ltx_all_gather(NULL, NULL, NULL, 0, NULL, &op), "runtime is NULL",
                 "all_gather NULL");
   ExpectInvalid(ltx_all_gather_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
@@ -148,7 +151,27 @@ static void TestAllToAllArguments(void) {
   ExpectInvalid(ltx_all_to_all_rank(runtime, 0, &shape, buffers, NULL), "shape->direction = -1",
                 "all_to_all_rank negative direction");
   Expect(LTX_ALLTOALL_SEQ_TO_HEADS == 0 && LTX_ALLTOALL_HEADS_TO_SEQ == 1, "direction values");
-  Expect(LTX_VERSION_MINOR == 2, "all-to-all entry points are version 0.2");
+  Expect(LTX_VERSION_MINOR >= 2, "all-to-all entry points are version 0.2");
+}
+
+/* A call generation below -1 is refused before the Runtime is used (a non-null bogus Runtime
+ * pointer is never dereferenced on this path); -1 is the default. */
+static void TestCallGeneration(void) {
+  ltx_runtime* runtime = (ltx_runtime*)16;
+  int64_t counts[] = {3, 0};
+  ltx_allgather_shape shape = {LTX_BFLOAT16, 1, 8, counts, 2};
+  ltx_rank_buffers buffers[2];
+  ltx_call_options call;
+  ltx_op* op = (ltx_op*)1;
+  memset(buffers, 0, sizeof(buffers));
+  ltx_call_options_init(&call);
+  call.generation = -2;
+  ExpectInvalid(ltx_all_gather_rank(runtime, 0, &shape, buffers, &call), "call->generation = -2",
+                "all_gather_rank generation -2");
+  ExpectInvalid(ltx_all_gather(runtime, &shape, buffers, 2, &call, &op), "call->generation = -2",
+                "all_gather generation -2");
+  Expect(op == NULL, "all_gather clears *op on a bad generation");
+  Expect(LTX_VERSION_MINOR >= 3, "the call generation is version 0.3");
 }
 
 /* Without a GPU: FAILED_PRECONDITION with a message. With GPUs: a Runtime whose queries work. */
@@ -185,6 +208,7 @@ int main(void) {
   TestNullArguments();
   TestBadOptions();
   TestAllToAllArguments();
+  TestCallGeneration();
   TestCreate();
   if (failures > 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

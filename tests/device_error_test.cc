@@ -165,14 +165,46 @@ TEST(DeviceErrorToStatusTest, OneTripDataTimeoutSaysItWaitedForData) {
 }
 
 TEST(DeviceErrorToStatusTest, MismatchFromTheSharedBuilderReadsAsTheKernelsDo) {
-  const EntryAnnouncement mine = MakeEntryAnnouncement(0x1000, 1, 8192, 2, 40, 0xabc);
-  const EntryAnnouncement theirs = MakeEntryAnnouncement(0x2000, 1, 8192, 3, 40, 0xabc);
+  const EntryAnnouncement mine =
+      MakeEntryAnnouncement(0x1000, 1, 8192, 2, 40, 0xabc, AnnouncedProtocol::kDirect, 0);
+  const EntryAnnouncement theirs =
+      MakeEntryAnnouncement(0x2000, 1, 8192, 3, 40, 0xabc, AnnouncedProtocol::kDirect, 0);
   DeviceErrorRecord record;
   ASSERT_TRUE(MismatchRecord(mine, theirs, /*rank=*/1, /*peer=*/0, /*op=*/5, &record));
   const absl::Status status = DeviceErrorToStatus(record);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(status.message(),
             "all_gather #5: ranks disagree on the batch: rank 1 has 2, rank 0 has 3");
+}
+
+TEST(DeviceErrorToStatusTest, GenerationMismatchSaysWhatDiffered) {
+  const EntryAnnouncement mine =
+      MakeEntryAnnouncement(0x1000, 1, 8192, 2, 40, 0xabc, AnnouncedProtocol::kOneTrip, 3);
+  // A stale graph: the shape differs too, but the generation is what is reported.
+  const EntryAnnouncement theirs =
+      MakeEntryAnnouncement(0x2000, 1, 4096, 2, 40, 0xabc, AnnouncedProtocol::kOneTrip, 4);
+  DeviceErrorRecord record;
+  ASSERT_TRUE(MismatchRecord(mine, theirs, /*rank=*/0, /*peer=*/1, /*op=*/1, &record));
+  const absl::Status status = DeviceErrorToStatus(record);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::HasSubstr("ranks disagree on the reset generation"));
+  EXPECT_THAT(std::string(status.message()), ::testing::EndsWith("rank 0 has 3, rank 1 has 4"));
+}
+
+TEST(DeviceErrorToStatusTest, ProtocolMismatchNamesBothProtocols) {
+  const EntryAnnouncement mine =
+      MakeEntryAnnouncement(0, 1, 8192, 2, 40, 0xabc, AnnouncedProtocol::kDirect, 0);
+  const EntryAnnouncement theirs =
+      MakeEntryAnnouncement(0, 1, 8192, 2, 40, 0xabc, AnnouncedProtocol::kOneTrip, 0);
+  DeviceErrorRecord record;
+  ASSERT_TRUE(MismatchRecord(mine, theirs, /*rank=*/1, /*peer=*/0, /*op=*/9, &record));
+  const absl::Status status = DeviceErrorToStatus(record);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::StartsWith("all_gather #9: ranks disagree on the protocol"));
+  EXPECT_THAT(std::string(status.message()),
+              ::testing::EndsWith("rank 1 has direct, rank 0 has one_trip"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Tests of the entry announcement (kernels/entry_announcement.h): its builder and the host/device
-// argument comparison that detects ranks disagreeing on an op.
+// Tests of the entry announcement (kernels/entry_announcement.h): its builder, its size, and the
+// host/device argument comparison that detects ranks disagreeing on an op (the reset generation
+// and the protocol first, then the shape).
 #include "kernels/entry_announcement.h"
 
 #include "gtest/gtest.h"
@@ -9,7 +10,8 @@ namespace {
 
 EntryAnnouncement Announcement() {
   return MakeEntryAnnouncement(/*output_address=*/0x1000, /*dtype=*/1, /*row_bytes=*/8192,
-                               /*batch=*/2, /*total_tokens=*/40, /*counts_digest=*/0xabcdef);
+                               /*batch=*/2, /*total_tokens=*/40, /*counts_digest=*/0xabcdef,
+                               AnnouncedProtocol::kDirect, /*generation=*/3);
 }
 
 TEST(MakeEntryAnnouncementTest, PutsEveryArgumentInItsField) {
@@ -20,12 +22,16 @@ TEST(MakeEntryAnnouncementTest, PutsEveryArgumentInItsField) {
   EXPECT_EQ(a.batch, 2);
   EXPECT_EQ(a.total_tokens, 40);
   EXPECT_EQ(a.counts_digest, 0xabcdefu);
+  EXPECT_EQ(a.protocol, static_cast<uint32_t>(AnnouncedProtocol::kDirect));
+  EXPECT_EQ(a.generation, 3u);
 }
 
 TEST(EntryAnnouncementTest, IsMadeOfAlignedEightByteWords) {
   // The direct kernel loads a peer's announcement word by word (LoadRelaxedSystemWords).
   static_assert(sizeof(EntryAnnouncement) % 8 == 0, "whole 8-byte words");
   static_assert(alignof(EntryAnnouncement) == 8, "8-byte aligned");
+  // With the op word it fills one 64-byte mailbox line.
+  static_assert(sizeof(EntryAnnouncement) == 56, "seven words");
   SUCCEED();
 }
 
@@ -49,6 +55,8 @@ TEST(FindMismatchTest, NamesTheFirstDifferingFieldWithBothValues) {
       {[](EntryAnnouncement* a) { a->batch = 3; }, MismatchField::kBatch, 3},
       {[](EntryAnnouncement* a) { a->total_tokens = 41; }, MismatchField::kTotalTokens, 41},
       {[](EntryAnnouncement* a) { a->counts_digest = 0x123; }, MismatchField::kCounts, 0x123},
+      {[](EntryAnnouncement* a) { a->generation = 4; }, MismatchField::kGeneration, 4},
+      {[](EntryAnnouncement* a) { a->protocol = 2; }, MismatchField::kProtocol, 2},
   };
   for (const Case& c : cases) {
     EntryAnnouncement theirs = Announcement();
@@ -59,6 +67,26 @@ TEST(FindMismatchTest, NamesTheFirstDifferingFieldWithBothValues) {
     EXPECT_EQ(their_value, c.theirs);
     EXPECT_NE(mine_value, their_value);
   }
+}
+
+TEST(FindMismatchTest, GenerationIsReportedFirstThenTheProtocol) {
+  // A CUDA graph captured before a Reset, replayed against a call issued after it: whatever
+  // else differs, the generation is the reason.
+  EntryAnnouncement theirs = Announcement();
+  theirs.generation = 2;
+  theirs.protocol = static_cast<uint32_t>(AnnouncedProtocol::kOneTrip);
+  theirs.row_bytes = 4096;
+  uint64_t mine_value = 0;
+  uint64_t their_value = 0;
+  EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value),
+            MismatchField::kGeneration);
+  EXPECT_EQ(mine_value, 3u);
+  EXPECT_EQ(their_value, 2u);
+  theirs.generation = 3;
+  EXPECT_EQ(FindMismatch(Announcement(), theirs, &mine_value, &their_value),
+            MismatchField::kProtocol);
+  EXPECT_EQ(mine_value, static_cast<uint64_t>(AnnouncedProtocol::kDirect));
+  EXPECT_EQ(their_value, static_cast<uint64_t>(AnnouncedProtocol::kOneTrip));
 }
 
 TEST(FindMismatchTest, DtypeIsReportedBeforeTheRowSize) {

@@ -10,7 +10,8 @@ namespace {
 
 EntryAnnouncement Announcement() {
   return MakeEntryAnnouncement(/*output_address=*/0x1000, /*dtype=*/1, /*row_bytes=*/8192,
-                               /*batch=*/2, /*total_tokens=*/40, /*counts_digest=*/0xabcdef);
+                               /*batch=*/2, /*total_tokens=*/40, /*counts_digest=*/0xabcdef,
+                               AnnouncedProtocol::kDirect, /*generation=*/0);
 }
 
 TEST(TimeoutRecordTest, FillsEveryTimeoutField) {

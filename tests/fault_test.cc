@@ -1,8 +1,9 @@
 // Faults and load on real GPUs: a rank that never joins, a late rank, ranks that disagree on
-// the arguments, per-call timeouts, host-side waits that time out, recovery with Reset, many
-// calls with random shapes and device subsets, per-rank callers with random delays, Runtime
-// churn and two Runtimes at once. Each fault asserts the Status code and what its message
-// names, and that no byte outside the outputs changed.
+// the arguments, a straggler after Reset and a graph of an earlier reset generation, ranks on
+// different paths for the same op, per-call timeouts, host-side waits that time out, recovery
+// with Reset, many calls with random shapes and device subsets, per-rank callers with random
+// delays, Runtime churn and two Runtimes at once. Each fault asserts the Status code and what
+// its message names, and that no byte outside the outputs changed.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -22,6 +23,7 @@
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/rank_threads.h"
 
 namespace ltx {
 namespace {
@@ -295,6 +297,160 @@ INSTANTIATE_TEST_SUITE_P(Protocols, ProtocolFaultTest,
                          [](const ::testing::TestParamInfo<Protocol>& info) {
                            return info.param == Protocol::kDirect ? "Direct" : "OneTrip";
                          });
+
+// ---------------------------------------------------------------------------------------------
+// Reset generations: a straggler from before a Reset, and a graph captured before it.
+
+TEST(GenerationTest, StragglerAfterResetIsAbortedAndTouchesNothing) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(2), WithTimeout(absl::Milliseconds(200)));
+  ASSERT_NE(f.runtime, nullptr);
+  const AllGatherCase c = SmallCase(2);
+  const uint64_t stale = f.runtime->generation();
+  CallOptions call;
+  call.generation = stale;
+  // Rank 0 calls the op; rank 1 is late for it, so rank 0 times out and the Runtime is reset.
+  ASSERT_TRUE(LaunchCase(f, c, CallStyle::kPerRankThreads, call, {0}).ok());
+  const absl::Status timed_out = f.runtime->Synchronize(kTestWait);
+  EXPECT_EQ(timed_out.code(), absl::StatusCode::kDeadlineExceeded) << timed_out;
+  ASSERT_TRUE(f.runtime->Reset(kTestWait).ok());
+  EXPECT_EQ(f.runtime->generation(), stale + 1);
+
+  // The late rank calls now, with the generation of its step: dropped, nothing launched.
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  const std::vector<std::vector<uint8_t>> before = ReadOutputs(f);
+  const absl::Status late = f.runtime->AllGatherRank(1, c.Shape(), f.harness->Buffers(1), call);
+  EXPECT_EQ(late.code(), absl::StatusCode::kAborted) << late;
+  EXPECT_THAT(std::string(late.message()),
+              HasSubstr(absl::StrCat("rank 1: call issued for reset generation ", stale,
+                                     ", but the Runtime was Reset since (now ", stale + 1, ")")));
+  EXPECT_TRUE(f.runtime->status().ok()) << f.runtime->status();
+  ASSERT_TRUE(f.harness->SynchronizeStreams().ok());
+  EXPECT_TRUE(ReadOutputs(f) == before) << "the dropped call changed an output";
+
+  // Every rank in the new generation: byte-exact.
+  call.generation = f.runtime->generation();
+  for (CallStyle style : {CallStyle::kPerRankThreads, CallStyle::kCoordinated}) {
+    const absl::Status status = RunAndVerify(f, c, style, call);
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
+TEST_P(ProtocolFaultTest, GraphCapturedBeforeResetDisagreesWithAFreshCall) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(2), WithTimeout(absl::Seconds(5)));
+  ASSERT_NE(f.runtime, nullptr);
+  const AllGatherCase c = SmallCase(2);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  const RankBuffers rank0 = f.harness->Buffers(0);
+  CapturedRankCalls stale;
+  const auto capture_rank0 = [&](int) {
+    return f.runtime->AllGatherRank(0, c.Shape(), rank0, call());
+  };
+  ASSERT_TRUE(stale.Capture({0}, {rank0}, capture_rank0).ok());
+  ASSERT_TRUE(f.runtime->Reset(kTestWait).ok());
+  // Rank 0 replays its graph of generation 0; rank 1 calls in generation 1.
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(stale.Replay({0}, {rank0}).ok());
+  ASSERT_TRUE(f.runtime->AllGatherRank(1, c.Shape(), f.harness->Buffers(1), call()).ok());
+  ASSERT_TRUE(f.harness->SynchronizeStreams().ok());
+  const absl::Duration took = absl::Now() - start;
+  const absl::Status status = f.runtime->status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("ranks disagree on the reset generation"));
+  EXPECT_LT(took, absl::Seconds(1));
+  EXPECT_TRUE(f.harness->VerifyGuards().ok());
+  ExpectRefusedThenRecovered(f);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ranks on different paths for the same op: InvalidArgument on every rank, long before the
+// timeout.
+
+// Ranks 0 and 1 each call `cases[rank]` with `calls[rank]` from their own thread on a Runtime
+// of `options` with a 5 s timeout: the op must fail with InvalidArgument containing `what`
+// within `within`, every failed call must be InvalidArgument (or FailedPrecondition, when made
+// after the error was recorded), nothing outside the outputs may change, and Reset recovers.
+void ExpectPathMismatchDetected(RuntimeOptions options, const std::vector<AllGatherCase>& cases,
+                                const std::vector<CallOptions>& calls, const std::string& what,
+                                absl::Duration within) {
+  options.timeout = absl::Seconds(5);
+  GpuFixture f = MakeGpuFixture(FirstDevices(2), options);
+  ASSERT_NE(f.runtime, nullptr);
+  ASSERT_TRUE(f.harness->Prepare(cases[0]).ok());
+  std::vector<absl::Status> launches(2);
+  const absl::Time start = absl::Now();
+  RunOnRankThreads(2, [&](int rank) {
+    launches[rank] =
+        f.runtime->AllGatherRank(rank, cases[rank].Shape(), f.harness->Buffers(rank), calls[rank]);
+    return absl::OkStatus();
+  }).IgnoreError();
+  const absl::Status status = f.runtime->Synchronize(kTestWait);
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(what));
+  EXPECT_LT(took, within) << status;
+  for (const absl::Status& launch : launches) {
+    if (!launch.ok()) {
+      EXPECT_TRUE(absl::IsInvalidArgument(launch) || absl::IsFailedPrecondition(launch)) << launch;
+    }
+  }
+  EXPECT_TRUE(f.harness->VerifyGuards().ok());
+  ExpectRefusedThenRecovered(f);
+}
+
+CallOptions WithProtocol(Protocol protocol) {
+  CallOptions call;
+  call.protocol = protocol;
+  return call;
+}
+
+TEST(PathMismatchTest, OneTripAgainstDirectFailsFastOnBothRanks) {
+  LTX_REQUIRE_GPUS(2);
+  const AllGatherCase c = SmallCase(2);
+  for (bool one_trip_first : {true, false}) {
+    SCOPED_TRACE(one_trip_first ? "rank 0 one-trip" : "rank 0 direct");
+    const Protocol first = one_trip_first ? Protocol::kOneTrip : Protocol::kDirect;
+    const Protocol second = one_trip_first ? Protocol::kDirect : Protocol::kOneTrip;
+    // Synchronize returns once both kernels ended: both gave up on the op long before the
+    // timeout.
+    ExpectPathMismatchDetected({}, {c, c}, {WithProtocol(first), WithProtocol(second)},
+                               "ranks disagree on the protocol", absl::Seconds(1));
+  }
+}
+
+TEST(PathMismatchTest, ShapesAcrossTheOneTripLimitFailFast) {
+  LTX_REQUIRE_GPUS(2);
+  RuntimeOptions options;
+  const AllGatherCase direct = SmallCase(2);  // Largest shard: 2 * 4 * 512 = 4096 bytes.
+  AllGatherCase one_trip = direct;
+  one_trip.token_counts = {3, 2};  // Largest shard: 3072 bytes.
+  options.one_trip_max_bytes = 3072;
+  ExpectPathMismatchDetected(options, {direct, one_trip}, {CallOptions{}, CallOptions{}},
+                             "ranks disagree on the protocol", absl::Seconds(1));
+}
+
+TEST(PathMismatchTest, CopyEnginesAgainstAKernelFailOnBothRanks) {
+  LTX_REQUIRE_GPUS(2);
+  const AllGatherCase c = SmallCase(2);
+  const absl::Duration within = absl::Seconds(5) + absl::Seconds(1);
+  for (Protocol kernel : {Protocol::kDirect, Protocol::kOneTrip}) {
+    SCOPED_TRACE(ProtocolName(kernel));
+    ExpectPathMismatchDetected({}, {c, c},
+                               {WithProtocol(Protocol::kCopyEngine), WithProtocol(kernel)},
+                               "ranks disagree on the protocol", within);
+    ExpectPathMismatchDetected({}, {c, c},
+                               {WithProtocol(kernel), WithProtocol(Protocol::kCopyEngine)},
+                               "ranks disagree on the protocol", within);
+  }
+  // Shapes on two sides of copy_engine_min_bytes.
+  RuntimeOptions options;
+  options.copy_engine_min_bytes = 4096;
+  AllGatherCase small = c;
+  small.token_counts = {3, 2};  // Largest shard 3072 bytes: a kernel.
+  ExpectPathMismatchDetected(options, {c, small}, {CallOptions{}, CallOptions{}},
+                             "ranks disagree on the protocol", within);
+}
 
 TEST(FaultTest, PerCallTimeoutOverridesTheRuntimeTimeout) {
   LTX_REQUIRE_GPUS(2);

@@ -1,9 +1,10 @@
 // Tests of ltx::HostRendezvous (ltx/host_rendezvous.h): every rank reads every value, a late
 // rank within the timeout, a missing rank (every rank gets the same error, naming it), a fast
 // rank one op ahead of a slow one, meetings out of order, Reset (also of a waiting rank), a
-// custom error, Fail, and many threads over many ops. Needs no GPU.
+// custom error, Fail, a watch that gives up, and many threads over many ops. Needs no GPU.
 #include "ltx/host_rendezvous.h"
 
+#include <atomic>
 #include <cstdint>
 #include <random>
 #include <string>
@@ -263,6 +264,33 @@ TEST(HostRendezvousTest, FailReleasesTheWaitingRanksAndStandsUntilReset) {
     EXPECT_EQ(result, absl::InternalError("rank 2 could not start"));
   }
   EXPECT_EQ(MeetWithValue(rendezvous, 2, 1, kEntry, kLong), results[0]);
+  rendezvous.Reset();
+  MeetOnce(rendezvous, 1);
+}
+
+TEST(HostRendezvousTest, AWatchThatFailsGivesUpTheOpForEveryRankAtOnce) {
+  HostRendezvous<int64_t> rendezvous = MakeRendezvous(3);
+  std::atomic<bool> diverged{false};
+  const RendezvousWatch watch = [&diverged]() -> absl::Status {
+    if (!diverged.load()) return absl::OkStatus();
+    return absl::InvalidArgumentError("rank 2 took another path");
+  };
+  std::vector<absl::Status> results(2);
+  const absl::Time start = absl::Now();
+  std::thread diverger([&] {
+    absl::SleepFor(absl::Milliseconds(50));
+    diverged.store(true);
+  });
+  OnEveryRank(2, [&](int rank) {
+    results[rank] = rendezvous.Meet(rank, 1, kEntry, ValueOf(1, kEntry, rank), {}, kLong,
+                                    rank == 0 ? watch : nullptr);
+  });
+  diverger.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(5));
+  for (const absl::Status& result : results) {
+    EXPECT_EQ(result, absl::InvalidArgumentError("rank 2 took another path"));
+  }
+  EXPECT_EQ(rendezvous.failure(), results[0]);
   rendezvous.Reset();
   MeetOnce(rendezvous, 1);
 }

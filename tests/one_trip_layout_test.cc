@@ -69,7 +69,8 @@ TEST(OneTripLayoutTest, HeaderRoundTripsTheAnnouncementWithoutItsOutput) {
   const EntryAnnouncement sent =
       MakeEntryAnnouncement(/*output_address=*/0x7f0000001000, /*dtype=*/-3, /*row_bytes=*/8192,
                             /*batch=*/5, /*total_tokens=*/(int64_t{1} << 40) + 7,
-                            /*counts_digest=*/0xfedcba9876543210ull);
+                            /*counts_digest=*/0xfedcba9876543210ull, AnnouncedProtocol::kOneTrip,
+                            /*generation=*/(uint64_t{1} << 50) + 3);
   uint64_t payloads[kOneTripHeaderLines];
   PackHeader(sent, payloads);
   const EntryAnnouncement received = UnpackHeader(payloads);
@@ -79,6 +80,8 @@ TEST(OneTripLayoutTest, HeaderRoundTripsTheAnnouncementWithoutItsOutput) {
   EXPECT_EQ(received.batch, sent.batch);
   EXPECT_EQ(received.total_tokens, sent.total_tokens);
   EXPECT_EQ(received.counts_digest, sent.counts_digest);
+  EXPECT_EQ(received.generation, sent.generation);
+  EXPECT_EQ(received.protocol, static_cast<uint32_t>(AnnouncedProtocol::kOneTrip));
   uint64_t mine = 0;
   uint64_t theirs = 0;
   EXPECT_EQ(FindMismatch(sent, received, &mine, &theirs), MismatchField::kNone);

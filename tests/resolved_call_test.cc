@@ -208,6 +208,35 @@ TEST(ResolvedCallTest, BadCallOptionsAreInvalidArguments) {
   EXPECT_TRUE(ResolveCall(options, context, call).ok());
 }
 
+TEST(ResolvedCallTest, CallsOfAnEarlierGenerationAreAborted) {
+  const RuntimeOptions options;
+  CallContext context;
+  context.world_size = 2;
+  context.rank = 1;
+  context.generation = 4;
+  CallOptions call;
+  // Unset: the current generation, which the resolved call carries.
+  absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(resolved->generation, 4u);
+  call.generation = 4;
+  EXPECT_TRUE(ResolveCall(options, context, call).ok());
+  call.generation = 3;
+  resolved = ResolveCall(options, context, call);
+  EXPECT_TRUE(absl::IsAborted(resolved.status())) << resolved.status();
+  EXPECT_EQ(resolved.status().message(),
+            "rank 1: call issued for reset generation 3, but the Runtime was Reset since (now 4); "
+            "dropped, nothing was launched");
+  // Before any other check: a stale call is dropped whatever its other options.
+  call.blocks = -1;
+  EXPECT_TRUE(absl::IsAborted(ResolveCall(options, context, call).status()));
+  call = CallOptions{};
+  call.generation = 5;
+  resolved = ResolveCall(options, context, call);
+  EXPECT_TRUE(absl::IsInvalidArgument(resolved.status())) << resolved.status();
+  EXPECT_NE(resolved.status().message().find("generation 5"), absl::string_view::npos);
+}
+
 }  // namespace
 }  // namespace ltx
 

@@ -1,5 +1,6 @@
 // Tests of the signal region layout (kernels/signal_layout.h): the mailbox slot embeds the entry
-// announcement and keeps its op number in the same 64-byte line, after it.
+// announcement and keeps its op word (op number and protocol) in the same 64-byte line, after
+// it.
 #include "kernels/signal_layout.h"
 
 #include <cstddef>
@@ -14,6 +15,23 @@ TEST(SignalLayoutTest, MailboxSlotIsOneLineWithTheOpNumberLast) {
   static_assert(alignof(MailboxSlot) == 64, "slots do not share lines");
   EXPECT_EQ(offsetof(MailboxSlot, announcement), 0u);
   EXPECT_EQ(offsetof(MailboxSlot, op), sizeof(EntryAnnouncement));
+}
+
+TEST(SignalLayoutTest, OpWordCarriesTheOpNumberAndTheProtocol) {
+  for (uint64_t number : {uint64_t{1}, uint64_t{1042}, (uint64_t{1} << 56) - 1}) {
+    for (AnnouncedProtocol protocol : {AnnouncedProtocol::kDirect, AnnouncedProtocol::kOneTrip,
+                                       AnnouncedProtocol::kCopyEngine}) {
+      const uint64_t word = MailboxOpWord(number, protocol);
+      EXPECT_EQ(MailboxOpNumber(word), number);
+      EXPECT_EQ(MailboxOpProtocol(word), protocol);
+    }
+  }
+  // Cleared memory: no op, no protocol.
+  EXPECT_EQ(MailboxOpNumber(0), 0u);
+  EXPECT_EQ(MailboxOpProtocol(0), AnnouncedProtocol::kNone);
+  // Op numbers compare as numbers whatever the protocol of the word.
+  EXPECT_LT(MailboxOpNumber(MailboxOpWord(6, AnnouncedProtocol::kOneTrip)),
+            MailboxOpNumber(MailboxOpWord(7, AnnouncedProtocol::kDirect)));
 }
 
 TEST(SignalLayoutTest, PeerWrittenFieldsDoNotShareLinesWithLocalCounters) {

@@ -42,7 +42,7 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 200)
+        self.assertEqual(ltx.version(), 300)
 
     def test_loads_the_installed_library(self):
         self.assertTrue(ltx.library_path().endswith("lib/libltx.so"), ltx.library_path())
@@ -204,6 +204,8 @@ class FakeLibrary:
                 out.value = args[1]
             elif name == "ltx_runtime_transport":
                 out.value = 1
+            elif name == "ltx_runtime_generation":
+                out.value = 4
             return 0
         return call
 
@@ -264,6 +266,20 @@ class RuntimeGlueTest(unittest.TestCase):
         self.assertEqual((call._obj.protocol, call._obj.timeout_us, call._obj.blocks), (0, 0, 0))
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2"):
             runtime.all_gather_rank(2, None, None, [1, 5])
+
+    def test_generation(self):
+        runtime = ltx.Runtime()
+        self.assertEqual(runtime.generation, 4)
+        runtime.all_gather_rank(1, FakeTensor([5, 4], device=("cuda", 1), pointer=0x10),
+                                FakeTensor([6, 4], device=("cuda", 1), pointer=0x20), [1, 5],
+                                stream=9, generation=runtime.generation)
+        self.assertEqual(self.last("ltx_all_gather_rank")[4]._obj.generation, 4)
+        for bad in (-1, 1.5, True, "4"):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "generation"):
+                runtime.all_gather_rank(1, None, None, [1, 5], generation=bad)
+        runtime.close()
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "closed"):
+            runtime.generation
 
     def test_all_to_all(self):
         runtime = ltx.Runtime()

@@ -34,6 +34,7 @@ class CallOptions(ctypes.Structure):
         ("timeout_us", ctypes.c_int64),
         ("blocks", ctypes.c_int),
         ("protocol", ctypes.c_int),
+        ("generation", ctypes.c_int64),
     ]
 
 
@@ -82,6 +83,7 @@ _PROTOTYPES = {
     "ltx_runtime_world_size": (_c_int, [_void_p, _P(_c_int)]),
     "ltx_runtime_device": (_c_int, [_void_p, _c_int, _P(_c_int)]),
     "ltx_runtime_transport": (_c_int, [_void_p, _P(_c_int)]),
+    "ltx_runtime_generation": (_c_int, [_void_p, _P(ctypes.c_uint64)]),
     "ltx_all_gather": (_c_int, [_void_p, _P(AllGatherShape), _P(RankBuffers), _c_int,
                                 _P(CallOptions), _P(_void_p)]),
     "ltx_op_wait": (_c_int, [_void_p, _c_int64]),

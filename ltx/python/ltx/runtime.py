@@ -46,13 +46,18 @@ def _enum(table: dict, value: str, what: str) -> int:
 
 
 @functools.lru_cache(maxsize=64)
-def _call_options(timeout, blocks: int, protocol: str) -> CallOptions:
+def _call_options(timeout, blocks: int, protocol: str, generation=None) -> CallOptions:
     """The CallOptions of these values (cached: calls repeat them; never modified)."""
     call = CallOptions()
     check(lib().ltx_call_options_init(ctypes.byref(call)))
     call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout")
     call.blocks = blocks
     call.protocol = _enum(PROTOCOLS, protocol, "protocol")
+    if generation is not None:
+        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
+            raise invalid_argument(
+                f"generation = {generation!r} must be a value of Runtime.generation")
+        call.generation = generation
     return call
 
 
@@ -165,6 +170,16 @@ class Runtime:
     def world_size(self) -> int:
         return len(self.devices)
 
+    @property
+    def generation(self) -> int:
+        """The reset generation (successful resets so far). A server reads it when a step
+        starts and passes it as `generation=` to every call of the step, so that a rank thread
+        late for a failed op gets ltx.AbortedError after reset() instead of pairing its call
+        with the next op."""
+        value = ctypes.c_uint64()
+        check(lib().ltx_runtime_generation(self._live(), ctypes.byref(value)))
+        return value.value
+
     def _live(self) -> ctypes.c_void_p:
         if not self._handle:
             raise invalid_argument("the runtime is closed")
@@ -172,38 +187,44 @@ class Runtime:
 
     def all_gather(self, inputs, outputs, counts=None, streams=None, *, dim: int = -2,
                    timeout=None, blocks: int = 0, protocol: str = "auto", wait: bool = True,
-                   wait_timeout: float = 30.0):
+                   wait_timeout: float = 30.0, generation=None):
         """Coordinated call: one input and one output tensor per rank (streams: one per rank,
         or None for each GPU's current stream). counts defaults to the inputs' sizes along
-        `dim`. Returns None after waiting (wait=True), else an Op to wait on. timeout, blocks
-        and protocol ("auto", "direct", "one_trip", "copy_engine") are ltx::CallOptions."""
+        `dim`. Returns None after waiting (wait=True), else an Op to wait on. timeout, blocks,
+        protocol ("auto", "direct", "one_trip", "copy_engine") and generation (a value of
+        Runtime.generation, or None) are ltx::CallOptions: a call for an earlier generation
+        raises ltx.AbortedError with nothing launched."""
         self._live()
         counts = token_counts(inputs, dim) if counts is None else [int(c) for c in counts]
         return self._coordinated(self._all_gather(dim), inputs, outputs, counts, streams,
-                                 _call_options(timeout, blocks, protocol), wait, wait_timeout)
+                                 _call_options(timeout, blocks, protocol, generation), wait,
+                                 wait_timeout)
 
     def all_gather_rank(self, rank: int, input, output, counts, stream=None, *, dim: int = -2,
-                        timeout=None, blocks: int = 0, protocol: str = "auto") -> None:
+                        timeout=None, blocks: int = 0, protocol: str = "auto",
+                        generation=None) -> None:
         """Per-rank call from rank `rank`'s own thread: enqueues its part on `stream` (None:
         the GPU's current stream) with no host synchronisation, so torch.cuda.graph can capture
         it. Every rank must make the matching call with the same counts. For a call repeated
         with the same tensors, prepare_all_gather_rank checks them once."""
         self.prepare_all_gather_rank(rank, input, output, counts, stream, dim=dim,
-                                     timeout=timeout, blocks=blocks, protocol=protocol)()
+                                     timeout=timeout, blocks=blocks, protocol=protocol,
+                                     generation=generation)()
 
     def prepare_all_gather_rank(self, rank: int, input, output, counts, stream=None, *,
                                 dim: int = -2, timeout=None, blocks: int = 0,
-                                protocol: str = "auto") -> "RankCall":
+                                protocol: str = "auto", generation=None) -> "RankCall":
         """Checks the arguments of all_gather_rank once and returns a RankCall that makes the
         call each time it is called, with these tensors, counts and stream: what a server loop
         repeats every step, at the cost of one ctypes call. The RankCall keeps the tensors
         alive; their contents may change between calls."""
         return self._prepare_rank(self._all_gather(dim), rank, input, output, counts, stream,
-                                  _call_options(timeout, blocks, protocol))
+                                  _call_options(timeout, blocks, protocol, generation))
 
     def all_to_all(self, inputs, outputs, counts=None, streams=None, *,
                    direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
-                   protocol: str = "auto", wait: bool = True, wait_timeout: float = 30.0):
+                   protocol: str = "auto", wait: bool = True, wait_timeout: float = 30.0,
+                   generation=None):
         """Coordinated Ulysses all-to-all over P ranks. direction "seq_to_heads": rank r's
         input [batch, counts[r], heads, head_dim] -> every rank r's output
         [batch, sum(counts), heads / P, head_dim] (heads [r * heads / P, (r + 1) * heads / P)
@@ -217,23 +238,25 @@ class Runtime:
             counts = token_counts(inputs if direction == "seq_to_heads" else outputs, 1)
         counts = [int(c) for c in counts]
         return self._coordinated(collective, inputs, outputs, counts, streams,
-                                 _call_options(timeout, blocks, protocol), wait, wait_timeout)
+                                 _call_options(timeout, blocks, protocol, generation), wait,
+                                 wait_timeout)
 
     def all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
                         direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
-                        protocol: str = "auto") -> None:
+                        protocol: str = "auto", generation=None) -> None:
         """Per-rank all-to-all from rank `rank`'s own thread (shapes as all_to_all; the
         per-rank contract of all_gather_rank)."""
         self.prepare_all_to_all_rank(rank, input, output, counts, stream, direction=direction,
-                                     timeout=timeout, blocks=blocks, protocol=protocol)()
+                                     timeout=timeout, blocks=blocks, protocol=protocol,
+                                     generation=generation)()
 
     def prepare_all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
                                 direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
-                                protocol: str = "auto") -> "RankCall":
+                                protocol: str = "auto", generation=None) -> "RankCall":
         """Checks the arguments of all_to_all_rank once and returns a RankCall that makes the
         call (as prepare_all_gather_rank)."""
         return self._prepare_rank(self._all_to_all(direction), rank, input, output, counts,
-                                  stream, _call_options(timeout, blocks, protocol))
+                                  stream, _call_options(timeout, blocks, protocol, generation))
 
     def _all_gather(self, dim: int) -> _Collective:
         def describe(rank, input, output, counts, device):
