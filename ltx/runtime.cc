@@ -127,6 +127,17 @@ absl::StatusOr<std::vector<int>> AwaitEvents(absl::Span<const cudaEvent_t> event
   }
 }
 
+// The error rank `rank`'s device published on either transport, if any.
+absl::optional<DeviceErrorRecord> ReadRankError(const PeerStoreTransport* peer_stores,
+                                                const CopyEngineTransport& copy_engines,
+                                                int rank) {
+  if (peer_stores != nullptr) {
+    absl::optional<DeviceErrorRecord> record = peer_stores->ReadError(rank);
+    if (record.has_value()) return record;
+  }
+  return copy_engines.ReadError(rank);
+}
+
 }  // namespace
 
 struct Runtime::Rank {
@@ -259,8 +270,7 @@ absl::Status Runtime::Initialize() {
     LTX_ASSIGN_OR_RETURN(peer_stores_,
                          PeerStoreTransport::Create(devices_, options_.max_blocks));
   }
-  LTX_ASSIGN_OR_RETURN(copy_engines_,
-                       CopyEngineTransport::Create(devices_, options_.worker_spin));
+  LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(devices_));
   return absl::OkStatus();
 }
 
@@ -269,10 +279,11 @@ Runtime::~Runtime() {
   for (auto& rank : ranks_) events.push_back(rank->last_done);
   absl::StatusOr<std::vector<int>> busy =
       AwaitEvents(events, absl::Now() + options_.timeout + kTeardownMargin);
-  if (busy.ok() && !busy->empty() && peer_stores_ != nullptr) {
+  if (busy.ok() && !busy->empty()) {
     // Kernels still run (a longer per-call timeout, or a stream that started them late): tell
     // them to give up, then wait once more.
-    peer_stores_->Abandon().IgnoreError();
+    if (peer_stores_ != nullptr) peer_stores_->Abandon().IgnoreError();
+    copy_engines_->Abandon();
     busy = AwaitEvents(events, absl::Now() + kTeardownMargin);
   }
   // Memory that a running kernel may still touch is leaked rather than freed under it.
@@ -297,11 +308,10 @@ absl::Status Runtime::status() { return CollectDeviceErrors(); }
 absl::Status Runtime::CollectDeviceErrors() {
   absl::MutexLock lock(&mu_);
   if (!failure_.ok()) return failure_;
-  if (peer_stores_ == nullptr) return absl::OkStatus();
   absl::Status first;
   std::vector<int> others;
   for (int rank = 0; rank < world_size(); ++rank) {
-    absl::optional<DeviceErrorRecord> record = peer_stores_->ReadError(rank);
+    absl::optional<DeviceErrorRecord> record = ReadRankError(peer_stores_.get(), *copy_engines_, rank);
     if (!record.has_value()) continue;
     if (first.ok()) {
       first = DeviceErrorToStatus(*record);
@@ -333,10 +343,9 @@ absl::Status Runtime::CheckUsable() {
         "the runtime stopped after an error; call Reset() first. The error: ",
         failure_.ToString()));
   }
-  // The common case takes no lock: one read of each rank's host-mapped record.
-  if (peer_stores_ == nullptr) return absl::OkStatus();
+  // The common case takes no lock: one read of each rank's host-mapped records.
   for (int rank = 0; rank < world_size(); ++rank) {
-    if (peer_stores_->ReadError(rank).has_value()) return CollectDeviceErrors();
+    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) return CollectDeviceErrors();
   }
   return absl::OkStatus();
 }
@@ -639,8 +648,8 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
         absl::StrFormat("Reset: rank(s) %s still running after %s; the runtime stays stopped",
                         absl::StrJoin(busy, ", "), absl::FormatDuration(timeout)));
   }
+  LTX_RETURN_IF_ERROR(copy_engines_->Reset(absl::Now() + timeout));
   if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
-  copy_engines_->Reset();
   absl::MutexLock lock(&mu_);
   failure_ = absl::OkStatus();
   failed_.store(false, std::memory_order_release);
