@@ -131,9 +131,9 @@ class Runtime {
   // on the device, so every replay is a new op). Every rank must make the matching call. The
   // calling thread's current device is restored on return. Thread-safe across ranks.
   // Copy-engine calls (Protocol::kCopyEngine, large eager calls under kAuto, and every call on
-  // the copy-engine transport) are the exception: they wait on the host, bounded by the
-  // timeout, until every rank has called for the op, so each rank needs its own thread; and
-  // they cannot be captured (Unimplemented, the Runtime stays usable).
+  // the copy-engine transport) do not wait for the other ranks either (unless a rank runs 16
+  // copy-engine ops ahead of a peer: then it waits, bounded by the timeout), but they cannot
+  // be captured (Unimplemented, the Runtime stays usable).
   // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size). Because the
   // other ranks may already have launched their part, a rejected call also stops the Runtime
   // (later calls: FailedPrecondition until Reset).
