@@ -244,9 +244,9 @@ absl::Status CopyEngineTransport::QueueDirection(int rank, const Direction& dire
       absl::StrFormat("copy from rank %d to rank %d", direction.source, direction.target));
   if (status.ok()) {
     // The write's default memory barrier orders the copy before the flag.
-    const CUresult written = write_value_(
-        stream, reinterpret_cast<CUdeviceptr>(&signals_[direction.target].received[direction.source]),
-        op, CU_STREAM_WRITE_VALUE_DEFAULT);
+    uint64_t* flag = &signals_[direction.target].received[direction.source];
+    const CUresult written = write_value_(stream, reinterpret_cast<CUdeviceptr>(flag), op,
+                                          CU_STREAM_WRITE_VALUE_DEFAULT);
     status = DriverStatus(written, absl::StrFormat("rank %d: cuStreamWriteValue64", rank));
   }
   if (switch_device) cudaSetDevice(devices_[rank]);

@@ -311,7 +311,8 @@ absl::Status Runtime::CollectDeviceErrors() {
   absl::Status first;
   std::vector<int> others;
   for (int rank = 0; rank < world_size(); ++rank) {
-    absl::optional<DeviceErrorRecord> record = ReadRankError(peer_stores_.get(), *copy_engines_, rank);
+    absl::optional<DeviceErrorRecord> record =
+        ReadRankError(peer_stores_.get(), *copy_engines_, rank);
     if (!record.has_value()) continue;
     if (first.ok()) {
       first = DeviceErrorToStatus(*record);
@@ -345,7 +346,9 @@ absl::Status Runtime::CheckUsable() {
   }
   // The common case takes no lock: one read of each rank's host-mapped records.
   for (int rank = 0; rank < world_size(); ++rank) {
-    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) return CollectDeviceErrors();
+    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) {
+      return CollectDeviceErrors();
+    }
   }
   return absl::OkStatus();
 }
