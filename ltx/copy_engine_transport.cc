@@ -1,30 +1,30 @@
-// The copy-engine transport: strided copy-engine copies ordered by events, with a host
-// rendezvous at the entry and the exit of each op.
+// The copy-engine transport: per-pair copy streams ordered by ring-buffered entry events,
+// completion flags in host-mapped memory, and an exit kernel with a deadline.
 #include "ltx/copy_engine_transport.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/types/span.h"
+#include "kernels/copy_engine_exit_kernel.h"
 #include "kernels/entry_announcement.h"
-#include "kernels/error_record.h"
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
+#include "ltx/driver_api.h"
 #include "ltx/shard_copy.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
 namespace {
 
-// The phases of an op at the rendezvous.
-constexpr int kEntry = 0;
-constexpr int kExit = 1;
+// How long the destructor waits for the copy streams.
+constexpr absl::Duration kDrainAtExit = absl::Seconds(5);
+constexpr absl::Duration kDrainPoll = absl::Microseconds(50);
 
-// What rank `buffers`' owner announces at the entry of an op. The copy engines do not see the
-// reset generation: ranks of different generations cannot meet at the rendezvous, which Reset
-// restarts (and Runtime::Reset refuses while a call is in it).
+// What rank `buffers`' owner announces for an op. The copy engines do not compare the reset
+// generation: the pairing table, which Reset empties, holds only this generation's calls.
 EntryAnnouncement Announce(const AllGatherLayout& layout, const RankBuffers& buffers) {
   return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(buffers.output),
                                static_cast<int32_t>(layout.dtype), layout.row_bytes, layout.batch,
@@ -32,194 +32,227 @@ EntryAnnouncement Announce(const AllGatherLayout& layout, const RankBuffers& buf
                                AnnouncedProtocol::kCopyEngine, /*generation=*/0);
 }
 
-// InvalidArgument when rank `rank`, whose call `arrivals[rank].call` met the others at op `op`,
-// finds a rank that met it with another call number.
-template <typename Arrival>
-absl::Status CheckCallNumbers(int rank, uint64_t op, absl::Span<const Arrival> arrivals) {
-  for (size_t t = 0; t < arrivals.size(); ++t) {
-    if (arrivals[t].call == arrivals[rank].call) continue;
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "all_gather op %d (copy-engine transport): rank %d met it with its call #%d, rank %d "
-        "with its call #%d: ranks disagree on the protocol of some op (one took a kernel path "
-        "where another took the copy engines)",
-        op, rank, arrivals[rank].call, t, arrivals[t].call));
-  }
-  return absl::OkStatus();
-}
-
-// The error of a miss at the rendezvous; it reads as the kernels' timeouts do.
-absl::Status MissToStatus(const RendezvousMiss& miss) {
-  const BarrierPhase phase = miss.phase == kEntry ? BarrierPhase::kEntry : BarrierPhase::kExit;
-  const absl::Status status = DeviceErrorToStatus(
-      TimeoutRecord(phase, miss.rank, miss.missing, miss.op, miss.missing_last_op,
-                    static_cast<uint64_t>(absl::ToInt64Nanoseconds(miss.timeout))));
+absl::Status Tagged(const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(status.message(), " (copy-engine transport)"));
 }
 
 }  // namespace
 
-CopyEngineTransport::CopyEngineTransport(std::vector<int> devices, absl::Duration spin)
+CopyEngineTransport::CopyEngineTransport(std::vector<int> devices,
+                                         PFN_cuStreamWriteValue64_v11070 write_value)
     : devices_(std::move(devices)),
-      rank_events_(devices_.size()),
-      rendezvous_(static_cast<int>(devices_.size()), {"entry", "exit"}, spin, MissToStatus) {}
+      write_value_(write_value),
+      streams_(devices_.size()),
+      pairing_(static_cast<int>(devices_.size())) {}
 
 absl::StatusOr<std::unique_ptr<CopyEngineTransport>> CopyEngineTransport::Create(
-    const std::vector<int>& devices, absl::Duration spin) {
-  std::unique_ptr<CopyEngineTransport> transport(new CopyEngineTransport(devices, spin));
+    const std::vector<int>& devices) {
+  LTX_ASSIGN_OR_RETURN(
+      const PFN_cuStreamWriteValue64_v11070 write_value,
+      DriverFunction<PFN_cuStreamWriteValue64_v11070>("cuStreamWriteValue64"));
+  std::unique_ptr<CopyEngineTransport> transport(new CopyEngineTransport(devices, write_value));
   int previous = 0;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
   absl::Status status;
   for (size_t rank = 0; rank < devices.size() && status.ok(); ++rank) {
-    status = transport->CreateRankEvents(static_cast<int>(rank));
+    status = transport->CreateRank(static_cast<int>(rank));
   }
+  if (status.ok()) status = transport->AllocateSignals();
   cudaSetDevice(previous);
   LTX_RETURN_IF_ERROR(status);
   return transport;
 }
 
-absl::Status CopyEngineTransport::CreateRankEvents(int rank) {
+absl::Status CopyEngineTransport::CreateRank(int rank) {
   const int device = devices_[rank];
   LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
   int max_pitch = 0;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device),
                                  "cudaDeviceGetAttribute(MaxPitch)"));
   max_pitch_ = std::min<int64_t>(max_pitch_, max_pitch);
-  RankEvents& events = rank_events_[rank];
-  LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamCreateWithFlags(&events.side, cudaStreamNonBlocking),
-                                 "cudaStreamCreate"));
-  for (cudaEvent_t* event : {&events.fork, &events.join, &events.entry, &events.copied}) {
+  RankStreams& streams = streams_[rank];
+  for (size_t target = 0; target < devices_.size(); ++target) {
+    if (static_cast<int>(target) == rank) continue;
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        cudaStreamCreateWithFlags(&streams.to[target], cudaStreamNonBlocking), "cudaStreamCreate"));
+  }
+  for (cudaEvent_t& event : streams.entry) {
     LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaEventCreateWithFlags(event, cudaEventDisableTiming), "cudaEventCreate"));
+        CudaStatus(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CopyEngineTransport::AllocateSignals() {
+  const size_t bytes = sizeof(CopyEngineSignals) * devices_.size();
+  void* host = nullptr;
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaHostAlloc(&host, bytes, cudaHostAllocPortable | cudaHostAllocMapped),
+                 "cudaHostAlloc(copy-engine signals)"));
+  std::memset(host, 0, bytes);
+  signals_ = static_cast<CopyEngineSignals*>(host);
+  // Unified addressing: the GPUs reach host-mapped memory at its host address.
+  void* device = nullptr;
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaHostGetDevicePointer(&device, host, 0), "cudaHostGetDevicePointer"));
+  if (device != host) {
+    return absl::FailedPreconditionError(
+        "host-mapped memory has another address on the GPU (unified addressing is needed)");
   }
   return absl::OkStatus();
 }
 
 CopyEngineTransport::~CopyEngineTransport() {
-  for (const RankEvents& events : rank_events_) {
-    if (events.side != nullptr) cudaStreamDestroy(events.side);
-    for (cudaEvent_t event : {events.fork, events.join, events.entry, events.copied}) {
+  if (signals_ != nullptr) Abandon();
+  if (!Drain(absl::Now() + kDrainAtExit).ok()) free_signals_ = false;
+  for (const RankStreams& streams : streams_) {
+    for (cudaStream_t stream : streams.to) {
+      if (stream != nullptr) cudaStreamDestroy(stream);
+    }
+    for (cudaEvent_t event : streams.entry) {
       if (event != nullptr) cudaEventDestroy(event);
     }
   }
+  if (signals_ != nullptr && free_signals_) cudaFreeHost(signals_);
+  cudaGetLastError();
 }
 
-void CopyEngineTransport::Reset() { rendezvous_.Reset(); }
+absl::optional<DeviceErrorRecord> CopyEngineTransport::ReadError(int rank) const {
+  return ReadDeviceError(&signals_[rank].record);
+}
 
-absl::Status CopyEngineTransport::Enqueue(int rank, const CallOrder& order,
-                                          const AllGatherLayout& layout,
+void CopyEngineTransport::Abandon() {
+  for (size_t rank = 0; rank < devices_.size(); ++rank) {
+    __atomic_store_n(&signals_[rank].control.abort, 1u, __ATOMIC_SEQ_CST);
+  }
+}
+
+absl::Status CopyEngineTransport::Drain(absl::Time deadline) {
+  for (size_t rank = 0; rank < streams_.size(); ++rank) {
+    for (size_t target = 0; target < streams_.size(); ++target) {
+      const cudaStream_t stream = streams_[rank].to[target];
+      if (stream == nullptr) continue;
+      for (;;) {
+        const cudaError_t state = cudaStreamQuery(stream);
+        if (state == cudaSuccess) break;
+        if (state != cudaErrorNotReady) return CudaStatus(state, "cudaStreamQuery(copy stream)");
+        if (absl::Now() >= deadline) {
+          return absl::DeadlineExceededError(absl::StrFormat(
+              "the copy stream from rank %d to rank %d is still busy", rank, target));
+        }
+        absl::SleepFor(kDrainPoll);
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CopyEngineTransport::Reset(absl::Time deadline) {
+  LTX_RETURN_IF_ERROR(Drain(deadline));
+  std::memset(signals_, 0, sizeof(CopyEngineSignals) * devices_.size());
+  pairing_.Reset();
+  return absl::OkStatus();
+}
+
+absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layout,
                                           const RankBuffers& buffers, absl::Duration timeout,
                                           cudaEvent_t done) {
-  const uint64_t op = rendezvous_.NextOp(rank);
-  const absl::StatusOr<Outputs> outputs = Enter(rank, op, order, layout, buffers, timeout);
-  absl::Status status = outputs.status();
-  if (status.ok()) {
-    const CopyFailure failed_copy = QueueCopies(rank, layout, buffers, *outputs);
-    status = Leave(rank, op, order, buffers, failed_copy, timeout);
+  absl::Status status = pairing_.failure();
+  if (status.ok()) status = EnqueueOp(rank, layout, buffers, timeout);
+  if (!status.ok()) {
+    // The peers' exit kernels stop waiting, and later calls fail, until Reset.
+    pairing_.Fail(status);
+    Abandon();
   }
   if (done != nullptr) {
     const absl::Status recorded =
         RankCudaStatus(cudaEventRecord(done, buffers.stream), rank, "cudaEventRecord(done)");
     if (status.ok()) status = recorded;
   }
-  // The ranks still waiting for this one stop, and later calls fail, until Reset.
-  if (!status.ok()) rendezvous_.Fail(status);
   return status;
 }
 
-absl::StatusOr<CopyEngineTransport::Outputs> CopyEngineTransport::Enter(
-    int rank, uint64_t op, const CallOrder& order, const AllGatherLayout& layout,
-    const RankBuffers& buffers, absl::Duration timeout) {
-  // After a failure the peers may still wait for this rank's events of the failed op: leave
-  // them alone.
-  LTX_RETURN_IF_ERROR(rendezvous_.failure());
-  LTX_RETURN_IF_ERROR(RankCudaStatus(cudaEventRecord(rank_events_[rank].entry, buffers.stream),
-                                     rank, "cudaEventRecord(entry)"));
-  const int world = rendezvous_.ranks();
-  Arrival mine;
-  mine.call = order.number;
+absl::Status CopyEngineTransport::EnqueueOp(int rank, const AllGatherLayout& layout,
+                                            const RankBuffers& buffers, absl::Duration timeout) {
+  LTX_ASSIGN_OR_RETURN(const uint64_t op, pairing_.Reserve(rank, timeout));
+  const cudaEvent_t entry = streams_[rank].entry[CopyEnginePairing::SlotOf(op)];
+  LTX_RETURN_IF_ERROR(
+      RankCudaStatus(cudaEventRecord(entry, buffers.stream), rank, "cudaEventRecord(entry)"));
+  const int device = devices_[rank];
+  LTX_RETURN_IF_ERROR(RankCudaStatus(
+      QueueShardCopy(PlanShardCopy(layout.GeometryOf(rank), buffers.input, buffers.output),
+                     device, device, max_pitch_, buffers.stream),
+      rank, "copy into its own output"));
+  CopyEngineArrival mine;
   mine.announced = Announce(layout, buffers);
-  std::array<Arrival, kMaxWorldSize> all;
-  LTX_RETURN_IF_ERROR(rendezvous_.Meet(rank, op, kEntry, mine, absl::MakeSpan(all.data(), world),
-                                       timeout, order.watch));
-  LTX_RETURN_IF_ERROR(CheckCallNumbers(rank, op, absl::MakeConstSpan(all.data(), world)));
-  // Every rank compares every pair, so all of them find a disagreement and none copies.
-  Outputs outputs = {};
-  for (int t = 0; t < world; ++t) {
-    DeviceErrorRecord mismatch;
-    if (MismatchRecord(mine.announced, all[t].announced, rank, t, op, &mismatch)) {
-      return DeviceErrorToStatus(mismatch);
-    }
-    outputs[t] = reinterpret_cast<void*>(all[t].announced.output_address);
+  mine.input = reinterpret_cast<uint64_t>(buffers.input);
+  absl::Status status;
+  for (const CopyEnginePartner& peer : pairing_.Publish(rank, op, mine)) {
+    if (status.ok()) status = QueuePair(rank, mine, peer, op, layout);
+    pairing_.Paired(rank, peer.rank, op);
   }
-  return outputs;
+  LTX_RETURN_IF_ERROR(status);
+  CopyEngineExitParams exit;
+  exit.signals = signals_;
+  exit.rank = rank;
+  exit.world_size = static_cast<int32_t>(devices_.size());
+  exit.op = op;
+  exit.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(timeout));
+  return RankCudaStatus(LaunchCopyEngineExit(exit, buffers.stream), rank, "exit kernel launch");
 }
 
-CopyEngineTransport::CopyFailure CopyEngineTransport::QueueCopies(int rank,
-                                                                  const AllGatherLayout& layout,
-                                                                  const RankBuffers& buffers,
-                                                                  const Outputs& outputs) {
-  const RankEvents& own = rank_events_[rank];
-  const ShardGeometry geometry = layout.GeometryOf(rank);
-  const int world = rendezvous_.ranks();
-  // Its own output on the side stream, forked from the rank's stream.
-  cudaError_t error = cudaEventRecord(own.fork, buffers.stream);
-  if (error == cudaSuccess) error = cudaStreamWaitEvent(own.side, own.fork, 0);
+absl::Status CopyEngineTransport::QueuePair(int rank, const CopyEngineArrival& mine,
+                                            const CopyEnginePartner& peer, uint64_t op,
+                                            const AllGatherLayout& layout) {
+  DeviceErrorRecord mismatch;
+  if (MismatchRecord(mine.announced, peer.arrival.announced, rank, peer.rank, op, &mismatch)) {
+    return Tagged(DeviceErrorToStatus(mismatch));
+  }
+  // A device that gave up on an earlier op gets no more copies.
+  for (int t : {rank, peer.rank}) {
+    const absl::optional<DeviceErrorRecord> record = ReadError(t);
+    if (record.has_value()) return Tagged(DeviceErrorToStatus(*record));
+  }
+  void* my_output = reinterpret_cast<void*>(mine.announced.output_address);
+  void* their_output = reinterpret_cast<void*>(peer.arrival.announced.output_address);
+  LTX_RETURN_IF_ERROR(QueueDirection(
+      rank, {rank, peer.rank, reinterpret_cast<const void*>(mine.input), their_output}, op,
+      layout));
+  return QueueDirection(
+      rank, {peer.rank, rank, reinterpret_cast<const void*>(peer.arrival.input), my_output}, op,
+      layout);
+}
+
+absl::Status CopyEngineTransport::QueueDirection(int rank, const Direction& direction,
+                                                 uint64_t op, const AllGatherLayout& layout) {
+  const int source_device = devices_[direction.source];
+  const int slot = CopyEnginePairing::SlotOf(op);
+  const cudaStream_t stream = streams_[direction.source].to[direction.target];
+  const bool switch_device = direction.source != rank;
+  cudaError_t error = switch_device ? cudaSetDevice(source_device) : cudaSuccess;
   if (error == cudaSuccess) {
-    error = QueueShardCopy(PlanShardCopy(geometry, buffers.input, outputs[rank]), devices_[rank],
-                           devices_[rank], max_pitch_, own.side);
+    error = cudaStreamWaitEvent(stream, streams_[direction.source].entry[slot], 0);
   }
-  CopyFailure failed = {error, rank};
-  // The peers' outputs in turn, each after its owner's entry event; none once the op is given
-  // up.
-  for (int step = 1; step < world && failed.error == cudaSuccess && rendezvous_.failure().ok();
-       ++step) {
-    const int peer = (rank + step) % world;
-    error = cudaStreamWaitEvent(buffers.stream, rank_events_[peer].entry, 0);
-    if (error == cudaSuccess) {
-      error = QueueShardCopy(PlanShardCopy(geometry, buffers.input, outputs[peer]), devices_[rank],
-                             devices_[peer], max_pitch_, buffers.stream);
-    }
-    failed = {error, peer};
+  if (error == cudaSuccess) {
+    error = cudaStreamWaitEvent(stream, streams_[direction.target].entry[slot], 0);
   }
-  // The join, after a failure too: the side stream's copy may be queued.
-  error = cudaEventRecord(own.join, own.side);
-  if (error == cudaSuccess) error = cudaStreamWaitEvent(buffers.stream, own.join, 0);
-  if (failed.error == cudaSuccess) failed = {error, rank};
-  return failed;
-}
-
-absl::Status CopyEngineTransport::Leave(int rank, uint64_t op, const CallOrder& order,
-                                        const RankBuffers& buffers, CopyFailure mine,
-                                        absl::Duration timeout) {
-  const int world = rendezvous_.ranks();
-  const cudaError_t recorded = cudaEventRecord(rank_events_[rank].copied, buffers.stream);
-  if (mine.error == cudaSuccess) mine = {recorded, rank};
-  Arrival arrival;
-  arrival.failed_copy = mine;
-  std::array<Arrival, kMaxWorldSize> all;
-  const absl::Status met =
-      rendezvous_.Meet(rank, op, kExit, arrival, absl::MakeSpan(all.data(), world), timeout,
-                       order.watch);
-  // Every rank's copies, into this rank's output among others, go before what follows on the
-  // stream; after a miss too, as far as the ranks have recorded them.
-  absl::Status waited;
-  for (int t = 0; t < world; ++t) {
-    const absl::Status status =
-        RankCudaStatus(cudaStreamWaitEvent(buffers.stream, rank_events_[t].copied, 0), rank,
-                       "cudaStreamWaitEvent(copied)");
-    if (waited.ok()) waited = status;
+  if (error == cudaSuccess) {
+    error = QueueShardCopy(
+        PlanShardCopy(layout.GeometryOf(direction.source), direction.input, direction.output),
+        source_device, devices_[direction.target], max_pitch_, stream);
   }
-  LTX_RETURN_IF_ERROR(met);
-  for (int t = 0; t < world; ++t) {
-    const CopyFailure& failed = all[t].failed_copy;
-    if (failed.error != cudaSuccess) {
-      return CudaStatus(static_cast<cudaError_t>(failed.error),
-                        absl::StrFormat("all_gather op %d: rank %d could not queue its copy to "
-                                        "rank %d (copy-engine transport)",
-                                        op, t, failed.target));
-    }
+  absl::Status status = RankCudaStatus(
+      error, rank,
+      absl::StrFormat("copy from rank %d to rank %d", direction.source, direction.target));
+  if (status.ok()) {
+    // The write's default memory barrier orders the copy before the flag.
+    uint64_t* flag = &signals_[direction.target].received[direction.source];
+    const CUresult written = write_value_(stream, reinterpret_cast<CUdeviceptr>(flag), op,
+                                          CU_STREAM_WRITE_VALUE_DEFAULT);
+    status = DriverStatus(written, absl::StrFormat("rank %d: cuStreamWriteValue64", rank));
   }
-  return waited;
+  if (switch_device) cudaSetDevice(devices_[rank]);
+  return status;
 }
 
 }  // namespace ltx

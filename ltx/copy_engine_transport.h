@@ -2,36 +2,46 @@
 // engines. With peer access the copies run over NVLink (Protocol::kCopyEngine on the
 // peer-store Runtime, and its large eager calls by default: the copy engines outrun SM stores
 // there); without it the driver stages them through host memory (Transport::kCopyEngine). A
-// shard goes into each output as one strided copy (ltx/shard_copy.h). The barrier is made of
-// CUDA events and a host rendezvous (ltx/host_rendezvous.h) instead of peer stores:
+// shard goes into each output as one strided copy (ltx/shard_copy.h).
 //
-//   1. Entry: each rank records an entry event on its stream and meets the other ranks' calls
-//      of the same op on the host (bounded by the timeout); there the arguments are compared.
-//   2. It copies its shard into its own output on a side stream, and into the peers' outputs
-//      on its stream, each after that peer's entry event (the peer's earlier work on its output
-//      is done). The peers are taken in turn from the next rank on, so that at each step every
-//      GPU sends to one peer and receives from another. The side stream is joined back.
-//   3. Exit: it records a "copied" event, meets the other ranks again (telling them whether all
-//      its copies were queued), and its stream waits for every rank's "copied" event. When the
-//      stream passes that point its output is complete.
+// No call waits on the host for another rank's call (kernels/PROTOCOL.md, the copy-engine
+// protocol). For op n of rank r:
 //
-// What an error leaves behind:
-//   - At entry (a rank missing, ranks that disagree): no rank queues any copy of the op, so
-//     every output is untouched.
-//   - A rank that cannot queue one of its copies still takes part in the exit, so every rank's
-//     stream waits for all the copies that were queued, and every rank returns the error.
-//   - A rank missing at the exit: each rank's stream still waits for the copies of every rank
-//     that had recorded them, and a rank still queuing when the op was given up queues no
-//     more. Copies it had already queued may land in a peer's output after that peer's error
-//     was returned; they are ordered before that rank's own `done` event, so once every rank's
-//     `done` has completed (Runtime::Reset waits for it), nothing of the op is in flight.
+//   1. Entry: r records its entry event of op n on its stream (one of a ring of events,
+//      ltx/copy_engine_pairing.h), queues the copy of its shard into its own output there, and
+//      publishes {input, output, shape} in the pairing table.
+//   2. Pairs: for each peer q that published op n before r, r compares the shapes and queues
+//      both copies of the pair: r's shard into q's output on the copy stream (r -> q) of r's
+//      GPU, q's shard into r's output on the copy stream (q -> r) of q's GPU, each after both
+//      ranks' entry events (the source's input is written, the target's output is free), each
+//      followed by a stream memory write of n into the target's `received[source]` flag
+//      (kernels/copy_engine_signals.h). For the peers that arrive after r, they do the same.
+//   3. Exit: r's stream gets a one-thread kernel (kernels/copy_engine_exit_kernel.h) that waits,
+//      with the call's timeout, until every flag into and out of r shows n: r's output is
+//      complete and nobody reads its input any more. Only then does r's stream go on.
 //
-// Unlike the peer-store path, a per-rank call waits on the host for the other ranks' calls of
-// the same op, and the calls cannot be captured into a CUDA graph.
+// Why the copy streams cannot deadlock: the stream (s -> t) carries the copies of the pair
+// {s, t} only, in op order (the pair's op n + 1 is paired only after both ranks' op n calls
+// returned, and one of them queued op n's copies). Op n's copies wait only for entry events of
+// op n, which follow the exit kernels of op n - 1 on the ranks' streams, which wait only for
+// op n - 1's copies, queued before them. Every exit kernel has a deadline, so even a rank that
+// never comes ends every wait.
+//
+// Errors: a rank that never calls leaves the others' exit kernels waiting for its flags: they
+// record DeadlineExceeded (phase exit) in their error records, and no copy into or out of the
+// missing rank is queued. Ranks that disagree: the rank that pairs them returns
+// InvalidArgument (the kernels' MismatchRecord), queues nothing for that pair and sets every
+// rank's abort flag, so the waiting exit kernels stop at once. A rank that calls after a peer's
+// device gave up queues nothing with it. Copies queued before a failure may still land
+// afterwards; Reset waits for every copy stream.
+//
+// The calls cannot be captured into a CUDA graph (the pairing happens on the host at call time).
 #ifndef LTX_COPY_ENGINE_TRANSPORT_H_
 #define LTX_COPY_ENGINE_TRANSPORT_H_
 
+#include <cuda.h>
 #include <cuda_runtime_api.h>
+#include <cudaTypedefs.h>
 
 #include <array>
 #include <cstdint>
@@ -42,102 +52,97 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
+#include "kernels/copy_engine_signals.h"
+#include "kernels/error_record.h"
 #include "kernels/signal_layout.h"
 #include "ltx/allgather_spec.h"
-#include "ltx/host_rendezvous.h"
+#include "ltx/copy_engine_pairing.h"
 
 namespace ltx {
 
 class CopyEngineTransport {
  public:
-  // Creates the per-rank side streams and events on each of `devices` (rank order). A rank
-  // that waits for the others at the rendezvous polls for up to `spin` before it sleeps. The
-  // calling thread's current device is restored. Errors: as CUDA reports them.
+  // Creates the copy streams, entry events and host-mapped signals of each of `devices` (rank
+  // order). The calling thread's current device is restored. Errors: as CUDA reports them;
+  // FailedPrecondition without a CUDA driver that has stream memory operations.
   static absl::StatusOr<std::unique_ptr<CopyEngineTransport>> Create(
-      const std::vector<int>& devices, absl::Duration spin);
+      const std::vector<int>& devices);
+  // Sets every abort flag and waits (a few seconds at most) for the copy streams; the
+  // host-mapped signals are kept, not freed, if a copy stream is still busy.
   ~CopyEngineTransport();
 
   CopyEngineTransport(const CopyEngineTransport&) = delete;
   CopyEngineTransport& operator=(const CopyEngineTransport&) = delete;
 
-  // Where a rank's call stands among all its calls through the Runtime (ltx/call_ledger.h).
-  struct CallOrder {
-    // The call's number: every rank numbers its calls alike, so ranks that meet at this op
-    // with different numbers took different paths for some op.
-    uint64_t number = 0;
-    // Polled while the rank waits for the others (RendezvousWatch): a non-OK status, e.g. a
-    // peer that issued this call on a kernel path, fails the op for every rank.
-    RendezvousWatch watch;
-  };
+  // Enqueues rank `rank`'s part of its next op on `buffers.stream` (see the file comment),
+  // which must not be capturing a CUDA graph; the calling thread's current device must be the
+  // rank's. Never waits for other ranks' calls, except while this rank runs
+  // CopyEnginePairing::kSlots ops ahead of a peer (then at most `timeout`). `done`, when not
+  // null, is recorded on `buffers.stream` after everything the call queued there, on errors
+  // too. Errors: InvalidArgument when this rank pairs with a peer that disagrees on the shape
+  // (naming both values); a peer's device error when its device already gave up; the CUDA
+  // error of a call that failed (naming the ranks); DeadlineExceeded from the slot wait. A
+  // failure abandons the op on every rank (abort flags), and every later call fails with it
+  // until Reset. Errors the devices record (timeouts of the exit kernels) are read with
+  // ReadError. Thread-safe across ranks; each rank calls from one thread at a time.
+  absl::Status Enqueue(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
+                       absl::Duration timeout, cudaEvent_t done);
 
-  // Enqueues rank `rank`'s part of its next op on `buffers.stream`, which must not be capturing
-  // a CUDA graph; the calling thread's current device must be the rank's. Blocks until every
-  // rank has called for this op (twice briefly; see the file comment), at most `timeout` each
-  // time. Whatever it returns, everything it queued is ordered on `buffers.stream` (the side
-  // stream is joined back), and `done`, when not null, is recorded there after it: once `done`
-  // completes, nothing this call queued is in flight.
-  // Errors, the same on every rank where the op fails for all: DeadlineExceeded naming the op,
-  // the phase and the missing rank; InvalidArgument when ranks disagree on the shape (naming
-  // both values) or meet with different call numbers, or the status of `order.watch`; the CUDA
-  // error of a rank that could not queue its copies (naming it); other CUDA errors of this
-  // rank's calls. After an error, every later call fails with it until Reset. Thread-safe
-  // across ranks; each rank calls from one thread at a time.
-  absl::Status Enqueue(int rank, const CallOrder& order, const AllGatherLayout& layout,
-                       const RankBuffers& buffers, absl::Duration timeout, cudaEvent_t done);
+  // The error rank `rank`'s exit kernel recorded since the last Reset, if any. Safe while
+  // kernels run. Thread-safe.
+  absl::optional<DeviceErrorRecord> ReadError(int rank) const;
 
-  // Forgets every op in progress, the failure, and restarts the op numbers at 1. No rank may
-  // be inside Enqueue, and the streams must have passed every `done` of earlier calls.
-  void Reset();
+  // Sets every rank's abort flag: running and later exit kernels return at once, until Reset.
+  // Thread-safe.
+  void Abandon();
+
+  // Waits until every copy stream is idle, at most until `deadline`. Then zeroes every signal
+  // and error record and forgets every op and the failure (op numbers restart at 1). No rank
+  // may be inside Enqueue, and the ranks' streams must have passed every exit kernel.
+  // Errors: DeadlineExceeded naming a busy copy stream (nothing is reset); CUDA errors.
+  absl::Status Reset(absl::Time deadline);
 
  private:
-  // The first CUDA call of a rank's copies that failed (cudaSuccess: none), and the rank
-  // whose output it was for.
-  struct CopyFailure {
-    int32_t error = cudaSuccess;
-    int32_t target = -1;
+  // Per rank: its copy streams (to[t] copies this rank's shard into rank t's output) and the
+  // ring of entry events (one per pairing slot).
+  struct RankStreams {
+    std::array<cudaStream_t, kMaxWorldSize> to = {};
+    std::array<cudaEvent_t, CopyEnginePairing::kSlots> entry = {};
   };
-  // What a rank brings to the meetings of an op.
-  struct Arrival {
-    uint64_t call = 0;                 // Entry: CallOrder::number.
-    EntryAnnouncement announced = {};  // Entry: its output and its view of the shape.
-    CopyFailure failed_copy;           // Exit: whether all its copies were queued.
+  // One direction of a pair at op `op`: `source`'s shard from `input` into `output` of
+  // `target`.
+  struct Direction {
+    int source = 0;
+    int target = 0;
+    const void* input = nullptr;
+    void* output = nullptr;
   };
-  // Per rank: the side stream that copies into the rank's own output, the events that fork it
-  // from the rank's stream and join it back (used only by the rank's own calls), and the entry
-  // and "copied" events that the peers' streams wait for. One of each suffices: a rank records
-  // its entry event for op n + 1 only after every peer has left the exit of op n, and its
-  // "copied" event only after every peer has reached the entry of op n + 1.
-  struct RankEvents {
-    cudaStream_t side = nullptr;
-    cudaEvent_t fork = nullptr;
-    cudaEvent_t join = nullptr;
-    cudaEvent_t entry = nullptr;
-    cudaEvent_t copied = nullptr;
-  };
-  using Outputs = std::array<void*, kMaxWorldSize>;
 
-  CopyEngineTransport(std::vector<int> devices, absl::Duration spin);
-  absl::Status CreateRankEvents(int rank);
-
-  // Step 1: records the entry event, meets the others and checks that they agree; returns
-  // every rank's output.
-  absl::StatusOr<Outputs> Enter(int rank, uint64_t op, const CallOrder& order,
-                                const AllGatherLayout& layout, const RankBuffers& buffers,
-                                absl::Duration timeout);
-  // Step 2: queues the copies into every output; stops early if the op has been given up.
-  CopyFailure QueueCopies(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
-                          const Outputs& outputs);
-  // Step 3: records the "copied" event, meets the others, and orders every rank's copies
-  // before the rest of the stream.
-  absl::Status Leave(int rank, uint64_t op, const CallOrder& order, const RankBuffers& buffers,
-                     CopyFailure mine, absl::Duration timeout);
+  CopyEngineTransport(std::vector<int> devices, PFN_cuStreamWriteValue64_v11070 write_value);
+  absl::Status CreateRank(int rank);
+  absl::Status AllocateSignals();
+  // Steps 1 to 3 of the file comment.
+  absl::Status EnqueueOp(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
+                         absl::Duration timeout);
+  // Step 2 for one partner that published before `rank`.
+  absl::Status QueuePair(int rank, const CopyEngineArrival& mine, const CopyEnginePartner& peer,
+                         uint64_t op, const AllGatherLayout& layout);
+  // Queues one direction on its copy stream, switching to the source's GPU and back.
+  absl::Status QueueDirection(int rank, const Direction& direction, uint64_t op,
+                              const AllGatherLayout& layout);
+  // Whether every copy stream is idle by `deadline`; the first busy one otherwise.
+  absl::Status Drain(absl::Time deadline);
 
   const std::vector<int> devices_;
+  const PFN_cuStreamWriteValue64_v11070 write_value_;
   // The smallest cudaDevAttrMaxPitch of the GPUs; lowered by Create.
   int64_t max_pitch_ = std::numeric_limits<int64_t>::max();
-  // Set by Create; then only each rank's own calls touch its fork and join.
-  std::vector<RankEvents> rank_events_;
-  HostRendezvous<Arrival> rendezvous_;
+  std::vector<RankStreams> streams_;  // Set by Create.
+  // Host-mapped, one per rank (the same address on the host and on every GPU).
+  CopyEngineSignals* signals_ = nullptr;
+  bool free_signals_ = true;
+  CopyEnginePairing pairing_;
 };
 
 }  // namespace ltx

@@ -128,6 +128,17 @@ absl::StatusOr<std::vector<int>> AwaitEvents(absl::Span<const cudaEvent_t> event
   }
 }
 
+// The error rank `rank`'s device published on either transport, if any.
+absl::optional<DeviceErrorRecord> ReadRankError(const PeerStoreTransport* peer_stores,
+                                                const CopyEngineTransport& copy_engines,
+                                                int rank) {
+  if (peer_stores != nullptr) {
+    absl::optional<DeviceErrorRecord> record = peer_stores->ReadError(rank);
+    if (record.has_value()) return record;
+  }
+  return copy_engines.ReadError(rank);
+}
+
 }  // namespace
 
 struct Runtime::Rank {
@@ -155,8 +166,8 @@ struct Runtime::OpCall {
       launch_kernel;
   // Enqueues rank `rank`'s copy-engine copies and records `last_done` after them (also after
   // an error); empty for a collective that has no copy-engine protocol.
-  std::function<absl::Status(int rank, const CopyEngineTransport::CallOrder& order,
-                             const RankBuffers&, absl::Duration timeout, cudaEvent_t last_done)>
+  std::function<absl::Status(int rank, const RankBuffers&, absl::Duration timeout,
+                             cudaEvent_t last_done)>
       enqueue_copies;
 };
 
@@ -263,8 +274,7 @@ absl::Status Runtime::Initialize() {
     LTX_ASSIGN_OR_RETURN(peer_stores_,
                          PeerStoreTransport::Create(devices_, options_.max_blocks));
   }
-  LTX_ASSIGN_OR_RETURN(copy_engines_,
-                       CopyEngineTransport::Create(devices_, options_.worker_spin));
+  LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(devices_));
   return absl::OkStatus();
 }
 
@@ -273,10 +283,10 @@ Runtime::~Runtime() {
   for (auto& rank : ranks_) events.push_back(rank->last_done);
   absl::StatusOr<std::vector<int>> busy =
       AwaitEvents(events, absl::Now() + options_.timeout + kTeardownMargin);
-  if (busy.ok() && !busy->empty() && peer_stores_ != nullptr) {
+  if (busy.ok() && !busy->empty()) {
     // Kernels still run (a longer per-call timeout, or a stream that started them late): tell
     // them to give up, then wait once more.
-    peer_stores_->Abandon().IgnoreError();
+    AbandonDevices();
     busy = AwaitEvents(events, absl::Now() + kTeardownMargin);
   }
   // Memory that a running kernel may still touch is leaked rather than freed under it.
@@ -301,14 +311,14 @@ absl::Status Runtime::status() { return CollectDeviceErrors(); }
 absl::Status Runtime::CollectDeviceErrors() {
   absl::MutexLock lock(&mu_);
   if (!failure_.ok()) return failure_;
-  if (peer_stores_ == nullptr) return absl::OkStatus();
   // The error to report is the first rank's whose record is a cause (a timeout, a
   // disagreement), not a consequence (a rank that stopped because a peer gave the op up).
   int reporter = -1;
   absl::optional<DeviceErrorRecord> reported;
   std::vector<int> others;
   for (int rank = 0; rank < world_size(); ++rank) {
-    absl::optional<DeviceErrorRecord> record = peer_stores_->ReadError(rank);
+    absl::optional<DeviceErrorRecord> record =
+        ReadRankError(peer_stores_.get(), *copy_engines_, rank);
     if (!record.has_value()) continue;
     others.push_back(rank);
     const bool cause = record->kind != static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp);
@@ -344,10 +354,11 @@ absl::Status Runtime::CheckUsable() {
         "the runtime stopped after an error; call Reset() first. The error: ",
         failure_.ToString()));
   }
-  // The common case takes no lock: one read of each rank's host-mapped record.
-  if (peer_stores_ == nullptr) return absl::OkStatus();
+  // The common case takes no lock: one read of each rank's host-mapped records.
   for (int rank = 0; rank < world_size(); ++rank) {
-    if (peer_stores_->ReadError(rank).has_value()) return CollectDeviceErrors();
+    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) {
+      return CollectDeviceErrors();
+    }
   }
   return absl::OkStatus();
 }
@@ -365,10 +376,9 @@ Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
                                const ResolvedCall& call) {
     return LaunchAllGather(view, layout, buffers, call);
   };
-  op.enqueue_copies = [this, &layout](int rank, const CopyEngineTransport::CallOrder& order,
-                                      const RankBuffers& buffers, absl::Duration timeout,
-                                      cudaEvent_t last_done) {
-    return copy_engines_->Enqueue(rank, order, layout, buffers, timeout, last_done);
+  op.enqueue_copies = [this, &layout](int rank, const RankBuffers& buffers,
+                                      absl::Duration timeout, cudaEvent_t last_done) {
+    return copy_engines_->Enqueue(rank, layout, buffers, timeout, last_done);
   };
   return op;
 }
@@ -457,34 +467,36 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
 absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                              const ResolvedCall& call) {
   const uint64_t number = ledger_->Record(rank, call.protocol);
-  if (call.protocol == Protocol::kCopyEngine) return LaunchCopies(rank, number, op, buffers, call);
-  absl::Status launched = RankCudaStatus(
-      op.launch_kernel(peer_stores_->view(rank), buffers, call), rank, "kernel launch");
-  if (launched.ok() && !call.capturing) {
-    launched = RankCudaStatus(cudaEventRecord(ranks_[rank]->last_done, buffers.stream), rank,
-                              "cudaEventRecord");
+  const absl::Status agreed = ledger_->Check(rank, number, call.protocol);
+  if (!agreed.ok()) {
+    // The peer's side of the op (a kernel, or an exit kernel waiting for copies) waits on its
+    // GPU for this rank, which will never come: make the error sticky, so that the peer's
+    // Wait reports it, then end every wait on the devices.
+    StopWith(agreed);
+    AbandonDevices();
+    return agreed;
+  }
+  cudaEvent_t last_done = ranks_[rank]->last_done;
+  absl::Status launched;
+  if (call.protocol == Protocol::kCopyEngine) {
+    // Records last_done after everything it queued, on errors too: Reset waits for it.
+    launched = op.enqueue_copies(rank, buffers, call.timeout, last_done);
+  } else {
+    launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
+                              "kernel launch");
+    if (launched.ok() && !call.capturing) {
+      launched = RankCudaStatus(cudaEventRecord(last_done, buffers.stream), rank,
+                                "cudaEventRecord");
+    }
   }
   // The peers of this rank will time out waiting for it: stop the runtime.
   if (!launched.ok()) StopWith(launched);
   return launched;
 }
 
-absl::Status Runtime::LaunchCopies(int rank, uint64_t number, const OpCall& op,
-                                   const RankBuffers& buffers, const ResolvedCall& call) {
-  CopyEngineTransport::CallOrder order;
-  order.number = number;
-  order.watch = [this, rank, number] { return ledger_->CheckCopyEnginePeers(rank, number); };
-  // Records last_done after everything it queued, on errors too: Reset waits for it.
-  const absl::Status launched =
-      op.enqueue_copies(rank, order, buffers, call.timeout, ranks_[rank]->last_done);
-  if (launched.ok()) return launched;
-  StopWith(launched);
-  // A peer that issued this op on a kernel path waits on its GPU for a rank that will never
-  // come: abandon the device side (after the error is sticky, so that its Wait reports it).
-  if (peer_stores_ != nullptr && !ledger_->CheckCopyEnginePeers(rank, number).ok()) {
-    peer_stores_->Abandon().IgnoreError();
-  }
-  return launched;
+void Runtime::AbandonDevices() {
+  if (peer_stores_ != nullptr) peer_stores_->Abandon().IgnoreError();
+  copy_engines_->Abandon();
 }
 
 absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
@@ -692,8 +704,8 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
         absl::StrFormat("Reset: rank(s) %s still running after %s; the runtime stays stopped",
                         absl::StrJoin(busy, ", "), absl::FormatDuration(timeout)));
   }
+  LTX_RETURN_IF_ERROR(copy_engines_->Reset(absl::Now() + timeout));
   if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
-  copy_engines_->Reset();
   ledger_->Reset();
   generation_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock lock(&mu_);

@@ -153,16 +153,17 @@ class Runtime {
   // on the device, so every replay is a new op). Every rank must make the matching call. The
   // calling thread's current device is restored on return. Thread-safe across ranks.
   // Copy-engine calls (Protocol::kCopyEngine, large eager calls under kAuto, and every call on
-  // the copy-engine transport) are the exception: they wait on the host, bounded by the
-  // timeout, until every rank has called for the op, so each rank needs its own thread; and
-  // they cannot be captured (Unimplemented, the Runtime stays usable).
+  // the copy-engine transport) do not wait for the other ranks either (unless a rank runs 16
+  // copy-engine ops ahead of a peer: then it waits, bounded by the timeout), but they cannot
+  // be captured (Unimplemented, the Runtime stays usable).
   // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size), and Aborted
   // for a CallOptions::generation older than generation() (a straggler from before a Reset:
   // nothing launched, the Runtime stays usable). Because the other ranks may already have
   // launched their part, any other rejected call also stops the Runtime (later calls:
-  // FailedPrecondition until Reset). A copy-engine call that finds a peer issued the same op on
-  // a kernel path fails with InvalidArgument, stops the Runtime and abandons the kernels, so the
-  // peer's Wait or Synchronize reports the same error at once.
+  // FailedPrecondition until Reset). A call that finds a peer issued the same op on the other
+  // kind of path (copy engines against a kernel) fails with InvalidArgument, stops the Runtime
+  // and abandons every wait on the devices, so the peer's Wait or Synchronize reports the same
+  // error at once.
   absl::Status AllGatherRank(int rank, const AllGatherShape& shape, const RankBuffers& buffers,
                              const CallOptions& call = {});
 
@@ -237,14 +238,12 @@ class Runtime {
   // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
   // capture, records the rank's completion; the caller's current device must be the rank's.
   // A failure stops the Runtime (the peers may wait for this rank). Records the call in the
-  // ledger first.
+  // ledger first, and refuses it (InvalidArgument, the Runtime stopped, the devices' waits
+  // abandoned) when a peer took the other kind of path for it.
   absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
-  // Launch's copy-engine part, for the rank's call number `number`: while it waits for its
-  // peers it watches the ledger, and when a peer took a kernel path for the call it stops the
-  // Runtime and abandons the kernels.
-  absl::Status LaunchCopies(int rank, uint64_t number, const OpCall& op,
-                            const RankBuffers& buffers, const ResolvedCall& call);
+  // Sets the abort flag of every wait on the devices (kernels of both transports).
+  void AbandonDevices();
   // The coordinated call of any collective: checks and resolves every rank, then has each
   // GPU's thread launch its rank.
   absl::StatusOr<CollectiveHandle> Coordinate(const OpCall& op,

@@ -26,11 +26,11 @@ enum class Protocol {
   // Data and flags in the same stores into staging memory on each peer, unpacked there: one
   // NVLink trip. Shards up to 512 KiB.
   kOneTrip,
-  // The copy engines (cudaMemcpyPeerAsync) copy each shard into every output, ordered by CUDA
-  // events, with a host rendezvous per op (see ltx/copy_engine_transport.h): the fastest way
-  // to move large messages over NVLink, and it leaves every SM to compute. A per-rank call
-  // waits on the host until every rank has called for the op, so each rank must be called
-  // from its own thread; it cannot be captured into a CUDA graph (UNIMPLEMENTED).
+  // The copy engines (cudaMemcpy3DPeerAsync) copy each shard into every output, ordered by
+  // CUDA events, with a one-thread exit kernel per rank that waits for the copies with the
+  // timeout (see ltx/copy_engine_transport.h): the fastest way to move large messages over
+  // NVLink, and it leaves the SMs to compute. Per-rank calls do not wait for each other; they
+  // cannot be captured into a CUDA graph (UNIMPLEMENTED).
   kCopyEngine,
 };
 
@@ -41,8 +41,8 @@ enum class Transport {
   kAuto,
   // Kernels store straight into peers' memory over NVLink (needs peer access for every pair).
   kPeerStores,
-  // cudaMemcpyPeerAsync ordered by events, with a host rendezvous per op; works without peer
-  // access (the driver stages the copies through host memory). Not capturable in CUDA graphs.
+  // Copy-engine copies ordered by events (Protocol::kCopyEngine for every call); works without
+  // peer access (the driver stages the copies through host memory). Not capturable in CUDA graphs.
   kCopyEngine,
 };
 
@@ -61,8 +61,7 @@ struct RuntimeOptions {
   // more than one per SM is allowed.
   int max_blocks = 0;
   // How long each GPU's host thread keeps polling for the next coordinated call before it
-  // sleeps, and how long a copy-engine call polls for the other ranks' calls of its op before
-  // it sleeps. Polling makes these hand-offs fast at the price of CPU time; zero never polls.
+  // sleeps. Polling makes the hand-off fast at the price of CPU time; zero never polls.
   // Per-rank calls do not use the GPU threads.
   absl::Duration worker_spin = absl::Microseconds(100);
   // Protocol::kAuto takes the one-trip path when no rank sends more than this many bytes

@@ -40,7 +40,8 @@ TEST(SplitTokensTest, PatternsHaveTheirShape) {
 }
 
 TEST(BenchNamesTest, NamesRoundTripAndUnknownNamesAreRejected) {
-  for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph}) {
+  for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph,
+                           BenchStyle::kRankOneThread}) {
     EXPECT_EQ(*ParseBenchStyle(BenchStyleName(style)), style);
   }
   for (SplitPattern split : {SplitPattern::kEven, SplitPattern::kUneven, SplitPattern::kZeros}) {

@@ -1,6 +1,7 @@
 // Tests of ltx::CallLedger (ltx/call_ledger.h): call numbers per rank, interleaved copy-engine
-// and kernel calls that stay aligned, the divergence a copy-engine rank notices (a peer on a
-// kernel path at its call, or past it), Reset, and concurrent recording. Needs no GPU.
+// and kernel calls that agree, the disagreement either side of a pair notices (whichever
+// records second), one-trip against direct left to the device, the history limit, Reset, and
+// concurrent recording. Needs no GPU.
 #include "ltx/call_ledger.h"
 
 #include <thread>
@@ -18,70 +19,67 @@ using ::testing::HasSubstr;
 
 TEST(CallLedgerTest, EachRankNumbersItsCallsFromOne) {
   CallLedger ledger(2);
-  EXPECT_EQ(ledger.Latest(0).number, 0u);
   EXPECT_EQ(ledger.Record(0, Protocol::kDirect), 1u);
   EXPECT_EQ(ledger.Record(0, Protocol::kCopyEngine), 2u);
   EXPECT_EQ(ledger.Record(1, Protocol::kOneTrip), 1u);
-  EXPECT_EQ(ledger.Latest(0).number, 2u);
-  EXPECT_EQ(ledger.Latest(0).protocol, Protocol::kCopyEngine);
-  EXPECT_EQ(ledger.Latest(1).number, 1u);
-  EXPECT_EQ(ledger.Latest(1).protocol, Protocol::kOneTrip);
 }
 
-TEST(CallLedgerTest, InterleavedPathsThatAgreeAreNeverADivergence) {
+TEST(CallLedgerTest, RanksOnTheSamePathsAgreeWhateverTheOrder) {
   CallLedger ledger(3);
   const Protocol sequence[] = {Protocol::kDirect, Protocol::kCopyEngine, Protocol::kOneTrip,
-                               Protocol::kCopyEngine, Protocol::kCopyEngine};
+                               Protocol::kCopyEngine, Protocol::kCopyEngine, Protocol::kDirect};
   for (Protocol protocol : sequence) {
-    // Rank 0 is first at each op; the others follow one by one.
-    const uint64_t number = ledger.Record(0, protocol);
-    for (int peer = 1; peer < 3; ++peer) {
-      if (protocol == Protocol::kCopyEngine) {
-        EXPECT_TRUE(ledger.CheckCopyEnginePeers(0, number).ok());
-      }
-      EXPECT_EQ(ledger.Record(peer, protocol), number);
-    }
-    if (protocol == Protocol::kCopyEngine) {
-      for (int rank = 0; rank < 3; ++rank) {
-        EXPECT_TRUE(ledger.CheckCopyEnginePeers(rank, number).ok()) << rank;
-      }
+    for (int rank : {2, 0, 1}) {
+      const uint64_t number = ledger.Record(rank, protocol);
+      EXPECT_TRUE(ledger.Check(rank, number, protocol).ok()) << rank;
     }
   }
 }
 
-TEST(CallLedgerTest, APeerOnAKernelPathAtTheSameCallIsADivergence) {
+TEST(CallLedgerTest, OneTripAgainstDirectIsLeftToTheDevice) {
   CallLedger ledger(2);
   ledger.Record(0, Protocol::kDirect);
-  ledger.Record(1, Protocol::kDirect);
-  const uint64_t number = ledger.Record(0, Protocol::kCopyEngine);
-  EXPECT_TRUE(ledger.CheckCopyEnginePeers(0, number).ok());  // Rank 1 has not called yet.
-  ledger.Record(1, Protocol::kDirect);
-  const absl::Status status = ledger.CheckCopyEnginePeers(0, number);
-  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
-  EXPECT_THAT(std::string(status.message()),
-              HasSubstr("rank 0 issued call #2 on the copy engines, rank 1 on the direct kernel"));
-  EXPECT_THAT(std::string(status.message()), HasSubstr("copy_engine_min_bytes"));
+  const uint64_t number = ledger.Record(1, Protocol::kOneTrip);
+  EXPECT_TRUE(ledger.Check(1, number, Protocol::kOneTrip).ok());
 }
 
-TEST(CallLedgerTest, APeerPastTheCallTookAKernelPathForIt) {
+TEST(CallLedgerTest, WhicheverRecordsSecondSeesTheOtherKindOfPath) {
+  for (bool copy_engine_first : {true, false}) {
+    CallLedger ledger(2);
+    ledger.Record(0, Protocol::kDirect);
+    ledger.Record(1, Protocol::kDirect);
+    const int first = copy_engine_first ? 0 : 1;
+    const Protocol first_protocol = copy_engine_first ? Protocol::kCopyEngine : Protocol::kDirect;
+    const Protocol second_protocol = copy_engine_first ? Protocol::kDirect : Protocol::kCopyEngine;
+    const uint64_t number = ledger.Record(first, first_protocol);
+    EXPECT_TRUE(ledger.Check(first, number, first_protocol).ok()) << "the peer has not called";
+    EXPECT_EQ(ledger.Record(1 - first, second_protocol), number);
+    const absl::Status status = ledger.Check(1 - first, number, second_protocol);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("call #2"));
+    EXPECT_THAT(std::string(status.message()), HasSubstr("copy_engine"));
+    EXPECT_THAT(std::string(status.message()), HasSubstr("direct"));
+    EXPECT_THAT(std::string(status.message()), HasSubstr("disagree on the protocol"));
+    // The first one, looking again, sees it too.
+    EXPECT_FALSE(ledger.Check(first, number, first_protocol).ok());
+  }
+}
+
+TEST(CallLedgerTest, APeerFurtherAheadThanTheHistoryIsNotChecked) {
   CallLedger ledger(2);
-  ledger.Record(1, Protocol::kOneTrip);
-  ledger.Record(1, Protocol::kOneTrip);
+  for (int call = 0; call <= CallLedger::kHistory; ++call) ledger.Record(1, Protocol::kDirect);
   const uint64_t number = ledger.Record(0, Protocol::kCopyEngine);
-  const absl::Status status = ledger.CheckCopyEnginePeers(0, number);
-  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1 went on to call #2"));
+  EXPECT_EQ(number, 1u);
+  EXPECT_TRUE(ledger.Check(0, number, Protocol::kCopyEngine).ok());
 }
 
-TEST(CallLedgerTest, ResetRestartsTheNumbers) {
+TEST(CallLedgerTest, ResetRestartsTheNumbersAndForgetsThePaths) {
   CallLedger ledger(2);
   ledger.Record(0, Protocol::kDirect);
-  ledger.Record(1, Protocol::kCopyEngine);
   ledger.Reset();
-  EXPECT_EQ(ledger.Latest(0).number, 0u);
-  EXPECT_EQ(ledger.Latest(1).number, 0u);
   EXPECT_EQ(ledger.Record(1, Protocol::kCopyEngine), 1u);
-  EXPECT_TRUE(ledger.CheckCopyEnginePeers(1, 1).ok());
+  EXPECT_TRUE(ledger.Check(1, 1, Protocol::kCopyEngine).ok());
+  EXPECT_EQ(ledger.Record(0, Protocol::kCopyEngine), 1u);
 }
 
 TEST(CallLedgerTest, RanksRecordConcurrently) {
@@ -92,12 +90,13 @@ TEST(CallLedgerTest, RanksRecordConcurrently) {
   for (int rank = 0; rank < kRanks; ++rank) {
     threads.emplace_back([&ledger, rank] {
       for (uint64_t call = 1; call <= kCalls; ++call) {
-        EXPECT_EQ(ledger.Record(rank, call % 2 ? Protocol::kDirect : Protocol::kOneTrip), call);
+        const Protocol protocol = call % 3 == 0 ? Protocol::kCopyEngine : Protocol::kDirect;
+        EXPECT_EQ(ledger.Record(rank, protocol), call);
+        EXPECT_TRUE(ledger.Check(rank, call, protocol).ok());
       }
     });
   }
   for (std::thread& thread : threads) thread.join();
-  for (int rank = 0; rank < kRanks; ++rank) EXPECT_EQ(ledger.Latest(rank).number, kCalls);
 }
 
 }  // namespace

@@ -110,13 +110,14 @@ TEST_P(CopyEngineFaultTest, TimesOutDisagreesAndRecovers) {
   ASSERT_NE(f.runtime, nullptr);
   ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads, call).ok());
 
-  // A rank that never joins: the others give up at the host rendezvous.
-  absl::Status status =
-      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, call, AllButLast(world));
+  // A rank that never joins: the others' calls return, and their exit kernels give up.
+  ASSERT_TRUE(
+      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, call, AllButLast(world)).ok());
+  absl::Status status = f.runtime->Synchronize(absl::Seconds(30));
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("all_gather #2"));
   EXPECT_THAT(std::string(status.message()),
-              HasSubstr(absl::StrCat("at entry for rank ", world - 1)));
+              HasSubstr(absl::StrCat("at exit for rank ", world - 1)));
   EXPECT_TRUE(f.harness->VerifyGuards().ok());
   ExpectRefusedThenRecovered(f);
 
@@ -134,11 +135,15 @@ TEST_P(CopyEngineFaultTest, TimesOutDisagreesAndRecovers) {
     });
   }
   for (auto& thread : threads) thread.join();
+  // The rank that pairs the two returns the error; a rank that arrived before it returned OK.
   for (const absl::Status& result : results) {
-    EXPECT_TRUE(absl::IsInvalidArgument(result) || absl::IsFailedPrecondition(result)) << result;
+    EXPECT_TRUE(result.ok() || absl::IsInvalidArgument(result) ||
+                absl::IsFailedPrecondition(result))
+        << result;
   }
-  EXPECT_TRUE(absl::IsInvalidArgument(results[1])) << results[1];
-  EXPECT_THAT(std::string(results[1].message()), HasSubstr("row size in bytes"));
+  status = f.runtime->Synchronize(absl::Seconds(30));
+  EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("row size in bytes"));
   EXPECT_TRUE(f.harness->VerifyGuards().ok());
   ExpectRefusedThenRecovered(f);
 }
@@ -192,75 +197,6 @@ void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
   ExpectRefusedThenRecovered(f);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Copy engines: an op that fails at the entry (a rank that never joins, ranks that disagree)
-// queues no copy, so after Reset every output holds exactly what it held before the call.
-
-// Every rank's output bytes of the harness's current case.
-std::vector<std::vector<uint8_t>> ReadOutputs(GpuFixture& f) {
-  std::vector<std::vector<uint8_t>> outputs;
-  for (int rank = 0; rank < f.runtime->world_size(); ++rank) {
-    std::vector<uint8_t> bytes(f.harness->layout().output_bytes);
-    EXPECT_EQ(
-        cudaMemcpy(bytes.data(), f.harness->Buffers(rank).output, bytes.size(), cudaMemcpyDefault),
-        cudaSuccess);
-    outputs.push_back(std::move(bytes));
-  }
-  return outputs;
-}
-
-// Calls `shapes[rank]` on each rank listed, each from its own thread; returns their results.
-std::vector<absl::Status> CallRanks(GpuFixture& f, const std::vector<AllGatherShape>& shapes,
-                                    const std::vector<int>& ranks, const CallOptions& call) {
-  std::vector<absl::Status> results(ranks.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    threads.emplace_back([&, i] {
-      results[i] =
-          f.runtime->AllGatherRank(ranks[i], shapes[ranks[i]], f.harness->Buffers(ranks[i]), call);
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  return results;
-}
-
-TEST_P(CopyEngineFaultTest, FailedEntryLeavesEveryOutputUntouched) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
-  RuntimeOptions options = WithTimeout(absl::Milliseconds(300));
-  options.transport = GetParam();
-  CallOptions call;
-  call.protocol = Protocol::kCopyEngine;
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
-  ASSERT_NE(f.runtime, nullptr);
-  AllGatherCase good = SmallCase(world);
-  good.batch = 3;
-  AllGatherCase bad = good;
-  bad.hidden = good.hidden / 2;
-  const std::vector<AllGatherShape> agreeing(world, good.Shape());
-  std::vector<AllGatherShape> disagreeing = agreeing;
-  disagreeing[1] = bad.Shape();
-  struct Fault {
-    const char* name;
-    const std::vector<AllGatherShape>& shapes;
-    std::vector<int> ranks;
-  };
-  for (const Fault& fault : {Fault{"a rank never joins", agreeing, AllButLast(world)},
-                             Fault{"ranks disagree", disagreeing, FirstDevices(world)}}) {
-    SCOPED_TRACE(fault.name);
-    ASSERT_TRUE(f.harness->Prepare(good).ok());
-    const std::vector<std::vector<uint8_t>> before = ReadOutputs(f);
-    for (const absl::Status& result : CallRanks(f, fault.shapes, fault.ranks, call)) {
-      EXPECT_FALSE(result.ok());
-    }
-    ASSERT_TRUE(f.runtime->Reset(absl::Seconds(30)).ok());
-    ASSERT_TRUE(f.harness->SynchronizeStreams().ok());
-    EXPECT_TRUE(ReadOutputs(f) == before) << "an output changed";
-    EXPECT_TRUE(f.harness->VerifyGuards().ok());
-  }
-  EXPECT_TRUE(RunAndVerify(f, good, CallStyle::kPerRankThreads, call).ok());
-}
-
 INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineFaultTest,
                          ::testing::Values(Transport::kCopyEngine, Transport::kPeerStores),
                          [](const ::testing::TestParamInfo<Transport>& info) {
@@ -300,6 +236,19 @@ INSTANTIATE_TEST_SUITE_P(Protocols, ProtocolFaultTest,
 
 // ---------------------------------------------------------------------------------------------
 // Reset generations: a straggler from before a Reset, and a graph captured before it.
+
+// Every rank's output bytes of the harness's current case.
+std::vector<std::vector<uint8_t>> ReadOutputs(GpuFixture& f) {
+  std::vector<std::vector<uint8_t>> outputs;
+  for (int rank = 0; rank < f.runtime->world_size(); ++rank) {
+    std::vector<uint8_t> bytes(f.harness->layout().output_bytes);
+    EXPECT_EQ(
+        cudaMemcpy(bytes.data(), f.harness->Buffers(rank).output, bytes.size(), cudaMemcpyDefault),
+        cudaSuccess);
+    outputs.push_back(std::move(bytes));
+  }
+  return outputs;
+}
 
 TEST(GenerationTest, StragglerAfterResetIsAbortedAndTouchesNothing) {
   LTX_REQUIRE_GPUS(2);

@@ -19,16 +19,19 @@ std::string BenchStyleName(BenchStyle style) {
       return "coordinated";
     case BenchStyle::kGraph:
       return "graph";
+    case BenchStyle::kRankOneThread:
+      return "rank_one_thread";
   }
   return "unknown";
 }
 
 absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name) {
-  for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph}) {
+  for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph,
+                           BenchStyle::kRankOneThread}) {
     if (name == BenchStyleName(style)) return style;
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("unknown style '%s'; expected one of rank, coordinated, graph", name));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown style '%s'; expected one of rank, coordinated, graph, rank_one_thread", name));
 }
 
 std::string SplitPatternName(SplitPattern pattern) {

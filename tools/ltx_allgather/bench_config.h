@@ -22,9 +22,10 @@ enum class BenchStyle {
   kPerRank,      // AllGatherRank from one host thread per GPU, launched every iteration.
   kCoordinated,  // Runtime::AllGather from one thread, launched every iteration.
   kGraph,        // Per-rank calls captured into one CUDA graph per GPU, replayed.
+  kRankOneThread,  // AllGatherRank of every rank in turn from one host thread.
 };
 
-// "rank", "coordinated" or "graph"; parsing takes the same names. InvalidArgument lists them.
+// "rank", "coordinated", "graph" or "rank_one_thread"; parsing takes the same names. InvalidArgument lists them.
 std::string BenchStyleName(BenchStyle style);
 absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name);
 

@@ -128,6 +128,15 @@ absl::StatusOr<Measured> Sweep::MeasureLtx(const AllGatherShape& shape,
     }
     case BenchStyle::kPerRank:
       return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, Repeated(one_rank), 1);
+    case BenchStyle::kRankOneThread:
+      return Measure(config_.timing, /*per_rank_threads=*/false, ranks_,
+                     Repeated([&](int) -> absl::Status {
+                       for (int rank = 0; rank < world(); ++rank) {
+                         LTX_RETURN_IF_ERROR(one_rank(rank));
+                       }
+                       return absl::OkStatus();
+                     }),
+                     1);
     case BenchStyle::kCoordinated:
       break;
   }

@@ -188,7 +188,9 @@ same):
         --windows=N              timed windows; the median is reported (default 5)
     -c, --check=0|1              verify every row byte-exact (default 1; also --nocheck)
         --style=NAME             rank (per-rank calls, one thread per GPU) | coordinated (one
-                                 call for all ranks) | graph (CUDA graph replay) (default rank)
+                                 call for all ranks) | graph (CUDA graph replay) |
+                                 rank_one_thread (every rank's per-rank call from one thread)
+                                 (default rank)
         --hidden=N               elements per token row (default 4096)
         --split=NAME             even | uneven | zeros: tokens per rank (default even)
         --nccl=PATH              libnccl to dlopen for the NCCL columns; empty: none

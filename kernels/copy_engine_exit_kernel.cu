@@ -1,0 +1,33 @@
+// The copy-engine transport's exit kernel: one thread waits, with the protocol's deadline and
+// error record, for the flags that the copy streams set.
+#include "kernels/copy_engine_exit_kernel.h"
+
+#include "kernels/barrier.cuh"
+#include "kernels/error_record.h"
+
+namespace ltx {
+namespace {
+
+__global__ void CopyEngineExitKernel(CopyEngineExitParams params) {
+  CopyEngineSignals* mine = &params.signals[params.rank];
+  const OpContext op = {&mine->control, &mine->record, params.rank, params.op,
+                        params.timeout_ns};
+  if (LoadRelaxedSystem(&op.local->abort) != 0u) return;
+  for (int peer = 0; peer < params.world_size; ++peer) {
+    if (peer == params.rank) continue;
+    if (!AwaitFlag(op, BarrierPhase::kExit, peer, &mine->received[peer])) return;
+    if (!AwaitFlag(op, BarrierPhase::kExit, peer,
+                   &params.signals[peer].received[params.rank])) {
+      return;
+    }
+  }
+}
+
+}  // namespace
+
+cudaError_t LaunchCopyEngineExit(const CopyEngineExitParams& params, cudaStream_t stream) {
+  CopyEngineExitKernel<<<1, 1, 0, stream>>>(params);
+  return cudaGetLastError();
+}
+
+}  // namespace ltx

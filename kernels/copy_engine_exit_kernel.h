@@ -1,0 +1,36 @@
+// Host interface of the copy-engine transport's exit kernel: one thread that holds a rank's
+// stream until every copy of the op into and out of the rank's buffers has landed, with a
+// deadline. Protocol: kernels/PROTOCOL.md (the copy-engine protocol).
+#ifndef LTX_KERNELS_COPY_ENGINE_EXIT_KERNEL_H_
+#define LTX_KERNELS_COPY_ENGINE_EXIT_KERNEL_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "kernels/copy_engine_signals.h"
+
+namespace ltx {
+
+// What one rank's exit kernel waits for.
+struct CopyEngineExitParams {
+  // Every rank's signals, indexed by rank (device pointer of host-mapped memory).
+  CopyEngineSignals* signals = nullptr;
+  int32_t rank = 0;
+  int32_t world_size = 0;
+  uint64_t op = 0;          // The op number the flags must reach.
+  uint64_t timeout_ns = 0;  // How long one wait may last.
+};
+
+// Enqueues the exit kernel of `params.rank` on `stream`: it returns once, for every peer s,
+// `signals[rank].received[s]` (s's shard is in this rank's output) and
+// `signals[s].received[rank]` (this rank's shard is in s's output, so nothing reads its input
+// any more) show `op`, read with acquire loads at system scope. A wait that lasts longer than
+// `timeout_ns` sets this rank's abort flag and records a timeout (phase exit) in its error
+// record; once the abort flag is set the kernel returns at once. Returns the launch error.
+// Thread-safe; the caller's current device must be the stream's.
+cudaError_t LaunchCopyEngineExit(const CopyEngineExitParams& params, cudaStream_t stream);
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_COPY_ENGINE_EXIT_KERNEL_H_
