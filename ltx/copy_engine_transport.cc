@@ -11,6 +11,7 @@
 #include "kernels/copy_engine_exit_kernel.h"
 #include "kernels/entry_announcement.h"
 #include "ltx/cuda_status.h"
+#include "ltx/kept_error_records.h"
 #include "ltx/device_error.h"
 #include "ltx/driver_api.h"
 #include "ltx/shard_copy.h"
@@ -84,11 +85,13 @@ absl::Status CopyEngineTransport::CreateRank(int rank) {
 }
 
 absl::Status CopyEngineTransport::AllocateSignals() {
-  const size_t bytes = sizeof(CopyEngineSignals) * devices_.size();
-  void* host = nullptr;
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaHostAlloc(&host, bytes, cudaHostAllocPortable | cudaHostAllocMapped),
-                 "cudaHostAlloc(copy-engine signals)"));
+  // Kept for the next Runtime rather than freed: cudaFreeHost would wait for every kernel of
+  // the GPU, the user's too (ltx/kept_error_records.h). One size for every world size, so that
+  // Runtimes of any size share the kept blocks.
+  const size_t bytes = sizeof(CopyEngineSignals) * kMaxWorldSize;
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&signals_device_), "cudaGetDevice"));
+  LTX_ASSIGN_OR_RETURN(signals_block_, AcquirePinnedBlock(signals_device_, bytes));
+  void* host = signals_block_.host;
   std::memset(host, 0, bytes);
   signals_ = static_cast<CopyEngineSignals*>(host);
   // Unified addressing: the GPUs reach host-mapped memory at its host address.
@@ -113,7 +116,7 @@ CopyEngineTransport::~CopyEngineTransport() {
       if (event != nullptr) cudaEventDestroy(event);
     }
   }
-  if (signals_ != nullptr && free_signals_) cudaFreeHost(signals_);
+  if (signals_ != nullptr && free_signals_) GiveBackPinnedBlock(signals_device_, signals_block_);
   cudaGetLastError();
 }
 

@@ -58,6 +58,7 @@
 #include "kernels/signal_layout.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/copy_engine_pairing.h"
+#include "ltx/kept_error_records.h"
 
 namespace ltx {
 
@@ -68,8 +69,9 @@ class CopyEngineTransport {
   // FailedPrecondition without a CUDA driver that has stream memory operations.
   static absl::StatusOr<std::unique_ptr<CopyEngineTransport>> Create(
       const std::vector<int>& devices);
-  // Sets every abort flag and waits (a few seconds at most) for the copy streams; the
-  // host-mapped signals are kept, not freed, if a copy stream is still busy.
+  // Sets every abort flag and waits (a few seconds at most) for the copy streams; gives the
+  // host-mapped signals back to the process for the next Runtime (never freed: that would wait
+  // for the whole GPU), or leaks them if a copy stream is still busy.
   ~CopyEngineTransport();
 
   CopyEngineTransport(const CopyEngineTransport&) = delete;
@@ -141,6 +143,10 @@ class CopyEngineTransport {
   std::vector<RankStreams> streams_;  // Set by Create.
   // Host-mapped, one per rank (the same address on the host and on every GPU).
   CopyEngineSignals* signals_ = nullptr;
+  // Where signals_ came from (ltx/kept_error_records.h), and the device it was acquired for.
+  KeptPinnedBlock signals_block_;
+  int signals_device_ = -1;
+  // False when a copy may still write signals_: then it is leaked, not given back.
   bool free_signals_ = true;
   CopyEnginePairing pairing_;
 };

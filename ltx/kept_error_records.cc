@@ -1,4 +1,4 @@
-// The process's kept error records, and their bookkeeping by device and primary context.
+// The process's kept pinned blocks, and their bookkeeping by device, primary context and size.
 #include "ltx/kept_error_records.h"
 
 #include <cuda_runtime_api.h>
@@ -19,14 +19,14 @@ KeptBlocks& KeptRecords() {
 
 }  // namespace
 
-void* KeptBlocks::Take(int device, uint64_t context) {
+void* KeptBlocks::Take(int device, uint64_t context, size_t bytes) {
   absl::MutexLock lock(&mu_);
   blocks_.erase(
       std::remove_if(blocks_.begin(), blocks_.end(),
                      [&](const Block& b) { return b.device == device && b.context != context; }),
       blocks_.end());
   for (auto it = blocks_.begin(); it != blocks_.end(); ++it) {
-    if (it->device != device) continue;
+    if (it->device != device || it->bytes != bytes) continue;
     void* const block = it->block;
     blocks_.erase(it);
     return block;
@@ -34,9 +34,9 @@ void* KeptBlocks::Take(int device, uint64_t context) {
   return nullptr;
 }
 
-void KeptBlocks::Keep(int device, uint64_t context, void* block) {
+void KeptBlocks::Keep(int device, uint64_t context, size_t bytes, void* block) {
   absl::MutexLock lock(&mu_);
-  blocks_.push_back({device, context, block});
+  blocks_.push_back({device, context, bytes, block});
 }
 
 int KeptBlocks::size() const {
@@ -44,24 +44,33 @@ int KeptBlocks::size() const {
   return static_cast<int>(blocks_.size());
 }
 
-absl::StatusOr<KeptErrorRecord> AcquireErrorRecord(int device) {
-  KeptErrorRecord record;
-  LTX_ASSIGN_OR_RETURN(record.context, PrimaryContextId(device));
-  record.host = static_cast<DeviceErrorRecord*>(KeptRecords().Take(device, record.context));
-  if (record.host != nullptr) return record;
-  void* host = nullptr;
+absl::StatusOr<KeptPinnedBlock> AcquirePinnedBlock(int device, size_t bytes) {
+  KeptPinnedBlock block;
+  block.bytes = bytes;
+  LTX_ASSIGN_OR_RETURN(block.context, PrimaryContextId(device));
+  block.host = KeptRecords().Take(device, block.context, bytes);
+  if (block.host != nullptr) return block;
   const cudaError_t error =
-      cudaHostAlloc(&host, sizeof(DeviceErrorRecord), cudaHostAllocMapped | cudaHostAllocPortable);
+      cudaHostAlloc(&block.host, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
   if (error != cudaSuccess) {
     cudaGetLastError();
-    return CudaStatus(error, "cudaHostAlloc(error record)");
+    return CudaStatus(error, "cudaHostAlloc(kept pinned block)");
   }
-  record.host = static_cast<DeviceErrorRecord*>(host);
-  return record;
+  return block;
+}
+
+void GiveBackPinnedBlock(int device, const KeptPinnedBlock& block) {
+  if (block.host != nullptr) KeptRecords().Keep(device, block.context, block.bytes, block.host);
+}
+
+absl::StatusOr<KeptErrorRecord> AcquireErrorRecord(int device) {
+  LTX_ASSIGN_OR_RETURN(const KeptPinnedBlock block,
+                       AcquirePinnedBlock(device, sizeof(DeviceErrorRecord)));
+  return KeptErrorRecord{static_cast<DeviceErrorRecord*>(block.host), block.context};
 }
 
 void GiveBackErrorRecord(int device, const KeptErrorRecord& record) {
-  if (record.host != nullptr) KeptRecords().Keep(device, record.context, record.host);
+  GiveBackPinnedBlock(device, {record.host, sizeof(DeviceErrorRecord), record.context});
 }
 
 }  // namespace ltx

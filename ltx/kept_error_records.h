@@ -1,15 +1,17 @@
-// Error records in host-mapped pinned memory, kept for the whole process. Freeing pinned memory
+// Host-mapped pinned memory (error records, the copy engines' signals), kept for the whole
+// process. Freeing pinned memory
 // (cudaFreeHost, and cudaHostUnregister for memory pinned with cudaHostRegister) synchronises the
 // device in practice, as caching pinned-memory allocators exist to avoid; destroying a Runtime
-// would then wait for every kernel on its GPUs, the user's too. So a record is never freed: a
-// transport gives it back when it is destroyed, and the next transport on the same GPU takes it
-// again (a record is a few dozen bytes, and the process holds at most as many as Runtimes have
-// lived at once). A cudaDeviceReset frees the pinned memory of the GPU's primary context, so
-// each record is kept under the context that allocated it, and records of a context that no
-// longer exists are forgotten without being touched.
+// would then wait for every kernel on its GPUs, the user's too. So such a block is never freed:
+// a transport gives it back when it is destroyed, and the next transport on the same GPU takes
+// it again (blocks are small, and the process holds at most as many as Runtimes have lived at
+// once). A cudaDeviceReset frees the pinned memory of the GPU's primary context, so each block
+// is kept under the context that allocated it, and blocks of a context that no longer exists
+// are forgotten without being touched.
 #ifndef LTX_KEPT_ERROR_RECORDS_H_
 #define LTX_KEPT_ERROR_RECORDS_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -20,20 +22,21 @@
 
 namespace ltx {
 
-// Blocks of memory kept by (device, primary context id): the bookkeeping of the kept records.
+// Blocks of memory kept by (device, primary context id, size): the bookkeeping of kept blocks.
 class KeptBlocks {
  public:
   KeptBlocks() = default;
   KeptBlocks(const KeptBlocks&) = delete;
   KeptBlocks& operator=(const KeptBlocks&) = delete;
 
-  // Takes a block kept for `device` under `context`, and forgets the blocks kept for `device`
-  // under any other context (their context is gone, and its memory with it). nullptr when
-  // none is kept. Thread-safe.
-  void* Take(int device, uint64_t context);
+  // Takes a block of `bytes` bytes kept for `device` under `context`, and forgets the blocks
+  // kept for `device` under any other context (their context is gone, and its memory with it).
+  // nullptr when none is kept. Thread-safe.
+  void* Take(int device, uint64_t context, size_t bytes);
 
-  // Keeps `block`, allocated for `device` under `context`, for a later Take. Thread-safe.
-  void Keep(int device, uint64_t context, void* block);
+  // Keeps `block` of `bytes` bytes, allocated for `device` under `context`, for a later Take.
+  // Thread-safe.
+  void Keep(int device, uint64_t context, size_t bytes, void* block);
 
   // How many blocks are kept. Thread-safe.
   int size() const;
@@ -42,14 +45,32 @@ class KeptBlocks {
   struct Block {
     int device = -1;
     uint64_t context = 0;
+    size_t bytes = 0;
     void* block = nullptr;
   };
   mutable absl::Mutex mu_;
   std::vector<Block> blocks_ ABSL_GUARDED_BY(mu_);
 };
 
-// An error record of one GPU: its host address (mapped, portable pinned memory) and the
+// A kept block of one GPU: its host address (mapped, portable pinned memory), its size and the
 // primary context that allocated it.
+struct KeptPinnedBlock {
+  void* host = nullptr;
+  size_t bytes = 0;
+  uint64_t context = 0;
+};
+
+// A block of `bytes` bytes for the calling thread's current device `device`: one of that size
+// given back earlier under the same primary context, or a new one (cudaHostAlloc, mapped and
+// portable). Its contents are undefined. Errors: as CUDA reports them (the CUDA error is
+// cleared). Thread-safe.
+absl::StatusOr<KeptPinnedBlock> AcquirePinnedBlock(int device, size_t bytes);
+
+// Gives `block`, acquired for `device`, back to the process; no kernel or copy may write it any
+// more (a block that one still might write is leaked instead). Never synchronises. Thread-safe.
+void GiveBackPinnedBlock(int device, const KeptPinnedBlock& block);
+
+// An error record of one GPU: its host address and the primary context that allocated it.
 struct KeptErrorRecord {
   DeviceErrorRecord* host = nullptr;
   uint64_t context = 0;

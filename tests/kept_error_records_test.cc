@@ -1,5 +1,5 @@
 // Tests of the bookkeeping of ltx/kept_error_records.h (KeptBlocks) with made-up blocks and
-// context ids: blocks come back for their own device and context only, and blocks of a context
+// context ids: blocks come back for their own device, context and size only, and blocks of a context
 // that a reset replaced are forgotten. Needs no GPU.
 #include "ltx/kept_error_records.h"
 
@@ -10,7 +10,7 @@ namespace {
 
 TEST(KeptBlocksTest, EmptyGivesNothing) {
   KeptBlocks kept;
-  EXPECT_EQ(kept.Take(0, 7), nullptr);
+  EXPECT_EQ(kept.Take(0, 7, 64), nullptr);
   EXPECT_EQ(kept.size(), 0);
 }
 
@@ -19,16 +19,16 @@ TEST(KeptBlocksTest, GivesBlocksBackForTheirOwnDeviceOnly) {
   int a = 0;
   int b = 0;
   int c = 0;
-  kept.Keep(0, 7, &a);
-  kept.Keep(1, 8, &b);
-  kept.Keep(0, 7, &c);
+  kept.Keep(0, 7, 64, &a);
+  kept.Keep(1, 8, 64, &b);
+  kept.Keep(0, 7, 64, &c);
   EXPECT_EQ(kept.size(), 3);
-  EXPECT_EQ(kept.Take(2, 9), nullptr);
-  void* first = kept.Take(0, 7);
-  void* second = kept.Take(0, 7);
+  EXPECT_EQ(kept.Take(2, 9, 64), nullptr);
+  void* first = kept.Take(0, 7, 64);
+  void* second = kept.Take(0, 7, 64);
   EXPECT_TRUE((first == &a && second == &c) || (first == &c && second == &a));
-  EXPECT_EQ(kept.Take(0, 7), nullptr);
-  EXPECT_EQ(kept.Take(1, 8), &b);
+  EXPECT_EQ(kept.Take(0, 7, 64), nullptr);
+  EXPECT_EQ(kept.Take(1, 8, 64), &b);
   EXPECT_EQ(kept.size(), 0);
 }
 
@@ -36,14 +36,22 @@ TEST(KeptBlocksTest, ForgetsTheBlocksOfAReplacedContext) {
   KeptBlocks kept;
   int a = 0;
   int b = 0;
-  kept.Keep(0, 7, &a);
-  kept.Keep(1, 8, &b);
+  kept.Keep(0, 7, 64, &a);
+  kept.Keep(1, 8, 64, &b);
   // GPU 0 was reset: context 7 is gone, and its block with it.
-  EXPECT_EQ(kept.Take(0, 17), nullptr);
+  EXPECT_EQ(kept.Take(0, 17, 64), nullptr);
   EXPECT_EQ(kept.size(), 1);
-  EXPECT_EQ(kept.Take(0, 7), nullptr);
+  EXPECT_EQ(kept.Take(0, 7, 64), nullptr);
   // GPU 1's block is untouched.
-  EXPECT_EQ(kept.Take(1, 8), &b);
+  EXPECT_EQ(kept.Take(1, 8, 64), &b);
+}
+
+TEST(KeptBlocksTest, GivesBlocksBackForTheirOwnSizeOnly) {
+  KeptBlocks kept;
+  int small = 0;
+  kept.Keep(0, 7, 64, &small);
+  EXPECT_EQ(kept.Take(0, 7, 4096), nullptr);
+  EXPECT_EQ(kept.Take(0, 7, 64), &small);
 }
 
 }  // namespace
