@@ -165,9 +165,11 @@ __device__ inline bool AwaitFlag(const OpContext& op, BarrierPhase phase, int pe
 // Claims this GPU's right to store op.number's data into `target`'s output (atomic max on
 // store_claim[target]). False when `target` already revoked it: it gave the op up, and nothing
 // may be stored into its output. Always true without peer atomics.
+// Acquire only: the stores it guards come after it, and it must not wait for the thread's
+// entry stores over NVLink to land first (a release would, on every block's critical path).
 __device__ inline bool ClaimStores(const OpContext& op, int target) {
   if (op.local->peer_atomics == 0u) return true;
-  return AtomicMaxAcqRelSystem(&op.local->store_claim[target], StoreClaim(op.number)) <=
+  return AtomicMaxAcquireSystem(&op.local->store_claim[target], StoreClaim(op.number)) <=
          StoreClaim(op.number);
 }
 

@@ -39,6 +39,18 @@ __device__ __forceinline__ uint64_t AtomicMaxAcqRelSystem(uint64_t* address, uin
   return previous;
 }
 
+// Atomic maximum at system scope with acquire semantics only (atom.acquire.sys): later memory
+// operations of the thread stay after it, but unlike acq_rel it does not wait for the thread's
+// earlier stores (e.g. over NVLink) to become visible first. Returns the previous value.
+__device__ __forceinline__ uint64_t AtomicMaxAcquireSystem(uint64_t* address, uint64_t value) {
+  uint64_t previous;
+  asm volatile("atom.acquire.sys.global.max.u64 %0, [%1], %2;"
+               : "=l"(previous)
+               : "l"(address), "l"(value)
+               : "memory");
+  return previous;
+}
+
 // Relaxed (non-synchronising but coherent) accesses at system scope, for payload fields that a
 // release store orders and for flags polled without ordering needs.
 __device__ __forceinline__ void StoreRelaxedSystem(uint64_t* address, uint64_t value) {
