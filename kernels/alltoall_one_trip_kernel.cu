@@ -55,6 +55,8 @@ __device__ void StorePiecePayload(const Piece& piece, int64_t index, uint64_t pa
 // The all-to-all's one-trip plan: this rank sends each peer its piece, unpacks each peer's
 // piece into its output, and copies its own piece.
 struct AllToAllOneTripPlan {
+  // The own piece is not among the pieces sent: CopyOwn copies it.
+  static constexpr bool kOwnPartIsSent = false;
   const AllToAllKernelParams& p;
 
   __device__ int64_t SentBytes(int target) const {

@@ -54,6 +54,8 @@ __device__ void StorePayload(uint64_t payload, int64_t index, const ShardGeometr
 // The AllGather's one-trip plan: this rank sends its whole shard to every peer, and unpacks
 // every peer's shard at that peer's token offset of its output.
 struct AllGatherOneTripPlan {
+  // SendLines stores this rank's own shard into its output as it sends it (world >= 2).
+  static constexpr bool kOwnPartIsSent = true;
   const AllGatherKernelParams& p;
 
   __device__ int64_t SentBytes(int /*target*/) const { return FlatShardBytes(p.geometry); }
@@ -69,6 +71,7 @@ struct AllGatherOneTripPlan {
     StorePayload(payload, index, GeometryOf(source), static_cast<uint8_t*>(p.output));
   }
   __device__ void CopyOwn() const {
+    if (p.world_size > 1) return;  // SendLines stored it.
     CopyRange(p.geometry, PartRange(FlatShardBytes(p.geometry), blockIdx.x, gridDim.x),
               static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
   }

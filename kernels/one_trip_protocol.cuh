@@ -13,7 +13,10 @@
 //                                            `source`'s SentBytes(this rank);
 //   void Store(int source, int64_t k, uint64_t payload)  unpacks payload k from `source`;
 //   void CopyOwn()                           the block's part of this rank's own data (the
-//                                            whole block calls it).
+//                                            whole block calls it);
+// and a `static constexpr bool kOwnPartIsSent`: true when this rank's own data is exactly what
+// it sends every peer (the AllGather), so that SendLines stores each payload into the own
+// output as well (Store(rank, k, payload)) and CopyOwn has nothing left to do for world >= 2.
 // `Params` is a collective's kernel parameters, with at least: `SignalRegion* signals[]`,
 // `OneTripLine* staging[]`, `DeviceErrorRecord* error_record`, `int32_t rank`, `int32_t
 // world_size`, `uint64_t timeout_ns`, and an `AnnouncementOf(params, protocol)` overload.
@@ -112,6 +115,14 @@ __device__ void SendLines(const Params& p, const Plan& plan, const OpContext& op
                                  : plan.Payload(target, transfer.line - kOneTripHeaderLines);
     StoreLine(p.staging[target] + OneTripLineIndex(parity, p.rank, world, transfer.line), payload,
               flag);
+    // A plan whose own part is what it sends (the AllGather) stores each payload into its own
+    // output too, once (with the peer one place on): the input is read once, and the own copy
+    // costs no second trip to memory before the receives.
+    if constexpr (Plan::kOwnPartIsSent) {
+      if (transfer.offset == 1 && transfer.line >= kOneTripHeaderLines) {
+        plan.Store(p.rank, transfer.line - kOneTripHeaderLines, payload);
+      }
+    }
   }
 }
 
