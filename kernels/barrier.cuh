@@ -183,7 +183,7 @@ __device__ inline bool RevokeStores(const OpContext& op, int source, SignalRegio
   if (LoadAcquireSystem(&op.local->exit_flag[source]) >= op.number) return false;
   if (op.local->peer_atomics == 0u) return true;
   const uint64_t previous =
-      AtomicMaxAcqRelSystem(&source_region->store_claim[op.rank], StoreRevoke(op.number));
+      AtomicMaxAcquireSystem(&source_region->store_claim[op.rank], StoreRevoke(op.number));
   return previous == StoreClaim(op.number) &&
          LoadAcquireSystem(&op.local->exit_flag[source]) < op.number;
 }

@@ -27,21 +27,11 @@ __device__ __forceinline__ uint64_t LoadAcquireSystem(const uint64_t* address) {
   return value;
 }
 
-// Atomic maximum at system scope with acquire and release semantics (atom.acq_rel.sys):
-// stores `max(*address, value)` and returns the previous value. Atomic with respect to the same
-// operation from any GPU with native peer atomics on the location.
-__device__ __forceinline__ uint64_t AtomicMaxAcqRelSystem(uint64_t* address, uint64_t value) {
-  uint64_t previous;
-  asm volatile("atom.acq_rel.sys.global.max.u64 %0, [%1], %2;"
-               : "=l"(previous)
-               : "l"(address), "l"(value)
-               : "memory");
-  return previous;
-}
-
-// Atomic maximum at system scope with acquire semantics only (atom.acquire.sys): later memory
-// operations of the thread stay after it, but unlike acq_rel it does not wait for the thread's
-// earlier stores (e.g. over NVLink) to become visible first. Returns the previous value.
+// Atomic maximum at system scope with acquire semantics (atom.acquire.sys): stores
+// `max(*address, value)` and returns the previous value; later memory operations of the thread
+// stay after it. Without release semantics it does not wait for the thread's earlier stores
+// (e.g. over NVLink) to become visible first. Atomic with respect to the same operation from any
+// GPU with native peer atomics on the location.
 __device__ __forceinline__ uint64_t AtomicMaxAcquireSystem(uint64_t* address, uint64_t value) {
   uint64_t previous;
   asm volatile("atom.acquire.sys.global.max.u64 %0, [%1], %2;"
