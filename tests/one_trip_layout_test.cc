@@ -188,7 +188,9 @@ TEST(OneTripLayoutTest, HeaderLinesAreItemsOfBlockZero) {
   // ReceiveHeaders runs in block 0; the headers' senders must be in block 0 too.
   for (int world = 2; world <= 8; ++world) {
     for (int64_t item = 0; item < 2048; ++item) {
-      if (OneTripTransferOf(item, world).line < kOneTripHeaderLines) EXPECT_LT(item, 512);
+      if (OneTripTransferOf(item, world).line < kOneTripHeaderLines) {
+        EXPECT_LT(item, 512);
+      }
     }
   }
 }
