@@ -128,7 +128,9 @@ TEST_P(CopyEngineRankCallTest, RanksDriftApartWithoutHostSynchronisation) {
     for (int op = 0; op < kLead; ++op) ASSERT_TRUE(CallInOrder(c, {leader}).ok());
     for (int op = 0; op < kLead; ++op) {
       for (int rank : Descending(world_)) {
-        if (rank != leader) ASSERT_TRUE(CallInOrder(c, {rank}).ok());
+        if (rank != leader) {
+          ASSERT_TRUE(CallInOrder(c, {rank}).ok());
+        }
       }
     }
   }
