@@ -1,7 +1,8 @@
-// Device side of the cross-GPU protocol (kernels/PROTOCOL.md): entry mailboxes, exit flags,
-// waits with deadlines on %globaltimer, and the error record. Every wait has a deadline; on
-// expiry the first error of the GPU is written to its host-mapped record and the op is
-// abandoned. Nothing traps.
+// Device side of the cross-GPU protocol (kernels/PROTOCOL.md): entry mailboxes and op words,
+// exit flags, store claims and their revocation, waits with deadlines on %globaltimer and slow
+// checks (a peer on another path, a peer that gave up), and the error record. Every wait has a
+// deadline; on expiry the first error of the GPU is written to its host-mapped record and the op
+// is abandoned. Nothing traps.
 #ifndef LTX_KERNELS_BARRIER_CUH_
 #define LTX_KERNELS_BARRIER_CUH_
 

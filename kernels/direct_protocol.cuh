@@ -1,7 +1,9 @@
 // The direct protocol shared by every collective kernel over peer stores: an entry barrier
 // (each rank announces its output and arguments in every peer's mailbox, and waits for the
 // announcement of each target before storing into it), the stores themselves (supplied by the
-// collective), and the last-block-done exit barrier (kernels/PROTOCOL.md).
+// collective), and the last-block-done exit barrier; around the stores, the store claims that
+// keep a rank from storing into an output whose owner already gave the op up
+// (kernels/PROTOCOL.md).
 //
 // Every collective advances the same op number (SignalRegion::last_op) and uses the same
 // mailboxes and exit flags, so ops of different collectives interleave on one Runtime; what a
