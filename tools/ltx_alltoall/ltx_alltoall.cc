@@ -13,6 +13,8 @@
 //
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
 // --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
+// ltx runs eager per-rank calls from one thread per GPU; NCCL's calls are grouped from one
+// thread.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -116,12 +118,13 @@ absl::StatusOr<std::vector<Protocol>> ParseProtocols(const std::string& names) {
   return protocols;
 }
 
-// Runs `step` (which enqueues one op on every rank's stream, from this thread) --warmup times,
-// then --windows windows of --iters; returns the median over windows of the slowest rank's
-// device time per op (us).
+// Runs `step` --warmup times, then --windows windows of --iters; returns the median over
+// windows of the slowest rank's device time per op (us). With `per_rank_threads`, each rank's
+// thread calls step(rank) (how a server issues per-rank calls, one thread per GPU); else one
+// thread calls step(-1), which enqueues the op on every rank's stream.
 absl::StatusOr<double> MedianMicros(const std::vector<int>& devices,
-                                    const std::vector<RankBuffers>& buffers,
-                                    const std::function<absl::Status()>& step) {
+                                    const std::vector<RankBuffers>& buffers, bool per_rank_threads,
+                                    const std::function<absl::Status(int rank)>& step) {
   TimingPlan plan;
   plan.warmup = absl::GetFlag(FLAGS_warmup);
   plan.iterations = absl::GetFlag(FLAGS_iters);
@@ -131,13 +134,12 @@ absl::StatusOr<double> MedianMicros(const std::vector<int>& devices,
   ranks.devices = devices;
   for (const RankBuffers& b : buffers) ranks.streams.push_back(b.stream);
   ranks.events = &events;
-  const RankLoop loop = [&step](int /*rank*/, int calls) {
-    for (int call = 0; call < calls; ++call) LTX_RETURN_IF_ERROR(step());
+  const RankLoop loop = [&step](int rank, int calls) {
+    for (int call = 0; call < calls; ++call) LTX_RETURN_IF_ERROR(step(rank));
     return absl::OkStatus();
   };
   LTX_ASSIGN_OR_RETURN(const Measured measured,
-                       Measure(plan, /*per_rank_threads=*/false, ranks, loop,
-                               /*calls_per_unit=*/1));
+                       Measure(plan, per_rank_threads, ranks, loop, /*calls_per_unit=*/1));
   return measured.device_us;
 }
 
@@ -240,12 +242,11 @@ absl::StatusOr<LtxTime> TimeLtx(Runtime& runtime, AllToAllHarness& harness, Prot
   if (absl::IsInvalidArgument(first) && runtime.status().ok()) return time;
   LTX_RETURN_IF_ERROR(first);
   time.wrong = harness.Verify().ok() ? 0 : 1;
-  LTX_ASSIGN_OR_RETURN(time.us, MedianMicros(runtime.devices(), buffers, [&] {
-                         for (int r = 0; r < runtime.world_size(); ++r) {
-                           LTX_RETURN_IF_ERROR(runtime.AllToAllRank(r, shape, buffers[r], call));
-                         }
-                         return absl::OkStatus();
-                       }));
+  LTX_ASSIGN_OR_RETURN(time.us, MedianMicros(runtime.devices(), buffers, /*per_rank_threads=*/true,
+                                              [&](int rank) {
+                                                return runtime.AllToAllRank(rank, shape,
+                                                                            buffers[rank], call);
+                                              }));
   LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
   return time;
 }
@@ -279,12 +280,14 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
     LTX_RETURN_IF_ERROR(harness.RefreshInputs());
     LTX_RETURN_IF_ERROR(nccl->Run());
     nccl_wrong = harness.Verify().ok() ? 0 : 1;
-    LTX_ASSIGN_OR_RETURN(
-        nccl_us, MedianMicros(runtime.devices(), buffers, [&] { return nccl->Transfer(); }));
-    LTX_ASSIGN_OR_RETURN(permute_us,
-                         MedianMicros(runtime.devices(), buffers, [&] { return nccl->Permute(); }));
-    LTX_ASSIGN_OR_RETURN(both_us,
-                         MedianMicros(runtime.devices(), buffers, [&] { return nccl->Run(); }));
+    // NCCL's calls are grouped from one thread (ncclGroupStart/End over every rank).
+    const auto from_one_thread = [&](const std::function<absl::Status()>& run) {
+      return MedianMicros(runtime.devices(), buffers, /*per_rank_threads=*/false,
+                          [&run](int /*rank*/) { return run(); });
+    };
+    LTX_ASSIGN_OR_RETURN(nccl_us, from_one_thread([&] { return nccl->Transfer(); }));
+    LTX_ASSIGN_OR_RETURN(permute_us, from_one_thread([&] { return nccl->Permute(); }));
+    LTX_ASSIGN_OR_RETURN(both_us, from_one_thread([&] { return nccl->Run(); }));
     LTX_RETURN_IF_ERROR(harness.SynchronizeStreams());
   }
   const int64_t total = shape.tokens * shape.heads * shape.head_dim * ElementSize(bench.dtype);
@@ -354,8 +357,10 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
     }
   }
   BenchContext bench{&runtime, harness.get(), clique.get(), dtype, protocols};
-  absl::PrintF("# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us)\n",
-               runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
+  absl::PrintF(
+      "# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us); ltx: per-rank "
+      "calls, one thread per GPU; NCCL: grouped from one thread\n",
+      runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
   PrintBenchHeader(bench);
   for (AllToAllDirection direction : directions) {
     for (const BenchShape& shape : shapes) LTX_RETURN_IF_ERROR(BenchOne(bench, shape, direction));
