@@ -33,19 +33,29 @@ absl::Status EnableOnePair(int device, int peer) {
                     absl::StrFormat("cudaDeviceEnablePeerAccess(GPU %d -> GPU %d)", device, peer));
 }
 
-}  // namespace
-
-absl::Status CheckPeerAccess(const std::vector<int>& devices) {
+// The ordered pairs of `devices` ("0->2") for which `attribute` (named `name` in errors) is 0.
+absl::StatusOr<std::vector<std::string>> PairsWithout(const std::vector<int>& devices,
+                                                      cudaDeviceP2PAttr attribute,
+                                                      const char* name) {
   std::vector<std::string> missing;
   for (int a : devices) {
     for (int b : devices) {
       if (a == b) continue;
-      int can_access = 0;
-      LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceCanAccessPeer(&can_access, a, b),
-                                     absl::StrFormat("cudaDeviceCanAccessPeer(%d, %d)", a, b)));
-      if (!can_access) missing.push_back(absl::StrFormat("%d->%d", a, b));
+      int value = 0;
+      LTX_RETURN_IF_ERROR(
+          CudaStatus(cudaDeviceGetP2PAttribute(&value, attribute, a, b),
+                     absl::StrFormat("cudaDeviceGetP2PAttribute(%s, %d, %d)", name, a, b)));
+      if (value == 0) missing.push_back(absl::StrFormat("%d->%d", a, b));
     }
   }
+  return missing;
+}
+
+}  // namespace
+
+absl::Status CheckPeerAccess(const std::vector<int>& devices) {
+  LTX_ASSIGN_OR_RETURN(const std::vector<std::string> missing,
+                       PairsWithout(devices, cudaDevP2PAttrAccessSupported, "AccessSupported"));
   if (missing.empty()) return absl::OkStatus();
   return absl::FailedPreconditionError(
       absl::StrCat("GPU pairs without peer access (ltx stores directly into peers' memory): ",
@@ -53,17 +63,10 @@ absl::Status CheckPeerAccess(const std::vector<int>& devices) {
 }
 
 absl::StatusOr<bool> HaveNativePeerAtomics(const std::vector<int>& devices) {
-  for (int a : devices) {
-    for (int b : devices) {
-      if (a == b) continue;
-      int native_atomics = 0;
-      LTX_RETURN_IF_ERROR(CudaStatus(
-          cudaDeviceGetP2PAttribute(&native_atomics, cudaDevP2PAttrNativeAtomicSupported, a, b),
-          absl::StrFormat("cudaDeviceGetP2PAttribute(NativeAtomicSupported, %d, %d)", a, b)));
-      if (!native_atomics) return false;
-    }
-  }
-  return true;
+  LTX_ASSIGN_OR_RETURN(
+      const std::vector<std::string> missing,
+      PairsWithout(devices, cudaDevP2PAttrNativeAtomicSupported, "NativeAtomicSupported"));
+  return missing.empty();
 }
 
 absl::Status EnablePeerAccess(int device, const std::vector<int>& peers) {
