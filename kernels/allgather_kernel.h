@@ -65,11 +65,6 @@ inline constexpr int kAllGatherThreads = 512;
 cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
                                   cudaStream_t stream);
 
-// Enqueues the one-trip kernel of one rank (same contract). Every rank of the op must take the
-// one-trip path, and every shard must be at most kOneTripMaxShardBytes.
-cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
-                                cudaStream_t stream);
-
 // How the one-trip kernel of one rank is launched, beyond its parameters.
 struct OneTripLaunch {
   int blocks = 1;
@@ -82,10 +77,12 @@ struct OneTripLaunch {
   const OneTripTimestamps* timestamps = nullptr;
 };
 
-// LaunchOneTripKernel (same contract) as `launch` says. Returns the launch error, e.g. for
-// early_start on a GPU before sm_90.
-cudaError_t LaunchOneTripKernelWith(const AllGatherKernelParams& params,
-                                    const OneTripLaunch& launch, cudaStream_t stream);
+// Enqueues the one-trip kernel of one rank on `stream` as `launch` says (same contract as
+// LaunchAllGatherKernel). Every rank of the op must take the one-trip path, and every shard must
+// be at most kOneTripMaxShardBytes. Returns the launch error, e.g. for early_start on a GPU
+// before sm_90.
+cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTripLaunch& launch,
+                                cudaStream_t stream);
 
 // Load the direct and the one-trip kernel (both instantiations) onto the current device. Under
 // CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and loading

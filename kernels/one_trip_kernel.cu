@@ -106,14 +106,8 @@ cudaError_t LaunchInstance(const AllGatherKernelParams& params, const OneTripLau
 
 }  // namespace
 
-cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, int blocks,
+cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTripLaunch& launch,
                                 cudaStream_t stream) {
-  OneTripKernel<<<blocks, kOneTripThreads, 0, stream>>>(params, NoPhaseClock());
-  return cudaGetLastError();
-}
-
-cudaError_t LaunchOneTripKernelWith(const AllGatherKernelParams& params,
-                                    const OneTripLaunch& launch, cudaStream_t stream) {
   return launch.timestamps == nullptr
              ? LaunchInstance(params, launch, NoPhaseClock(), stream)
              : LaunchInstance(params, launch, PhaseClock(*launch.timestamps), stream);

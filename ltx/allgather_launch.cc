@@ -39,14 +39,11 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
   if (call.protocol != Protocol::kOneTrip) {
     return LaunchAllGatherKernel(params, call.blocks, buffers.stream);
   }
-  if (call.one_trip_timestamps == nullptr && !call.early_start) {
-    return LaunchOneTripKernel(params, call.blocks, buffers.stream);
-  }
   OneTripLaunch launch;
   launch.blocks = call.blocks;
   launch.early_start = call.early_start;
   launch.timestamps = call.one_trip_timestamps;
-  return LaunchOneTripKernelWith(params, launch, buffers.stream);
+  return LaunchOneTripKernel(params, launch, buffers.stream);
 }
 
 absl::Status LoadAllGatherKernels() {
