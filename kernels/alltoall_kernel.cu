@@ -24,11 +24,11 @@ __device__ void StorePiece(const AllToAllKernelParams& p, int lane, int lanes, i
                 static_cast<const uint8_t*>(p.input), output);
 }
 
-__global__ void __launch_bounds__(kAllToAllThreads) AllToAllKernel(
-    const AllToAllKernelParams p) {
-  RunDirectOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect), [&p](int lane, int lanes, int target, uint64_t output) {
-    StorePiece(p, lane, lanes, target, reinterpret_cast<uint8_t*>(output));
-  });
+__global__ void __launch_bounds__(kAllToAllThreads) AllToAllKernel(const AllToAllKernelParams p) {
+  RunDirectOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
+              [&p](int lane, int lanes, int target, uint64_t output) {
+                StorePiece(p, lane, lanes, target, reinterpret_cast<uint8_t*>(output));
+              });
 }
 
 }  // namespace

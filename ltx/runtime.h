@@ -190,8 +190,9 @@ class Runtime {
   // ranks if `timeout` passed. A device error with ranks still running names them too, and
   // which outputs they may still store into (a rank that started storing into a peer's output
   // before that peer gave the op up); no other rank stores into an output of a failed op once
-  // its owner gave the op up (kernels/PROTOCOL.md, store claims). Replays of captured CUDA graphs are not calls through the
-  // Runtime: synchronise their streams yourself. Must not run concurrently with calls.
+  // its owner gave the op up (kernels/PROTOCOL.md, store claims). Replays of captured CUDA
+  // graphs are not calls through the Runtime: synchronise their streams yourself. Must not run
+  // concurrently with calls.
   absl::Status Synchronize(absl::Duration timeout);
 
   // The sticky error state: OK, or the error that stopped the Runtime, including device errors

@@ -25,7 +25,8 @@ enum class BenchStyle {
   kRankOneThread,  // AllGatherRank of every rank in turn from one host thread.
 };
 
-// "rank", "coordinated", "graph" or "rank_one_thread"; parsing takes the same names. InvalidArgument lists them.
+// "rank", "coordinated", "graph" or "rank_one_thread"; parsing takes the same names.
+// InvalidArgument lists them.
 std::string BenchStyleName(BenchStyle style);
 absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name);
 

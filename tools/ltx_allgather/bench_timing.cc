@@ -199,4 +199,13 @@ RankLoop GraphSet::Replays(const TimedRanks& ranks) const {
   };
 }
 
+absl::StatusOr<Measured> MeasureGraphReplays(
+    const TimingPlan& plan, const TimedRanks& ranks,
+    const std::function<absl::Status()>& one_call_all_ranks) {
+  GraphSet graphs;
+  LTX_RETURN_IF_ERROR(graphs.Capture(ranks, one_call_all_ranks));
+  return Measure(plan, /*per_rank_threads=*/true, ranks, graphs.Replays(ranks),
+                 GraphSet::kCallsPerGraph);
+}
+
 }  // namespace ltx

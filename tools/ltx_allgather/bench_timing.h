@@ -95,6 +95,12 @@ class GraphSet {
   std::vector<cudaGraphExec_t> execs_;
 };
 
+// Captures `one_call_all_ranks` into a GraphSet and Measures its replays, each rank's from its
+// own host thread. Returns the first error.
+absl::StatusOr<Measured> MeasureGraphReplays(
+    const TimingPlan& plan, const TimedRanks& ranks,
+    const std::function<absl::Status()>& one_call_all_ranks);
+
 }  // namespace ltx
 
 #endif  // LTX_TOOLS_LTX_ALLGATHER_BENCH_TIMING_H_

@@ -118,13 +118,10 @@ absl::StatusOr<Measured> Sweep::MeasureLtx(const AllGatherShape& shape,
         return absl::UnimplementedError(
             "--style=graph: the copy-engine transport cannot be captured into CUDA graphs");
       }
-      GraphSet graphs;
-      LTX_RETURN_IF_ERROR(graphs.Capture(ranks_, [&]() -> absl::Status {
+      return MeasureGraphReplays(config_.timing, ranks_, [&]() -> absl::Status {
         for (int rank = 0; rank < world(); ++rank) LTX_RETURN_IF_ERROR(one_rank(rank));
         return absl::OkStatus();
-      }));
-      return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, graphs.Replays(ranks_),
-                     GraphSet::kCallsPerGraph);
+      });
     }
     case BenchStyle::kPerRank:
       return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, Repeated(one_rank), 1);
@@ -165,10 +162,7 @@ absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tok
   };
   Measured measured;
   if (config_.style == BenchStyle::kGraph) {
-    GraphSet graphs;
-    LTX_RETURN_IF_ERROR(graphs.Capture(ranks_, nccl_call));
-    LTX_ASSIGN_OR_RETURN(measured, Measure(config_.timing, /*per_rank_threads=*/true, ranks_,
-                                           graphs.Replays(ranks_), GraphSet::kCallsPerGraph));
+    LTX_ASSIGN_OR_RETURN(measured, MeasureGraphReplays(config_.timing, ranks_, nccl_call));
   } else {
     LTX_ASSIGN_OR_RETURN(measured, Measure(config_.timing, /*per_rank_threads=*/false, ranks_,
                                            Repeated([&](int) { return nccl_call(); }), 1));

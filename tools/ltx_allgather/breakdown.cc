@@ -174,13 +174,10 @@ absl::StatusOr<Measured> Breakdown::MeasureCalls(const Calls& c) {
   if (!c.graph) {
     return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, Repeated(one_rank), 1);
   }
-  GraphSet graphs;
-  LTX_RETURN_IF_ERROR(graphs.Capture(ranks_, [&]() -> absl::Status {
+  return MeasureGraphReplays(config_.timing, ranks_, [&]() -> absl::Status {
     for (int rank = 0; rank < world(); ++rank) LTX_RETURN_IF_ERROR(one_rank(rank));
     return absl::OkStatus();
-  }));
-  return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, graphs.Replays(ranks_),
-                 GraphSet::kCallsPerGraph);
+  });
 }
 
 absl::StatusOr<std::vector<std::vector<OpPhases>>> Breakdown::ReadRecords() {

@@ -38,17 +38,14 @@ absl::StatusOr<LaunchFloor> MeasureLaunchFloor(const TimingPlan& plan, const Tim
                                                      Repeated(launch), /*calls_per_unit=*/1));
   floor.eager_us = eager.device_us;
   floor.eager_host_us = eager.host_us;
-  GraphSet graphs;
-  LTX_RETURN_IF_ERROR(graphs.Capture(ranks, [&]() -> absl::Status {
-    for (size_t rank = 0; rank < ranks.devices.size(); ++rank) {
-      LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks.devices[rank]), "cudaSetDevice"));
-      LTX_RETURN_IF_ERROR(launch(static_cast<int>(rank)));
-    }
-    return absl::OkStatus();
-  }));
-  LTX_ASSIGN_OR_RETURN(const Measured replayed,
-                       Measure(plan, /*per_rank_threads=*/true, ranks, graphs.Replays(ranks),
-                               GraphSet::kCallsPerGraph));
+  LTX_ASSIGN_OR_RETURN(
+      const Measured replayed, MeasureGraphReplays(plan, ranks, [&]() -> absl::Status {
+        for (size_t rank = 0; rank < ranks.devices.size(); ++rank) {
+          LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks.devices[rank]), "cudaSetDevice"));
+          LTX_RETURN_IF_ERROR(launch(static_cast<int>(rank)));
+        }
+        return absl::OkStatus();
+      }));
   floor.graph_us = replayed.device_us;
   return floor;
 }
