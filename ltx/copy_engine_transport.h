@@ -58,7 +58,7 @@
 #include "kernels/signal_layout.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/copy_engine_pairing.h"
-#include "ltx/kept_error_records.h"
+#include "ltx/kept_pinned_blocks.h"
 
 namespace ltx {
 
@@ -143,7 +143,7 @@ class CopyEngineTransport {
   std::vector<RankStreams> streams_;  // Set by Create.
   // Host-mapped, one per rank (the same address on the host and on every GPU).
   CopyEngineSignals* signals_ = nullptr;
-  // Where signals_ came from (ltx/kept_error_records.h), and the device it was acquired for.
+  // Where signals_ came from (ltx/kept_pinned_blocks.h), and the device it was acquired for.
   KeptPinnedBlock signals_block_;
   int signals_device_ = -1;
   // False when a copy may still write signals_: then it is leaked, not given back.

@@ -1,5 +1,5 @@
 // The process's kept pinned blocks, and their bookkeeping by device, primary context and size.
-#include "ltx/kept_error_records.h"
+#include "ltx/kept_pinned_blocks.h"
 
 #include <cuda_runtime_api.h>
 
