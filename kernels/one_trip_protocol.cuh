@@ -186,11 +186,18 @@ __device__ void ReceiveData(const Params& p, const Plan& plan, const OpContext& 
 }
 
 // The body of a one-trip kernel: sends this rank's lines to every peer, copies its own data,
-// checks every peer's header (block 0) and unpacks every peer's lines; the last block to finish
-// advances this GPU's op number. Every block of the grid runs it. `clock` is NoPhaseClock in
-// production, PhaseClock for the phase timestamps (kernels/one_trip_phase_clock.cuh). Launched
-// early (programmatic dependent launch), a block first waits for the previous kernel of the
-// stream and then lets the next one be scheduled; for ordinary launches both are no-ops.
+// checks every peer's header (block 0) and unpacks every peer's lines. Every block of the grid
+// runs it. `clock` is NoPhaseClock in production, PhaseClock for the phase timestamps
+// (kernels/one_trip_phase_clock.cuh). Launched early (programmatic dependent launch), a block
+// first waits for the previous kernel of the stream and then lets the next one be scheduled; for
+// ordinary launches both are no-ops.
+//
+// The op number: every thread reads last_op when its block starts; thread 0 counts the block in
+// blocks_done after the block's first barrier (so after every thread of the block has read it)
+// and its sends, and the block that counts last advances last_op when it ends. The next op on
+// this GPU starts after this grid has finished (stream order), so no thread of this op can read
+// the advanced value. The count's result is needed only at the end, so the atomic's round trip
+// overlaps the receives instead of ending the op.
 template <typename Params, typename Plan, typename Clock = NoPhaseClock>
 __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Clock()) {
   AwaitPriorGrids();
@@ -205,8 +212,12 @@ __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Cl
   __shared__ bool abandoned;
   if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&local->abort) != 0u;
   __syncthreads();
+  if (!abandoned && p.world_size > 1) SendLines(p, plan, op, flag);
+  // Blocks counted before this one (thread 0 only), taken after the sends so that it delays no
+  // line; read at the end.
+  const uint32_t counted_before =
+      threadIdx.x == 0 && gridDim.x > 1 ? atomicAdd(&local->blocks_done, 1u) : 0u;
   if (!abandoned) {  // Block-uniform: ReceiveHeaders synchronises block 0.
-    if (p.world_size > 1) SendLines(p, plan, op, flag);
     // After the sends, so that it delays no line: the op word that tells a peer on the direct
     // path that this rank took the one-trip path (kernels/PROTOCOL.md).
     if (threadIdx.x < p.world_size) {
@@ -224,13 +235,11 @@ __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Cl
     clock.Mark(OneTripPhase::kLastArrived);
     clock.Mark(OneTripPhase::kUnpacked);
   }
-
-  // The last block to finish advances this GPU's op number (a single block needs no count).
-  __syncthreads();
-  if (threadIdx.x == 0 && (gridDim.x == 1 || atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1)) {
+  if (threadIdx.x == 0 && counted_before == gridDim.x - 1) {
     local->blocks_done = 0;
     local->last_op = op.number;
   }
+  __syncthreads();  // Every Mark before BlockEnd.
   clock.BlockEnd(op.number);
 }
 

@@ -20,7 +20,7 @@ enum class OneTripPhase : int {
   kHeadersChecked,  // Block 0 only: every peer's header lines arrived and were compared.
   kLastArrived,     // The last line any thread of the block waited for has arrived.
   kUnpacked,        // Every thread has stored its received payloads into the output.
-  kEnd,             // Thread 0 after the last-block-done step, the block's last instruction.
+  kEnd,             // Thread 0 after the block's last Mark, its last instruction.
 };
 
 inline constexpr int kOneTripPhaseCount = static_cast<int>(OneTripPhase::kEnd) + 1;
