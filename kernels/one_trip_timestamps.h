@@ -1,6 +1,6 @@
 // Phase timestamps of the one-trip kernel, a diagnostic: a separate instantiation of the kernel
 // reads %globaltimer at fixed points of every block and stores them into a small device buffer,
-// so that a tool can tell where the time of a small AllGather goes. The production
+// so that a tool can tell where the time of a small AllGather or all-to-all goes. The production
 // instantiation records nothing and reads no timer for it. Shared by the host (buffer size,
 // reading records back) and the kernel.
 #ifndef LTX_KERNELS_ONE_TRIP_TIMESTAMPS_H_
@@ -16,7 +16,8 @@ namespace ltx {
 enum class OneTripPhase : int {
   kStart = 0,       // The block's first instruction (thread 0).
   kSent,            // Every thread of the block has issued its line stores to the peers.
-  kOwnCopied,       // Every thread has copied its part of the own shard into the output.
+  kOwnCopied,       // Every thread has stored its part of the own shard into the output
+                    // (with peers: beside its line stores, so just after kSent).
   kHeadersChecked,  // Block 0 only: every peer's header lines arrived and were compared.
   kLastArrived,     // The last line any thread of the block waited for has arrived.
   kUnpacked,        // Every thread has stored its received payloads into the output.

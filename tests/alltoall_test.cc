@@ -2,10 +2,13 @@
 // style and both of its protocols (direct and one-trip): every dtype, odd head_dim, batch > 1,
 // uneven and zero token counts, misaligned buffers, world size 1, round trips, CUDA graph
 // capture and replay, ranks that disagree (InvalidArgument, not a hang), ops interleaved with
-// AllGathers on one Runtime, a one-trip call too large for the staging (InvalidArgument), and
-// the protocol and transport it does not run on (Unimplemented). Random data, outputs poisoned
+// AllGathers on one Runtime, a one-trip call too large for the staging (InvalidArgument), the
+// own piece beside the sends, early start and the timed one-trip kernel, and the protocol and
+// transport it does not run on (Unimplemented). Random data, outputs poisoned
 // before every call, byte-exact checks on every rank. Cases skip, with the reason, where there
 // are fewer GPUs than they need.
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -18,6 +21,7 @@
 #include "gtest/gtest.h"
 #include "kernels/alltoall_plan.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/one_trip_timestamps.h"
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/alltoall_harness.h"
@@ -395,6 +399,99 @@ TEST(AllToAllTest, OneTripTooLargeForTheStagingIsInvalidArgument) {
   EXPECT_TRUE(f.runtime->status().ok());
   // The automatic choice takes the direct kernel.
   EXPECT_TRUE(RunCurrent(f, CallStyle::kCoordinated).ok());
+}
+
+// The own piece travels beside the line stores: rank 0 holding most tokens makes its own piece
+// (heads -> sequence) larger than any piece it sends. Early start (programmatic dependent
+// launch) changes when blocks are scheduled, not what they store: back-to-back one-trip calls
+// of changing shapes, rows that are not multiples of 8 bytes, misaligned buffers, both call
+// styles, several block counts.
+TEST(AllToAllTest, OneTripOwnPieceAndEarlyStartMoveAlike) {
+  LTX_REQUIRE_GPUS(2);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  for (bool early : {false, true}) {
+    for (int blocks : {0, 1, 3}) {
+      for (AllToAllDirection direction : kDirections) {
+        for (int64_t head_dim : {3, 128}) {
+          AllToAllCase c;
+          c.dtype = DataType::kFloat16;
+          c.batch = head_dim == 3 ? 2 : 1;
+          c.heads = 2 * world;
+          c.head_dim = head_dim;
+          c.token_counts.assign(world, 2);
+          c.token_counts[0] = 77;
+          c.direction = direction;
+          c.input_misalignment = head_dim == 3 ? 2 : 0;
+          c.output_misalignment = head_dim == 3 ? 6 : 0;
+          CallOptions call;
+          call.protocol = Protocol::kOneTrip;
+          call.blocks = blocks;
+          call.early_start = early;
+          for (CallStyle style : {CallStyle::kPerRankThreads, CallStyle::kCoordinated}) {
+            const absl::Status status = RunAndVerify(f, c, style, call);
+            EXPECT_TRUE(status.ok()) << c.ToString() << " blocks=" << blocks
+                                     << " early=" << early << ": " << status;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The timed one-trip kernel moves alike and records every block of every op; a coordinated
+// call, which would hand one rank's buffer to every GPU, refuses timestamps.
+TEST(AllToAllTest, OneTripTimestampsRecordEveryBlock) {
+  LTX_REQUIRE_GPUS(2);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  constexpr int kBlocks = 3;
+  constexpr int kOps = 4;
+  AllToAllCase c;
+  c.dtype = DataType::kBFloat16;
+  c.heads = 4 * world;
+  c.head_dim = 64;
+  c.token_counts = UnevenCounts(world, 5);
+  c.direction = AllToAllDirection::kHeadsToSeq;
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  std::vector<OneTripTimestamps> records(world);
+  std::vector<CallOptions> calls(world);
+  for (int rank = 0; rank < world; ++rank) {
+    records[rank] = OneTripTimestamps{nullptr, kOps, kBlocks};
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
+                         sizeof(OneTripTimestampRecord) * kOps * kBlocks),
+              cudaSuccess);
+    calls[rank].protocol = Protocol::kOneTrip;
+    calls[rank].blocks = kBlocks;
+    calls[rank].one_trip_timestamps = &records[rank];
+  }
+  for (int op = 0; op < kOps; ++op) {
+    for (int rank = 0; rank < world; ++rank) {
+      ASSERT_TRUE(
+          f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank), calls[rank]).ok());
+    }
+  }
+  EXPECT_TRUE(f.runtime->Synchronize(kTestWait).ok());
+  EXPECT_TRUE(f.harness->Verify().ok());
+  for (int rank = 0; rank < world; ++rank) {
+    std::vector<OneTripTimestampRecord> host(kOps * kBlocks);
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(host.data(), records[rank].records,
+                         sizeof(OneTripTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    cudaFree(records[rank].records);
+    for (const OneTripTimestampRecord& record : host) {
+      EXPECT_NE(record.op, 0u) << "rank " << rank;
+      const uint64_t start = record.ns[static_cast<int>(OneTripPhase::kStart)];
+      EXPECT_GE(record.ns[static_cast<int>(OneTripPhase::kEnd)], start);
+      EXPECT_GE(record.ns[static_cast<int>(OneTripPhase::kUnpacked)], start);
+    }
+  }
+  EXPECT_EQ(f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), calls[0]).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(AllToAllTest, CopyEnginesAreUnimplemented) {

@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/one_trip_timestamps.h"
 #include "ltx/allgather_launch.h"
 #include "ltx/cuda_status.h"
 #include "ltx/resolved_call.h"
@@ -22,6 +21,7 @@
 #include "tools/ltx_allgather/breakdown_table.h"
 #include "tools/ltx_allgather/empty_kernel.h"
 #include "tools/ltx_allgather/launch_floor.h"
+#include "tools/ltx_allgather/phase_records.h"
 #include "tools/ltx_allgather/timer_step_kernel.h"
 #include "tools/testing/allgather_harness.h"
 
@@ -65,7 +65,6 @@ class Breakdown {
   absl::StatusOr<Measured> MeasureCalls(const Calls& calls);
   // Clears the records, runs the timed calls, prints their table.
   absl::Status TimedTable(Calls calls, const Measured& untimed);
-  absl::StatusOr<std::vector<std::vector<OpPhases>>> ReadRecords();
   absl::StatusOr<double> HostMicroseconds(std::function<absl::Status(int rank)> one_call);
   // Host time of an empty-kernel launch with `params`, `blocks` blocks.
   absl::StatusOr<double> LaunchMicroseconds(EmptyKernelParams params, int blocks);
@@ -78,8 +77,8 @@ class Breakdown {
   EventPairs events_;
   TimedRanks ranks_;
   int sms_ = 0;
-  std::vector<OneTripTimestamps> records_;  // Per rank; device memory of its GPU.
-  std::vector<cudaEvent_t> done_;           // Per rank, without timing.
+  std::unique_ptr<PhaseRecords> records_;
+  std::vector<cudaEvent_t> done_;  // Per rank, without timing.
 };
 
 absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConfig& config) {
@@ -101,16 +100,9 @@ absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConf
   for (const RankBuffers& b : run->buffers_) run->ranks_.streams.push_back(b.stream);
   run->ranks_.events = &run->events_;
   LTX_ASSIGN_OR_RETURN(run->sms_, FloorBlocks(devices, 0, config.runtime.max_blocks));
+  LTX_ASSIGN_OR_RETURN(run->records_, PhaseRecords::Create(devices, kSamples, run->sms_));
   for (int device : devices) {
-    OneTripTimestamps records;
-    records.samples = kSamples;
-    records.max_blocks = run->sms_;
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaMalloc(reinterpret_cast<void**>(&records.records),
-                              sizeof(OneTripTimestampRecord) * kSamples * run->sms_),
-                   "cudaMalloc(records)"));
-    run->records_.push_back(records);
     cudaEvent_t done = nullptr;
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate"));
@@ -120,10 +112,9 @@ absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConf
 }
 
 Breakdown::~Breakdown() {
-  for (size_t rank = 0; rank < records_.size(); ++rank) {
+  for (size_t rank = 0; rank < done_.size(); ++rank) {
     cudaSetDevice(ranks_.devices[rank]);
-    cudaFree(records_[rank].records);
-    if (rank < done_.size()) cudaEventDestroy(done_[rank]);
+    cudaEventDestroy(done_[rank]);
   }
 }
 
@@ -165,7 +156,7 @@ absl::StatusOr<Measured> Breakdown::MeasureCalls(const Calls& c) {
     calls[rank].protocol = Protocol::kOneTrip;
     calls[rank].blocks = c.blocks;
     calls[rank].early_start = c.early;
-    if (c.timed) calls[rank].one_trip_timestamps = &records_[rank];
+    if (c.timed) calls[rank].one_trip_timestamps = records_->Of(rank);
   }
   const AllGatherShape shape = case_.Shape();
   auto one_rank = [&](int rank) {
@@ -180,35 +171,11 @@ absl::StatusOr<Measured> Breakdown::MeasureCalls(const Calls& c) {
   });
 }
 
-absl::StatusOr<std::vector<std::vector<OpPhases>>> Breakdown::ReadRecords() {
-  LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
-  std::vector<std::vector<OpPhases>> ops;
-  for (int rank = 0; rank < world(); ++rank) {
-    const OneTripTimestamps& r = records_[rank];
-    std::vector<OneTripTimestampRecord> host(static_cast<size_t>(r.samples) * r.max_blocks);
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks_.devices[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaMemcpy(host.data(), r.records, host.size() * sizeof(OneTripTimestampRecord),
-                              cudaMemcpyDeviceToHost),
-                   "cudaMemcpy(records)"));
-    ops.push_back(OpsOfRecords(host, r.samples, r.max_blocks));
-  }
-  return ops;
-}
-
 absl::Status Breakdown::TimedTable(Calls calls, const Measured& untimed) {
-  for (int rank = 0; rank < world(); ++rank) {
-    const OneTripTimestamps& r = records_[rank];
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks_.devices[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemset(r.records, 0, sizeof(OneTripTimestampRecord) * r.samples * r.max_blocks),
-        "cudaMemset(records)"));
-  }
+  LTX_RETURN_IF_ERROR(records_->Clear());
   calls.timed = true;
   LTX_ASSIGN_OR_RETURN(const Measured timed, MeasureCalls(calls));
-  LTX_ASSIGN_OR_RETURN(const std::vector<std::vector<OpPhases>> ops, ReadRecords());
-  std::vector<RankPhases> ranks;
-  for (const std::vector<OpPhases>& rank_ops : ops) ranks.push_back(SummarizeRank(rank_ops));
+  LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
   const std::string title = absl::StrFormat(
       "%s per rank, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel "
       "%.2f us, host %.2f us",
@@ -216,7 +183,8 @@ absl::Status Breakdown::TimedTable(Calls calls, const Measured& untimed) {
       calls.graph ? "graph replay" : "eager per-rank",
       calls.blocks == 0 ? "auto" : absl::StrCat(calls.blocks), calls.early ? ", early start" : "",
       untimed.device_us, untimed.host_us, timed.device_us, timed.host_us);
-  absl::PrintF("%s", FormatPhaseTable(title, ranks, PairTrips(ops)));
+  LTX_ASSIGN_OR_RETURN(const std::string table, records_->Table(title));
+  absl::PrintF("%s", table);
   std::fflush(stdout);
   return absl::OkStatus();
 }

@@ -10,6 +10,11 @@
 //   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip
 //                                 one row per protocol and shape, side by side.
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
+//   ltx_alltoall --breakdown -b 8K --breakdown_blocks 0,1,2,4
+//                                 where the time of a small one-trip all-to-all goes: phases
+//                                 of the timed kernel per rank and block count, in both call
+//                                 styles, without and with early start (the table of
+//                                 ltx_allgather --breakdown); exit 1 if an output was wrong.
 //
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
 // --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
@@ -37,8 +42,10 @@
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_config.h"
 #include "tools/ltx_allgather/bench_timing.h"
+#include "tools/ltx_allgather/breakdown_config.h"
 #include "tools/ltx_allgather/nccl_library.h"
 #include "tools/ltx_allgather/tool_config.h"
+#include "tools/ltx_alltoall/alltoall_breakdown.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/visible_gpus.h"
@@ -46,6 +53,11 @@
 ABSL_FLAG(std::string, devices, "", "Comma-separated CUDA devices in rank order (default: all).");
 ABSL_FLAG(bool, smoke, false, "Run the smoke test (the default when --bench is not given).");
 ABSL_FLAG(bool, bench, false, "Run the benchmark.");
+ABSL_FLAG(bool, breakdown, false,
+          "Run the phase breakdown of the one-trip kernel at the size per rank of -b (default "
+          "8K), in the directions of --direction, timed with --warmup, --iters, --windows.");
+ABSL_FLAG(std::string, breakdown_blocks, "0,1,2,4",
+          "Breakdown: block counts to compare, e.g. 0,1,2,4 (0 = automatic).");
 ABSL_FLAG(std::string, b, "",
           "Benchmark sweep: smallest size in bytes per rank (K/M/G); "
           "empty: the model shapes.");
@@ -368,6 +380,36 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   return absl::OkStatus();
 }
 
+// The breakdown's settings from the flags; InvalidArgument naming a bad flag.
+absl::StatusOr<AllToAllBreakdownConfig> BreakdownConfigOfFlags() {
+  AllToAllBreakdownConfig config;
+  LTX_ASSIGN_OR_RETURN(config.dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
+  config.heads = absl::GetFlag(FLAGS_heads);
+  config.head_dim = absl::GetFlag(FLAGS_head_dim);
+  const std::string bytes = absl::GetFlag(FLAGS_b);
+  LTX_ASSIGN_OR_RETURN(config.per_rank_bytes, ParseBytes(bytes.empty() ? "8K" : bytes));
+  LTX_ASSIGN_OR_RETURN(config.directions, ParseDirections(absl::GetFlag(FLAGS_direction)));
+  LTX_ASSIGN_OR_RETURN(config.blocks, ParseBlockList(absl::GetFlag(FLAGS_breakdown_blocks)));
+  config.timing.warmup = absl::GetFlag(FLAGS_warmup);
+  config.timing.iterations = absl::GetFlag(FLAGS_iters);
+  config.timing.windows = absl::GetFlag(FLAGS_windows);
+  return config;
+}
+
+// Runs the breakdown; the exit code.
+int Breakdown(Runtime& runtime) {
+  absl::StatusOr<AllToAllBreakdownConfig> config = BreakdownConfigOfFlags();
+  absl::StatusOr<int> wrong = config.ok() ? RunAllToAllBreakdown(runtime, *config)
+                                          : absl::StatusOr<int>(config.status());
+  if (!wrong.ok()) {
+    absl::PrintF("ltx_alltoall: %s\nFAIL\n", wrong.status().ToString().c_str());
+    return kExitFailed;
+  }
+  absl::PrintF("%s: %d configuration(s) with a wrong output\n", *wrong == 0 ? "PASS" : "FAIL",
+               *wrong);
+  return *wrong == 0 ? kExitOk : kExitFailed;
+}
+
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage("Smoke run and benchmark of ltx's Ulysses all-to-all.");
   absl::ParseCommandLine(argc, argv);
@@ -390,7 +432,8 @@ int Main(int argc, char** argv) {
     return kExitFailed;
   }
   int exit_code = kExitOk;
-  if (absl::GetFlag(FLAGS_smoke) || !absl::GetFlag(FLAGS_bench)) {
+  if (absl::GetFlag(FLAGS_smoke) ||
+      (!absl::GetFlag(FLAGS_bench) && !absl::GetFlag(FLAGS_breakdown))) {
     absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
         AllToAllHarness::Create(*devices, int64_t{8} << 20, int64_t{8} << 20, /*seed=*/7);
     exit_code = harness.ok() ? Smoke(**runtime, **harness) : kExitFailed;
@@ -403,6 +446,7 @@ int Main(int argc, char** argv) {
       exit_code = kExitFailed;
     }
   }
+  if (absl::GetFlag(FLAGS_breakdown) && exit_code == kExitOk) exit_code = Breakdown(**runtime);
   return exit_code;
 }
 

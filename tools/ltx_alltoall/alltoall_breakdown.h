@@ -1,0 +1,42 @@
+// The phase breakdown of the one-trip all-to-all (ltx_alltoall --breakdown): where the time of
+// a small Ulysses all-to-all goes. Per direction and block count it times the production
+// kernel (graph replay and eager per-rank calls), launched the ordinary way and with early
+// start, and then the kernel's timed instantiation, whose %globaltimer records give the time of
+// each phase per rank, the gap between ops and the cross-GPU round trip: the same table as
+// ltx_allgather --breakdown (tools/ltx_allgather/phase_records.h).
+#ifndef LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_BREAKDOWN_H_
+#define LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_BREAKDOWN_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "ltx/alltoall_spec.h"
+#include "ltx/data_type.h"
+#include "ltx/runtime.h"
+#include "tools/ltx_allgather/bench_config.h"
+
+namespace ltx {
+
+struct AllToAllBreakdownConfig {
+  DataType dtype = DataType::kBFloat16;
+  int64_t heads = 32;
+  int64_t head_dim = 128;
+  // Bytes per rank: total tokens = max(1, per_rank_bytes * world / token row), split evenly.
+  int64_t per_rank_bytes = 8 << 10;
+  std::vector<AllToAllDirection> directions = {AllToAllDirection::kSeqToHeads,
+                                               AllToAllDirection::kHeadsToSeq};
+  std::vector<int> blocks = {0, 1, 2, 4};  // Block counts to compare; 0 = automatic.
+  TimingPlan timing;
+};
+
+// Runs `config` on every rank of `runtime` (one-trip calls; a shape whose pieces exceed the
+// one-trip staging is InvalidArgument from the first call): prints to stdout, per direction,
+// early start (off, then on), block count and call style, the phase table; progress to stderr.
+// Each configuration is verified byte-exact afterwards (its last calls, then one call on fresh
+// inputs). Returns the number of configurations with a wrong output, or the first error.
+absl::StatusOr<int> RunAllToAllBreakdown(Runtime& runtime, const AllToAllBreakdownConfig& config);
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_BREAKDOWN_H_
