@@ -14,25 +14,25 @@ namespace ltx {
 
 inline constexpr int kWarpSize = 32;
 
-// The block copies rows [rows.begin, rows.end) of `piece` in stores of `Vector` (whose size
-// divides every run start and the run length). Warp w takes rows w, w + warps, ...,
-// kRowsInFlight of them at a time (kernels/alltoall_plan.h); lane l takes units l, l + 32, ...
-// of each.
+// The block copies its rows of `piece` (`sweep`) in stores of `Vector` (whose size divides
+// every run start and the run length). Warp w takes its rows kRowsInFlight at a time
+// (kernels/alltoall_plan.h: RowSweep); lane l takes units l, l + 32, ... of each.
 template <typename Vector>
-__device__ void CopyPieceRowsAs(const Piece& piece, const ByteRange& rows, const uint8_t* src,
+__device__ void CopyPieceRowsAs(const Piece& piece, const RowSweep& sweep, const uint8_t* src,
                                 uint8_t* dst) {
   const int warps = blockDim.x / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
   const int64_t units = piece.run_bytes / static_cast<int64_t>(sizeof(Vector));
-  for (int64_t first = rows.begin + threadIdx.x / kWarpSize; first < rows.end;
-       first += static_cast<int64_t>(warps) * kRowsInFlight) {
+  const int64_t stride = SweepStride(sweep, warps);
+  for (int64_t first = SweepFirstRow(sweep, warps, threadIdx.x / kWarpSize); first < sweep.rows;
+       first += stride * kRowsInFlight) {
     const Vector* from[kRowsInFlight] = {};
     Vector* to[kRowsInFlight] = {};
     bool valid[kRowsInFlight];
 #pragma unroll
     for (int k = 0; k < kRowsInFlight; ++k) {
-      const int64_t row = first + static_cast<int64_t>(k) * warps;
-      valid[k] = row < rows.end;
+      const int64_t row = first + static_cast<int64_t>(k) * stride;
+      valid[k] = row < sweep.rows;
       if (!valid[k]) continue;
       from[k] = reinterpret_cast<const Vector*>(
           src + RowOffset(piece.src, piece.rows_per_slice, row));
@@ -52,24 +52,24 @@ __device__ void CopyPieceRowsAs(const Piece& piece, const ByteRange& rows, const
   }
 }
 
-// The block copies rows `rows` of `piece` from the buffer at `src` into the one at `dst`.
-__device__ inline void CopyPieceRows(const Piece& piece, const ByteRange& rows,
+// The block copies its rows of `piece` (`sweep`) from the buffer at `src` into the one at `dst`.
+__device__ inline void CopyPieceRows(const Piece& piece, const RowSweep& sweep,
                                      const uint8_t* src, uint8_t* dst) {
   switch (PieceWidth(piece, reinterpret_cast<uint64_t>(src), reinterpret_cast<uint64_t>(dst))) {
     case 16:
-      CopyPieceRowsAs<int4>(piece, rows, src, dst);
+      CopyPieceRowsAs<int4>(piece, sweep, src, dst);
       break;
     case 8:
-      CopyPieceRowsAs<uint64_t>(piece, rows, src, dst);
+      CopyPieceRowsAs<uint64_t>(piece, sweep, src, dst);
       break;
     case 4:
-      CopyPieceRowsAs<uint32_t>(piece, rows, src, dst);
+      CopyPieceRowsAs<uint32_t>(piece, sweep, src, dst);
       break;
     case 2:
-      CopyPieceRowsAs<uint16_t>(piece, rows, src, dst);
+      CopyPieceRowsAs<uint16_t>(piece, sweep, src, dst);
       break;
     default:
-      CopyPieceRowsAs<uint8_t>(piece, rows, src, dst);
+      CopyPieceRowsAs<uint8_t>(piece, sweep, src, dst);
       break;
   }
 }

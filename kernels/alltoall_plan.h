@@ -16,7 +16,7 @@
 //     input  offset b * S * G + prefix_t * G + i * G
 //     output offset b * count_t * T + head_offset_r + i * T
 // Work is cut into lanes as in the AllGather plan (kernels/copy_plan.h: LaneCount, LaneTarget,
-// LanePart): a lane copies a contiguous range of its target's rows.
+// LanePart): the lanes of a target share its piece's rows, warp by warp (RowSweep).
 #ifndef LTX_KERNELS_ALLTOALL_PLAN_H_
 #define LTX_KERNELS_ALLTOALL_PLAN_H_
 
@@ -108,19 +108,29 @@ LTX_HOST_DEVICE inline int PieceWidth(const Piece& piece, uint64_t input, uint64
   return width;
 }
 
-// Part `part` of `parts` of [0, total): the first total % parts parts get one more.
-LTX_HOST_DEVICE inline ByteRange EvenPart(int64_t total, int part, int parts) {
-  const int64_t small = total / parts;
-  const int64_t extra = total % parts;
-  ByteRange range;
-  range.begin = small * part + (part < extra ? part : extra);
-  range.end = range.begin + small + (part < extra ? 1 : 0);
-  return range;
+// The rows of a piece that one block copies when `parts` blocks share the piece: warp w (of
+// `warps`) of part p copies rows p * warps + w + i * parts * warps, i = 0, 1, ..., so that the
+// parts sweep the piece together, front to back (as the AllGather's lanes sweep their tiles,
+// kernels/copy_plan.h: kLaneTileBytes).
+struct RowSweep {
+  int64_t rows = 0;  // The piece's rows.
+  int part = 0;
+  int parts = 1;
+};
+
+// The first row warp `warp` of a block of `warps` warps copies.
+LTX_HOST_DEVICE inline int64_t SweepFirstRow(const RowSweep& sweep, int warps, int warp) {
+  return int64_t{sweep.part} * warps + warp;
+}
+
+// The distance from one row of a warp to its next.
+LTX_HOST_DEVICE inline int64_t SweepStride(const RowSweep& sweep, int warps) {
+  return int64_t{sweep.parts} * warps;
 }
 
 // The rows of its target's piece that lane `lane` (of `lanes`) copies.
-LTX_HOST_DEVICE inline ByteRange LaneRows(const Piece& piece, int lane, int lanes, int world) {
-  return EvenPart(piece.rows, LanePart(lane, world), LanePartCount(lane, lanes, world));
+LTX_HOST_DEVICE inline RowSweep LaneRows(const Piece& piece, int lane, int lanes, int world) {
+  return RowSweep{piece.rows, LanePart(lane, world), LanePartCount(lane, lanes, world)};
 }
 
 // Bytes rank `rank` stores into the largest of its targets' outputs: what the automatic block

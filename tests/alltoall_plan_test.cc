@@ -1,4 +1,4 @@
-// Tests of the all-to-all copy plan (kernels/alltoall_plan.h): EvenPart, PieceWidth, and a host
+// Tests of the all-to-all copy plan (kernels/alltoall_plan.h): PieceWidth, and a host
 // simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
 // kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over a grid of shapes, checking that
 // every output byte of every rank is stored exactly once, with the byte an independent reference
@@ -25,22 +25,6 @@
 
 namespace ltx {
 namespace {
-
-TEST(EvenPartTest, PartsAreContiguousAndCoverEverything) {
-  for (int64_t total : {0, 1, 2, 7, 8, 9, 100, 4099}) {
-    for (int parts = 1; parts <= 20; ++parts) {
-      int64_t next = 0;
-      for (int part = 0; part < parts; ++part) {
-        const ByteRange range = EvenPart(total, part, parts);
-        ASSERT_EQ(range.begin, next) << total << " " << part << "/" << parts;
-        ASSERT_LE(range.end - range.begin, total / parts + 1);
-        ASSERT_GE(range.end - range.begin, total / parts);
-        next = range.end;
-      }
-      EXPECT_EQ(next, total);
-    }
-  }
-}
 
 TEST(PieceWidthTest, AlignedPiecesTakeSixteenBytesAndMisalignedOnesNarrowDown) {
   Piece piece;
@@ -151,14 +135,15 @@ void SimulateAndCheck(const PlanCase& c) {
       const int target = LaneTarget(lane, rank, world);
       const Piece piece = PieceOf(layout->geometry, rank, target);
       const int width = PieceWidth(piece, input_address, output_address);
-      const ByteRange rows = LaneRows(piece, lane, lanes, world);
-      // Warp w copies rows begin + w + i * warps, kRowsInFlight at a time (as the kernel).
+      const RowSweep sweep = LaneRows(piece, lane, lanes, world);
+      const int64_t stride = SweepStride(sweep, c.warps);
+      // Warp w copies its rows kRowsInFlight at a time (as the kernel).
       for (int warp = 0; warp < c.warps; ++warp) {
-        for (int64_t first = rows.begin + warp; first < rows.end;
-             first += int64_t{c.warps} * kRowsInFlight) {
+        for (int64_t first = SweepFirstRow(sweep, c.warps, warp); first < sweep.rows;
+             first += stride * kRowsInFlight) {
           for (int k = 0; k < kRowsInFlight; ++k) {
-            const int64_t row = first + int64_t{k} * c.warps;
-            if (row >= rows.end) continue;
+            const int64_t row = first + int64_t{k} * stride;
+            if (row >= sweep.rows) continue;
             const int64_t src = RowOffset(piece.src, piece.rows_per_slice, row);
             const int64_t dst = RowOffset(piece.dst, piece.rows_per_slice, row);
             ASSERT_EQ((input_address + src) % width, 0u);

@@ -11,8 +11,8 @@ constexpr int kPermuteThreads = 512;
 
 __global__ void __launch_bounds__(kPermuteThreads) PermuteKernel(const PermuteParams p) {
   const Piece& piece = p.pieces[blockIdx.y];
-  CopyPieceRows(piece, EvenPart(piece.rows, blockIdx.x, gridDim.x),
-                static_cast<const uint8_t*>(p.src), static_cast<uint8_t*>(p.dst));
+  const RowSweep sweep = {piece.rows, static_cast<int>(blockIdx.x), static_cast<int>(gridDim.x)};
+  CopyPieceRows(piece, sweep, static_cast<const uint8_t*>(p.src), static_cast<uint8_t*>(p.dst));
 }
 
 }  // namespace
