@@ -61,6 +61,7 @@
 namespace ltx {
 
 class CallLedger;
+class CaptureExchange;
 class CopyEngineTransport;
 class PeerStoreTransport;
 class Runtime;
@@ -243,8 +244,9 @@ class Runtime {
   // abandoned) when a peer took the other kind of path for it.
   absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
-  // Sets the abort flag of every wait on the devices (kernels of both transports).
-  void AbandonDevices();
+  // Sets the abort flag of every wait on the devices (kernels of both transports), and ends
+  // every capture's wait in the capture exchange with `error`.
+  void AbandonDevices(const absl::Status& error);
   // The coordinated call of any collective: checks and resolves every rank, then has each
   // GPU's thread launch its rank.
   absl::StatusOr<CollectiveHandle> Coordinate(const OpCall& op,
@@ -276,6 +278,8 @@ class Runtime {
   std::unique_ptr<CopyEngineTransport> copy_engines_;
   // Every rank's latest call number and path.
   const std::unique_ptr<CallLedger> ledger_;
+  // The output addresses of copy-engine calls captured into CUDA graphs (peer-store transport).
+  const std::unique_ptr<CaptureExchange> capture_exchange_;
   // Successful Resets so far.
   std::atomic<uint64_t> generation_{0};
 
