@@ -155,8 +155,13 @@ class Runtime {
   // calling thread's current device is restored on return. Thread-safe across ranks.
   // Copy-engine calls (Protocol::kCopyEngine, large eager calls under kAuto, and every call on
   // the copy-engine transport) do not wait for the other ranks either (unless a rank runs 16
-  // copy-engine ops ahead of a peer: then it waits, bounded by the timeout), but they cannot
-  // be captured (Unimplemented, the Runtime stays usable).
+  // copy-engine ops ahead of a peer: then it waits, bounded by the timeout). Captured with an
+  // explicit Protocol::kCopyEngine on the peer-store transport, a call records the copy
+  // engines' graph (ltx/copy_engine_graph.h): its capture exchanges output addresses with the
+  // peers' captures and waits for them, at most the call's timeout, so every rank must capture
+  // from its own thread, concurrently; a rank that does not: DeadlineExceeded naming it, the
+  // Runtime stops and the captures must be discarded. On the copy-engine transport a capture
+  // is Unimplemented (the Runtime stays usable).
   // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size), and Aborted
   // for a CallOptions::generation older than generation() (a straggler from before a Reset:
   // nothing launched, the Runtime stays usable). Because the other ranks may already have

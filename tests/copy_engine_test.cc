@@ -281,7 +281,7 @@ TEST_F(CopyEngineGraphTest, ReplaysAreByteExactForBatchOneAndThree) {
 
 TEST_F(CopyEngineGraphTest, LargeShardsReplayByteExact) {
   LTX_REQUIRE_GPUS(2);
-  AllGatherCase c = CaseOf(world_, 16 * kMiB);
+  AllGatherCase c = CaseOf(world_, 8 * kMiB);
   c.token_counts[0] += 3;  // Uneven.
   ASSERT_TRUE(f_.harness->Prepare(c).ok());
   CapturedRankCalls graphs;
