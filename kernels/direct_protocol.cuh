@@ -56,6 +56,28 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
   return theirs.output_address;
 }
 
+// The op this GPU runs next: last_op + 1. The previous op on this GPU finished before the
+// calling kernel started (stream order), so last_op is stable until ExitBarrier advances it.
+template <typename Params>
+__device__ OpContext NextOp(const Params& p) {
+  SignalRegion* local = p.signals[p.rank];
+  return {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
+}
+
+// The entry of this rank into `target`'s op: announces `mine` in `target`'s mailbox and claims
+// this GPU's stores into `target`'s output. Returns whether this GPU may store there; when not
+// (`target` already gave the op up), the op is abandoned with PeerGaveUpRecord.
+template <typename Params>
+__device__ bool PublishAndClaim(const Params& p, const OpContext& op, int target,
+                                const EntryAnnouncement& mine) {
+  PublishEntry(p.signals[target], p.rank, op.number, mine);
+  const bool may_store = target == p.rank || ClaimStores(op, target);
+  if (!may_store) {
+    AbandonOp(op, PeerGaveUpRecord(BarrierPhase::kEntry, p.rank, target, op.number));
+  }
+  return may_store;
+}
+
 // Run by warp 0 of the last block when the op was abandoned on this GPU: revokes the store
 // claims of every peer that has not finished storing into this GPU's output (RevokeStores), so
 // that none stores from then on, and records in the error record which peers had claimed before
@@ -77,9 +99,11 @@ __device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, boo
   }
 }
 
-// Run by the last block of the grid to finish storing: tells every peer that this rank's data
-// is in its output (unless the op was abandoned), then waits until every peer said the same
-// for this rank's output; if the op was abandoned by then, revokes the peers' store claims.
+// Run by one block: the last of the grid to finish storing, or the exit kernel of a copy-engine
+// call captured into a CUDA graph (kernels/copy_engine_graph_kernel.h). Tells every peer that
+// this rank's data is in its output (unless the op was abandoned), then waits until every peer
+// said the same for this rank's output; if the op was abandoned by then, revokes the peers'
+// store claims.
 // Thread t handles peer t.
 template <typename Params>
 __device__ void ExitBarrier(const Params& p, const OpContext& op) {
@@ -107,12 +131,10 @@ __device__ void ExitBarrier(const Params& p, const OpContext& op) {
 template <typename Params, typename StoreLane>
 __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
                             StoreLane store_lane) {
-  SignalRegion* local = p.signals[p.rank];
   __shared__ uint64_t target_output;
   __shared__ bool last_block;
-  // The previous op on this GPU finished before this kernel started (stream order), so
-  // last_op is stable for the whole grid until the last block advances it.
-  const OpContext op = {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
+  const OpContext op = NextOp(p);
+  SignalRegion* local = op.local;
 
   // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it
   // publishes nothing, so no peer can pair a later op of this GPU with its own.
@@ -126,12 +148,7 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
     // another block of its own grid being resident, and claims its stores into the peers'
     // outputs; a peer that already gave the op up (revoked) gets nothing.
     if (threadIdx.x < p.world_size) {
-      const int target = threadIdx.x;
-      PublishEntry(p.signals[target], p.rank, op.number, mine);
-      may_store[target] = target == p.rank || ClaimStores(op, target);
-      if (!may_store[target]) {
-        AbandonOp(op, PeerGaveUpRecord(BarrierPhase::kEntry, p.rank, target, op.number));
-      }
+      may_store[threadIdx.x] = PublishAndClaim(p, op, threadIdx.x, mine);
     }
     if (threadIdx.x == 0) local->entry_published = 1u;
 

@@ -64,6 +64,9 @@ enum class MismatchField : uint32_t {
   kCounts = 5,
   kGeneration = 6,
   kProtocol = 7,
+  // Not in an announcement's comparison: a copy-engine call captured into a CUDA graph stores
+  // into the output addresses exchanged at capture, and checks them against the announced ones.
+  kOutputAddress = 8,
 };
 
 // Compares a peer's announcement with this rank's; returns the first field that differs (and

@@ -106,6 +106,23 @@ LTX_HOST_DEVICE inline bool MismatchRecord(const EntryAnnouncement& mine,
   return true;
 }
 
+// The record of `peer` announcing op `op` with its output at `announced` while `rank` captured
+// its copies into `peer`'s output at `captured` (a CUDA graph replayed against a peer's graph
+// or call on other buffers). Thread-safe (pure).
+LTX_HOST_DEVICE inline DeviceErrorRecord OutputMismatchRecord(int rank, int peer, uint64_t op,
+                                                              uint64_t captured,
+                                                              uint64_t announced) {
+  DeviceErrorRecord record = {};
+  record.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
+  record.field = static_cast<uint32_t>(MismatchField::kOutputAddress);
+  record.rank = rank;
+  record.peer = peer;
+  record.op = op;
+  record.expected = captured;
+  record.seen = announced;
+  return record;
+}
+
 }  // namespace ltx
 
 #endif  // LTX_KERNELS_ERROR_RECORD_H_

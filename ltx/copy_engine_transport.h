@@ -35,7 +35,8 @@
 // device gave up queues nothing with it. Copies queued before a failure may still land
 // afterwards; Reset waits for every copy stream.
 //
-// The calls cannot be captured into a CUDA graph (the pairing happens on the host at call time).
+// The calls cannot be captured into a CUDA graph (the pairing happens on the host at call time);
+// captured copy-engine calls on the peer-store transport take ltx/copy_engine_graph.h instead.
 #ifndef LTX_COPY_ENGINE_TRANSPORT_H_
 #define LTX_COPY_ENGINE_TRANSPORT_H_
 

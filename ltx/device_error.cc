@@ -37,6 +37,9 @@ const char* FieldName(MismatchField field) {
     case MismatchField::kProtocol:
       return "protocol (shapes on two sides of a size threshold, or different "
              "CallOptions::protocol)";
+    case MismatchField::kOutputAddress:
+      return "output address of the second rank (a CUDA graph replayed with a peer's graph or "
+             "call on other buffers; the first rank's value is what it captured)";
     case MismatchField::kNone:
       break;
   }
@@ -47,7 +50,9 @@ std::string FieldValue(MismatchField field, uint64_t value) {
   if (field == MismatchField::kDtype) {
     return DataTypeName(static_cast<DataType>(static_cast<int32_t>(value)));
   }
-  if (field == MismatchField::kCounts) return absl::StrFormat("%#x", value);
+  if (field == MismatchField::kCounts || field == MismatchField::kOutputAddress) {
+    return absl::StrFormat("%#x", value);
+  }
   if (field == MismatchField::kProtocol) {
     return ProtocolName(static_cast<Protocol>(static_cast<int>(value)));
   }

@@ -72,10 +72,11 @@ struct CallContext {
 //   - The all-to-all is Unimplemented on the copy-engine transport and for
 //     Protocol::kCopyEngine.
 //   - On the copy-engine transport every call takes the copy engines.
-//   - An explicit protocol is obeyed (the copy engines then reject a capturing stream).
+//   - An explicit protocol is obeyed (a capturing stream on the copy engines records the
+//     captured copy-engine call of ltx/copy_engine_graph.h).
 //   - kAuto takes the copy engines for eager AllGathers of at least copy_engine_min_bytes (when
-//     that is > 0), the one-trip kernel up to OneTripLimit, the direct kernel otherwise. For
-//     the all-to-all, whose receivers unpack (world - 1) pieces as the AllGather's unpack
+//     that is > 0; captured calls keep to the kernels), the one-trip kernel up to OneTripLimit,
+//     the direct kernel otherwise. For the all-to-all, whose receivers unpack (world - 1) pieces as the AllGather's unpack
 //     (world - 1) shards, the same limit applies to its largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
 // shard. The phase timestamps and early start: passed on for one-trip calls only. The

@@ -14,12 +14,15 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "kernels/copy_engine_graph_kernel.h"
 #include "ltx/allgather_launch.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/alltoall_launch.h"
 #include "ltx/alltoall_spec.h"
 #include "ltx/buffer_checks.h"
 #include "ltx/call_ledger.h"
+#include "ltx/capture_exchange.h"
+#include "ltx/copy_engine_graph.h"
 #include "ltx/copy_engine_transport.h"
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
@@ -169,6 +172,10 @@ struct Runtime::OpCall {
   std::function<absl::Status(int rank, const RankBuffers&, absl::Duration timeout,
                              cudaEvent_t last_done)>
       enqueue_copies;
+  // Captures rank `view.rank`'s copy-engine call into the graph its stream captures (peer-store
+  // transport); empty for a collective that has no copy-engine protocol.
+  std::function<absl::Status(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
+      capture_copies;
 };
 
 // --------------------------------------------------------------------------- CollectiveHandle
@@ -211,7 +218,8 @@ Runtime::Runtime(RuntimeOptions options, std::vector<int> devices, Transport tra
     : options_(std::move(options)),
       devices_(std::move(devices)),
       transport_(transport),
-      ledger_(std::make_unique<CallLedger>(static_cast<int>(devices_.size()))) {}
+      ledger_(std::make_unique<CallLedger>(static_cast<int>(devices_.size()))),
+      capture_exchange_(std::make_unique<CaptureExchange>(static_cast<int>(devices_.size()))) {}
 
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
   if (options.timeout <= absl::ZeroDuration() || options.timeout == absl::InfiniteDuration()) {
@@ -267,6 +275,8 @@ absl::Status Runtime::Initialize() {
           cudaEventCreateWithFlags(&r->last_done, cudaEventDisableTiming), "cudaEventCreate"));
       if (!kernels) return absl::OkStatus();
       LTX_RETURN_IF_ERROR(LoadAllGatherKernels());
+      LTX_RETURN_IF_ERROR(
+          CudaStatus(LoadCopyEngineGraphKernels(), "loading the copy-engine graph kernels"));
       return LoadAllToAllKernels();
     }));
   }
@@ -286,7 +296,7 @@ Runtime::~Runtime() {
   if (busy.ok() && !busy->empty()) {
     // Kernels still run (a longer per-call timeout, or a stream that started them late): tell
     // them to give up, then wait once more.
-    AbandonDevices();
+    AbandonDevices(absl::CancelledError("the Runtime is being destroyed"));
     busy = AwaitEvents(events, absl::Now() + kTeardownMargin);
   }
   // Memory that a running kernel may still touch is leaked rather than freed under it.
@@ -379,6 +389,11 @@ Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
   op.enqueue_copies = [this, &layout](int rank, const RankBuffers& buffers,
                                       absl::Duration timeout, cudaEvent_t last_done) {
     return copy_engines_->Enqueue(rank, layout, buffers, timeout, last_done);
+  };
+  op.capture_copies = [this, &layout](const PeerStoreView& view, const RankBuffers& buffers,
+                                      const ResolvedCall& call) {
+    return CaptureCopyEngineAllGather(view, devices_, layout, buffers, call,
+                                      capture_exchange_.get());
   };
   return op;
 }
@@ -473,12 +488,15 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
     // GPU for this rank, which will never come: make the error sticky, so that the peer's
     // Wait reports it, then end every wait on the devices.
     StopWith(agreed);
-    AbandonDevices();
+    AbandonDevices(agreed);
     return agreed;
   }
   cudaEvent_t last_done = ranks_[rank]->last_done;
   absl::Status launched;
-  if (call.protocol == Protocol::kCopyEngine) {
+  if (call.protocol == Protocol::kCopyEngine && call.capturing) {
+    // The peer-store transport only (RankCall refuses it on the copy-engine transport).
+    launched = op.capture_copies(peer_stores_->view(rank), buffers, call);
+  } else if (call.protocol == Protocol::kCopyEngine) {
     // Records last_done after everything it queued, on errors too: Reset waits for it.
     launched = op.enqueue_copies(rank, buffers, call.timeout, last_done);
   } else {
@@ -494,9 +512,10 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
   return launched;
 }
 
-void Runtime::AbandonDevices() {
+void Runtime::AbandonDevices(const absl::Status& error) {
   if (peer_stores_ != nullptr) peer_stores_->Abandon().IgnoreError();
   copy_engines_->Abandon();
+  capture_exchange_->Fail(error);
 }
 
 absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
@@ -598,11 +617,12 @@ absl::Status Runtime::RankCall(int rank, const OpCall& op, const RankBuffers& bu
     StopWith(resolved.status());
     return resolved.status();
   }
-  if (resolved->protocol == Protocol::kCopyEngine && resolved->capturing) {
+  if (resolved->protocol == Protocol::kCopyEngine && resolved->capturing &&
+      (peer_stores_ == nullptr || !op.capture_copies)) {
     // Refused before the op starts on any rank that captures alike: the Runtime stays usable.
     return absl::UnimplementedError(
-        "copy-engine calls cannot be captured into a CUDA graph (on the peer-store transport, "
-        "capture with Protocol::kAuto, kDirect or kOneTrip)");
+        "copy-engine calls can be captured into a CUDA graph only on the peer-store transport "
+        "(the copy-engine transport pairs its calls on the host at call time)");
   }
   int previous_device = -1;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice"));
@@ -707,6 +727,7 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
   LTX_RETURN_IF_ERROR(copy_engines_->Reset(absl::Now() + timeout));
   if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
   ledger_->Reset();
+  capture_exchange_->Reset();
   generation_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock lock(&mu_);
   failure_ = absl::OkStatus();

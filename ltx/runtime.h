@@ -61,6 +61,7 @@
 namespace ltx {
 
 class CallLedger;
+class CaptureExchange;
 class CopyEngineTransport;
 class PeerStoreTransport;
 class Runtime;
@@ -154,8 +155,13 @@ class Runtime {
   // calling thread's current device is restored on return. Thread-safe across ranks.
   // Copy-engine calls (Protocol::kCopyEngine, large eager calls under kAuto, and every call on
   // the copy-engine transport) do not wait for the other ranks either (unless a rank runs 16
-  // copy-engine ops ahead of a peer: then it waits, bounded by the timeout), but they cannot
-  // be captured (Unimplemented, the Runtime stays usable).
+  // copy-engine ops ahead of a peer: then it waits, bounded by the timeout). Captured with an
+  // explicit Protocol::kCopyEngine on the peer-store transport, a call records the copy
+  // engines' graph (ltx/copy_engine_graph.h): its capture exchanges output addresses with the
+  // peers' captures and waits for them, at most the call's timeout, so every rank must capture
+  // from its own thread, concurrently; a rank that does not: DeadlineExceeded naming it, the
+  // Runtime stops and the captures must be discarded. On the copy-engine transport a capture
+  // is Unimplemented (the Runtime stays usable).
   // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size), and Aborted
   // for a CallOptions::generation older than generation() (a straggler from before a Reset:
   // nothing launched, the Runtime stays usable). Because the other ranks may already have
@@ -243,8 +249,9 @@ class Runtime {
   // abandoned) when a peer took the other kind of path for it.
   absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
-  // Sets the abort flag of every wait on the devices (kernels of both transports).
-  void AbandonDevices();
+  // Sets the abort flag of every wait on the devices (kernels of both transports), and ends
+  // every capture's wait in the capture exchange with `error`.
+  void AbandonDevices(const absl::Status& error);
   // The coordinated call of any collective: checks and resolves every rank, then has each
   // GPU's thread launch its rank.
   absl::StatusOr<CollectiveHandle> Coordinate(const OpCall& op,
@@ -276,6 +283,8 @@ class Runtime {
   std::unique_ptr<CopyEngineTransport> copy_engines_;
   // Every rank's latest call number and path.
   const std::unique_ptr<CallLedger> ledger_;
+  // The output addresses of copy-engine calls captured into CUDA graphs (peer-store transport).
+  const std::unique_ptr<CaptureExchange> capture_exchange_;
   // Successful Resets so far.
   std::atomic<uint64_t> generation_{0};
 

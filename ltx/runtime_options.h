@@ -29,8 +29,12 @@ enum class Protocol {
   // The copy engines (cudaMemcpy3DPeerAsync) copy each shard into every output, ordered by
   // CUDA events, with a one-thread exit kernel per rank that waits for the copies with the
   // timeout (see ltx/copy_engine_transport.h): the fastest way to move large messages over
-  // NVLink, and it leaves the SMs to compute. Per-rank calls do not wait for each other; they
-  // cannot be captured into a CUDA graph (UNIMPLEMENTED).
+  // NVLink, and it leaves the SMs to compute. Per-rank calls do not wait for each other. On the
+  // peer-store transport, a per-rank call captured into a CUDA graph runs the direct protocol
+  // with the stores done by the copy engines (ltx/copy_engine_graph.h); the ranks' captures
+  // exchange output addresses on the host, so each rank must capture from its own thread,
+  // concurrently (a rank that does not capture in time: DEADLINE_EXCEEDED, the capture must be
+  // discarded and the Runtime Reset). On the copy-engine transport captures are UNIMPLEMENTED.
   kCopyEngine,
 };
 
@@ -42,7 +46,8 @@ enum class Transport {
   // Kernels store straight into peers' memory over NVLink (needs peer access for every pair).
   kPeerStores,
   // Copy-engine copies ordered by events (Protocol::kCopyEngine for every call); works without
-  // peer access (the driver stages the copies through host memory). Not capturable in CUDA graphs.
+  // peer access (the driver stages the copies through host memory). Not capturable in CUDA graphs
+  // (UNIMPLEMENTED).
   kCopyEngine,
 };
 

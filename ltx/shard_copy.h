@@ -1,8 +1,8 @@
 // How a copy engine moves one rank's shard of an AllGather into one output: the shard's batch
 // slices are the rows of one strided copy (back to back in the input, one output slice,
-// total_tokens * row_bytes, apart in the output), so a whole shard takes one API call where
-// the GPUs allow its pitch. The geometry comes from AllGatherLayout::GeometryOf, the same one
-// the kernels' copy plan uses.
+// total_tokens * row_bytes, apart in the output), so a whole shard takes one API call (or one
+// graph node) where the GPUs allow its pitch. The geometry comes from
+// AllGatherLayout::GeometryOf, the same one the kernels' copy plan uses.
 #ifndef LTX_SHARD_COPY_H_
 #define LTX_SHARD_COPY_H_
 
@@ -42,6 +42,13 @@ cudaMemcpy3DPeerParms StridedCallParams(const ShardCopy& copy, int src_device, i
 // the first CUDA error. Thread-safe as CUDA is.
 cudaError_t QueueShardCopy(const ShardCopy& copy, int src_device, int dst_device, int64_t max_pitch,
                            cudaStream_t stream);
+
+// Adds `copy` to `graph` as memcpy nodes without dependencies (so that copies of several
+// shards run on the copy engines side by side): one strided node where IsOneStridedCall, else
+// one node per row; nothing for an empty copy. Both addresses must be reachable from the graph's
+// GPU (unified addressing; peer access for a peer's memory). Returns the first CUDA error.
+// Thread-safe as CUDA is.
+cudaError_t AddShardCopyNodes(const ShardCopy& copy, int64_t max_pitch, cudaGraph_t graph);
 
 }  // namespace ltx
 

@@ -82,7 +82,8 @@ TEST(ValidateBenchConfigTest, RejectsWhatCannotRun) {
     c.style = BenchStyle::kGraph;
     c.runtime.transport = Transport::kCopyEngine;
   }));
-  EXPECT_TRUE(rejected([](BenchConfig& c) {
+  // Captured copy-engine calls run on the peer-store transport.
+  EXPECT_FALSE(rejected([](BenchConfig& c) {
     c.style = BenchStyle::kGraph;
     c.call.protocol = Protocol::kCopyEngine;
   }));

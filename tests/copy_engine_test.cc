@@ -1,8 +1,10 @@
 // GPU tests of the copy-engine protocol's per-rank calls, on the copy-engine transport and as
 // Protocol::kCopyEngine on the peer-store transport: one host thread issuing every rank's calls
 // (which must never wait for each other), ranks drifting apart by many ops, and a rank that
-// never calls. Random data, outputs poisoned before every call, byte-exact checks. Skips, with
-// the reason, without two GPUs.
+// never calls; and of copy-engine calls captured into CUDA graphs on the peer-store transport:
+// replays byte-exact, drifting replays, a rank that never replays or never captures, a kernel
+// against the copy engines, Reset. Random data, outputs poisoned before every call, byte-exact
+// checks. Skips, with the reason, without two GPUs.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -191,6 +194,249 @@ INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineRankCallTest,
                            return info.param == Transport::kCopyEngine ? "CopyEngineTransport"
                                                                        : "PeerStoreTransport";
                          });
+
+// ------------------------------------------------------------------ captured copy-engine calls
+
+constexpr absl::Duration kGraphTimeout = absl::Seconds(1);
+
+// A Runtime on every visible GPU (peer stores, a short timeout) and calls on the copy engines.
+class CopyEngineGraphTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    world_ = VisibleGpuCount();
+    if (world_ < 2) return;
+    RuntimeOptions options;
+    options.timeout = kGraphTimeout;
+    f_ = MakeGpuFixture(FirstDevices(world_), options);
+    ASSERT_NE(f_.runtime, nullptr);
+    call_.protocol = Protocol::kCopyEngine;
+  }
+
+  // Uneven counts with an empty shard (rank 1), `batch` slices.
+  AllGatherCase UnevenCase(int64_t batch) const {
+    AllGatherCase c;
+    c.dtype = DataType::kBFloat16;
+    c.batch = batch;
+    c.hidden = 1024;
+    for (int rank = 0; rank < world_; ++rank) c.token_counts.push_back(rank == 1 ? 0 : 37 + rank);
+    return c;
+  }
+
+  // Captures every rank's call of `c` (prepared) from one thread per rank, except `skipped`.
+  absl::Status CaptureAll(CapturedRankCalls& graphs, const AllGatherCase& c,
+                          const CallOptions& call, int skipped = -1) {
+    const std::vector<RankBuffers> buffers = f_.harness->AllBuffers();
+    return graphs.Capture(f_.runtime->devices(), buffers, [&](int rank) {
+      if (rank == skipped) return absl::OkStatus();
+      return f_.runtime->AllGatherRank(rank, c.Shape(), buffers[rank], call);
+    });
+  }
+
+  // Every rank's output bytes.
+  std::vector<std::vector<uint8_t>> ReadOutputs() {
+    std::vector<std::vector<uint8_t>> outputs;
+    for (int rank = 0; rank < world_; ++rank) {
+      std::vector<uint8_t> bytes(f_.harness->layout().output_bytes);
+      EXPECT_EQ(cudaMemcpy(bytes.data(), f_.harness->Buffers(rank).output, bytes.size(),
+                           cudaMemcpyDefault),
+                cudaSuccess);
+      outputs.push_back(std::move(bytes));
+    }
+    return outputs;
+  }
+
+  // Replays every rank's graph once with fresh inputs and poisoned outputs, and verifies.
+  absl::Status ReplayAndVerify(CapturedRankCalls& graphs) {
+    absl::Status status = f_.harness->RefreshInputs();
+    if (status.ok()) status = graphs.Replay(f_.runtime->devices(), f_.harness->AllBuffers());
+    if (status.ok()) status = f_.harness->Verify();
+    if (status.ok()) status = f_.runtime->status();
+    return status;
+  }
+
+  int world_ = 0;
+  GpuFixture f_;
+  CallOptions call_;
+};
+
+TEST_F(CopyEngineGraphTest, ReplaysAreByteExactForBatchOneAndThree) {
+  LTX_REQUIRE_GPUS(2);
+  for (int64_t batch : {1, 3}) {
+    SCOPED_TRACE(absl::StrCat("batch ", batch));
+    const AllGatherCase c = UnevenCase(batch);
+    ASSERT_TRUE(f_.harness->Prepare(c).ok());
+    CapturedRankCalls graphs;
+    const absl::Status captured = CaptureAll(graphs, c, call_);
+    ASSERT_TRUE(captured.ok()) << captured;
+    for (int replay = 0; replay < 20; ++replay) {
+      const absl::Status status = ReplayAndVerify(graphs);
+      ASSERT_TRUE(status.ok()) << "replay " << replay << ": " << status;
+    }
+    // Eager kernel calls interleave with the replays: the op numbers stay in step.
+    EXPECT_TRUE(RunAndVerify(f_, c, CallStyle::kPerRankThreads).ok());
+    const absl::Status status = ReplayAndVerify(graphs);
+    EXPECT_TRUE(status.ok()) << status;
+  }
+}
+
+TEST_F(CopyEngineGraphTest, LargeShardsReplayByteExact) {
+  LTX_REQUIRE_GPUS(2);
+  AllGatherCase c = CaseOf(world_, 8 * kMiB);
+  c.token_counts[0] += 3;  // Uneven.
+  ASSERT_TRUE(f_.harness->Prepare(c).ok());
+  CapturedRankCalls graphs;
+  ASSERT_TRUE(CaptureAll(graphs, c, call_).ok());
+  for (int replay = 0; replay < 5; ++replay) {
+    const absl::Status status = ReplayAndVerify(graphs);
+    ASSERT_TRUE(status.ok()) << "replay " << replay << ": " << status;
+  }
+}
+
+// Rank 0 replays several times before the others start, without host synchronisation; every
+// op pairs on the devices.
+TEST_F(CopyEngineGraphTest, OneRankReplaysAheadWithoutHostSynchronisation) {
+  LTX_REQUIRE_GPUS(2);
+  constexpr int kAhead = 6;
+  const AllGatherCase c = UnevenCase(2);
+  ASSERT_TRUE(f_.harness->Prepare(c).ok());
+  CapturedRankCalls graphs;
+  ASSERT_TRUE(CaptureAll(graphs, c, call_).ok());
+  const std::vector<RankBuffers> buffers = f_.harness->AllBuffers();
+  std::vector<int> others = Ascending(world_);
+  others.erase(others.begin());
+  for (int round = 0; round < kAhead; ++round) {
+    ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers, {0}).ok());
+  }
+  absl::SleepFor(absl::Milliseconds(100));
+  for (int round = 0; round < kAhead; ++round) {
+    ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers, others).ok());
+  }
+  const absl::Status verified = f_.harness->Verify();
+  EXPECT_TRUE(verified.ok()) << verified;
+  EXPECT_TRUE(f_.runtime->status().ok()) << f_.runtime->status();
+  EXPECT_TRUE(ReplayAndVerify(graphs).ok());
+}
+
+// A rank that never replays: the others give up by the deadline with DeadlineExceeded, store
+// nothing (every output keeps its poison, the present ranks' own included), and Reset recovers;
+// the graphs captured before the Reset then disagree on the reset generation.
+TEST_F(CopyEngineGraphTest, MissingRankTimesOutAndNothingIsStored) {
+  LTX_REQUIRE_GPUS(2);
+  const int missing = world_ - 1;
+  const AllGatherCase c = CaseOf(world_, 4 * kMiB);
+  ASSERT_TRUE(f_.harness->Prepare(c).ok());
+  CapturedRankCalls graphs;
+  ASSERT_TRUE(CaptureAll(graphs, c, call_).ok());
+  const std::vector<std::vector<uint8_t>> before = ReadOutputs();
+  std::vector<int> present = Ascending(world_);
+  present.pop_back();
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), f_.harness->AllBuffers(), present).ok());
+  ASSERT_TRUE(f_.harness->SynchronizeStreams().ok());
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, kGraphTimeout + absl::Seconds(1)) << "gave up after " << took;
+  const absl::Status status = f_.runtime->status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("for rank ", missing)));
+  EXPECT_TRUE(ReadOutputs() == before) << "an output changed";
+  EXPECT_EQ(cudaGetLastError(), cudaSuccess);  // The CUDA context lives on.
+
+  ASSERT_TRUE(f_.runtime->Reset(kTestWait).ok());
+  // Rank 0's graph of the earlier generation against the others' graphs of this one.
+  CapturedRankCalls current;
+  ASSERT_TRUE(CaptureAll(current, c, call_).ok());
+  ASSERT_TRUE(f_.harness->RefreshInputs().ok());
+  std::vector<int> others = Ascending(world_);
+  others.erase(others.begin());
+  ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), f_.harness->AllBuffers(), {0}).ok());
+  ASSERT_TRUE(current.Replay(f_.runtime->devices(), f_.harness->AllBuffers(), others).ok());
+  ASSERT_TRUE(f_.harness->SynchronizeStreams().ok());
+  const absl::Status stale = f_.runtime->status();
+  EXPECT_EQ(stale.code(), absl::StatusCode::kInvalidArgument) << stale;
+  EXPECT_THAT(std::string(stale.message()), HasSubstr("reset generation"));
+
+  ASSERT_TRUE(f_.runtime->Reset(kTestWait).ok());
+  CapturedRankCalls fresh;
+  ASSERT_TRUE(f_.harness->Prepare(c).ok());
+  ASSERT_TRUE(CaptureAll(fresh, c, call_).ok());
+  const absl::Status recovered = ReplayAndVerify(fresh);
+  EXPECT_TRUE(recovered.ok()) << recovered;
+}
+
+// A rank that never captures: the other captures fail with DeadlineExceeded naming it, within
+// the timeout and a second; the Runtime stops until Reset.
+TEST_F(CopyEngineGraphTest, MissingRankAtCaptureIsDeadlineExceeded) {
+  LTX_REQUIRE_GPUS(2);
+  const int missing = world_ - 1;
+  const AllGatherCase c = UnevenCase(1);
+  ASSERT_TRUE(f_.harness->Prepare(c).ok());
+  CapturedRankCalls graphs;
+  const absl::Time start = absl::Now();
+  const absl::Status status = CaptureAll(graphs, c, call_, missing);
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("rank(s) ", missing)));
+  EXPECT_LT(took, kGraphTimeout + absl::Seconds(1)) << took;
+  EXPECT_FALSE(f_.runtime->status().ok());
+  ASSERT_TRUE(f_.runtime->Reset(kTestWait).ok());
+  CapturedRankCalls fresh;
+  ASSERT_TRUE(CaptureAll(fresh, c, call_).ok());
+  EXPECT_TRUE(ReplayAndVerify(fresh).ok());
+}
+
+// Rank 1 replays a direct kernel's graph where the others replay the copy engines' for the
+// same op: INVALID_ARGUMENT naming the protocols, long before the timeout, nothing stored by
+// the copy engines; Reset recovers.
+TEST_F(CopyEngineGraphTest, KernelAgainstCopyEnginesIsInvalidArgument) {
+  LTX_REQUIRE_GPUS(2);
+  const AllGatherCase c = CaseOf(world_, kMiB);
+  ASSERT_TRUE(f_.harness->Prepare(c).ok());
+  CapturedRankCalls engines;
+  ASSERT_TRUE(CaptureAll(engines, c, call_).ok());
+  CallOptions direct;
+  direct.protocol = Protocol::kDirect;
+  CapturedRankCalls kernel;  // Rank 1's only; the others' graphs are empty.
+  const std::vector<RankBuffers> buffers = f_.harness->AllBuffers();
+  ASSERT_TRUE(kernel
+                  .Capture(f_.runtime->devices(), buffers,
+                           [&](int rank) {
+                             return rank == 1 ? f_.runtime->AllGatherRank(rank, c.Shape(),
+                                                                          buffers[rank], direct)
+                                              : absl::OkStatus();
+                           })
+                  .ok());
+  std::vector<int> others = Ascending(world_);
+  others.erase(others.begin() + 1);
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(engines.Replay(f_.runtime->devices(), buffers, others).ok());
+  ASSERT_TRUE(kernel.Replay(f_.runtime->devices(), buffers, {1}).ok());
+  ASSERT_TRUE(f_.harness->SynchronizeStreams().ok());
+  EXPECT_LT(absl::Now() - start, kGraphTimeout);
+  const absl::Status status = f_.runtime->status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("protocol"));
+  ASSERT_TRUE(f_.runtime->Reset(kTestWait).ok());
+  EXPECT_TRUE(RunAndVerify(f_, c, CallStyle::kPerRankThreads, call_).ok());
+}
+
+// Capturing ranks whose shapes disagree: INVALID_ARGUMENT at capture, on every rank.
+TEST_F(CopyEngineGraphTest, DisagreeingShapesAtCaptureAreInvalidArgument) {
+  LTX_REQUIRE_GPUS(2);
+  const AllGatherCase c = UnevenCase(1);
+  AllGatherCase other = c;
+  other.token_counts[0] += 1;
+  ASSERT_TRUE(f_.harness->Prepare(c).ok());
+  const std::vector<RankBuffers> buffers = f_.harness->AllBuffers();
+  CapturedRankCalls graphs;
+  const absl::Status status = graphs.Capture(f_.runtime->devices(), buffers, [&](int rank) {
+    return f_.runtime->AllGatherRank(rank, (rank == 0 ? other : c).Shape(), buffers[rank], call_);
+  });
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  ASSERT_TRUE(f_.runtime->Reset(kTestWait).ok());
+  CapturedRankCalls fresh;
+  ASSERT_TRUE(CaptureAll(fresh, c, call_).ok());
+  EXPECT_TRUE(ReplayAndVerify(fresh).ok());
+}
 
 }  // namespace
 }  // namespace ltx

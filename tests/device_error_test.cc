@@ -144,6 +144,19 @@ TEST(DeviceErrorToStatusTest, OtherMismatchesNameTheirArgument) {
   EXPECT_THAT(std::string(counts.message()), HasSubstr("0xdef"));
 }
 
+TEST(DeviceErrorToStatusTest, OutputMismatchNamesBothAddressesInHex) {
+  DeviceErrorRecord record = OutputMismatchRecord(/*rank=*/0, /*peer=*/1, /*op=*/9,
+                                                  /*captured=*/0x7f0000, /*announced=*/0x7f1000);
+  record.state = kRecordWritten;
+  const absl::Status status = DeviceErrorToStatus(record);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  const std::string message(status.message());
+  EXPECT_THAT(message, HasSubstr("all_gather #9"));
+  EXPECT_THAT(message, HasSubstr("output address"));
+  EXPECT_THAT(message, HasSubstr("rank 0 has 0x7f0000"));
+  EXPECT_THAT(message, HasSubstr("rank 1 has 0x7f1000"));
+}
+
 TEST(DeviceErrorToStatusTest, UnknownKindIsInternal) {
   DeviceErrorRecord record = PublishedTimeout(BarrierPhase::kExit);
   record.kind = 77;

@@ -90,6 +90,17 @@ TEST(MakeToolConfigTest, BenchTakesItsSweep) {
   EXPECT_EQ(bench.runtime.devices, (std::vector<int>{3, 1}));
 }
 
+TEST(MakeToolConfigTest, GraphReplaysOfCopyEngineCallsOnThePeerStoreTransport) {
+  FlagValues flags;
+  flags.bench = true;
+  flags.style = "graph";
+  flags.protocol = "copy_engine";
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->bench_config.style, BenchStyle::kGraph);
+  EXPECT_EQ(config->bench_config.call.protocol, Protocol::kCopyEngine);
+}
+
 TEST(MakeToolConfigTest, BadValuesNameTheirFlag) {
   FlagValues flags;
   flags.dtype = "fp64";

@@ -96,11 +96,10 @@ absl::Status ValidateBenchConfig(const BenchConfig& config) {
         "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
         t.iterations, t.windows));
   }
-  const bool copy_engines = config.runtime.transport == Transport::kCopyEngine ||
-                            config.call.protocol == Protocol::kCopyEngine;
-  if (config.style == BenchStyle::kGraph && copy_engines) {
+  if (config.style == BenchStyle::kGraph && config.runtime.transport == Transport::kCopyEngine) {
     return absl::InvalidArgumentError(
-        "--style=graph: calls on the copy engines cannot be captured into CUDA graphs");
+        "--style=graph: calls on the copy-engine transport cannot be captured into CUDA graphs "
+        "(--protocol=copy_engine on the peer-store transport can)");
   }
   return absl::OkStatus();
 }

@@ -159,34 +159,54 @@ absl::StatusOr<Measured> Measure(const TimingPlan& plan, bool per_rank_threads,
 }
 
 GraphSet::~GraphSet() {
-  for (cudaGraphExec_t exec : execs_) cudaGraphExecDestroy(exec);
+  for (cudaGraphExec_t exec : execs_) {
+    if (exec != nullptr) cudaGraphExecDestroy(exec);
+  }
+}
+
+absl::Status GraphSet::BeginCapture(const TimedRanks& ranks, int rank) {
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks.devices[rank]), "cudaSetDevice"));
+  return CudaStatus(cudaStreamBeginCapture(ranks.streams[rank], cudaStreamCaptureModeRelaxed),
+                    "cudaStreamBeginCapture");
+}
+
+absl::Status GraphSet::EndCapture(const TimedRanks& ranks, int rank, absl::Status captured) {
+  cudaSetDevice(ranks.devices[rank]);
+  cudaGraph_t graph = nullptr;
+  const absl::Status ended =
+      CudaStatus(cudaStreamEndCapture(ranks.streams[rank], &graph), "cudaStreamEndCapture");
+  if (captured.ok()) captured = ended;
+  if (graph == nullptr) return captured;
+  const absl::Status made =
+      CudaStatus(cudaGraphInstantiate(&execs_[rank], graph, 0), "cudaGraphInstantiate");
+  if (captured.ok()) captured = made;
+  cudaGraphDestroy(graph);
+  return captured;
 }
 
 absl::Status GraphSet::Capture(const TimedRanks& ranks,
                                const std::function<absl::Status()>& one_call_all_ranks) {
+  execs_.assign(ranks.devices.size(), nullptr);
   for (size_t rank = 0; rank < ranks.devices.size(); ++rank) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks.devices[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaStreamBeginCapture(ranks.streams[rank], cudaStreamCaptureModeRelaxed),
-                   "cudaStreamBeginCapture"));
+    LTX_RETURN_IF_ERROR(BeginCapture(ranks, static_cast<int>(rank)));
   }
   absl::Status captured;
   for (int k = 0; k < kCallsPerGraph && captured.ok(); ++k) captured = one_call_all_ranks();
   for (size_t rank = 0; rank < ranks.devices.size(); ++rank) {
-    cudaSetDevice(ranks.devices[rank]);
-    cudaGraph_t graph = nullptr;
-    const absl::Status ended =
-        CudaStatus(cudaStreamEndCapture(ranks.streams[rank], &graph), "cudaStreamEndCapture");
-    if (captured.ok()) captured = ended;
-    if (graph == nullptr) continue;
-    cudaGraphExec_t exec = nullptr;
-    const absl::Status made =
-        CudaStatus(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
-    if (captured.ok()) captured = made;
-    cudaGraphDestroy(graph);
-    if (exec != nullptr) execs_.push_back(exec);
+    captured = EndCapture(ranks, static_cast<int>(rank), captured);
   }
   return captured;
+}
+
+absl::Status GraphSet::CapturePerRank(const TimedRanks& ranks,
+                                      const std::function<absl::Status(int rank)>& one_call) {
+  execs_.assign(ranks.devices.size(), nullptr);
+  return RunOnRankThreads(static_cast<int>(ranks.devices.size()), [&](int rank) {
+    LTX_RETURN_IF_ERROR(BeginCapture(ranks, rank));
+    absl::Status captured;
+    for (int k = 0; k < kCallsPerGraph && captured.ok(); ++k) captured = one_call(rank);
+    return EndCapture(ranks, rank, captured);
+  });
 }
 
 RankLoop GraphSet::Replays(const TimedRanks& ranks) const {
@@ -204,6 +224,15 @@ absl::StatusOr<Measured> MeasureGraphReplays(
     const std::function<absl::Status()>& one_call_all_ranks) {
   GraphSet graphs;
   LTX_RETURN_IF_ERROR(graphs.Capture(ranks, one_call_all_ranks));
+  return Measure(plan, /*per_rank_threads=*/true, ranks, graphs.Replays(ranks),
+                 GraphSet::kCallsPerGraph);
+}
+
+absl::StatusOr<Measured> MeasureGraphReplaysPerRank(
+    const TimingPlan& plan, const TimedRanks& ranks,
+    const std::function<absl::Status(int rank)>& one_call) {
+  GraphSet graphs;
+  LTX_RETURN_IF_ERROR(graphs.CapturePerRank(ranks, one_call));
   return Measure(plan, /*per_rank_threads=*/true, ranks, graphs.Replays(ranks),
                  GraphSet::kCallsPerGraph);
 }

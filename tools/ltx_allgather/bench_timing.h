@@ -71,7 +71,8 @@ struct Measured {
 absl::StatusOr<Measured> Measure(const TimingPlan& plan, bool per_rank_threads,
                                  const TimedRanks& ranks, const RankLoop& loop, int calls_per_unit);
 
-// One executable graph per GPU, each holding kCallsPerGraph calls captured from one thread.
+// One executable graph per GPU, each holding kCallsPerGraph calls captured from one thread, or
+// from one thread per GPU.
 class GraphSet {
  public:
   // Calls captured into each graph.
@@ -87,12 +88,23 @@ class GraphSet {
   // every capture is ended either way.
   absl::Status Capture(const TimedRanks& ranks,
                        const std::function<absl::Status()>& one_call_all_ranks);
+  // Captures kCallsPerGraph calls of `one_call(rank)` into rank `rank`'s graph, each rank from
+  // its own thread, all at once (per-rank calls whose captures meet on the host, as captured
+  // copy-engine calls do). Returns the first error; every capture is ended either way.
+  absl::Status CapturePerRank(const TimedRanks& ranks,
+                              const std::function<absl::Status(int rank)>& one_call);
   // A RankLoop that launches rank `rank`'s graph `units` times on ranks.streams[rank]; the
   // GraphSet and `ranks` must outlive it.
   RankLoop Replays(const TimedRanks& ranks) const;
 
  private:
-  std::vector<cudaGraphExec_t> execs_;
+  // Begins the capture of rank `rank`'s stream, its device made current.
+  static absl::Status BeginCapture(const TimedRanks& ranks, int rank);
+  // Ends rank `rank`'s capture and instantiates its graph; returns `captured` if it is an
+  // error, else the first error of these steps.
+  absl::Status EndCapture(const TimedRanks& ranks, int rank, absl::Status captured);
+
+  std::vector<cudaGraphExec_t> execs_;  // Per rank; null where nothing was instantiated.
 };
 
 // Captures `one_call_all_ranks` into a GraphSet and Measures its replays, each rank's from its
@@ -100,6 +112,11 @@ class GraphSet {
 absl::StatusOr<Measured> MeasureGraphReplays(
     const TimingPlan& plan, const TimedRanks& ranks,
     const std::function<absl::Status()>& one_call_all_ranks);
+
+// The same with GraphSet::CapturePerRank.
+absl::StatusOr<Measured> MeasureGraphReplaysPerRank(
+    const TimingPlan& plan, const TimedRanks& ranks,
+    const std::function<absl::Status(int rank)>& one_call);
 
 }  // namespace ltx
 

@@ -118,10 +118,8 @@ absl::StatusOr<Measured> Sweep::MeasureLtx(const AllGatherShape& shape,
         return absl::UnimplementedError(
             "--style=graph: the copy-engine transport cannot be captured into CUDA graphs");
       }
-      return MeasureGraphReplays(config_.timing, ranks_, [&]() -> absl::Status {
-        for (int rank = 0; rank < world(); ++rank) LTX_RETURN_IF_ERROR(one_rank(rank));
-        return absl::OkStatus();
-      });
+      // Each rank captures from its own thread: captured copy-engine calls meet on the host.
+      return MeasureGraphReplaysPerRank(config_.timing, ranks_, one_rank);
     }
     case BenchStyle::kPerRank:
       return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, Repeated(one_rank), 1);

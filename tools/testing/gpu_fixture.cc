@@ -105,8 +105,11 @@ absl::Status CapturedRankCalls::CaptureAllToAll(Runtime& runtime, const AllToAll
 }
 
 absl::Status CapturedRankCalls::Replay(const std::vector<int>& devices,
-                                       const std::vector<RankBuffers>& buffers) {
-  for (size_t rank = 0; rank < execs_.size(); ++rank) {
+                                       const std::vector<RankBuffers>& buffers,
+                                       const std::vector<int>& ranks) {
+  const std::vector<int> replayed =
+      ranks.empty() ? FirstDevices(static_cast<int>(execs_.size())) : ranks;
+  for (int rank : replayed) {
     cudaSetDevice(devices[rank]);
     const absl::Status status =
         CudaStatus(cudaGraphLaunch(execs_[rank], buffers[rank].stream), "cudaGraphLaunch");

@@ -76,8 +76,9 @@ class CapturedRankCalls {
   absl::Status CaptureAllToAll(Runtime& runtime, const AllToAllShape& shape,
                                const std::vector<RankBuffers>& buffers, const CallOptions& call);
 
-  // Replays every rank's graph once on its stream.
-  absl::Status Replay(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers);
+  // Replays the graph of every rank of `ranks` (every rank if empty) once on its stream.
+  absl::Status Replay(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers,
+                      const std::vector<int>& ranks = {});
 
  private:
   std::vector<cudaGraphExec_t> execs_;

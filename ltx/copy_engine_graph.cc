@@ -1,0 +1,127 @@
+// Capturing a copy-engine AllGather call: the exchange of output addresses, the entry kernel,
+// the conditional body of memcpy nodes, the exit kernel.
+#include "ltx/copy_engine_graph.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+#include "kernels/copy_engine_graph_kernel.h"
+#include "kernels/entry_announcement.h"
+#include "ltx/cuda_status.h"
+#include "ltx/shard_copy.h"
+#include "ltx/status_macros.h"
+
+namespace ltx {
+namespace {
+
+CopyEngineGraphParams ParamsOf(const PeerStoreView& view, const AllGatherLayout& layout,
+                               const RankBuffers& buffers, const ResolvedCall& call) {
+  CopyEngineGraphParams params;
+  for (int peer = 0; peer < view.world_size; ++peer) params.signals[peer] = view.signals[peer];
+  params.error_record = view.error_record;
+  params.rank = view.rank;
+  params.world_size = view.world_size;
+  params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
+  params.announcement = MakeEntryAnnouncement(
+      reinterpret_cast<uint64_t>(buffers.output), static_cast<int32_t>(layout.dtype),
+      layout.row_bytes, layout.batch, layout.total_tokens, layout.counts_digest,
+      AnnouncedProtocol::kCopyEngine, call.generation);
+  return params;
+}
+
+// The smallest cudaDevAttrMaxPitch of `devices`.
+absl::StatusOr<int64_t> MaxPitch(const std::vector<int>& devices) {
+  int64_t smallest = std::numeric_limits<int64_t>::max();
+  for (int device : devices) {
+    int pitch = 0;
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device),
+                                   "cudaDeviceGetAttribute(MaxPitch)"));
+    smallest = std::min<int64_t>(smallest, pitch);
+  }
+  return smallest;
+}
+
+// The graph `stream` is capturing.
+absl::StatusOr<cudaGraph_t> CapturingGraph(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  LTX_RETURN_IF_ERROR(CudaStatus(
+      cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, nullptr, nullptr, nullptr),
+      "cudaStreamGetCaptureInfo"));
+  if (capture != cudaStreamCaptureStatusActive || graph == nullptr) {
+    return absl::FailedPreconditionError("the stream's capture is no longer active");
+  }
+  return graph;
+}
+
+// Adds an IF node on `handle` after the capture's current work on `stream`, makes it the
+// capture's only dependency (what the stream records next follows it), and returns its body.
+absl::StatusOr<cudaGraph_t> AddConditionalBody(cudaStream_t stream,
+                                               cudaGraphConditionalHandle handle) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  const cudaGraphNode_t* dependencies = nullptr;
+  const cudaGraphEdgeData* edges = nullptr;
+  size_t count = 0;
+  LTX_RETURN_IF_ERROR(CudaStatus(
+      cudaStreamGetCaptureInfo(stream, &capture, nullptr, &graph, &dependencies, &edges, &count),
+      "cudaStreamGetCaptureInfo"));
+  cudaGraphNodeParams params = {};
+  params.type = cudaGraphNodeTypeConditional;
+  params.conditional.handle = handle;
+  params.conditional.type = cudaGraphCondTypeIf;
+  params.conditional.size = 1;
+  cudaGraphNode_t node = nullptr;
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaGraphAddNode(&node, graph, dependencies, edges, count, &params),
+                 "cudaGraphAddNode(conditional)"));
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamUpdateCaptureDependencies(
+                                     stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies),
+                                 "cudaStreamUpdateCaptureDependencies"));
+  return params.conditional.phGraph_out[0];
+}
+
+// Adds the body: this rank's shard into every rank's output.
+absl::Status AddCopies(const CopyEngineGraphParams& params, const std::vector<int>& devices,
+                       const AllGatherLayout& layout, const RankBuffers& buffers,
+                       cudaGraph_t body) {
+  LTX_ASSIGN_OR_RETURN(const int64_t max_pitch, MaxPitch(devices));
+  const ShardGeometry geometry = layout.GeometryOf(params.rank);
+  for (int target = 0; target < params.world_size; ++target) {
+    void* output = reinterpret_cast<void*>(params.outputs[target]);
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        AddShardCopyNodes(PlanShardCopy(geometry, buffers.input, output), max_pitch, body),
+        absl::StrFormat("rank %d: copy node into rank %d's output", params.rank, target)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status CaptureCopyEngineAllGather(const PeerStoreView& view, const std::vector<int>& devices,
+                                        const AllGatherLayout& layout, const RankBuffers& buffers,
+                                        const ResolvedCall& call, CaptureExchange* exchange) {
+  CopyEngineGraphParams params = ParamsOf(view, layout, buffers, call);
+  LTX_ASSIGN_OR_RETURN(const std::vector<uint64_t> outputs,
+                       exchange->Exchange(view.rank, params.announcement, call.timeout));
+  std::copy(outputs.begin(), outputs.end(), params.outputs);
+  params.has_body = layout.InputBytes(view.rank) > 0 ? 1 : 0;
+  if (params.has_body != 0) {
+    LTX_ASSIGN_OR_RETURN(const cudaGraph_t graph, CapturingGraph(buffers.stream));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaGraphConditionalHandleCreate(&params.body, graph, /*defaultLaunchValue=*/0,
+                                                    cudaGraphCondAssignDefault),
+                   "cudaGraphConditionalHandleCreate"));
+  }
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(LaunchCopyEngineGraphEntry(params, buffers.stream), "entry kernel launch"));
+  if (params.has_body != 0) {
+    LTX_ASSIGN_OR_RETURN(const cudaGraph_t body, AddConditionalBody(buffers.stream, params.body));
+    LTX_RETURN_IF_ERROR(AddCopies(params, devices, layout, buffers, body));
+  }
+  return CudaStatus(LaunchCopyEngineGraphExit(params, buffers.stream), "exit kernel launch");
+}
+
+}  // namespace ltx
