@@ -13,7 +13,7 @@
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"
 #include "kernels/one_trip_layout.h"
-#include "kernels/one_trip_timestamps.h"
+#include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -60,10 +60,12 @@ LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllGatherKernelPar
 inline constexpr int kAllGatherThreads = 512;
 
 // Enqueues the AllGather kernel of one rank on `stream` with `blocks` thread blocks (any
-// number >= 1). Returns the launch error, if any. Thread-safe; the caller's current device must
-// be the stream's device.
+// number >= 1). With `timestamps` set, the instantiation that records the %globaltimer time of
+// each DirectPhase of each block there (device memory of the stream's GPU; a diagnostic; timed
+// and untimed ops interoperate). Returns the launch error, if any. Thread-safe; the caller's
+// current device must be the stream's device.
 cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
-                                  cudaStream_t stream);
+                                  const PhaseTimestamps* timestamps, cudaStream_t stream);
 
 // How the one-trip kernel of one rank is launched, beyond its parameters.
 struct OneTripLaunch {
@@ -72,9 +74,10 @@ struct OneTripLaunch {
   // previous kernel of the stream finishes, and wait for it on the GPU before they touch memory
   // (kernels/grid_dependency.cuh); the protocol is unchanged.
   bool early_start = false;
-  // When set, the instantiation that records the %globaltimer time of each phase of each block
-  // there (device memory of the stream's GPU; a diagnostic). Timed and untimed ops interoperate.
-  const OneTripTimestamps* timestamps = nullptr;
+  // When set, the instantiation that records the %globaltimer time of each OneTripPhase of each
+  // block there (device memory of the stream's GPU; a diagnostic). Timed and untimed ops
+  // interoperate.
+  const PhaseTimestamps* timestamps = nullptr;
 };
 
 // Enqueues the one-trip kernel of one rank on `stream` as `launch` says (same contract as
@@ -84,9 +87,9 @@ struct OneTripLaunch {
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTripLaunch& launch,
                                 cudaStream_t stream);
 
-// Load the direct and the one-trip kernel (both instantiations) onto the current device. Under
-// CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and loading
-// waits until the device is idle: a first call would block the host behind unrelated work.
+// Load the direct and the one-trip kernel (each in both instantiations) onto the current device.
+// Under CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and
+// loading waits until the device is idle: a first call would block the host behind unrelated work.
 // Return the CUDA error.
 cudaError_t LoadAllGatherKernel();
 cudaError_t LoadOneTripKernel();

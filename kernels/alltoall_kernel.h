@@ -13,6 +13,7 @@
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -57,10 +58,13 @@ inline constexpr int kAllToAllThreads = 512;
 
 // Enqueues the all-to-all kernel of one rank on `stream` with `blocks` thread blocks (any
 // number >= 1): the direct protocol (entry barrier, stores of every piece straight into its
-// target's output at the final position, exit barrier). Returns the launch error, if any.
-// Thread-safe; the caller's current device must be the stream's device.
+// target's output at the final position, exit barrier). With `timestamps` set, the
+// instantiation that records the %globaltimer time of each DirectPhase of each block there
+// (device memory of the stream's GPU; a diagnostic; timed and untimed ops interoperate).
+// Returns the launch error, if any. Thread-safe; the caller's current device must be the
+// stream's device.
 cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
-                                 cudaStream_t stream);
+                                 const PhaseTimestamps* timestamps, cudaStream_t stream);
 
 // Enqueues the one-trip all-to-all kernel of one rank (same contract): each rank stores, per
 // peer, the piece that peer needs as one-trip lines into the peer's staging, and unpacks the
@@ -69,8 +73,9 @@ cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
 cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params, int blocks,
                                         cudaStream_t stream);
 
-// Load the direct and the one-trip kernel onto the current device, so that no first call waits
-// for the device to be idle under CUDA's lazy loading. Return the CUDA error.
+// Load the direct kernel (both instantiations) and the one-trip kernel onto the current device,
+// so that no first call waits for the device to be idle under CUDA's lazy loading. Return the
+// CUDA error.
 cudaError_t LoadAllToAllKernel();
 cudaError_t LoadAllToAllOneTripKernel();
 

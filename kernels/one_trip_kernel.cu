@@ -8,8 +8,8 @@
 #include "kernels/block_copy.cuh"
 #include "kernels/copy_plan.h"
 #include "kernels/one_trip_layout.h"
-#include "kernels/one_trip_phase_clock.cuh"
 #include "kernels/one_trip_protocol.cuh"
+#include "kernels/phase_clock.cuh"
 
 namespace ltx {
 namespace {
@@ -77,7 +77,7 @@ struct AllGatherOneTripPlan {
   }
 };
 
-// `Clock` is NoPhaseClock in production, PhaseClock for the phase timestamps.
+// `Clock` is NoPhaseClock in production, PhaseClock<OneTripPhase> for the phase timestamps.
 template <typename Clock>
 __global__ void __launch_bounds__(kOneTripThreads)
     OneTripKernel(const AllGatherKernelParams p, const Clock clock) {
@@ -110,14 +110,14 @@ cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTr
                                 cudaStream_t stream) {
   return launch.timestamps == nullptr
              ? LaunchInstance(params, launch, NoPhaseClock(), stream)
-             : LaunchInstance(params, launch, PhaseClock(*launch.timestamps), stream);
+             : LaunchInstance(params, launch, PhaseClock<OneTripPhase>(*launch.timestamps), stream);
 }
 
 cudaError_t LoadOneTripKernel() {
   cudaFuncAttributes attributes;
   const cudaError_t error = cudaFuncGetAttributes(&attributes, OneTripKernel<NoPhaseClock>);
   if (error != cudaSuccess) return error;
-  return cudaFuncGetAttributes(&attributes, OneTripKernel<PhaseClock>);
+  return cudaFuncGetAttributes(&attributes, OneTripKernel<PhaseClock<OneTripPhase>>);
 }
 
 }  // namespace ltx

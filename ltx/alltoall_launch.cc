@@ -28,7 +28,7 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   params.generation = call.generation;
   return call.protocol == Protocol::kOneTrip
              ? LaunchAllToAllOneTripKernel(params, call.blocks, buffers.stream)
-             : LaunchAllToAllKernel(params, call.blocks, buffers.stream);
+             : LaunchAllToAllKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
 }
 
 absl::Status LoadAllToAllKernels() {

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "kernels/alltoall_plan.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/phase_timestamps.h"
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/alltoall_harness.h"
@@ -300,6 +301,60 @@ TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
     ASSERT_TRUE(graphs.Replay(f.runtime->devices(), buffers).ok());
     EXPECT_TRUE(f.harness->Verify().ok());
     EXPECT_TRUE(f.runtime->status().ok());
+  }
+}
+
+// The timed direct kernel (CallOptions::phase_timestamps) moves the data alike and records
+// every block of every op, each block's phases up to its stores' fence between its start and end.
+TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
+  LTX_REQUIRE_GPUS(2);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  constexpr int kBlocks = 3;
+  constexpr int kOps = 4;
+  std::vector<PhaseTimestamps> records(world);
+  std::vector<CallOptions> calls(world);
+  for (int rank = 0; rank < world; ++rank) {
+    records[rank] = PhaseTimestamps{nullptr, kOps, kBlocks};
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
+                         sizeof(PhaseTimestampRecord) * kOps * kBlocks),
+              cudaSuccess);
+    calls[rank].protocol = Protocol::kDirect;
+    calls[rank].blocks = kBlocks;
+    calls[rank].phase_timestamps = &records[rank];
+  }
+  for (int op = 0; op < kOps; ++op) {
+    AllToAllCase c;
+    c.heads = 2 * world;
+    c.head_dim = 64;
+    c.token_counts = UnevenCounts(world, 30 + op);
+    c.direction = kDirections[op % 2];
+    ASSERT_TRUE(f.harness->Prepare(c).ok());
+    absl::Status status = RunOnRankThreads(world, [&](int rank) {
+      return f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank), calls[rank]);
+    });
+    if (status.ok()) status = f.runtime->Synchronize(kTestWait);
+    if (status.ok()) status = f.harness->Verify();
+    ASSERT_TRUE(status.ok()) << "op " << op << " " << c.ToString() << ": " << status;
+  }
+  for (int rank = 0; rank < world; ++rank) {
+    std::vector<PhaseTimestampRecord> host(kOps * kBlocks);
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(host.data(), records[rank].records,
+                         sizeof(PhaseTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    cudaFree(records[rank].records);
+    for (const PhaseTimestampRecord& record : host) {
+      EXPECT_NE(record.op, 0u) << "rank " << rank;
+      const uint64_t start = record.ns[static_cast<int>(DirectPhase::kStart)];
+      const uint64_t end = record.ns[static_cast<int>(DirectPhase::kEnd)];
+      for (int phase = 1; phase <= static_cast<int>(DirectPhase::kFenced); ++phase) {
+        EXPECT_GE(record.ns[phase], start) << "rank " << rank << " phase " << phase;
+        EXPECT_LE(record.ns[phase], end) << "rank " << rank << " phase " << phase;
+      }
+    }
   }
 }
 

@@ -1,5 +1,5 @@
-// The phase breakdown of the one-trip AllGather: device phases from the timed kernel, host cost
-// per step of a per-rank call.
+// The phase breakdown of the one-trip or the direct AllGather: device phases from the timed
+// kernel, host cost per step of a per-rank call.
 #include "tools/ltx_allgather/breakdown.h"
 
 #include <cstdio>
@@ -11,7 +11,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/one_trip_timestamps.h"
 #include "ltx/allgather_launch.h"
 #include "ltx/cuda_status.h"
 #include "ltx/resolved_call.h"
@@ -19,7 +18,9 @@
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_table.h"
 #include "tools/ltx_allgather/bench_timing.h"
+#include "tools/ltx_allgather/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_table.h"
+#include "tools/ltx_allgather/phase_records.h"
 #include "tools/ltx_allgather/empty_kernel.h"
 #include "tools/ltx_allgather/launch_floor.h"
 #include "tools/ltx_allgather/timer_step_kernel.h"
@@ -50,9 +51,10 @@ class Breakdown {
   absl::Status RunLaunchCosts();
 
  private:
-  explicit Breakdown(const BreakdownConfig& config) : config_(config) {}
+  explicit Breakdown(const BreakdownConfig& config)
+      : config_(config), layout_(PhaseLayoutOf(config.protocol)) {}
   int world() const { return runtime_->world_size(); }
-  // The automatic block count of the one-trip kernel for this size.
+  // The automatic block count of the protocol's kernel for this size.
   absl::StatusOr<ResolvedCall> AutoCall() const;
   // One configuration of calls: block count (0 = automatic), early start, timed kernel, graph
   // replay (else eager per-rank calls).
@@ -65,12 +67,12 @@ class Breakdown {
   absl::StatusOr<Measured> MeasureCalls(const Calls& calls);
   // Clears the records, runs the timed calls, prints their table.
   absl::Status TimedTable(Calls calls, const Measured& untimed);
-  absl::StatusOr<std::vector<std::vector<OpPhases>>> ReadRecords();
   absl::StatusOr<double> HostMicroseconds(std::function<absl::Status(int rank)> one_call);
   // Host time of an empty-kernel launch with `params`, `blocks` blocks.
   absl::StatusOr<double> LaunchMicroseconds(EmptyKernelParams params, int blocks);
 
   const BreakdownConfig config_;
+  const PhaseLayout layout_;  // Of config_.protocol's timed kernel.
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<AllGatherHarness> harness_;
   std::vector<RankBuffers> buffers_;
@@ -78,8 +80,8 @@ class Breakdown {
   EventPairs events_;
   TimedRanks ranks_;
   int sms_ = 0;
-  std::vector<OneTripTimestamps> records_;  // Per rank; device memory of its GPU.
-  std::vector<cudaEvent_t> done_;           // Per rank, without timing.
+  std::unique_ptr<PhaseRecords> records_;
+  std::vector<cudaEvent_t> done_;  // Per rank, without timing.
 };
 
 absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConfig& config) {
@@ -101,16 +103,9 @@ absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConf
   for (const RankBuffers& b : run->buffers_) run->ranks_.streams.push_back(b.stream);
   run->ranks_.events = &run->events_;
   LTX_ASSIGN_OR_RETURN(run->sms_, FloorBlocks(devices, 0, config.runtime.max_blocks));
+  LTX_ASSIGN_OR_RETURN(run->records_, PhaseRecords::Create(devices, kSamples, run->sms_));
   for (int device : devices) {
-    OneTripTimestamps records;
-    records.samples = kSamples;
-    records.max_blocks = run->sms_;
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaMalloc(reinterpret_cast<void**>(&records.records),
-                              sizeof(OneTripTimestampRecord) * kSamples * run->sms_),
-                   "cudaMalloc(records)"));
-    run->records_.push_back(records);
     cudaEvent_t done = nullptr;
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaEventCreateWithFlags(&done, cudaEventDisableTiming), "cudaEventCreate"));
@@ -120,10 +115,9 @@ absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConf
 }
 
 Breakdown::~Breakdown() {
-  for (size_t rank = 0; rank < records_.size(); ++rank) {
+  for (size_t rank = 0; rank < done_.size(); ++rank) {
     cudaSetDevice(ranks_.devices[rank]);
-    cudaFree(records_[rank].records);
-    if (rank < done_.size()) cudaEventDestroy(done_[rank]);
+    cudaEventDestroy(done_[rank]);
   }
 }
 
@@ -155,17 +149,17 @@ absl::StatusOr<ResolvedCall> Breakdown::AutoCall() const {
   context.shard_bytes = context.max_shard_bytes;
   context.max_blocks = sms_;
   CallOptions call;
-  call.protocol = Protocol::kOneTrip;
+  call.protocol = config_.protocol;
   return ResolveCall(config_.runtime, context, call);
 }
 
 absl::StatusOr<Measured> Breakdown::MeasureCalls(const Calls& c) {
   std::vector<CallOptions> calls(world());
   for (int rank = 0; rank < world(); ++rank) {
-    calls[rank].protocol = Protocol::kOneTrip;
+    calls[rank].protocol = config_.protocol;
     calls[rank].blocks = c.blocks;
     calls[rank].early_start = c.early;
-    if (c.timed) calls[rank].one_trip_timestamps = &records_[rank];
+    if (c.timed) calls[rank].phase_timestamps = records_->ForRank(rank);
   }
   const AllGatherShape shape = case_.Shape();
   auto one_rank = [&](int rank) {
@@ -180,43 +174,20 @@ absl::StatusOr<Measured> Breakdown::MeasureCalls(const Calls& c) {
   });
 }
 
-absl::StatusOr<std::vector<std::vector<OpPhases>>> Breakdown::ReadRecords() {
-  LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
-  std::vector<std::vector<OpPhases>> ops;
-  for (int rank = 0; rank < world(); ++rank) {
-    const OneTripTimestamps& r = records_[rank];
-    std::vector<OneTripTimestampRecord> host(static_cast<size_t>(r.samples) * r.max_blocks);
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks_.devices[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaMemcpy(host.data(), r.records, host.size() * sizeof(OneTripTimestampRecord),
-                              cudaMemcpyDeviceToHost),
-                   "cudaMemcpy(records)"));
-    ops.push_back(OpsOfRecords(host, r.samples, r.max_blocks));
-  }
-  return ops;
-}
-
 absl::Status Breakdown::TimedTable(Calls calls, const Measured& untimed) {
-  for (int rank = 0; rank < world(); ++rank) {
-    const OneTripTimestamps& r = records_[rank];
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(ranks_.devices[rank]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaMemset(r.records, 0, sizeof(OneTripTimestampRecord) * r.samples * r.max_blocks),
-        "cudaMemset(records)"));
-  }
+  LTX_RETURN_IF_ERROR(records_->Clear());
   calls.timed = true;
   LTX_ASSIGN_OR_RETURN(const Measured timed, MeasureCalls(calls));
-  LTX_ASSIGN_OR_RETURN(const std::vector<std::vector<OpPhases>> ops, ReadRecords());
-  std::vector<RankPhases> ranks;
-  for (const std::vector<OpPhases>& rank_ops : ops) ranks.push_back(SummarizeRank(rank_ops));
+  LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
   const std::string title = absl::StrFormat(
-      "%s per rank, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel "
+      "%s, %s per rank, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel "
       "%.2f us, host %.2f us",
-      FormatBytes(harness_->layout().InputBytes(0)),
+      ProtocolName(config_.protocol), FormatBytes(harness_->layout().InputBytes(0)),
       calls.graph ? "graph replay" : "eager per-rank",
       calls.blocks == 0 ? "auto" : absl::StrCat(calls.blocks), calls.early ? ", early start" : "",
       untimed.device_us, untimed.host_us, timed.device_us, timed.host_us);
-  absl::PrintF("%s", FormatPhaseTable(title, ranks, PairTrips(ops)));
+  LTX_ASSIGN_OR_RETURN(const std::string table, records_->Table(title, layout_));
+  absl::PrintF("%s", table);
   std::fflush(stdout);
   return absl::OkStatus();
 }
@@ -237,7 +208,7 @@ absl::StatusOr<BreakdownRow> Breakdown::RunBlocks(int blocks, bool early) {
     if (!harness_->Verify().ok()) row.wrong = 1;
     LTX_RETURN_IF_ERROR(harness_->RefreshInputs());
     CallOptions call;
-    call.protocol = Protocol::kOneTrip;
+    call.protocol = config_.protocol;
     call.blocks = blocks;
     call.early_start = early;
     LTX_RETURN_IF_ERROR(
@@ -305,8 +276,8 @@ absl::Status Breakdown::RunHost() {
                        LaunchMicroseconds(EmptyKernelParams::kAllGather, resolved.blocks));
   parts.push_back(HostStep{"launch (an empty kernel with the same parameters)", launch});
   LTX_ASSIGN_OR_RETURN(const Measured whole, MeasureCalls(Calls{}));
-  absl::PrintF("# host cost of an eager per-rank call, %d threads at once, one-trip, %d blocks\n",
-               world(), resolved.blocks);
+  absl::PrintF("# host cost of an eager per-rank call, %d threads at once, %s, %d blocks\n",
+               world(), ProtocolName(config_.protocol), resolved.blocks);
   absl::PrintF("%s",
                FormatHostTable(parts, HostStep{"AllGatherRank (the whole call)", whole.host_us}));
   std::fflush(stdout);
@@ -350,15 +321,18 @@ absl::StatusOr<std::vector<BreakdownRow>> RunBreakdown(const BreakdownConfig& co
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<Breakdown> run, Breakdown::Create(config));
   LTX_RETURN_IF_ERROR(run->PrintTimerSteps());
   std::vector<BreakdownRow> rows;
-  // Early start last: whatever it does, everything else is printed by then.
-  for (const bool early : {false, true}) {
-    for (int blocks : config.blocks) {
-      LTX_ASSIGN_OR_RETURN(BreakdownRow row, run->RunBlocks(blocks, early));
-      rows.push_back(row);
-    }
-    if (early) break;
-    LTX_RETURN_IF_ERROR(run->RunHost());
-    LTX_RETURN_IF_ERROR(run->RunLaunchCosts());
+  for (int blocks : config.blocks) {
+    LTX_ASSIGN_OR_RETURN(BreakdownRow row, run->RunBlocks(blocks, /*early=*/false));
+    rows.push_back(row);
+  }
+  // The host side and early start matter for the small messages of the one-trip path. Early
+  // start last: whatever it does, everything else is printed by then.
+  if (config.protocol != Protocol::kOneTrip) return rows;
+  LTX_RETURN_IF_ERROR(run->RunHost());
+  LTX_RETURN_IF_ERROR(run->RunLaunchCosts());
+  for (int blocks : config.blocks) {
+    LTX_ASSIGN_OR_RETURN(BreakdownRow row, run->RunBlocks(blocks, /*early=*/true));
+    rows.push_back(row);
   }
   return rows;
 }

@@ -19,6 +19,8 @@ constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
 constexpr char kBenchMinBytes[] = "32K";
 constexpr char kOverlapPerRankBytes[] = "64M";
 constexpr char kBreakdownPerRankBytes[] = "8K";
+// The largest per-rank size --breakdown with --protocol=auto times on the one-trip path.
+constexpr int64_t kBreakdownOneTripMaxBytes = int64_t{512} << 10;
 
 // `status` with "`flag`: " before its message (same code).
 absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
@@ -134,16 +136,21 @@ absl::Status FillBreakdownConfig(const FlagValues& flags, const CallOptions& cal
   if (flags.bench || flags.overlap) {
     return absl::InvalidArgumentError("--breakdown, --bench and --overlap: give one of them");
   }
-  if ((call.protocol != Protocol::kAuto && call.protocol != Protocol::kOneTrip) ||
-      call.blocks != 0 || !flags.json.empty() || flags.split != "even") {
+  if (call.protocol == Protocol::kCopyEngine || call.blocks != 0 || !flags.json.empty() ||
+      flags.split != "even") {
     return absl::InvalidArgumentError(
-        "--breakdown: times the one-trip kernel on an even split, without JSON; leave "
-        "--protocol, --blocks, --split and --json alone (--breakdown_blocks lists the block "
-        "counts)");
+        "--breakdown: times the one_trip or the direct kernel on an even split, without JSON; "
+        "leave --blocks, --split and --json alone (--breakdown_blocks lists the block counts) "
+        "and give --protocol as auto, one_trip or direct");
   }
   absl::StatusOr<int64_t> per_rank =
       ParseBytes(flags.min_bytes.empty() ? kBreakdownPerRankBytes : flags.min_bytes);
   if (!per_rank.ok()) return ForFlag("-b/--min_bytes", per_rank.status());
+  config->protocol = call.protocol;
+  if (call.protocol == Protocol::kAuto) {
+    config->protocol =
+        *per_rank <= kBreakdownOneTripMaxBytes ? Protocol::kOneTrip : Protocol::kDirect;
+  }
   absl::StatusOr<std::vector<int>> blocks = ParseBlockList(flags.breakdown_blocks);
   if (!blocks.ok()) return ForFlag("--breakdown_blocks", blocks.status());
   config->per_rank_bytes = *per_rank;

@@ -1,4 +1,5 @@
-// ltx_alltoall: smoke run and benchmark of ltx's Ulysses all-to-all (sequence <-> heads).
+// ltx_alltoall: smoke run, benchmark and phase breakdown of ltx's Ulysses all-to-all
+// (sequence <-> heads).
 //
 //   ltx_alltoall                  smoke run: both directions, every dtype, odd shapes, uneven
 //                                 and zero counts, both call styles, verified byte-exact;
@@ -10,6 +11,10 @@
 //   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip
 //                                 one row per protocol and shape, side by side.
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
+//   ltx_alltoall --breakdown -b 4M -e 4M   where the time of the direct kernel goes: per shape
+//                                 and direction, the phase table of its timed instantiation
+//                                 (CallOptions::phase_timestamps), as ltx_allgather --breakdown
+//                                 prints it for the AllGather.
 //
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
 // --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
@@ -30,6 +35,7 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "ltx/cuda_status.h"
@@ -37,7 +43,10 @@
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_config.h"
 #include "tools/ltx_allgather/bench_timing.h"
+#include "tools/ltx_allgather/breakdown_phases.h"
+#include "tools/ltx_allgather/launch_floor.h"
 #include "tools/ltx_allgather/nccl_library.h"
+#include "tools/ltx_allgather/phase_records.h"
 #include "tools/ltx_allgather/tool_config.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
 #include "tools/testing/alltoall_harness.h"
@@ -46,6 +55,8 @@
 ABSL_FLAG(std::string, devices, "", "Comma-separated CUDA devices in rank order (default: all).");
 ABSL_FLAG(bool, smoke, false, "Run the smoke test (the default when --bench is not given).");
 ABSL_FLAG(bool, bench, false, "Run the benchmark.");
+ABSL_FLAG(bool, breakdown, false,
+          "Time the phases of the direct kernel for the benchmark's shapes and directions.");
 ABSL_FLAG(std::string, b, "",
           "Benchmark sweep: smallest size in bytes per rank (K/M/G); "
           "empty: the model shapes.");
@@ -74,6 +85,8 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitNoGpu = 2;
+// Ops whose phase records each rank keeps in the breakdown (the latest ones).
+constexpr int kBreakdownSamples = 512;
 
 // One benchmark shape: total tokens (split evenly), heads and head_dim.
 struct BenchShape {
@@ -328,6 +341,19 @@ absl::StatusOr<std::vector<BenchShape>> BenchShapes(int world, DataType dtype) {
   return shapes;
 }
 
+// A harness with room for every shape of `shapes` on `devices`.
+absl::StatusOr<std::unique_ptr<AllToAllHarness>> HarnessFor(const std::vector<int>& devices,
+                                                            const std::vector<BenchShape>& shapes,
+                                                            DataType dtype) {
+  const int64_t world = static_cast<int64_t>(devices.size());
+  int64_t capacity = 1;
+  for (const BenchShape& shape : shapes) {
+    const int64_t rank_tokens = shape.tokens / world + 1;
+    capacity = std::max(capacity, rank_tokens * shape.heads * shape.head_dim * ElementSize(dtype));
+  }
+  return AllToAllHarness::Create(devices, capacity, capacity, /*seed=*/1);
+}
+
 absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   LTX_ASSIGN_OR_RETURN(const DataType dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
   LTX_ASSIGN_OR_RETURN(const std::vector<Protocol> protocols,
@@ -336,13 +362,8 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
                        ParseDirections(absl::GetFlag(FLAGS_direction)));
   LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes,
                        BenchShapes(runtime.world_size(), dtype));
-  int64_t capacity = 1;
-  for (const BenchShape& shape : shapes) {
-    const int64_t rank_tokens = shape.tokens / runtime.world_size() + 1;
-    capacity = std::max(capacity, rank_tokens * shape.heads * shape.head_dim * ElementSize(dtype));
-  }
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
-                       AllToAllHarness::Create(devices, capacity, capacity, /*seed=*/1));
+                       HarnessFor(devices, shapes, dtype));
   std::unique_ptr<tools::NcclLibrary> library;
   std::unique_ptr<tools::NcclClique> clique;
   if (!absl::GetFlag(FLAGS_nccl).empty()) {
@@ -368,8 +389,74 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   return absl::OkStatus();
 }
 
+// The direct kernel's phase table for one shape and direction: its eager per-rank calls timed
+// (TimeLtx, verified), then the same calls on its timed instantiation, verified again.
+absl::Status BreakdownOne(Runtime& runtime, AllToAllHarness& harness, PhaseRecords& records,
+                          const BenchShape& shape, AllToAllDirection direction, DataType dtype) {
+  AllToAllCase c;
+  c.dtype = dtype;
+  c.heads = shape.heads;
+  c.head_dim = shape.head_dim;
+  c.token_counts = EvenCounts(shape.tokens, runtime.world_size());
+  c.direction = direction;
+  LTX_RETURN_IF_ERROR(harness.Prepare(c));
+  LTX_ASSIGN_OR_RETURN(const LtxTime untimed, TimeLtx(runtime, harness, Protocol::kDirect));
+  const std::vector<RankBuffers> buffers = harness.AllBuffers();
+  std::vector<CallOptions> calls(runtime.world_size());
+  for (int rank = 0; rank < runtime.world_size(); ++rank) {
+    calls[rank].protocol = Protocol::kDirect;
+    calls[rank].blocks = absl::GetFlag(FLAGS_blocks);
+    calls[rank].phase_timestamps = records.ForRank(rank);
+  }
+  LTX_RETURN_IF_ERROR(records.Clear());
+  LTX_ASSIGN_OR_RETURN(const double timed_us,
+                       MedianMicros(runtime.devices(), buffers, /*per_rank_threads=*/true,
+                                    [&](int rank) {
+                                      return runtime.AllToAllRank(rank, c.Shape(), buffers[rank],
+                                                                  calls[rank]);
+                                    }));
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
+  const int wrong = untimed.wrong + (harness.Verify().ok() ? 0 : 1);
+  const int64_t bytes = shape.tokens * shape.heads * shape.head_dim * ElementSize(dtype);
+  const std::string title = absl::StrFormat(
+      "direct all-to-all %s, %d tokens x %d heads x %d %s, %.0f bytes per rank, eager per-rank, "
+      "blocks %s: %.2f us per call; timed kernel %.2f us; %s",
+      DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, DataTypeName(dtype),
+      static_cast<double>(bytes) / runtime.world_size(),
+      calls[0].blocks == 0 ? "auto" : absl::StrCat(calls[0].blocks), untimed.us, timed_us,
+      wrong == 0 ? "outputs verified" : "WRONG OUTPUT");
+  LTX_ASSIGN_OR_RETURN(const std::string table,
+                       records.Table(title, PhaseLayoutOf(Protocol::kDirect)));
+  absl::PrintF("%s", table);
+  std::fflush(stdout);
+  return wrong == 0 ? absl::OkStatus() : absl::DataLossError("wrong all-to-all output");
+}
+
+// The direct kernel's phase tables for the benchmark's shapes and directions.
+absl::Status Breakdown(Runtime& runtime, const std::vector<int>& devices) {
+  LTX_ASSIGN_OR_RETURN(const DataType dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
+  LTX_ASSIGN_OR_RETURN(const std::vector<AllToAllDirection> directions,
+                       ParseDirections(absl::GetFlag(FLAGS_direction)));
+  LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes,
+                       BenchShapes(runtime.world_size(), dtype));
+  LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
+                       HarnessFor(devices, shapes, dtype));
+  LTX_ASSIGN_OR_RETURN(
+      const int max_blocks,
+      FloorBlocks(devices, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_max_blocks)));
+  LTX_ASSIGN_OR_RETURN(std::unique_ptr<PhaseRecords> records,
+                       PhaseRecords::Create(devices, kBreakdownSamples, max_blocks));
+  for (AllToAllDirection direction : directions) {
+    for (const BenchShape& shape : shapes) {
+      LTX_RETURN_IF_ERROR(BreakdownOne(runtime, *harness, *records, shape, direction, dtype));
+    }
+  }
+  return absl::OkStatus();
+}
+
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Smoke run and benchmark of ltx's Ulysses all-to-all.");
+  absl::SetProgramUsageMessage(
+      "Smoke run, benchmark and phase breakdown of ltx's Ulysses all-to-all.");
   absl::ParseCommandLine(argc, argv);
   if (VisibleGpuCount() == 0) {
     absl::PrintF("ltx_alltoall: no CUDA GPU is visible\n");
@@ -390,18 +477,19 @@ int Main(int argc, char** argv) {
     return kExitFailed;
   }
   int exit_code = kExitOk;
-  if (absl::GetFlag(FLAGS_smoke) || !absl::GetFlag(FLAGS_bench)) {
+  const bool measuring = absl::GetFlag(FLAGS_bench) || absl::GetFlag(FLAGS_breakdown);
+  if (absl::GetFlag(FLAGS_smoke) || !measuring) {
     absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
         AllToAllHarness::Create(*devices, int64_t{8} << 20, int64_t{8} << 20, /*seed=*/7);
     exit_code = harness.ok() ? Smoke(**runtime, **harness) : kExitFailed;
     if (!harness.ok()) absl::PrintF("%s\nFAIL\n", harness.status().ToString().c_str());
   }
-  if (absl::GetFlag(FLAGS_bench)) {
-    const absl::Status status = Bench(**runtime, *devices);
-    if (!status.ok()) {
-      absl::PrintF("ltx_alltoall: %s\nFAIL\n", status.ToString().c_str());
-      exit_code = kExitFailed;
-    }
+  absl::Status status;
+  if (absl::GetFlag(FLAGS_bench)) status = Bench(**runtime, *devices);
+  if (status.ok() && absl::GetFlag(FLAGS_breakdown)) status = Breakdown(**runtime, *devices);
+  if (!status.ok()) {
+    absl::PrintF("ltx_alltoall: %s\nFAIL\n", status.ToString().c_str());
+    exit_code = kExitFailed;
   }
   return exit_code;
 }
