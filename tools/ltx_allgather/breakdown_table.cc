@@ -224,7 +224,7 @@ std::string FormatPhaseTable(const std::string& title, const PhaseLayout& layout
                              const std::vector<RankPhases>& ranks,
                              const std::vector<PairTrip>& trips) {
   std::string out = absl::StrCat("# ", title, "\n");
-  std::string header = absl::StrFormat("%-44s", "# us after the op's first start");
+  std::string header = absl::StrFormat("%-44s", "# us after the first start (latest block)");
   for (size_t rank = 0; rank < ranks.size(); ++rank) {
     absl::StrAppend(&header, absl::StrFormat(" %9s", absl::StrCat("rank", rank)));
   }
