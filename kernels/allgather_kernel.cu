@@ -22,8 +22,8 @@ __global__ void __launch_bounds__(kAllGatherThreads)
   RunDirectOp(
       p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
       [&p](int lane, int lanes, int /*target*/, uint64_t output) {
-        CopyRange(p.geometry, LaneRange(p.geometry, lane, lanes, p.world_size),
-                  static_cast<const uint8_t*>(p.input), reinterpret_cast<uint8_t*>(output));
+        CopyLane(p.geometry, lane, lanes, p.world_size, static_cast<const uint8_t*>(p.input),
+                 reinterpret_cast<uint8_t*>(output));
       },
       clock);
 }

@@ -12,6 +12,7 @@
 #include "kernels/entry_announcement.h"
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"
+#include "kernels/one_trip_launch.h"
 #include "kernels/one_trip_layout.h"
 #include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
@@ -66,19 +67,6 @@ inline constexpr int kAllGatherThreads = 512;
 // current device must be the stream's device.
 cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
                                   const PhaseTimestamps* timestamps, cudaStream_t stream);
-
-// How the one-trip kernel of one rank is launched, beyond its parameters.
-struct OneTripLaunch {
-  int blocks = 1;
-  // Programmatic dependent launch (needs sm_90): the kernel's blocks may be scheduled while the
-  // previous kernel of the stream finishes, and wait for it on the GPU before they touch memory
-  // (kernels/grid_dependency.cuh); the protocol is unchanged.
-  bool early_start = false;
-  // When set, the instantiation that records the %globaltimer time of each OneTripPhase of each
-  // block there (device memory of the stream's GPU; a diagnostic). Timed and untimed ops
-  // interoperate.
-  const PhaseTimestamps* timestamps = nullptr;
-};
 
 // Enqueues the one-trip kernel of one rank on `stream` as `launch` says (same contract as
 // LaunchAllGatherKernel). Every rank of the op must take the one-trip path, and every shard must

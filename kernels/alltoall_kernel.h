@@ -12,6 +12,7 @@
 #include "kernels/entry_announcement.h"
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"
+#include "kernels/one_trip_launch.h"
 #include "kernels/one_trip_layout.h"
 #include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
@@ -66,16 +67,19 @@ inline constexpr int kAllToAllThreads = 512;
 cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
                                  const PhaseTimestamps* timestamps, cudaStream_t stream);
 
-// Enqueues the one-trip all-to-all kernel of one rank (same contract): each rank stores, per
-// peer, the piece that peer needs as one-trip lines into the peer's staging, and unpacks the
-// lines it receives into its output. Every rank of the op must take the one-trip path, and
-// every piece must be at most kOneTripMaxShardBytes.
-cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params, int blocks,
-                                        cudaStream_t stream);
+// Enqueues the one-trip all-to-all kernel of one rank on `stream` as `launch` says (blocks,
+// early start, phase timestamps; kernels/one_trip_launch.h): each rank stores, per peer, the
+// piece that peer needs as one-trip lines into the peer's staging, stores its own piece into
+// its output beside them, and unpacks the lines it receives into its output. Every rank of the
+// op must take the one-trip path, and every piece must be at most kOneTripMaxShardBytes.
+// Returns the launch error, e.g. for early start on a GPU before sm_90. Thread-safe; the
+// caller's current device must be the stream's device.
+cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params,
+                                        const OneTripLaunch& launch, cudaStream_t stream);
 
-// Load the direct kernel (both instantiations) and the one-trip kernel onto the current device,
-// so that no first call waits for the device to be idle under CUDA's lazy loading. Return the
-// CUDA error.
+// Load the direct and the one-trip kernel (each in both instantiations) onto the current
+// device, so that no first call waits for the device to be idle under CUDA's lazy loading.
+// Return the CUDA error.
 cudaError_t LoadAllToAllKernel();
 cudaError_t LoadAllToAllOneTripKernel();
 

@@ -2,60 +2,58 @@
 // (kernels/one_trip_protocol.cuh) with the all-to-all's plan. Each rank packs, per peer,
 // exactly the piece that peer needs (kernels/alltoall_plan.h) into lines
 // (kernels/alltoall_one_trip_plan.h); each receiver unpacks every peer's lines into the final
-// layout; the own piece is copied from input to output directly.
+// layout; the own piece goes from input to output payload by payload, in the same pass as the
+// sends.
 #include <cstdint>
 
-#include "kernels/alltoall_copy.cuh"
 #include "kernels/alltoall_kernel.h"
 #include "kernels/alltoall_one_trip_plan.h"
 #include "kernels/alltoall_plan.h"
 #include "kernels/copy_plan.h"
+#include "kernels/one_trip_launch.cuh"
 #include "kernels/one_trip_layout.h"
 #include "kernels/one_trip_protocol.cuh"
+#include "kernels/phase_clock.cuh"
 
 namespace ltx {
 namespace {
 
-// Payload `index` of `piece`, gathered from the sender's input at `input`.
+// Payload `index` of `piece`, gathered from the sender's input at `input`: one 8-byte load when
+// the payload is whole, inside one row and aligned, else byte by byte, span by span.
 __device__ uint64_t LoadPiecePayload(const Piece& piece, int64_t index, const uint8_t* input) {
-  const ByteRange range = PayloadRange(piece, index);
-  uint64_t payload = 0;
-  for (int64_t flat = range.begin; flat < range.end;) {
-    const PieceSpan span = PieceSpanAt(piece, piece.src, flat, range.end);
-    const uint8_t* from = input + span.offset;
-    if (span.bytes == kOneTripPayloadBytes && (reinterpret_cast<uint64_t>(from) & 7) == 0) {
-      return __ldg(reinterpret_cast<const unsigned long long*>(from));
-    }
-    for (int64_t k = 0; k < span.bytes; ++k) {
-      payload |= static_cast<uint64_t>(from[k]) << (8 * (flat - range.begin + k));
-    }
-    flat += span.bytes;
+  const int64_t whole = WholePayloadOffset(piece, piece.src, index);
+  if (whole >= 0 && (reinterpret_cast<uint64_t>(input + whole) & 7) == 0) {
+    return __ldg(reinterpret_cast<const unsigned long long*>(input + whole));
   }
+  uint64_t payload = 0;
+  ForEachPayloadSpan(piece, piece.src, index, [&](int64_t offset, int first, int bytes) {
+    for (int k = 0; k < bytes; ++k) {
+      payload |= static_cast<uint64_t>(input[offset + k]) << (8 * (first + k));
+    }
+  });
   return payload;
 }
 
-// Scatters payload `index` of `piece` into the receiver's output at `output`.
+// Scatters payload `index` of `piece` into the receiver's output at `output`, the same way.
 __device__ void StorePiecePayload(const Piece& piece, int64_t index, uint64_t payload,
                                   uint8_t* output) {
-  const ByteRange range = PayloadRange(piece, index);
-  for (int64_t flat = range.begin; flat < range.end;) {
-    const PieceSpan span = PieceSpanAt(piece, piece.dst, flat, range.end);
-    uint8_t* to = output + span.offset;
-    if (span.bytes == kOneTripPayloadBytes && (reinterpret_cast<uint64_t>(to) & 7) == 0) {
-      *reinterpret_cast<uint64_t*>(to) = payload;
-      return;
-    }
-    for (int64_t k = 0; k < span.bytes; ++k) {
-      to[k] = static_cast<uint8_t>(payload >> (8 * (flat - range.begin + k)));
-    }
-    flat += span.bytes;
+  const int64_t whole = WholePayloadOffset(piece, piece.dst, index);
+  if (whole >= 0 && (reinterpret_cast<uint64_t>(output + whole) & 7) == 0) {
+    *reinterpret_cast<uint64_t*>(output + whole) = payload;
+    return;
   }
+  ForEachPayloadSpan(piece, piece.dst, index, [&](int64_t offset, int first, int bytes) {
+    for (int k = 0; k < bytes; ++k) {
+      output[offset + k] = static_cast<uint8_t>(payload >> (8 * (first + k)));
+    }
+  });
 }
 
-// The all-to-all's one-trip plan: this rank sends each peer its piece, unpacks each peer's
-// piece into its output, and copies its own piece.
+// The all-to-all's one-trip plan: this rank sends each peer its piece and unpacks each peer's
+// piece into its output; its own piece (to itself) is one more piece, which SendLines loads and
+// stores beside the lines.
 struct AllToAllOneTripPlan {
-  // The own piece is not among the pieces sent: CopyOwn copies it.
+  // The own piece differs from every piece sent: SendLines loads it apart.
   static constexpr bool kOwnPartIsSent = false;
   const AllToAllKernelParams& p;
 
@@ -73,29 +71,27 @@ struct AllToAllOneTripPlan {
     StorePiecePayload(PieceOf(p.geometry, source, p.rank), index, payload,
                       static_cast<uint8_t*>(p.output));
   }
-  __device__ void CopyOwn() const {
-    const Piece piece = PieceOf(p.geometry, p.rank, p.rank);
-    CopyPieceRows(piece, OwnPieceRows(piece, blockIdx.x, gridDim.x),
-                  static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
-  }
 };
 
+// `Clock` is NoPhaseClock in production, PhaseClock<OneTripPhase> for the phase timestamps.
+template <typename Clock>
 __global__ void __launch_bounds__(kOneTripThreads)
-    AllToAllOneTripKernel(const AllToAllKernelParams p) {
-  RunOneTripOp(p, AllToAllOneTripPlan{p});
+    AllToAllOneTripKernel(const AllToAllKernelParams p, const Clock clock) {
+  RunOneTripOp(p, AllToAllOneTripPlan{p}, clock);
 }
 
 }  // namespace
 
-cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params, int blocks,
-                                        cudaStream_t stream) {
-  AllToAllOneTripKernel<<<blocks, kOneTripThreads, 0, stream>>>(params);
-  return cudaGetLastError();
+cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params,
+                                        const OneTripLaunch& launch, cudaStream_t stream) {
+  return LaunchOneTripKernelAs(AllToAllOneTripKernel<NoPhaseClock>,
+                               AllToAllOneTripKernel<PhaseClock<OneTripPhase>>, params, launch,
+                               stream);
 }
 
 cudaError_t LoadAllToAllOneTripKernel() {
-  cudaFuncAttributes attributes;
-  return cudaFuncGetAttributes(&attributes, AllToAllOneTripKernel);
+  return LoadOneTripKernelAs(AllToAllOneTripKernel<NoPhaseClock>,
+                             AllToAllOneTripKernel<PhaseClock<OneTripPhase>>);
 }
 
 }  // namespace ltx

@@ -96,6 +96,17 @@ __device__ inline void CopyRange(const ShardGeometry& geometry, const ByteRange&
   }
 }
 
+// The block copies every tile of lane `lane` (kernels/copy_plan.h: LaneTile) of this rank's
+// shard from `input` into the target's `output`.
+__device__ inline void CopyLane(const ShardGeometry& geometry, int lane, int lanes, int world,
+                                const uint8_t* input, uint8_t* output) {
+  for (int64_t k = 0;; ++k) {
+    const ByteRange tile = LaneTile(geometry, lane, lanes, world, k);
+    if (tile.begin >= tile.end) return;
+    CopyRange(geometry, tile, input, output);
+  }
+}
+
 }  // namespace ltx
 
 #endif  // LTX_KERNELS_BLOCK_COPY_CUH_

@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "kernels/allgather_kernel.h"
-#include "kernels/block_copy.cuh"
 #include "kernels/copy_plan.h"
+#include "kernels/one_trip_launch.cuh"
 #include "kernels/one_trip_layout.h"
 #include "kernels/one_trip_protocol.cuh"
 #include "kernels/phase_clock.cuh"
@@ -54,7 +54,8 @@ __device__ void StorePayload(uint64_t payload, int64_t index, const ShardGeometr
 // The AllGather's one-trip plan: this rank sends its whole shard to every peer, and unpacks
 // every peer's shard at that peer's token offset of its output.
 struct AllGatherOneTripPlan {
-  // SendLines stores this rank's own shard into its output as it sends it (world >= 2).
+  // This rank's own shard is what it sends every peer: SendLines stores each payload it loads
+  // for the peer one place on into its own output as well.
   static constexpr bool kOwnPartIsSent = true;
   const AllGatherKernelParams& p;
 
@@ -70,11 +71,6 @@ struct AllGatherOneTripPlan {
   __device__ void Store(int source, int64_t index, uint64_t payload) const {
     StorePayload(payload, index, GeometryOf(source), static_cast<uint8_t*>(p.output));
   }
-  __device__ void CopyOwn() const {
-    if (p.world_size > 1) return;  // SendLines stored it.
-    CopyRange(p.geometry, PartRange(FlatShardBytes(p.geometry), blockIdx.x, gridDim.x),
-              static_cast<const uint8_t*>(p.input), static_cast<uint8_t*>(p.output));
-  }
 };
 
 // `Clock` is NoPhaseClock in production, PhaseClock<OneTripPhase> for the phase timestamps.
@@ -84,40 +80,16 @@ __global__ void __launch_bounds__(kOneTripThreads)
   RunOneTripOp(p, AllGatherOneTripPlan{p}, clock);
 }
 
-// Launches the instantiation for `clock` as `launch` says.
-template <typename Clock>
-cudaError_t LaunchInstance(const AllGatherKernelParams& params, const OneTripLaunch& launch,
-                           const Clock& clock, cudaStream_t stream) {
-  if (!launch.early_start) {
-    OneTripKernel<<<launch.blocks, kOneTripThreads, 0, stream>>>(params, clock);
-    return cudaGetLastError();
-  }
-  cudaLaunchAttribute attribute;
-  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute.val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = dim3(launch.blocks);
-  config.blockDim = dim3(kOneTripThreads);
-  config.stream = stream;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  return cudaLaunchKernelEx(&config, OneTripKernel<Clock>, params, clock);
-}
-
 }  // namespace
 
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTripLaunch& launch,
                                 cudaStream_t stream) {
-  return launch.timestamps == nullptr
-             ? LaunchInstance(params, launch, NoPhaseClock(), stream)
-             : LaunchInstance(params, launch, PhaseClock<OneTripPhase>(*launch.timestamps), stream);
+  return LaunchOneTripKernelAs(OneTripKernel<NoPhaseClock>, OneTripKernel<PhaseClock<OneTripPhase>>,
+                               params, launch, stream);
 }
 
 cudaError_t LoadOneTripKernel() {
-  cudaFuncAttributes attributes;
-  const cudaError_t error = cudaFuncGetAttributes(&attributes, OneTripKernel<NoPhaseClock>);
-  if (error != cudaSuccess) return error;
-  return cudaFuncGetAttributes(&attributes, OneTripKernel<PhaseClock<OneTripPhase>>);
+  return LoadOneTripKernelAs(OneTripKernel<NoPhaseClock>, OneTripKernel<PhaseClock<OneTripPhase>>);
 }
 
 }  // namespace ltx

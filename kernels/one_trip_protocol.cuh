@@ -7,16 +7,19 @@
 //
 // What a collective adds is its plan: which bytes go to which peer and where they land. `Plan`
 // is a type with these const device members:
-//   int64_t SentBytes(int target)            payload bytes this rank sends to `target`;
-//   uint64_t Payload(int target, int64_t k)  payload k (bytes 8k .. 8k + 7, fewer at the end);
+//   int64_t SentBytes(int target)            payload bytes this rank sends to `target`; for
+//                                            target == rank, the bytes of its own part (what
+//                                            it keeps: stored into its own output);
+//   uint64_t Payload(int target, int64_t k)  payload k (bytes 8k .. 8k + 7, fewer at the end),
+//                                            target == rank included;
 //   int64_t ReceivedBytes(int source)        payload bytes `source` sends this rank, equal to
 //                                            `source`'s SentBytes(this rank);
-//   void Store(int source, int64_t k, uint64_t payload)  unpacks payload k from `source`;
-//   void CopyOwn()                           the block's part of this rank's own data (the
-//                                            whole block calls it);
-// and a `static constexpr bool kOwnPartIsSent`: true when this rank's own data is exactly what
-// it sends every peer (the AllGather), so that SendLines stores each payload into the own
-// output as well (Store(rank, k, payload)) and CopyOwn has nothing left to do for world >= 2.
+//   void Store(int source, int64_t k, uint64_t payload)  unpacks payload k from `source`
+//                                            (source == rank: of the own part);
+// and a `static constexpr bool kOwnPartIsSent`: true when this rank's own part is exactly what
+// it sends every peer (the AllGather), so that the own payload is the one just loaded for a
+// peer; false when it is a part of its own (the all-to-all's own piece), loaded apart. Either
+// way SendLines stores the own part beside the lines, spread over the same threads.
 // `Params` is a collective's kernel parameters, with at least: `SignalRegion* signals[]`,
 // `OneTripLine* staging[]`, `DeviceErrorRecord* error_record`, `int32_t rank`, `int32_t
 // world_size`, `uint64_t timeout_ns`, and an `AnnouncementOf(params, protocol)` overload.
@@ -96,33 +99,52 @@ __device__ int64_t MostPeerLines(const Plan& plan, int rank, int world, bool sen
 }
 
 // Sends this rank's lines (header, then payload) to every peer (world >= 2): thread t of block b
-// takes the items OneTripItem(round, b, ...) of every round, one line for one peer each.
+// takes the items OneTripItem(round, b, ...) of every round, one line for one peer each. The
+// item of line k + kOneTripHeaderLines for the peer one place on also stores payload k of this
+// rank's own part into its own output (own payloads past that peer's lines are items of it as
+// well): the own part costs no pass of its own, and the AllGather reads its input once.
 template <typename Params, typename Plan>
 __device__ void SendLines(const Params& p, const Plan& plan, const OpContext& op, uint32_t flag) {
   const int parity = static_cast<int>(op.number & 1);
   const int world = p.world_size;
   uint64_t header[kOneTripHeaderLines];
   PackHeader(AnnouncementOf(p, AnnouncedProtocol::kOneTrip), header);
-  const int64_t max_lines = MostPeerLines(plan, p.rank, world, /*sending=*/true);
+  const int64_t own_lines = OneTripLines(plan.SentBytes(p.rank));
+  const int64_t peer_lines = MostPeerLines(plan, p.rank, world, /*sending=*/true);
+  const int64_t max_lines = own_lines > peer_lines ? own_lines : peer_lines;
   for (int64_t round = 0;; ++round) {
     const OneTripTransfer transfer = OneTripTransferOf(
         OneTripItem(round, blockIdx.x, gridDim.x, threadIdx.x, blockDim.x), world);
     if (transfer.line >= max_lines) return;
     const int target = (p.rank + transfer.offset) % world;
-    if (transfer.line >= OneTripLines(plan.SentBytes(target))) continue;
-    const uint64_t payload = transfer.line < kOneTripHeaderLines
-                                 ? header[transfer.line]
-                                 : plan.Payload(target, transfer.line - kOneTripHeaderLines);
-    StoreLine(p.staging[target] + OneTripLineIndex(parity, p.rank, world, transfer.line), payload,
-              flag);
-    // A plan whose own part is what it sends (the AllGather) stores each payload into its own
-    // output too, once (with the peer one place on): the input is read once, and the own copy
-    // costs no second trip to memory before the receives.
-    if constexpr (Plan::kOwnPartIsSent) {
-      if (transfer.offset == 1 && transfer.line >= kOneTripHeaderLines) {
-        plan.Store(p.rank, transfer.line - kOneTripHeaderLines, payload);
-      }
+    const int64_t index = transfer.line - kOneTripHeaderLines;
+    const bool send = transfer.line < OneTripLines(plan.SentBytes(target));
+    // For the AllGather, own implies send (its own part is what every peer gets).
+    const bool own = transfer.offset == 1 && index >= 0 && transfer.line < own_lines;
+    // Both loads before either store, so that they are in flight together.
+    uint64_t payload = 0;
+    if (send) payload = index < 0 ? header[transfer.line] : plan.Payload(target, index);
+    uint64_t own_payload = payload;
+    if constexpr (!Plan::kOwnPartIsSent) {
+      if (own) own_payload = plan.Payload(p.rank, index);
     }
+    if (send) {
+      StoreLine(p.staging[target] + OneTripLineIndex(parity, p.rank, world, transfer.line),
+                payload, flag);
+    }
+    if (own) plan.Store(p.rank, index, own_payload);
+  }
+}
+
+// A rank without peers (world 1) sends no lines: the grid stores its own part payload by
+// payload, one per thread and round.
+template <typename Plan>
+__device__ void StoreOwnPartAlone(const Plan& plan, int rank) {
+  const int64_t payloads = OneTripLines(plan.SentBytes(rank)) - kOneTripHeaderLines;
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < payloads;
+       k += threads) {
+    plan.Store(rank, k, plan.Payload(rank, k));
   }
 }
 
@@ -185,12 +207,19 @@ __device__ void ReceiveData(const Params& p, const Plan& plan, const OpContext& 
   }
 }
 
-// The body of a one-trip kernel: sends this rank's lines to every peer, copies its own data,
-// checks every peer's header (block 0) and unpacks every peer's lines; the last block to finish
-// advances this GPU's op number. Every block of the grid runs it. `clock` is NoPhaseClock in
-// production, PhaseClock<OneTripPhase> for the phase timestamps (kernels/phase_clock.cuh). Launched
-// early (programmatic dependent launch), a block first waits for the previous kernel of the
-// stream and then lets the next one be scheduled; for ordinary launches both are no-ops.
+// The body of a one-trip kernel: sends this rank's lines to every peer and stores its own part,
+// checks every peer's header (block 0) and unpacks every peer's lines. Every block of the grid
+// runs it. `clock` is NoPhaseClock in production, PhaseClock<OneTripPhase> for the phase
+// timestamps (kernels/phase_clock.cuh). Launched early (programmatic dependent launch), a block
+// first waits for the previous kernel of the stream and then lets the next one be scheduled; for
+// ordinary launches both are no-ops.
+//
+// The op number: every thread reads last_op when its block starts; thread 0 counts the block in
+// blocks_done after the block's first barrier (so after every thread of the block has read it)
+// and its sends, and the block that counts last advances last_op when it ends. The next op on
+// this GPU starts after this grid has finished (stream order), so no thread of this op can read
+// the advanced value. The count's result is needed only at the end, so the atomic's round trip
+// overlaps the receives instead of ending the op.
 template <typename Params, typename Plan, typename Clock = NoPhaseClock>
 __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Clock()) {
   AwaitPriorGrids();
@@ -205,16 +234,20 @@ __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Cl
   __shared__ bool abandoned;
   if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&local->abort) != 0u;
   __syncthreads();
+  // With peers, the own part is stored beside the lines.
+  if (!abandoned && p.world_size > 1) SendLines(p, plan, op, flag);
+  // Blocks counted before this one (thread 0 only), taken after the sends so that it delays no
+  // line; read at the end.
+  const uint32_t counted_before =
+      threadIdx.x == 0 && gridDim.x > 1 ? atomicAdd(&local->blocks_done, 1u) : 0u;
   if (!abandoned) {  // Block-uniform: ReceiveHeaders synchronises block 0.
-    if (p.world_size > 1) SendLines(p, plan, op, flag);
     // After the sends, so that it delays no line: the op word that tells a peer on the direct
     // path that this rank took the one-trip path (kernels/PROTOCOL.md).
     if (threadIdx.x < p.world_size) {
       PublishOpWord(p.signals[threadIdx.x], p.rank, op.number, AnnouncedProtocol::kOneTrip);
     }
     clock.Mark(OneTripPhase::kSent);
-    // This rank's own data goes straight from input to output.
-    plan.CopyOwn();
+    if (p.world_size == 1) StoreOwnPartAlone(plan, p.rank);
     clock.Mark(OneTripPhase::kOwnCopied);
     if (blockIdx.x == 0) {
       ReceiveHeaders(p, op, flag);
@@ -224,13 +257,11 @@ __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Cl
     clock.MarkArrived(OneTripPhase::kLastArrived);
     clock.Mark(OneTripPhase::kUnpacked);
   }
-
-  // The last block to finish advances this GPU's op number (a single block needs no count).
-  __syncthreads();
-  if (threadIdx.x == 0 && (gridDim.x == 1 || atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1)) {
+  if (threadIdx.x == 0 && counted_before == gridDim.x - 1) {
     local->blocks_done = 0;
     local->last_op = op.number;
   }
+  __syncthreads();  // Every Mark before BlockEnd.
   clock.BlockEnd(op.number);
 }
 

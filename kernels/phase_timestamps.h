@@ -13,15 +13,17 @@
 
 namespace ltx {
 
-// The points of one block of the one-trip kernel that are timed, in program order.
+// The points of one block of a one-trip kernel (AllGather or all-to-all) that are timed, in
+// program order.
 enum class OneTripPhase : int {
   kStart = 0,       // The block's first instruction (thread 0).
   kSent,            // Every thread of the block has issued its line stores to the peers.
-  kOwnCopied,       // Every thread has copied its part of the own shard into the output.
+  kOwnCopied,       // Every thread has stored its part of the own shard into the output
+                    // (with peers: beside its line stores, so just after kSent).
   kHeadersChecked,  // Block 0 only: every peer's header lines arrived and were compared.
   kLastArrived,     // The last line any thread of the block waited for has arrived.
   kUnpacked,        // Every thread has stored its received payloads into the output.
-  kEnd,             // Thread 0 after the last-block-done step, the block's last instruction.
+  kEnd,             // Thread 0 after the block's last Mark, its last instruction.
 };
 
 // The points of one block of the direct protocol (kernels/direct_protocol.cuh) that are timed,

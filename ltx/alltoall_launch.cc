@@ -26,9 +26,14 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
   params.generation = call.generation;
-  return call.protocol == Protocol::kOneTrip
-             ? LaunchAllToAllOneTripKernel(params, call.blocks, buffers.stream)
-             : LaunchAllToAllKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
+  if (call.protocol != Protocol::kOneTrip) {
+    return LaunchAllToAllKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
+  }
+  OneTripLaunch launch;
+  launch.blocks = call.blocks;
+  launch.early_start = call.early_start;
+  launch.timestamps = call.phase_timestamps;
+  return LaunchAllToAllOneTripKernel(params, launch, buffers.stream);
 }
 
 absl::Status LoadAllToAllKernels() {

@@ -4,8 +4,9 @@
 // every output byte of every rank is stored exactly once, with the byte an independent reference
 // puts there, and that every store is aligned to its width. The same for the one-trip packing
 // (kernels/alltoall_one_trip_plan.h): the work items of every thread of every rank's grid, the
-// lines each sends and receives, and the payload bytes each line gathers and scatters, as in
-// kernels/one_trip_protocol.cuh and kernels/alltoall_one_trip_kernel.cu.
+// lines each sends and receives, the own payloads each stores beside its lines, and the payload
+// bytes each line gathers and scatters, as in kernels/one_trip_protocol.cuh and
+// kernels/alltoall_one_trip_kernel.cu.
 #include "kernels/alltoall_plan.h"
 
 #include <algorithm>
@@ -280,12 +281,21 @@ int64_t PeerLines(const AllToAllGeometry& g, int rank, int offset, bool sending)
   return OneTripLines(PieceBytes(piece));
 }
 
+// What one work item of a thread carries: a line for its peer, and (sending only) a payload of
+// the sender's own piece (line - kOneTripHeaderLines) that it stores into its own output.
+struct ItemWork {
+  int offset = 0;
+  int64_t line = 0;
+  bool line_travels = false;
+  bool own_payload = false;
+};
+
 // The item loop of one thread of rank `rank`'s grid (SendLines or ReceiveData in
-// kernels/one_trip_protocol.cuh): calls visit(offset, line) for every line it sends or awaits.
-// A single rank has no peers, and the kernel runs no item loop.
+// kernels/one_trip_protocol.cuh): calls visit(work) for every item that carries a line it sends
+// or awaits, or an own payload it stores. A single rank has no peers, and runs no item loop.
 template <typename Visit>
-void ForEachItemLine(const AllToAllGeometry& g, int rank, bool sending, int block, int blocks,
-                     int thread, int threads, const Visit& visit) {
+void ForEachItem(const AllToAllGeometry& g, int rank, bool sending, int block, int blocks,
+                 int thread, int threads, const Visit& visit) {
   const int world = g.world_size;
   if (world < 2) return;
   int64_t lines[kMaxWorldSize] = {};
@@ -294,13 +304,45 @@ void ForEachItemLine(const AllToAllGeometry& g, int rank, bool sending, int bloc
     lines[offset] = PeerLines(g, rank, offset, sending);
     max_lines = std::max(max_lines, lines[offset]);
   }
+  const int64_t own_lines = sending ? OneTripLines(PieceBytes(PieceOf(g, rank, rank))) : 0;
+  max_lines = std::max(max_lines, own_lines);
   for (int64_t round = 0;; ++round) {
     const OneTripTransfer transfer =
         OneTripTransferOf(OneTripItem(round, block, blocks, thread, threads), world);
     if (transfer.line >= max_lines) return;
-    if (transfer.line >= lines[transfer.offset]) continue;
-    visit(transfer.offset, transfer.line);
+    ItemWork work;
+    work.offset = transfer.offset;
+    work.line = transfer.line;
+    work.line_travels = transfer.line < lines[transfer.offset];
+    work.own_payload = transfer.offset == 1 && transfer.line >= kOneTripHeaderLines &&
+                       transfer.line < own_lines;
+    if (work.line_travels || work.own_payload) visit(work);
   }
+}
+
+// The spans of payload `index` of `piece` in `side`, as ForEachPayloadSpan visits them: for
+// each payload byte, its offset in that buffer. Checks that the spans cover the payload in
+// order, and that the fast path (WholePayloadOffset) agrees with them.
+std::vector<int64_t> PayloadOffsets(const Piece& piece, const PieceSide& side, int64_t index) {
+  const ByteRange range = PayloadRange(piece, index);
+  std::vector<int64_t> offsets;
+  int spans = 0;
+  ForEachPayloadSpan(piece, side, index, [&](int64_t offset, int first, int bytes) {
+    EXPECT_EQ(first, static_cast<int>(offsets.size()));
+    EXPECT_GT(bytes, 0);
+    for (int k = 0; k < bytes; ++k) offsets.push_back(offset + k);
+    ++spans;
+  });
+  EXPECT_EQ(static_cast<int64_t>(offsets.size()), range.end - range.begin);
+  const int64_t whole = WholePayloadOffset(piece, side, index);
+  if (whole >= 0) {
+    EXPECT_EQ(spans, 1);
+    EXPECT_EQ(offsets.size(), static_cast<size_t>(kOneTripPayloadBytes));
+    EXPECT_EQ(offsets.front(), whole);
+  } else {
+    EXPECT_TRUE(spans > 1 || offsets.size() < static_cast<size_t>(kOneTripPayloadBytes));
+  }
+  return offsets;
 }
 
 // Unpacks payload `index` of `piece` (from `source` into `target`'s output) as the kernel
@@ -312,27 +354,17 @@ void UnpackPayload(const Piece& piece, int64_t index, int source, int target,
   const ByteRange range = PayloadRange(piece, index);
   ASSERT_GT(range.end, range.begin);
   ASSERT_LE(range.end - range.begin, kOneTripPayloadBytes);
-  int64_t carried[kOneTripPayloadBytes] = {};
-  for (int64_t flat = range.begin; flat < range.end;) {
-    const PieceSpan span = PieceSpanAt(piece, piece.src, flat, range.end);
-    ASSERT_GT(span.bytes, 0);
-    for (int64_t k = 0; k < span.bytes; ++k) carried[flat - range.begin + k] = span.offset + k;
-    flat += span.bytes;
-  }
-  for (int64_t flat = range.begin; flat < range.end;) {
-    const PieceSpan span = PieceSpanAt(piece, piece.dst, flat, range.end);
-    ASSERT_GT(span.bytes, 0);
-    for (int64_t k = 0; k < span.bytes; ++k) {
-      const int64_t dst = span.offset + k;
-      ASSERT_GE(dst, 0);
-      ASSERT_LT(dst, static_cast<int64_t>(writes[target].size()));
-      const SourceByte want = expected[target][dst];
-      ASSERT_EQ(want.rank, source) << "output " << target << " byte " << dst;
-      ASSERT_EQ(want.offset, carried[flat - range.begin + k])
-          << "output " << target << " byte " << dst;
-      ++writes[target][dst];
-    }
-    flat += span.bytes;
+  const std::vector<int64_t> carried = PayloadOffsets(piece, piece.src, index);
+  const std::vector<int64_t> stored = PayloadOffsets(piece, piece.dst, index);
+  ASSERT_EQ(carried.size(), stored.size());
+  for (size_t k = 0; k < stored.size(); ++k) {
+    const int64_t dst = stored[k];
+    ASSERT_GE(dst, 0);
+    ASSERT_LT(dst, static_cast<int64_t>(writes[target].size()));
+    const SourceByte want = expected[target][dst];
+    ASSERT_EQ(want.rank, source) << "output " << target << " byte " << dst;
+    ASSERT_EQ(want.offset, carried[k]) << "output " << target << " byte " << dst;
+    ++writes[target][dst];
   }
 }
 
@@ -344,11 +376,11 @@ struct LineRecord {
   int received = 0;
 };
 
-// Runs the one-trip all-to-all on the host: every thread of every rank's grid sends its lines,
-// every receiver awaits its lines (data lines in the same block and thread as their sender,
-// header lines in block 0) and unpacks them, every block copies its rows of the own piece.
-// Checks that every line is sent once and received once, and every output byte is written
-// once with the right source byte.
+// Runs the one-trip all-to-all on the host: every thread of every rank's grid sends its lines
+// and stores its payloads of the own piece, every receiver awaits its lines (data lines in the
+// same block and thread as their sender, header lines in block 0) and unpacks them; a single
+// rank stores its own piece one payload per thread and round. Checks that every line is sent
+// once and received once, and every output byte is written once with the right source byte.
 void SimulateOneTripAndCheck(const PlanCase& c) {
   SCOPED_TRACE(c.ToString());
   const int world = static_cast<int>(c.counts.size());
@@ -375,17 +407,29 @@ void SimulateOneTripAndCheck(const PlanCase& c) {
   };
   int64_t sent = 0;
   for (int rank = 0; rank < world; ++rank) {
+    const Piece own = PieceOf(g, rank, rank);
     for (int block = 0; block < c.blocks; ++block) {
       for (int thread = 0; thread < threads; ++thread) {
-        ForEachItemLine(g, rank, true, block, c.blocks, thread, threads,
-                        [&](int offset, int64_t line) {
-                          LineRecord& r = record(rank, (rank + offset) % world, line);
-                          ASSERT_EQ(r.block, -1) << "line " << line << " sent twice";
-                          r.block = block;
-                          r.thread = thread;
-                          ++sent;
-                        });
+        ForEachItem(g, rank, true, block, c.blocks, thread, threads, [&](const ItemWork& work) {
+          if (work.line_travels) {
+            LineRecord& r = record(rank, (rank + work.offset) % world, work.line);
+            ASSERT_EQ(r.block, -1) << "line " << work.line << " sent twice";
+            r.block = block;
+            r.thread = thread;
+            ++sent;
+          }
+          if (work.own_payload) {
+            UnpackPayload(own, work.line - kOneTripHeaderLines, rank, rank, expected, writes);
+          }
+        });
         if (::testing::Test::HasFatalFailure()) return;
+        if (world > 1) continue;
+        // StoreOwnPartAlone.
+        const int64_t payloads = OneTripLines(PieceBytes(own)) - kOneTripHeaderLines;
+        for (int64_t k = int64_t{block} * threads + thread; k < payloads;
+             k += int64_t{c.blocks} * threads) {
+          UnpackPayload(own, k, rank, rank, expected, writes);
+        }
       }
     }
   }
@@ -404,31 +448,20 @@ void SimulateOneTripAndCheck(const PlanCase& c) {
     }
     for (int block = 0; block < c.blocks; ++block) {
       for (int thread = 0; thread < threads; ++thread) {
-        ForEachItemLine(g, rank, false, block, c.blocks, thread, threads,
-                        [&](int offset, int64_t line) {
-                          if (line < kOneTripHeaderLines) return;
-                          const int source = (rank + world - offset) % world;
-                          LineRecord& r = record(source, rank, line);
-                          ASSERT_EQ(r.block, block) << "line " << line;
-                          ASSERT_EQ(r.thread, thread) << "line " << line;
-                          ++r.received;
-                          ++received;
-                          UnpackPayload(PieceOf(g, source, rank), line - kOneTripHeaderLines,
-                                        source, rank, expected, writes);
-                        });
+        ForEachItem(g, rank, false, block, c.blocks, thread, threads, [&](const ItemWork& work) {
+          ASSERT_TRUE(work.line_travels);
+          ASSERT_FALSE(work.own_payload);
+          if (work.line < kOneTripHeaderLines) return;
+          const int source = (rank + world - work.offset) % world;
+          LineRecord& r = record(source, rank, work.line);
+          ASSERT_EQ(r.block, block) << "line " << work.line;
+          ASSERT_EQ(r.thread, thread) << "line " << work.line;
+          ++r.received;
+          ++received;
+          UnpackPayload(PieceOf(g, source, rank), work.line - kOneTripHeaderLines, source, rank,
+                        expected, writes);
+        });
         if (::testing::Test::HasFatalFailure()) return;
-      }
-      // The block's rows of the own piece, straight from input to output.
-      const Piece own = PieceOf(g, rank, rank);
-      const ByteRange rows = OwnPieceRows(own, block, c.blocks);
-      for (int64_t row = rows.begin; row < rows.end; ++row) {
-        const int64_t src = RowOffset(own.src, own.rows_per_slice, row);
-        const int64_t dst = RowOffset(own.dst, own.rows_per_slice, row);
-        for (int64_t byte = 0; byte < own.run_bytes; ++byte) {
-          ASSERT_EQ(expected[rank][dst + byte].rank, rank);
-          ASSERT_EQ(expected[rank][dst + byte].offset, src + byte);
-          ++writes[rank][dst + byte];
-        }
       }
     }
   }
@@ -467,6 +500,35 @@ TEST(AllToAllOneTripPlanTest, EveryLineTravelsOnceAndEveryOutputByteIsWrittenOnc
   EXPECT_GT(cases, 1000);
 }
 
+TEST(AllToAllOneTripPlanTest, OwnPayloadsTravelWithTheLinesOfThePeerOnePlaceOn) {
+  // Heads -> sequence with rank 0 holding the most tokens: its own piece is larger than any
+  // piece it sends, and its own payloads past the peers' lines still find items.
+  AllToAllShape shape;
+  shape.dtype = DataType::kFloat32;
+  shape.heads = 3;
+  shape.head_dim = 8;
+  const std::vector<int64_t> counts = {40, 1, 2};
+  shape.token_counts = counts;
+  shape.direction = AllToAllDirection::kHeadsToSeq;
+  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, 3);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  const AllToAllGeometry& g = layout->geometry;
+  const int64_t own_payloads = OneTripLines(PieceBytes(PieceOf(g, 0, 0))) - kOneTripHeaderLines;
+  ASSERT_GT(own_payloads + kOneTripHeaderLines, PeerLines(g, 0, 1, /*sending=*/true));
+  const int threads = 64;
+  std::vector<int> stored(static_cast<size_t>(own_payloads), 0);
+  for (int block = 0; block < 2; ++block) {
+    for (int thread = 0; thread < threads; ++thread) {
+      ForEachItem(g, 0, true, block, 2, thread, threads, [&](const ItemWork& work) {
+        if (!work.own_payload) return;
+        EXPECT_EQ(work.offset, 1);
+        ++stored[static_cast<size_t>(work.line - kOneTripHeaderLines)];
+      });
+    }
+  }
+  for (int64_t k = 0; k < own_payloads; ++k) EXPECT_EQ(stored[k], 1) << "own payload " << k;
+}
+
 TEST(AllToAllOneTripPlanTest, PayloadsSpanRowsWhenRunsAreNotMultiplesOfEightBytes) {
   Piece piece;
   piece.rows_per_slice = 2;
@@ -478,22 +540,64 @@ TEST(AllToAllOneTripPlanTest, PayloadsSpanRowsWhenRunsAreNotMultiplesOfEightByte
   const ByteRange first = PayloadRange(piece, 0);
   EXPECT_EQ(first.begin, 0);
   EXPECT_EQ(first.end, 8);
-  // Bytes 0-5 are row 0, bytes 6-7 the start of row 1.
-  PieceSpan span = PieceSpanAt(piece, piece.src, 0, 8);
-  EXPECT_EQ(span.offset, 10);
-  EXPECT_EQ(span.bytes, 6);
-  span = PieceSpanAt(piece, piece.src, 6, 8);
-  EXPECT_EQ(span.offset, 30);
-  EXPECT_EQ(span.bytes, 2);
-  // Row 2 is the first row of the second slice.
-  span = PieceSpanAt(piece, piece.dst, 12, 16);
-  EXPECT_EQ(span.offset, 50);
-  EXPECT_EQ(span.bytes, 4);
+  // Bytes 0-5 are row 0, bytes 6-7 the start of row 1 (source rows 20 apart).
+  EXPECT_EQ(PayloadOffsets(piece, piece.src, 0),
+            (std::vector<int64_t>{10, 11, 12, 13, 14, 15, 30, 31}));
+  EXPECT_EQ(WholePayloadOffset(piece, piece.src, 0), -1);
+  // Payload 1 is bytes 8-15: row 1 from byte 2, then row 2, the first row of the second slice.
+  EXPECT_EQ(PayloadOffsets(piece, piece.dst, 1),
+            (std::vector<int64_t>{8, 9, 10, 11, 50, 51, 52, 53}));
+  EXPECT_EQ(PayloadOffsets(piece, piece.src, 1),
+            (std::vector<int64_t>{32, 33, 34, 35, 110, 111, 112, 113}));
   const ByteRange last = PayloadRange(piece, 2);
   EXPECT_EQ(last.begin, 16);
   EXPECT_EQ(last.end, 24);
   piece.rows = 3;  // 18 bytes: the last payload carries 2.
   EXPECT_EQ(PayloadRange(piece, 2).end, 18);
+  EXPECT_EQ(PayloadOffsets(piece, piece.dst, 2), (std::vector<int64_t>{54, 55}));
+}
+
+TEST(AllToAllOneTripPlanTest, WholePayloadsInsideOneRowTakeTheFastPath) {
+  Piece piece;
+  piece.rows_per_slice = 3;
+  piece.rows = 6;
+  piece.run_bytes = 16;
+  piece.src = {1000, 64, 48};  // Slices 1000 apart: room between them.
+  piece.dst = {144, 8, 48};    // Slices follow each other (3 rows * 48).
+  // Payload 7 is the second half of row 3, the first row of the second slice.
+  EXPECT_EQ(WholePayloadOffset(piece, piece.src, 7), 1000 + 64 + 8);
+  EXPECT_EQ(WholePayloadOffset(piece, piece.dst, 7), 8 + 3 * 48 + 8);
+  piece.run_bytes = 12;  // Payload 1 is bytes 8-15: rows 0 and 1.
+  EXPECT_EQ(WholePayloadOffset(piece, piece.src, 1), -1);
+  EXPECT_EQ(WholePayloadOffset(piece, piece.src, 3), 64 + 2 * 48);  // Bytes 24-31: row 2.
+}
+
+TEST(AllToAllOneTripPlanTest, PieceByteOffsetIsRowOffsetForEveryRowOfEveryPiece) {
+  for (AllToAllDirection direction :
+       {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
+    AllToAllShape shape;
+    shape.dtype = DataType::kBFloat16;
+    shape.batch = 3;
+    shape.heads = 8;
+    shape.head_dim = 5;
+    const std::vector<int64_t> counts = {3, 0, 7, 2};
+    shape.token_counts = counts;
+    shape.direction = direction;
+    const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, 4);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    for (int rank = 0; rank < 4; ++rank) {
+      for (int target = 0; target < 4; ++target) {
+        const Piece piece = PieceOf(layout->geometry, rank, target);
+        for (int64_t row = 0; row < piece.rows; ++row) {
+          for (const PieceSide& side : {piece.src, piece.dst}) {
+            EXPECT_EQ(PieceByteOffset(piece, side, static_cast<uint32_t>(row), 3),
+                      RowOffset(side, piece.rows_per_slice, row) + 3)
+                << rank << "->" << target << " row " << row;
+          }
+        }
+      }
+    }
+  }
 }
 
 }  // namespace

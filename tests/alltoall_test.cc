@@ -2,10 +2,13 @@
 // style and both of its protocols (direct and one-trip): every dtype, odd head_dim, batch > 1,
 // uneven and zero token counts, misaligned buffers, world size 1, round trips, CUDA graph
 // capture and replay, ranks that disagree (InvalidArgument, not a hang), ops interleaved with
-// AllGathers on one Runtime, the timed direct kernel (phase records of every block), a one-trip
-// call too large for the staging (InvalidArgument), and the protocol and transport it does not
-// run on (Unimplemented). Random data, outputs poisoned before every call, byte-exact checks on
-// every rank. Cases skip, with the reason, where there are fewer GPUs than they need.
+// AllGathers on one Runtime, a one-trip call too large for the staging (InvalidArgument), the
+// own piece beside the sends, early start, the timed direct and one-trip kernels (phase records
+// of every block), and the protocol and transport it does not run on (Unimplemented). Random
+// data, outputs poisoned before every call, byte-exact checks on every rank. Cases skip, with
+// the reason, where there are fewer GPUs than they need.
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -304,10 +307,12 @@ TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
   }
 }
 
-// The timed direct kernel (CallOptions::phase_timestamps) moves the data alike and records
-// every block of every op, each block's phases up to its stores' fence between its start and end.
-TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
-  LTX_REQUIRE_GPUS(2);
+// The timed kernel of `protocol` (kDirect or kOneTrip; CallOptions::phase_timestamps) moves
+// the data alike, over changing shapes in both directions from one thread per rank, and records
+// every block of every op, each phase of `reached` from the block's start to its end; a
+// coordinated call, which would hand one rank's buffer to every GPU, refuses timestamps.
+template <typename Phase>
+void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
   AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -321,12 +326,13 @@ TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
     ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
                          sizeof(PhaseTimestampRecord) * kOps * kBlocks),
               cudaSuccess);
-    calls[rank].protocol = Protocol::kDirect;
+    calls[rank].protocol = protocol;
     calls[rank].blocks = kBlocks;
     calls[rank].phase_timestamps = &records[rank];
   }
+  AllToAllCase c;
   for (int op = 0; op < kOps; ++op) {
-    AllToAllCase c;
+    c.dtype = op % 2 == 0 ? DataType::kBFloat16 : DataType::kFloat32;
     c.heads = 2 * world;
     c.head_dim = 64;
     c.token_counts = UnevenCounts(world, 30 + op);
@@ -348,15 +354,30 @@ TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
     cudaFree(records[rank].records);
     for (const PhaseTimestampRecord& record : host) {
       EXPECT_NE(record.op, 0u) << "rank " << rank;
-      const uint64_t start = record.ns[static_cast<int>(DirectPhase::kStart)];
-      const uint64_t end = record.ns[static_cast<int>(DirectPhase::kEnd)];
-      for (int phase = 1; phase <= static_cast<int>(DirectPhase::kFenced); ++phase) {
-        EXPECT_GE(record.ns[phase], start) << "rank " << rank << " phase " << phase;
+      const uint64_t start = record.ns[static_cast<int>(Phase::kStart)];
+      const uint64_t end = record.ns[static_cast<int>(Phase::kEnd)];
+      EXPECT_GE(end, start) << "rank " << rank;
+      for (Phase phase : reached) {
+        EXPECT_GE(record.ns[static_cast<int>(phase)], start)
+            << "rank " << rank << " phase " << static_cast<int>(phase);
         // A phase's time is rounded up to an odd ns after the start: up to 1 ns past the end.
-        EXPECT_LE(record.ns[phase], end + 1) << "rank " << rank << " phase " << phase;
+        EXPECT_LE(record.ns[static_cast<int>(phase)], end + 1)
+            << "rank " << rank << " phase " << static_cast<int>(phase);
       }
     }
   }
+  EXPECT_EQ(f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), calls[0]).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Every block of the direct kernel reaches every phase up to its stores' fence.
+TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
+  LTX_REQUIRE_GPUS(2);
+  ExpectTimedCallsRecordEveryBlock(
+      Protocol::kDirect,
+      std::vector<DirectPhase>{DirectPhase::kEntryPublished, DirectPhase::kTargetSeen,
+                               DirectPhase::kFirstStore, DirectPhase::kStoresDone,
+                               DirectPhase::kFenced});
 }
 
 // AllGathers (one-trip and direct) and all-to-alls alternate on one Runtime, in both call
@@ -451,6 +472,53 @@ TEST(AllToAllTest, OneTripTooLargeForTheStagingIsInvalidArgument) {
   EXPECT_TRUE(f.runtime->status().ok());
   // The automatic choice takes the direct kernel.
   EXPECT_TRUE(RunCurrent(f, CallStyle::kCoordinated).ok());
+}
+
+// The own piece travels beside the line stores: rank 0 holding most tokens makes its own piece
+// (heads -> sequence) larger than any piece it sends. Early start (programmatic dependent
+// launch) changes when blocks are scheduled, not what they store: back-to-back one-trip calls
+// of changing shapes, rows that are not multiples of 8 bytes, misaligned buffers, both call
+// styles, several block counts.
+TEST(AllToAllTest, OneTripOwnPieceAndEarlyStartMoveAlike) {
+  LTX_REQUIRE_GPUS(2);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  for (bool early : {false, true}) {
+    for (int blocks : {0, 1, 3}) {
+      for (AllToAllDirection direction : kDirections) {
+        for (int64_t head_dim : {3, 128}) {
+          AllToAllCase c;
+          c.dtype = DataType::kFloat16;
+          c.batch = head_dim == 3 ? 2 : 1;
+          c.heads = 2 * world;
+          c.head_dim = head_dim;
+          c.token_counts.assign(world, 2);
+          c.token_counts[0] = 77;
+          c.direction = direction;
+          c.input_misalignment = head_dim == 3 ? 2 : 0;
+          c.output_misalignment = head_dim == 3 ? 6 : 0;
+          CallOptions call;
+          call.protocol = Protocol::kOneTrip;
+          call.blocks = blocks;
+          call.early_start = early;
+          for (CallStyle style : {CallStyle::kPerRankThreads, CallStyle::kCoordinated}) {
+            const absl::Status status = RunAndVerify(f, c, style, call);
+            EXPECT_TRUE(status.ok()) << c.ToString() << " blocks=" << blocks
+                                     << " early=" << early << ": " << status;
+          }
+        }
+      }
+    }
+  }
+}
+
+// Every block of the one-trip kernel sends, stores its own part and unpacks.
+TEST(AllToAllTest, OneTripTimestampsRecordEveryBlock) {
+  LTX_REQUIRE_GPUS(2);
+  ExpectTimedCallsRecordEveryBlock(
+      Protocol::kOneTrip, std::vector<OneTripPhase>{OneTripPhase::kSent, OneTripPhase::kOwnCopied,
+                                                    OneTripPhase::kUnpacked});
 }
 
 TEST(AllToAllTest, CopyEnginesAreUnimplemented) {

@@ -269,5 +269,16 @@ TEST(BreakdownConfigTest, SizesMustFitTheProtocol) {
   EXPECT_FALSE(ValidateBreakdownConfig(config).ok());
 }
 
+// Auto times the one-trip kernel up to its 512 KiB per rank and the direct kernel above; a
+// protocol asked for is kept.
+TEST(BreakdownConfigTest, AutoTakesOneTripUpToItsLimit) {
+  EXPECT_EQ(BreakdownProtocol(Protocol::kAuto, 8 << 10), Protocol::kOneTrip);
+  EXPECT_EQ(BreakdownProtocol(Protocol::kAuto, 512 << 10), Protocol::kOneTrip);
+  EXPECT_EQ(BreakdownProtocol(Protocol::kAuto, (512 << 10) + 1), Protocol::kDirect);
+  EXPECT_EQ(BreakdownProtocol(Protocol::kDirect, 8 << 10), Protocol::kDirect);
+  EXPECT_EQ(BreakdownProtocol(Protocol::kOneTrip, 4 << 20), Protocol::kOneTrip);
+  EXPECT_EQ(BreakdownProtocol(Protocol::kCopyEngine, 8 << 10), Protocol::kCopyEngine);
+}
+
 }  // namespace
 }  // namespace ltx

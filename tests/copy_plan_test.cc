@@ -1,7 +1,8 @@
 // Tests of the AllGather copy plan (kernels/copy_plan.h): the unit functions (PartRange,
-// SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the kernel's copy loop
-// (lanes, slices, head/body/tail per thread, exactly as in kernels/allgather_kernel.cu) that
-// checks every output byte is stored exactly once, with the right value, over a grid of shapes.
+// LaneTile, SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the kernel's
+// copy loop (lanes, tiles, slices, head/body/tail per thread, as kernels/block_copy.cuh runs
+// it) that checks every output byte is stored exactly once, with the right value, over a grid of
+// shapes.
 #include "kernels/copy_plan.h"
 
 #include <algorithm>
@@ -324,9 +325,65 @@ TEST(SliceTest, EmptyShardHasNoSlicesInAnyLane) {
   const ShardGeometry g = MakeGeometry(3, 0, 300, 100);
   for (int lanes : {1, 2, 8, 264}) {
     for (int lane = 0; lane < lanes; ++lane) {
-      const ByteRange range = LaneRange(g, lane, lanes, std::min(lanes, 8));
+      const ByteRange range = LaneTile(g, lane, lanes, std::min(lanes, 8), 0);
       EXPECT_EQ(range.begin, range.end);
       EXPECT_EQ(FirstSlice(g, range), EndSlice(g, range));
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// LaneTileBytes, LaneTile
+
+TEST(LaneTileTest, TilesAreFullWhenEveryLaneGetsOne) {
+  EXPECT_EQ(LaneTileBytes(int64_t{64} << 20, 66), kLaneTileBytes);
+  EXPECT_EQ(LaneTileBytes(66 * kLaneTileBytes, 66), kLaneTileBytes);
+}
+
+TEST(LaneTileTest, SmallRangesAreSplitEvenlyInWholeVectors) {
+  EXPECT_EQ(LaneTileBytes(1000, 4), 256);  // 63 vectors over 4 lanes: 16 each.
+  EXPECT_EQ(LaneTileBytes(15, 8), kVectorBytes);
+  EXPECT_EQ(LaneTileBytes(0, 8), kVectorBytes);
+}
+
+// The tiles of a target's lanes, taken in each lane's order, cover its flat range exactly once,
+// and at any step k the lanes work side by side on consecutive tiles.
+TEST(LaneTileTest, LanesOfATargetSweepTheRangeTogether) {
+  for (int64_t batch : {1, 3}) {
+    for (int64_t shard : {int64_t{0}, int64_t{7}, int64_t{4096}, int64_t{1} << 20,
+                          (int64_t{4} << 20) + 48, int64_t{33} << 20}) {
+      const ShardGeometry g = MakeGeometry(batch, shard, shard * 2 + 64, 32);
+      const int64_t total = FlatShardBytes(g);
+      for (int world : {1, 2, 4, 8}) {
+        for (int lanes : {world, 66, 132, 264}) {
+          if (lanes < world) continue;
+          SCOPED_TRACE(absl::StrCat("batch=", batch, " shard=", shard, " world=", world,
+                                    " lanes=", lanes));
+          for (int target = 0; target < world; ++target) {
+            std::vector<ByteRange> tiles;
+            int64_t covered = 0;
+            for (int lane = target; lane < lanes; lane += world) {
+              for (int64_t k = 0;; ++k) {
+                const ByteRange tile = LaneTile(g, lane, lanes, world, k);
+                if (tile.begin == tile.end) break;
+                ASSERT_LE(tile.end - tile.begin, kLaneTileBytes);
+                tiles.push_back(tile);
+                covered += tile.end - tile.begin;
+              }
+            }
+            std::sort(tiles.begin(), tiles.end(), [](const ByteRange& a, const ByteRange& b) {
+              return a.begin < b.begin;
+            });
+            int64_t next = 0;
+            for (const ByteRange& tile : tiles) {
+              ASSERT_EQ(tile.begin, next);
+              next = tile.end;
+            }
+            EXPECT_EQ(next, total);
+            EXPECT_EQ(covered, total);
+          }
+        }
+      }
     }
   }
 }
@@ -432,16 +489,20 @@ class KernelSimulator {
     for (int block = 0; block < case_.blocks; ++block) {
       for (int lane = block; lane < lanes; lane += case_.blocks) {
         const int target = LaneTarget(lane, rank, world);
-        const ByteRange range = LaneRange(g, lane, lanes, world);
-        if (range.begin < 0 || range.end > flat || range.begin > range.end) {
-          error_ = absl::StrCat("rank ", rank, " lane ", lane, " range [", range.begin, ", ",
-                                range.end, ") outside [0, ", flat, ")");
-          return false;
-        }
-        const int64_t end_slice = EndSlice(g, range);
-        for (int64_t slice = FirstSlice(g, range); slice < end_slice; ++slice) {
-          const Segment segment = SliceSegment(g, range, slice);
-          if (!CopySegment(rank, target, segment)) return false;
+        // Mirrors CopyLane: the lane's tiles in order, up to the first empty one.
+        for (int64_t k = 0;; ++k) {
+          const ByteRange range = LaneTile(g, lane, lanes, world, k);
+          if (range.begin < 0 || range.end > flat || range.begin > range.end) {
+            error_ = absl::StrCat("rank ", rank, " lane ", lane, " tile ", k, " [", range.begin,
+                                  ", ", range.end, ") outside [0, ", flat, ")");
+            return false;
+          }
+          if (range.begin == range.end) break;
+          const int64_t end_slice = EndSlice(g, range);
+          for (int64_t slice = FirstSlice(g, range); slice < end_slice; ++slice) {
+            const Segment segment = SliceSegment(g, range, slice);
+            if (!CopySegment(rank, target, segment)) return false;
+          }
         }
       }
     }

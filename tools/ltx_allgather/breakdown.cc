@@ -20,9 +20,9 @@
 #include "tools/ltx_allgather/bench_timing.h"
 #include "tools/ltx_allgather/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_table.h"
-#include "tools/ltx_allgather/phase_records.h"
 #include "tools/ltx_allgather/empty_kernel.h"
 #include "tools/ltx_allgather/launch_floor.h"
+#include "tools/ltx_allgather/phase_records.h"
 #include "tools/ltx_allgather/timer_step_kernel.h"
 #include "tools/testing/allgather_harness.h"
 

@@ -61,6 +61,11 @@ absl::Status ValidateBreakdownConfig(const BreakdownConfig& config) {
   return absl::OkStatus();
 }
 
+Protocol BreakdownProtocol(Protocol requested, int64_t per_rank_bytes) {
+  if (requested != Protocol::kAuto) return requested;
+  return per_rank_bytes <= kOneTripMaxBytes ? Protocol::kOneTrip : Protocol::kDirect;
+}
+
 int64_t BreakdownTokensPerRank(const BreakdownConfig& config) {
   return config.per_rank_bytes / (config.hidden * ElementSize(config.dtype));
 }

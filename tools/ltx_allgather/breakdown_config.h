@@ -40,6 +40,12 @@ absl::StatusOr<std::vector<int>> ParseBlockList(absl::string_view text);
 // GPU.
 absl::Status ValidateBreakdownConfig(const BreakdownConfig& config);
 
+// The protocol whose kernel a breakdown of `per_rank_bytes` per rank times when asked for
+// `requested`: kAuto gives kOneTrip up to 512 KiB per rank and kDirect above; any other protocol
+// is itself (ValidateBreakdownConfig refuses all but kOneTrip and kDirect). Shared by the
+// AllGather's and the all-to-all's breakdowns.
+Protocol BreakdownProtocol(Protocol requested, int64_t per_rank_bytes);
+
 // Tokens per rank: per_rank_bytes over the row size. Requires a valid config.
 int64_t BreakdownTokensPerRank(const BreakdownConfig& config);
 

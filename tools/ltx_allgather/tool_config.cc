@@ -19,8 +19,6 @@ constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
 constexpr char kBenchMinBytes[] = "32K";
 constexpr char kOverlapPerRankBytes[] = "64M";
 constexpr char kBreakdownPerRankBytes[] = "8K";
-// The largest per-rank size --breakdown with --protocol=auto times on the one-trip path.
-constexpr int64_t kBreakdownOneTripMaxBytes = int64_t{512} << 10;
 
 // `status` with "`flag`: " before its message (same code).
 absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
@@ -146,11 +144,7 @@ absl::Status FillBreakdownConfig(const FlagValues& flags, const CallOptions& cal
   absl::StatusOr<int64_t> per_rank =
       ParseBytes(flags.min_bytes.empty() ? kBreakdownPerRankBytes : flags.min_bytes);
   if (!per_rank.ok()) return ForFlag("-b/--min_bytes", per_rank.status());
-  config->protocol = call.protocol;
-  if (call.protocol == Protocol::kAuto) {
-    config->protocol =
-        *per_rank <= kBreakdownOneTripMaxBytes ? Protocol::kOneTrip : Protocol::kDirect;
-  }
+  config->protocol = BreakdownProtocol(call.protocol, *per_rank);
   absl::StatusOr<std::vector<int>> blocks = ParseBlockList(flags.breakdown_blocks);
   if (!blocks.ok()) return ForFlag("--breakdown_blocks", blocks.status());
   config->per_rank_bytes = *per_rank;

@@ -11,10 +11,14 @@
 //   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip
 //                                 one row per protocol and shape, side by side.
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
-//   ltx_alltoall --breakdown -b 4M -e 4M   where the time of the direct kernel goes: per shape
-//                                 and direction, the phase table of its timed instantiation
-//                                 (CallOptions::phase_timestamps), as ltx_allgather --breakdown
-//                                 prints it for the AllGather.
+//   ltx_alltoall --breakdown -b 8K --breakdown_blocks 0,1,2,4
+//                                 where the time of an all-to-all goes: phases of the timed
+//                                 kernel (CallOptions::phase_timestamps) per rank and block
+//                                 count, in both call styles (the table of ltx_allgather
+//                                 --breakdown); the one-trip kernel up to 512K per rank, the
+//                                 direct kernel above (or as --protocol says); one-trip: also
+//                                 with early start. Exit 1 if an output was wrong.
+//   ltx_alltoall --breakdown -b 4M --breakdown_blocks 0,32,64    the direct kernel's phases.
 //
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
 // --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
@@ -35,7 +39,6 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "ltx/cuda_status.h"
@@ -43,11 +46,10 @@
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_config.h"
 #include "tools/ltx_allgather/bench_timing.h"
-#include "tools/ltx_allgather/breakdown_phases.h"
-#include "tools/ltx_allgather/launch_floor.h"
+#include "tools/ltx_allgather/breakdown_config.h"
 #include "tools/ltx_allgather/nccl_library.h"
-#include "tools/ltx_allgather/phase_records.h"
 #include "tools/ltx_allgather/tool_config.h"
+#include "tools/ltx_alltoall/alltoall_breakdown.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/visible_gpus.h"
@@ -56,7 +58,11 @@ ABSL_FLAG(std::string, devices, "", "Comma-separated CUDA devices in rank order 
 ABSL_FLAG(bool, smoke, false, "Run the smoke test (the default when --bench is not given).");
 ABSL_FLAG(bool, bench, false, "Run the benchmark.");
 ABSL_FLAG(bool, breakdown, false,
-          "Time the phases of the direct kernel for the benchmark's shapes and directions.");
+          "Run the phase breakdown of the one-trip or the direct kernel (--protocol) at the "
+          "size per rank of -b (default 8K), in the directions of --direction, timed with "
+          "--warmup, --iters, --windows.");
+ABSL_FLAG(std::string, breakdown_blocks, "0,1,2,4",
+          "Breakdown: block counts to compare, e.g. 0,1,2,4 (0 = automatic).");
 ABSL_FLAG(std::string, b, "",
           "Benchmark sweep: smallest size in bytes per rank (K/M/G); "
           "empty: the model shapes.");
@@ -68,7 +74,8 @@ ABSL_FLAG(std::string, direction, "both", "seq_to_heads, heads_to_seq or both.")
 ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32, fp8_e4m3, ...).");
 ABSL_FLAG(std::string, protocol, "auto",
           "Benchmark: comma-separated protocols of ltx's calls (auto, direct, one_trip), one "
-          "row each per shape.");
+          "row each per shape. Breakdown: the one kernel timed (one_trip, direct; auto: "
+          "one_trip up to 512K per rank, direct above).");
 ABSL_FLAG(int, blocks, 0,
           "Benchmark: thread blocks per rank of each ltx call (CallOptions::blocks); 0 = by size.");
 ABSL_FLAG(int, max_blocks, 0,
@@ -85,8 +92,6 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitFailed = 1;
 constexpr int kExitNoGpu = 2;
-// Ops whose phase records each rank keeps in the breakdown (the latest ones).
-constexpr int kBreakdownSamples = 512;
 
 // One benchmark shape: total tokens (split evenly), heads and head_dim.
 struct BenchShape {
@@ -341,19 +346,6 @@ absl::StatusOr<std::vector<BenchShape>> BenchShapes(int world, DataType dtype) {
   return shapes;
 }
 
-// A harness with room for every shape of `shapes` on `devices`.
-absl::StatusOr<std::unique_ptr<AllToAllHarness>> HarnessFor(const std::vector<int>& devices,
-                                                            const std::vector<BenchShape>& shapes,
-                                                            DataType dtype) {
-  const int64_t world = static_cast<int64_t>(devices.size());
-  int64_t capacity = 1;
-  for (const BenchShape& shape : shapes) {
-    const int64_t rank_tokens = shape.tokens / world + 1;
-    capacity = std::max(capacity, rank_tokens * shape.heads * shape.head_dim * ElementSize(dtype));
-  }
-  return AllToAllHarness::Create(devices, capacity, capacity, /*seed=*/1);
-}
-
 absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   LTX_ASSIGN_OR_RETURN(const DataType dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
   LTX_ASSIGN_OR_RETURN(const std::vector<Protocol> protocols,
@@ -362,8 +354,13 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
                        ParseDirections(absl::GetFlag(FLAGS_direction)));
   LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes,
                        BenchShapes(runtime.world_size(), dtype));
+  int64_t capacity = 1;
+  for (const BenchShape& shape : shapes) {
+    const int64_t rank_tokens = shape.tokens / runtime.world_size() + 1;
+    capacity = std::max(capacity, rank_tokens * shape.heads * shape.head_dim * ElementSize(dtype));
+  }
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
-                       HarnessFor(devices, shapes, dtype));
+                       AllToAllHarness::Create(devices, capacity, capacity, /*seed=*/1));
   std::unique_ptr<tools::NcclLibrary> library;
   std::unique_ptr<tools::NcclClique> clique;
   if (!absl::GetFlag(FLAGS_nccl).empty()) {
@@ -389,69 +386,40 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   return absl::OkStatus();
 }
 
-// The direct kernel's phase table for one shape and direction: its eager per-rank calls timed
-// (TimeLtx, verified), then the same calls on its timed instantiation, verified again.
-absl::Status BreakdownOne(Runtime& runtime, AllToAllHarness& harness, PhaseRecords& records,
-                          const BenchShape& shape, AllToAllDirection direction, DataType dtype) {
-  AllToAllCase c;
-  c.dtype = dtype;
-  c.heads = shape.heads;
-  c.head_dim = shape.head_dim;
-  c.token_counts = EvenCounts(shape.tokens, runtime.world_size());
-  c.direction = direction;
-  LTX_RETURN_IF_ERROR(harness.Prepare(c));
-  LTX_ASSIGN_OR_RETURN(const LtxTime untimed, TimeLtx(runtime, harness, Protocol::kDirect));
-  const std::vector<RankBuffers> buffers = harness.AllBuffers();
-  std::vector<CallOptions> calls(runtime.world_size());
-  for (int rank = 0; rank < runtime.world_size(); ++rank) {
-    calls[rank].protocol = Protocol::kDirect;
-    calls[rank].blocks = absl::GetFlag(FLAGS_blocks);
-    calls[rank].phase_timestamps = records.ForRank(rank);
+// The breakdown's settings from the flags; InvalidArgument naming a bad flag.
+absl::StatusOr<AllToAllBreakdownConfig> BreakdownConfigOfFlags() {
+  AllToAllBreakdownConfig config;
+  LTX_ASSIGN_OR_RETURN(config.dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
+  config.heads = absl::GetFlag(FLAGS_heads);
+  config.head_dim = absl::GetFlag(FLAGS_head_dim);
+  const std::string bytes = absl::GetFlag(FLAGS_b);
+  LTX_ASSIGN_OR_RETURN(config.per_rank_bytes, ParseBytes(bytes.empty() ? "8K" : bytes));
+  LTX_ASSIGN_OR_RETURN(const std::vector<Protocol> protocols,
+                       ParseProtocols(absl::GetFlag(FLAGS_protocol)));
+  if (protocols.size() != 1) {
+    return absl::InvalidArgumentError("--breakdown: give one --protocol (auto, one_trip, direct)");
   }
-  LTX_RETURN_IF_ERROR(records.Clear());
-  LTX_ASSIGN_OR_RETURN(const double timed_us,
-                       MedianMicros(runtime.devices(), buffers, /*per_rank_threads=*/true,
-                                    [&](int rank) {
-                                      return runtime.AllToAllRank(rank, c.Shape(), buffers[rank],
-                                                                  calls[rank]);
-                                    }));
-  LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
-  const int wrong = untimed.wrong + (harness.Verify().ok() ? 0 : 1);
-  const int64_t bytes = shape.tokens * shape.heads * shape.head_dim * ElementSize(dtype);
-  const std::string title = absl::StrFormat(
-      "direct all-to-all %s, %d tokens x %d heads x %d %s, %.0f bytes per rank, eager per-rank, "
-      "blocks %s: %.2f us per call; timed kernel %.2f us; %s",
-      DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, DataTypeName(dtype),
-      static_cast<double>(bytes) / runtime.world_size(),
-      calls[0].blocks == 0 ? "auto" : absl::StrCat(calls[0].blocks), untimed.us, timed_us,
-      wrong == 0 ? "outputs verified" : "WRONG OUTPUT");
-  LTX_ASSIGN_OR_RETURN(const std::string table,
-                       records.Table(title, PhaseLayoutOf(Protocol::kDirect)));
-  absl::PrintF("%s", table);
-  std::fflush(stdout);
-  return wrong == 0 ? absl::OkStatus() : absl::DataLossError("wrong all-to-all output");
+  config.protocol = BreakdownProtocol(protocols[0], config.per_rank_bytes);
+  LTX_ASSIGN_OR_RETURN(config.directions, ParseDirections(absl::GetFlag(FLAGS_direction)));
+  LTX_ASSIGN_OR_RETURN(config.blocks, ParseBlockList(absl::GetFlag(FLAGS_breakdown_blocks)));
+  config.timing.warmup = absl::GetFlag(FLAGS_warmup);
+  config.timing.iterations = absl::GetFlag(FLAGS_iters);
+  config.timing.windows = absl::GetFlag(FLAGS_windows);
+  return config;
 }
 
-// The direct kernel's phase tables for the benchmark's shapes and directions.
-absl::Status Breakdown(Runtime& runtime, const std::vector<int>& devices) {
-  LTX_ASSIGN_OR_RETURN(const DataType dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
-  LTX_ASSIGN_OR_RETURN(const std::vector<AllToAllDirection> directions,
-                       ParseDirections(absl::GetFlag(FLAGS_direction)));
-  LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes,
-                       BenchShapes(runtime.world_size(), dtype));
-  LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
-                       HarnessFor(devices, shapes, dtype));
-  LTX_ASSIGN_OR_RETURN(
-      const int max_blocks,
-      FloorBlocks(devices, absl::GetFlag(FLAGS_blocks), absl::GetFlag(FLAGS_max_blocks)));
-  LTX_ASSIGN_OR_RETURN(std::unique_ptr<PhaseRecords> records,
-                       PhaseRecords::Create(devices, kBreakdownSamples, max_blocks));
-  for (AllToAllDirection direction : directions) {
-    for (const BenchShape& shape : shapes) {
-      LTX_RETURN_IF_ERROR(BreakdownOne(runtime, *harness, *records, shape, direction, dtype));
-    }
+// Runs the breakdown; the exit code.
+int Breakdown(Runtime& runtime) {
+  absl::StatusOr<AllToAllBreakdownConfig> config = BreakdownConfigOfFlags();
+  absl::StatusOr<int> wrong = config.ok() ? RunAllToAllBreakdown(runtime, *config)
+                                          : absl::StatusOr<int>(config.status());
+  if (!wrong.ok()) {
+    absl::PrintF("ltx_alltoall: %s\nFAIL\n", wrong.status().ToString().c_str());
+    return kExitFailed;
   }
-  return absl::OkStatus();
+  absl::PrintF("%s: %d configuration(s) with a wrong output\n", *wrong == 0 ? "PASS" : "FAIL",
+               *wrong);
+  return *wrong == 0 ? kExitOk : kExitFailed;
 }
 
 int Main(int argc, char** argv) {
@@ -477,20 +445,21 @@ int Main(int argc, char** argv) {
     return kExitFailed;
   }
   int exit_code = kExitOk;
-  const bool measuring = absl::GetFlag(FLAGS_bench) || absl::GetFlag(FLAGS_breakdown);
-  if (absl::GetFlag(FLAGS_smoke) || !measuring) {
+  if (absl::GetFlag(FLAGS_smoke) ||
+      (!absl::GetFlag(FLAGS_bench) && !absl::GetFlag(FLAGS_breakdown))) {
     absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
         AllToAllHarness::Create(*devices, int64_t{8} << 20, int64_t{8} << 20, /*seed=*/7);
     exit_code = harness.ok() ? Smoke(**runtime, **harness) : kExitFailed;
     if (!harness.ok()) absl::PrintF("%s\nFAIL\n", harness.status().ToString().c_str());
   }
-  absl::Status status;
-  if (absl::GetFlag(FLAGS_bench)) status = Bench(**runtime, *devices);
-  if (status.ok() && absl::GetFlag(FLAGS_breakdown)) status = Breakdown(**runtime, *devices);
-  if (!status.ok()) {
-    absl::PrintF("ltx_alltoall: %s\nFAIL\n", status.ToString().c_str());
-    exit_code = kExitFailed;
+  if (absl::GetFlag(FLAGS_bench)) {
+    const absl::Status status = Bench(**runtime, *devices);
+    if (!status.ok()) {
+      absl::PrintF("ltx_alltoall: %s\nFAIL\n", status.ToString().c_str());
+      exit_code = kExitFailed;
+    }
   }
+  if (absl::GetFlag(FLAGS_breakdown) && exit_code == kExitOk) exit_code = Breakdown(**runtime);
   return exit_code;
 }
 

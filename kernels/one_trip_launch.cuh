@@ -1,0 +1,66 @@
+// Launching one instantiation of a one-trip kernel as a OneTripLaunch says (ordinary launch, or
+// programmatic dependent launch for early start), and choosing the instantiation: the
+// production one (NoPhaseClock) or the timed one (PhaseClock<OneTripPhase>). Shared by the
+// AllGather's and the all-to-all's one-trip kernels.
+#ifndef LTX_KERNELS_ONE_TRIP_LAUNCH_CUH_
+#define LTX_KERNELS_ONE_TRIP_LAUNCH_CUH_
+
+#include <cuda_runtime_api.h>
+
+#include "kernels/one_trip_launch.h"
+#include "kernels/one_trip_protocol.cuh"
+#include "kernels/phase_clock.cuh"
+#include "kernels/phase_timestamps.h"
+
+namespace ltx {
+
+// Enqueues `kernel` (one instantiation of a one-trip kernel, whose arguments are its parameters
+// and its clock) on `stream` with `launch.blocks` blocks of kOneTripThreads, early as
+// `launch.early_start` says. Returns the launch error, e.g. for early start before sm_90.
+template <typename Params, typename Clock>
+cudaError_t LaunchOneTripInstance(void (*kernel)(Params, Clock), const Params& params,
+                                  const OneTripLaunch& launch, const Clock& clock,
+                                  cudaStream_t stream) {
+  if (!launch.early_start) {
+    kernel<<<launch.blocks, kOneTripThreads, 0, stream>>>(params, clock);
+    return cudaGetLastError();
+  }
+  cudaLaunchAttribute attribute;
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = dim3(launch.blocks);
+  config.blockDim = dim3(kOneTripThreads);
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = 1;
+  return cudaLaunchKernelEx(&config, kernel, params, clock);
+}
+
+// Enqueues the instantiation of a one-trip kernel that `launch` asks for: `timed` recording
+// into *launch.timestamps when they are set, else `untimed` (the production one).
+template <typename Params>
+cudaError_t LaunchOneTripKernelAs(void (*untimed)(Params, NoPhaseClock),
+                                  void (*timed)(Params, PhaseClock<OneTripPhase>),
+                                  const Params& params, const OneTripLaunch& launch,
+                                  cudaStream_t stream) {
+  return launch.timestamps == nullptr
+             ? LaunchOneTripInstance(untimed, params, launch, NoPhaseClock(), stream)
+             : LaunchOneTripInstance(timed, params, launch,
+                                     PhaseClock<OneTripPhase>(*launch.timestamps), stream);
+}
+
+// Loads both instantiations of a one-trip kernel onto the current device, so that no first
+// call waits for the device to be idle under CUDA's lazy loading. Returns the CUDA error.
+template <typename Params>
+cudaError_t LoadOneTripKernelAs(void (*untimed)(Params, NoPhaseClock),
+                                void (*timed)(Params, PhaseClock<OneTripPhase>)) {
+  cudaFuncAttributes attributes;
+  const cudaError_t error = cudaFuncGetAttributes(&attributes, untimed);
+  if (error != cudaSuccess) return error;
+  return cudaFuncGetAttributes(&attributes, timed);
+}
+
+}  // namespace ltx
+
+#endif  // LTX_KERNELS_ONE_TRIP_LAUNCH_CUH_
