@@ -9,30 +9,43 @@
 #include "kernels/block_copy.cuh"
 #include "kernels/copy_plan.h"
 #include "kernels/direct_protocol.cuh"
+#include "kernels/phase_clock.cuh"
+#include "kernels/phase_timestamps.h"
 
 namespace ltx {
 namespace {
 
-__global__ void __launch_bounds__(kAllGatherThreads) AllGatherKernel(
-    const AllGatherKernelParams p) {
-  RunDirectOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
-              [&p](int lane, int lanes, int /*target*/, uint64_t output) {
-                CopyLane(p.geometry, lane, lanes, p.world_size,
-                         static_cast<const uint8_t*>(p.input), reinterpret_cast<uint8_t*>(output));
-              });
+// `Clock` is NoPhaseClock in production, PhaseClock<DirectPhase> for the phase timestamps.
+template <typename Clock>
+__global__ void __launch_bounds__(kAllGatherThreads)
+    AllGatherKernel(const AllGatherKernelParams p, const Clock clock) {
+  RunDirectOp(
+      p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
+      [&p](int lane, int lanes, int /*target*/, uint64_t output) {
+        CopyLane(p.geometry, lane, lanes, p.world_size, static_cast<const uint8_t*>(p.input),
+                 reinterpret_cast<uint8_t*>(output));
+      },
+      clock);
 }
 
 }  // namespace
 
 cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
-                                  cudaStream_t stream) {
-  AllGatherKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params);
+                                  const PhaseTimestamps* timestamps, cudaStream_t stream) {
+  if (timestamps == nullptr) {
+    AllGatherKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params, NoPhaseClock());
+  } else {
+    AllGatherKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params,
+                                                              PhaseClock<DirectPhase>(*timestamps));
+  }
   return cudaGetLastError();
 }
 
 cudaError_t LoadAllGatherKernel() {
   cudaFuncAttributes attributes;
-  return cudaFuncGetAttributes(&attributes, AllGatherKernel);
+  const cudaError_t error = cudaFuncGetAttributes(&attributes, AllGatherKernel<NoPhaseClock>);
+  if (error != cudaSuccess) return error;
+  return cudaFuncGetAttributes(&attributes, AllGatherKernel<PhaseClock<DirectPhase>>);
 }
 
 }  // namespace ltx

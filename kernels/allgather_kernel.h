@@ -14,6 +14,7 @@
 #include "kernels/host_device.h"
 #include "kernels/one_trip_launch.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -60,10 +61,12 @@ LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllGatherKernelPar
 inline constexpr int kAllGatherThreads = 512;
 
 // Enqueues the AllGather kernel of one rank on `stream` with `blocks` thread blocks (any
-// number >= 1). Returns the launch error, if any. Thread-safe; the caller's current device must
-// be the stream's device.
+// number >= 1). With `timestamps` set, the instantiation that records the %globaltimer time of
+// each DirectPhase of each block there (device memory of the stream's GPU; a diagnostic; timed
+// and untimed ops interoperate). Returns the launch error, if any. Thread-safe; the caller's
+// current device must be the stream's device.
 cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
-                                  cudaStream_t stream);
+                                  const PhaseTimestamps* timestamps, cudaStream_t stream);
 
 // Enqueues the one-trip kernel of one rank on `stream` as `launch` says (same contract as
 // LaunchAllGatherKernel). Every rank of the op must take the one-trip path, and every shard must
@@ -72,9 +75,9 @@ cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int block
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTripLaunch& launch,
                                 cudaStream_t stream);
 
-// Load the direct and the one-trip kernel (both instantiations) onto the current device. Under
-// CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and loading
-// waits until the device is idle: a first call would block the host behind unrelated work.
+// Load the direct and the one-trip kernel (each in both instantiations) onto the current device.
+// Under CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and
+// loading waits until the device is idle: a first call would block the host behind unrelated work.
 // Return the CUDA error.
 cudaError_t LoadAllGatherKernel();
 cudaError_t LoadOneTripKernel();

@@ -11,6 +11,8 @@
 #include "kernels/alltoall_plan.h"
 #include "kernels/copy_plan.h"
 #include "kernels/direct_protocol.cuh"
+#include "kernels/phase_clock.cuh"
+#include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -24,24 +26,36 @@ __device__ void StorePiece(const AllToAllKernelParams& p, int lane, int lanes, i
                 static_cast<const uint8_t*>(p.input), output);
 }
 
-__global__ void __launch_bounds__(kAllToAllThreads) AllToAllKernel(const AllToAllKernelParams p) {
-  RunDirectOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
-              [&p](int lane, int lanes, int target, uint64_t output) {
-                StorePiece(p, lane, lanes, target, reinterpret_cast<uint8_t*>(output));
-              });
+// `Clock` is NoPhaseClock in production, PhaseClock<DirectPhase> for the phase timestamps.
+template <typename Clock>
+__global__ void __launch_bounds__(kAllToAllThreads)
+    AllToAllKernel(const AllToAllKernelParams p, const Clock clock) {
+  RunDirectOp(
+      p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
+      [&p](int lane, int lanes, int target, uint64_t output) {
+        StorePiece(p, lane, lanes, target, reinterpret_cast<uint8_t*>(output));
+      },
+      clock);
 }
 
 }  // namespace
 
 cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
-                                 cudaStream_t stream) {
-  AllToAllKernel<<<blocks, kAllToAllThreads, 0, stream>>>(params);
+                                 const PhaseTimestamps* timestamps, cudaStream_t stream) {
+  if (timestamps == nullptr) {
+    AllToAllKernel<<<blocks, kAllToAllThreads, 0, stream>>>(params, NoPhaseClock());
+  } else {
+    AllToAllKernel<<<blocks, kAllToAllThreads, 0, stream>>>(params,
+                                                            PhaseClock<DirectPhase>(*timestamps));
+  }
   return cudaGetLastError();
 }
 
 cudaError_t LoadAllToAllKernel() {
   cudaFuncAttributes attributes;
-  return cudaFuncGetAttributes(&attributes, AllToAllKernel);
+  const cudaError_t error = cudaFuncGetAttributes(&attributes, AllToAllKernel<NoPhaseClock>);
+  if (error != cudaSuccess) return error;
+  return cudaFuncGetAttributes(&attributes, AllToAllKernel<PhaseClock<DirectPhase>>);
 }
 
 }  // namespace ltx

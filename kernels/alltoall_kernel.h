@@ -14,6 +14,7 @@
 #include "kernels/host_device.h"
 #include "kernels/one_trip_launch.h"
 #include "kernels/one_trip_layout.h"
+#include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -58,10 +59,13 @@ inline constexpr int kAllToAllThreads = 512;
 
 // Enqueues the all-to-all kernel of one rank on `stream` with `blocks` thread blocks (any
 // number >= 1): the direct protocol (entry barrier, stores of every piece straight into its
-// target's output at the final position, exit barrier). Returns the launch error, if any.
-// Thread-safe; the caller's current device must be the stream's device.
+// target's output at the final position, exit barrier). With `timestamps` set, the
+// instantiation that records the %globaltimer time of each DirectPhase of each block there
+// (device memory of the stream's GPU; a diagnostic; timed and untimed ops interoperate).
+// Returns the launch error, if any. Thread-safe; the caller's current device must be the
+// stream's device.
 cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
-                                 cudaStream_t stream);
+                                 const PhaseTimestamps* timestamps, cudaStream_t stream);
 
 // Enqueues the one-trip all-to-all kernel of one rank on `stream` as `launch` says (blocks,
 // early start, phase timestamps; kernels/one_trip_launch.h): each rank stores, per peer, the
@@ -73,9 +77,9 @@ cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
 cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params,
                                         const OneTripLaunch& launch, cudaStream_t stream);
 
-// Load the direct and the one-trip kernel (both instantiations) onto the current device, so
-// that no first call waits for the device to be idle under CUDA's lazy loading. Return the CUDA
-// error.
+// Load the direct and the one-trip kernel (each in both instantiations) onto the current
+// device, so that no first call waits for the device to be idle under CUDA's lazy loading.
+// Return the CUDA error.
 cudaError_t LoadAllToAllKernel();
 cudaError_t LoadAllToAllOneTripKernel();
 

@@ -12,8 +12,8 @@
 #include "kernels/copy_plan.h"
 #include "kernels/one_trip_launch.cuh"
 #include "kernels/one_trip_layout.h"
-#include "kernels/one_trip_phase_clock.cuh"
 #include "kernels/one_trip_protocol.cuh"
+#include "kernels/phase_clock.cuh"
 
 namespace ltx {
 namespace {
@@ -73,7 +73,7 @@ struct AllToAllOneTripPlan {
   }
 };
 
-// `Clock` is NoPhaseClock in production, PhaseClock for the phase timestamps.
+// `Clock` is NoPhaseClock in production, PhaseClock<OneTripPhase> for the phase timestamps.
 template <typename Clock>
 __global__ void __launch_bounds__(kOneTripThreads)
     AllToAllOneTripKernel(const AllToAllKernelParams p, const Clock clock) {
@@ -85,12 +85,13 @@ __global__ void __launch_bounds__(kOneTripThreads)
 cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params,
                                         const OneTripLaunch& launch, cudaStream_t stream) {
   return LaunchOneTripKernelAs(AllToAllOneTripKernel<NoPhaseClock>,
-                               AllToAllOneTripKernel<PhaseClock>, params, launch, stream);
+                               AllToAllOneTripKernel<PhaseClock<OneTripPhase>>, params, launch,
+                               stream);
 }
 
 cudaError_t LoadAllToAllOneTripKernel() {
   return LoadOneTripKernelAs(AllToAllOneTripKernel<NoPhaseClock>,
-                             AllToAllOneTripKernel<PhaseClock>);
+                             AllToAllOneTripKernel<PhaseClock<OneTripPhase>>);
 }
 
 }  // namespace ltx

@@ -35,7 +35,8 @@ __global__ void __launch_bounds__(kCopyEngineGraphThreads)
 
 __global__ void __launch_bounds__(kCopyEngineGraphThreads)
     CopyEngineGraphExitKernel(const CopyEngineGraphParams p) {
-  ExitBarrier(p, NextOp(p));
+  NoPhaseClock clock;
+  ExitBarrier(p, NextOp(p), clock);
 }
 
 }  // namespace

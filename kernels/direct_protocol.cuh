@@ -22,6 +22,8 @@
 #include "kernels/copy_plan.h"
 #include "kernels/entry_announcement.h"
 #include "kernels/memory_order.cuh"
+#include "kernels/phase_clock.cuh"
+#include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -103,16 +105,18 @@ __device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, boo
 // call captured into a CUDA graph (kernels/copy_engine_graph_kernel.h). Tells every peer that
 // this rank's data is in its output (unless the op was abandoned), then waits until every peer
 // said the same for this rank's output; if the op was abandoned by then, revokes the peers'
-// store claims.
-// Thread t handles peer t.
-template <typename Params>
-__device__ void ExitBarrier(const Params& p, const OpContext& op) {
+// store claims. Thread t handles peer t. `clock` notes the exit flags stored and seen
+// (NoPhaseClock: nothing).
+template <typename Params, typename Clock>
+__device__ void ExitBarrier(const Params& p, const OpContext& op, Clock& clock) {
   const int peer = threadIdx.x;
   const bool abandoned = LoadRelaxedSystem(&op.local->abort) != 0u;
   const bool published = op.local->entry_published != 0u;
   if (peer < p.world_size) {
     if (!abandoned) StoreReleaseSystem(&p.signals[peer]->exit_flag[p.rank], op.number);
+    clock.Note(DirectPhase::kExitFlagsStored);
     AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
+    clock.Note(DirectPhase::kExitFlagsSeen);
   }
   if (threadIdx.x < 32) RevokePeersIfAbandoned(p, op, published);
   __syncthreads();
@@ -127,10 +131,12 @@ __device__ void ExitBarrier(const Params& p, const OpContext& op) {
 // target announced agreeing arguments calls `store_lane(lane, lanes, target, output)` with
 // the target's output, which the whole block must call and which stores this rank's data for
 // that lane; then the exit barrier. `mine` is this rank's announcement (its output address and
-// the arguments the peers must agree on).
-template <typename Params, typename StoreLane>
-__device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
-                            StoreLane store_lane) {
+// the arguments the peers must agree on). `clock` is NoPhaseClock in production (it compiles to
+// nothing), PhaseClock<DirectPhase> for the phase timestamps (kernels/phase_clock.cuh).
+template <typename Params, typename StoreLane, typename Clock = NoPhaseClock>
+__device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, StoreLane store_lane,
+                            Clock clock = Clock()) {
+  clock.BlockStart();
   __shared__ uint64_t target_output;
   __shared__ bool last_block;
   const OpContext op = NextOp(p);
@@ -151,18 +157,24 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
       may_store[threadIdx.x] = PublishAndClaim(p, op, threadIdx.x, mine);
     }
     if (threadIdx.x == 0) local->entry_published = 1u;
+    clock.Mark(DirectPhase::kEntryPublished);
 
     const int lanes = LaneCount(gridDim.x, p.world_size);
     for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
       const int target = LaneTarget(lane, p.rank, p.world_size);
-      if (threadIdx.x == 0) target_output = AwaitTargetEntry(op, target, mine);
+      if (threadIdx.x == 0) {
+        target_output = AwaitTargetEntry(op, target, mine);
+        if (lane == static_cast<int>(blockIdx.x)) clock.Note(DirectPhase::kTargetSeen);
+      }
       // The barrier also makes may_store, written before it, visible to the whole block.
       __syncthreads();
       const uint64_t output = may_store[target] ? target_output : 0;
       __syncthreads();  // target_output is rewritten by the next lane.
       if (output == 0) continue;
+      if (lane == static_cast<int>(blockIdx.x)) clock.Mark(DirectPhase::kFirstStore);
       store_lane(lane, lanes, target, output);
     }
+    clock.Mark(DirectPhase::kStoresDone);
   }
 
   // Exit: the block's stores are ordered before thread 0's system fence by the barrier; the
@@ -170,14 +182,17 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine,
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence_system();
+    clock.Note(DirectPhase::kFenced);
     last_block = atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1;
     if (last_block) {
       __threadfence_system();
       local->blocks_done = 0;
     }
+    clock.Note(DirectPhase::kCounted);
   }
   __syncthreads();
-  if (last_block) ExitBarrier(p, op);
+  if (last_block) ExitBarrier(p, op, clock);
+  clock.BlockEnd(op.number);
 }
 
 }  // namespace ltx

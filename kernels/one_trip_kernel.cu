@@ -8,8 +8,8 @@
 #include "kernels/copy_plan.h"
 #include "kernels/one_trip_launch.cuh"
 #include "kernels/one_trip_layout.h"
-#include "kernels/one_trip_phase_clock.cuh"
 #include "kernels/one_trip_protocol.cuh"
+#include "kernels/phase_clock.cuh"
 
 namespace ltx {
 namespace {
@@ -73,7 +73,7 @@ struct AllGatherOneTripPlan {
   }
 };
 
-// `Clock` is NoPhaseClock in production, PhaseClock for the phase timestamps.
+// `Clock` is NoPhaseClock in production, PhaseClock<OneTripPhase> for the phase timestamps.
 template <typename Clock>
 __global__ void __launch_bounds__(kOneTripThreads)
     OneTripKernel(const AllGatherKernelParams p, const Clock clock) {
@@ -84,12 +84,12 @@ __global__ void __launch_bounds__(kOneTripThreads)
 
 cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTripLaunch& launch,
                                 cudaStream_t stream) {
-  return LaunchOneTripKernelAs(OneTripKernel<NoPhaseClock>, OneTripKernel<PhaseClock>, params,
-                               launch, stream);
+  return LaunchOneTripKernelAs(OneTripKernel<NoPhaseClock>, OneTripKernel<PhaseClock<OneTripPhase>>,
+                               params, launch, stream);
 }
 
 cudaError_t LoadOneTripKernel() {
-  return LoadOneTripKernelAs(OneTripKernel<NoPhaseClock>, OneTripKernel<PhaseClock>);
+  return LoadOneTripKernelAs(OneTripKernel<NoPhaseClock>, OneTripKernel<PhaseClock<OneTripPhase>>);
 }
 
 }  // namespace ltx

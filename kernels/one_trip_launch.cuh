@@ -1,15 +1,16 @@
 // Launching one instantiation of a one-trip kernel as a OneTripLaunch says (ordinary launch, or
 // programmatic dependent launch for early start), and choosing the instantiation: the
-// production one (NoPhaseClock) or the timed one (PhaseClock). Shared by the AllGather's and
-// the all-to-all's one-trip kernels.
+// production one (NoPhaseClock) or the timed one (PhaseClock<OneTripPhase>). Shared by the
+// AllGather's and the all-to-all's one-trip kernels.
 #ifndef LTX_KERNELS_ONE_TRIP_LAUNCH_CUH_
 #define LTX_KERNELS_ONE_TRIP_LAUNCH_CUH_
 
 #include <cuda_runtime_api.h>
 
 #include "kernels/one_trip_launch.h"
-#include "kernels/one_trip_phase_clock.cuh"
 #include "kernels/one_trip_protocol.cuh"
+#include "kernels/phase_clock.cuh"
+#include "kernels/phase_timestamps.h"
 
 namespace ltx {
 
@@ -40,19 +41,20 @@ cudaError_t LaunchOneTripInstance(void (*kernel)(Params, Clock), const Params& p
 // into *launch.timestamps when they are set, else `untimed` (the production one).
 template <typename Params>
 cudaError_t LaunchOneTripKernelAs(void (*untimed)(Params, NoPhaseClock),
-                                  void (*timed)(Params, PhaseClock), const Params& params,
-                                  const OneTripLaunch& launch, cudaStream_t stream) {
+                                  void (*timed)(Params, PhaseClock<OneTripPhase>),
+                                  const Params& params, const OneTripLaunch& launch,
+                                  cudaStream_t stream) {
   return launch.timestamps == nullptr
              ? LaunchOneTripInstance(untimed, params, launch, NoPhaseClock(), stream)
-             : LaunchOneTripInstance(timed, params, launch, PhaseClock(*launch.timestamps),
-                                     stream);
+             : LaunchOneTripInstance(timed, params, launch,
+                                     PhaseClock<OneTripPhase>(*launch.timestamps), stream);
 }
 
 // Loads both instantiations of a one-trip kernel onto the current device, so that no first
 // call waits for the device to be idle under CUDA's lazy loading. Returns the CUDA error.
 template <typename Params>
 cudaError_t LoadOneTripKernelAs(void (*untimed)(Params, NoPhaseClock),
-                                void (*timed)(Params, PhaseClock)) {
+                                void (*timed)(Params, PhaseClock<OneTripPhase>)) {
   cudaFuncAttributes attributes;
   const cudaError_t error = cudaFuncGetAttributes(&attributes, untimed);
   if (error != cudaSuccess) return error;

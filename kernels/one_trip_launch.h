@@ -3,7 +3,7 @@
 #ifndef LTX_KERNELS_ONE_TRIP_LAUNCH_H_
 #define LTX_KERNELS_ONE_TRIP_LAUNCH_H_
 
-#include "kernels/one_trip_timestamps.h"
+#include "kernels/phase_timestamps.h"
 
 namespace ltx {
 
@@ -14,9 +14,10 @@ struct OneTripLaunch {
   // previous kernel of the stream finishes, and wait for it on the GPU before they touch memory
   // (kernels/grid_dependency.cuh); the protocol is unchanged.
   bool early_start = false;
-  // When set, the instantiation that records the %globaltimer time of each phase of each block
-  // there (device memory of the stream's GPU; a diagnostic). Timed and untimed ops interoperate.
-  const OneTripTimestamps* timestamps = nullptr;
+  // When set, the instantiation that records the %globaltimer time of each OneTripPhase of each
+  // block there (device memory of the stream's GPU; a diagnostic). Timed and untimed ops
+  // interoperate.
+  const PhaseTimestamps* timestamps = nullptr;
 };
 
 }  // namespace ltx

@@ -32,7 +32,7 @@
 #include "kernels/grid_dependency.cuh"
 #include "kernels/memory_order.cuh"
 #include "kernels/one_trip_layout.h"
-#include "kernels/one_trip_phase_clock.cuh"
+#include "kernels/phase_clock.cuh"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -209,8 +209,8 @@ __device__ void ReceiveData(const Params& p, const Plan& plan, const OpContext& 
 
 // The body of a one-trip kernel: sends this rank's lines to every peer and stores its own part,
 // checks every peer's header (block 0) and unpacks every peer's lines. Every block of the grid
-// runs it. `clock` is NoPhaseClock in production, PhaseClock for the phase timestamps
-// (kernels/one_trip_phase_clock.cuh). Launched early (programmatic dependent launch), a block
+// runs it. `clock` is NoPhaseClock in production, PhaseClock<OneTripPhase> for the phase
+// timestamps (kernels/phase_clock.cuh). Launched early (programmatic dependent launch), a block
 // first waits for the previous kernel of the stream and then lets the next one be scheduled; for
 // ordinary launches both are no-ops.
 //
@@ -254,7 +254,7 @@ __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Cl
       clock.Mark(OneTripPhase::kHeadersChecked);
     }
     if (p.world_size > 1) ReceiveData(p, plan, op, flag, clock);
-    clock.Mark(OneTripPhase::kLastArrived);
+    clock.MarkArrived(OneTripPhase::kLastArrived);
     clock.Mark(OneTripPhase::kUnpacked);
   }
   if (threadIdx.x == 0 && counted_before == gridDim.x - 1) {

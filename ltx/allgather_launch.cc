@@ -37,12 +37,12 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
                             const RankBuffers& buffers, const ResolvedCall& call) {
   const AllGatherKernelParams params = AllGatherParamsOf(view, layout, buffers, call);
   if (call.protocol != Protocol::kOneTrip) {
-    return LaunchAllGatherKernel(params, call.blocks, buffers.stream);
+    return LaunchAllGatherKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }
   OneTripLaunch launch;
   launch.blocks = call.blocks;
   launch.early_start = call.early_start;
-  launch.timestamps = call.one_trip_timestamps;
+  launch.timestamps = call.phase_timestamps;
   return LaunchOneTripKernel(params, launch, buffers.stream);
 }
 

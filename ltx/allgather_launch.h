@@ -20,10 +20,10 @@ AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGath
 
 // Enqueues rank `view.rank`'s AllGather kernel on `buffers.stream`: the direct kernel for
 // Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of
-// them; launched early and timed as call.early_start and call.one_trip_timestamps say), with
-// call.blocks blocks and call.timeout per wait. The arguments are validated
-// already; returns the launch error, if any. The caller's current device must be the rank's.
-// Thread-safe across ranks.
+// them; timed as call.phase_timestamps says, the one-trip kernel launched early as
+// call.early_start says), with call.blocks blocks and call.timeout per wait. The arguments are
+// validated already; returns the launch error, if any. The caller's current device must be the
+// rank's. Thread-safe across ranks.
 cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,
                             const RankBuffers& buffers, const ResolvedCall& call);
 

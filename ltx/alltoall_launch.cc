@@ -27,12 +27,12 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
   params.generation = call.generation;
   if (call.protocol != Protocol::kOneTrip) {
-    return LaunchAllToAllKernel(params, call.blocks, buffers.stream);
+    return LaunchAllToAllKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }
   OneTripLaunch launch;
   launch.blocks = call.blocks;
   launch.early_start = call.early_start;
-  launch.timestamps = call.one_trip_timestamps;
+  launch.timestamps = call.phase_timestamps;
   return LaunchAllToAllOneTripKernel(params, launch, buffers.stream);
 }
 

@@ -16,10 +16,10 @@ namespace ltx {
 
 // Enqueues rank `view.rank`'s all-to-all kernel on `buffers.stream`: the direct kernel for
 // Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of
-// them; launched early and timed as call.early_start and call.one_trip_timestamps say), with
-// call.blocks blocks and call.timeout per wait. The arguments are validated
-// already; returns the launch error, if any. The caller's current device must be the rank's.
-// Thread-safe across ranks.
+// them; timed as call.phase_timestamps says, the one-trip kernel launched early as
+// call.early_start says), with call.blocks blocks and call.timeout per wait. The arguments are
+// validated already; returns the launch error, if any. The caller's current device must be the
+// rank's. Thread-safe across ranks.
 cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layout,
                            const RankBuffers& buffers, const ResolvedCall& call);
 

@@ -94,10 +94,10 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
   resolved.blocks = ChooseBlocks(context, resolved.protocol, call.blocks);
   resolved.timeout = call.timeout.value_or(options.timeout);
   resolved.capturing = context.capturing;
-  if (resolved.protocol == Protocol::kOneTrip) {
-    resolved.one_trip_timestamps = call.one_trip_timestamps;
-    resolved.early_start = call.early_start;
+  if (resolved.protocol != Protocol::kCopyEngine) {
+    resolved.phase_timestamps = call.phase_timestamps;
   }
+  resolved.early_start = resolved.protocol == Protocol::kOneTrip && call.early_start;
   resolved.generation = context.generation;
   return resolved;
 }

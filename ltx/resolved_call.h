@@ -41,8 +41,9 @@ struct ResolvedCall {
   absl::Duration timeout;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
-  // CallOptions::one_trip_timestamps and early_start for a one-trip call, else null and false.
-  const OneTripTimestamps* one_trip_timestamps = nullptr;
+  // CallOptions::phase_timestamps for a direct or one-trip call, else null.
+  const PhaseTimestamps* phase_timestamps = nullptr;
+  // CallOptions::early_start for a one-trip call, else false.
   bool early_start = false;
   // The Runtime's reset generation the call runs in (what its kernel announces).
   uint64_t generation = 0;
@@ -79,7 +80,8 @@ struct CallContext {
 //     the direct kernel otherwise. For the all-to-all, whose receivers unpack (world - 1) pieces as the AllGather's unpack
 //     (world - 1) shards, the same limit applies to its largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
-// shard. The phase timestamps and early start: passed on for one-trip calls only. The
+// shard. The phase timestamps: passed on for direct and one-trip calls; early start: for
+// one-trip calls only. The
 // generation: the context's. Errors: Aborted for a call.generation older than the context's (a
 // straggler from before a Reset; the message says so and that nothing was launched);
 // InvalidArgument for a call.generation newer than the context's, a non-positive or infinite

@@ -525,9 +525,9 @@ absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
     return absl::InvalidArgumentError(absl::StrFormat(
         "buffers has %d entries but the world size is %d", buffers.size(), world_size()));
   }
-  if (call.one_trip_timestamps != nullptr) {
+  if (call.phase_timestamps != nullptr) {
     return absl::InvalidArgumentError(
-        "one_trip_timestamps belong to one rank's GPU: pass them to per-rank calls only");
+        "phase_timestamps belong to one rank's GPU: pass them to per-rank calls only");
   }
   // Everything is checked and resolved before the first rank launches: a rejected call
   // enqueues nothing anywhere.

@@ -13,7 +13,7 @@
 
 namespace ltx {
 
-struct OneTripTimestamps;  // kernels/one_trip_timestamps.h
+struct PhaseTimestamps;  // kernels/phase_timestamps.h
 
 // How a call moves its data.
 enum class Protocol {
@@ -92,11 +92,12 @@ struct CallOptions {
   // Every rank of a call must pass the same protocol, and with Protocol::kAuto every rank must
   // either capture its call into a CUDA graph or not (the choice of path depends on it).
   Protocol protocol = Protocol::kAuto;
-  // A diagnostic: when set, a per-rank call that takes the one-trip kernel runs its timed
-  // instantiation, which records the %globaltimer time of each phase of each block there
-  // (kernels/one_trip_timestamps.h; device memory of the rank's GPU, outliving the call and any
-  // graph that captures it). Other paths ignore it; Runtime::AllGather and AllToAll refuse it.
-  const OneTripTimestamps* one_trip_timestamps = nullptr;
+  // A diagnostic: when set, a per-rank call that takes the direct or the one-trip kernel
+  // (AllGather and all-to-all) runs the kernel's timed instantiation, which records the
+  // %globaltimer time of each phase of each block there (kernels/phase_timestamps.h: DirectPhase
+  // or OneTripPhase; device memory of the rank's GPU, outliving the call and any graph that
+  // captures it). Other paths ignore it; Runtime::AllGather and AllToAll refuse it.
+  const PhaseTimestamps* phase_timestamps = nullptr;
   // Launches a one-trip kernel with programmatic dependent launch (needs sm_90): its blocks may
   // be scheduled while the previous kernel on the stream finishes, and wait for it on the GPU
   // before touching memory; it also lets a kernel launched after it the same way be scheduled

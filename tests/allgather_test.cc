@@ -1,8 +1,9 @@
 // GPU correctness matrix of the AllGather, for every protocol (direct, one-trip, copy engines)
 // and both call styles: every dtype, odd and huge hidden sizes, batch > 1, uneven and zero
 // token counts, misaligned buffers, fewer blocks than ranks, world sizes 1..N and device
-// subsets in any order, long runs of back-to-back calls into re-used buffers, and one-trip
-// kernels launched early. Random data, outputs poisoned before every call, byte-exact checks on
+// subsets in any order, long runs of back-to-back calls into re-used buffers, one-trip
+// kernels launched early, and the timed kernels of both protocols (phase records of every
+// block). Random data, outputs poisoned before every call, byte-exact checks on
 // every rank. Cases skip, with the reason, where there are fewer GPUs than they need.
 #include <cstdint>
 #include <memory>
@@ -16,7 +17,7 @@
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
 #include "kernels/one_trip_layout.h"
-#include "kernels/one_trip_timestamps.h"
+#include "kernels/phase_timestamps.h"
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
@@ -181,10 +182,11 @@ TEST(AllGatherTest, OneTripEarlyStartGathersAlike) {
   }
 }
 
-// The timed one-trip kernel gathers alike and records every block of every op; a coordinated
+// The timed kernel of `protocol` (kDirect or kOneTrip) gathers alike and records every block
+// of every op, each phase from the block's start to its end where it was reached; a coordinated
 // call, which would hand one rank's buffer to every GPU, refuses timestamps.
-TEST(AllGatherTest, OneTripTimestampsRecordEveryBlock) {
-  LTX_REQUIRE_GPUS(2);
+template <typename Phase>
+void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
   GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -196,17 +198,17 @@ TEST(AllGatherTest, OneTripTimestampsRecordEveryBlock) {
   c.token_counts = UnevenCounts(world, 5);
   ASSERT_TRUE(f.harness->Prepare(c).ok());
   const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
-  std::vector<OneTripTimestamps> records(world);
+  std::vector<PhaseTimestamps> records(world);
   std::vector<CallOptions> calls(world);
   for (int rank = 0; rank < world; ++rank) {
-    records[rank] = OneTripTimestamps{nullptr, kOps, kBlocks};
+    records[rank] = PhaseTimestamps{nullptr, kOps, kBlocks};
     ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
     ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
-                         sizeof(OneTripTimestampRecord) * kOps * kBlocks),
+                         sizeof(PhaseTimestampRecord) * kOps * kBlocks),
               cudaSuccess);
-    calls[rank].protocol = Protocol::kOneTrip;
+    calls[rank].protocol = protocol;
     calls[rank].blocks = kBlocks;
-    calls[rank].one_trip_timestamps = &records[rank];
+    calls[rank].phase_timestamps = &records[rank];
   }
   for (int op = 0; op < kOps; ++op) {
     for (int rank = 0; rank < world; ++rank) {
@@ -215,21 +217,42 @@ TEST(AllGatherTest, OneTripTimestampsRecordEveryBlock) {
   }
   EXPECT_TRUE(f.harness->Verify().ok());
   for (int rank = 0; rank < world; ++rank) {
-    std::vector<OneTripTimestampRecord> host(kOps * kBlocks);
+    std::vector<PhaseTimestampRecord> host(kOps * kBlocks);
     ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
     ASSERT_EQ(cudaMemcpy(host.data(), records[rank].records,
-                         sizeof(OneTripTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
+                         sizeof(PhaseTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
               cudaSuccess);
     cudaFree(records[rank].records);
-    for (const OneTripTimestampRecord& record : host) {
+    for (const PhaseTimestampRecord& record : host) {
       EXPECT_NE(record.op, 0u) << "rank " << rank;
-      const uint64_t start = record.ns[static_cast<int>(OneTripPhase::kStart)];
-      EXPECT_GE(record.ns[static_cast<int>(OneTripPhase::kEnd)], start);
-      EXPECT_GE(record.ns[static_cast<int>(OneTripPhase::kUnpacked)], start);
+      const uint64_t start = record.ns[static_cast<int>(Phase::kStart)];
+      const uint64_t end = record.ns[static_cast<int>(Phase::kEnd)];
+      EXPECT_GE(end, start) << "rank " << rank;
+      for (Phase phase : reached) {
+        EXPECT_GE(record.ns[static_cast<int>(phase)], start) << static_cast<int>(phase);
+        // A phase's time is rounded up to an odd ns after the start: up to 1 ns past the end.
+        EXPECT_LE(record.ns[static_cast<int>(phase)], end + 1) << static_cast<int>(phase);
+      }
     }
   }
   EXPECT_EQ(f.runtime->AllGather(c.Shape(), buffers, calls[0]).status().code(),
             absl::StatusCode::kInvalidArgument);
+}
+
+TEST(AllGatherTest, OneTripTimestampsRecordEveryBlock) {
+  LTX_REQUIRE_GPUS(2);
+  ExpectTimedCallsRecordEveryBlock(Protocol::kOneTrip,
+                                   std::vector<OneTripPhase>{OneTripPhase::kUnpacked});
+}
+
+// Every block of the direct kernel reaches every phase but the last block's exit steps.
+TEST(AllGatherTest, DirectTimestampsRecordEveryBlock) {
+  LTX_REQUIRE_GPUS(2);
+  ExpectTimedCallsRecordEveryBlock(
+      Protocol::kDirect,
+      std::vector<DirectPhase>{DirectPhase::kEntryPublished, DirectPhase::kTargetSeen,
+                               DirectPhase::kFirstStore, DirectPhase::kStoresDone,
+                               DirectPhase::kFenced, DirectPhase::kCounted});
 }
 
 TEST(AllGatherTest, LargeShards) {

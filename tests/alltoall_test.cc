@@ -3,10 +3,10 @@
 // uneven and zero token counts, misaligned buffers, world size 1, round trips, CUDA graph
 // capture and replay, ranks that disagree (InvalidArgument, not a hang), ops interleaved with
 // AllGathers on one Runtime, a one-trip call too large for the staging (InvalidArgument), the
-// own piece beside the sends, early start and the timed one-trip kernel, and the protocol and
-// transport it does not run on (Unimplemented). Random data, outputs poisoned
-// before every call, byte-exact checks on every rank. Cases skip, with the reason, where there
-// are fewer GPUs than they need.
+// own piece beside the sends, early start, the timed direct and one-trip kernels (phase records
+// of every block), and the protocol and transport it does not run on (Unimplemented). Random
+// data, outputs poisoned before every call, byte-exact checks on every rank. Cases skip, with
+// the reason, where there are fewer GPUs than they need.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -21,7 +21,7 @@
 #include "gtest/gtest.h"
 #include "kernels/alltoall_plan.h"
 #include "kernels/one_trip_layout.h"
-#include "kernels/one_trip_timestamps.h"
+#include "kernels/phase_timestamps.h"
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/alltoall_harness.h"
@@ -307,6 +307,79 @@ TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
   }
 }
 
+// The timed kernel of `protocol` (kDirect or kOneTrip; CallOptions::phase_timestamps) moves
+// the data alike, over changing shapes in both directions from one thread per rank, and records
+// every block of every op, each phase of `reached` from the block's start to its end; a
+// coordinated call, which would hand one rank's buffer to every GPU, refuses timestamps.
+template <typename Phase>
+void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  constexpr int kBlocks = 3;
+  constexpr int kOps = 4;
+  std::vector<PhaseTimestamps> records(world);
+  std::vector<CallOptions> calls(world);
+  for (int rank = 0; rank < world; ++rank) {
+    records[rank] = PhaseTimestamps{nullptr, kOps, kBlocks};
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
+                         sizeof(PhaseTimestampRecord) * kOps * kBlocks),
+              cudaSuccess);
+    calls[rank].protocol = protocol;
+    calls[rank].blocks = kBlocks;
+    calls[rank].phase_timestamps = &records[rank];
+  }
+  AllToAllCase c;
+  for (int op = 0; op < kOps; ++op) {
+    c.dtype = op % 2 == 0 ? DataType::kBFloat16 : DataType::kFloat32;
+    c.heads = 2 * world;
+    c.head_dim = 64;
+    c.token_counts = UnevenCounts(world, 30 + op);
+    c.direction = kDirections[op % 2];
+    ASSERT_TRUE(f.harness->Prepare(c).ok());
+    absl::Status status = RunOnRankThreads(world, [&](int rank) {
+      return f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank), calls[rank]);
+    });
+    if (status.ok()) status = f.runtime->Synchronize(kTestWait);
+    if (status.ok()) status = f.harness->Verify();
+    ASSERT_TRUE(status.ok()) << "op " << op << " " << c.ToString() << ": " << status;
+  }
+  for (int rank = 0; rank < world; ++rank) {
+    std::vector<PhaseTimestampRecord> host(kOps * kBlocks);
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(host.data(), records[rank].records,
+                         sizeof(PhaseTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    cudaFree(records[rank].records);
+    for (const PhaseTimestampRecord& record : host) {
+      EXPECT_NE(record.op, 0u) << "rank " << rank;
+      const uint64_t start = record.ns[static_cast<int>(Phase::kStart)];
+      const uint64_t end = record.ns[static_cast<int>(Phase::kEnd)];
+      EXPECT_GE(end, start) << "rank " << rank;
+      for (Phase phase : reached) {
+        EXPECT_GE(record.ns[static_cast<int>(phase)], start)
+            << "rank " << rank << " phase " << static_cast<int>(phase);
+        // A phase's time is rounded up to an odd ns after the start: up to 1 ns past the end.
+        EXPECT_LE(record.ns[static_cast<int>(phase)], end + 1)
+            << "rank " << rank << " phase " << static_cast<int>(phase);
+      }
+    }
+  }
+  EXPECT_EQ(f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), calls[0]).status().code(),
+            absl::StatusCode::kInvalidArgument);
+}
+
+// Every block of the direct kernel reaches every phase up to its stores' fence.
+TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
+  LTX_REQUIRE_GPUS(2);
+  ExpectTimedCallsRecordEveryBlock(
+      Protocol::kDirect,
+      std::vector<DirectPhase>{DirectPhase::kEntryPublished, DirectPhase::kTargetSeen,
+                               DirectPhase::kFirstStore, DirectPhase::kStoresDone,
+                               DirectPhase::kFenced});
+}
+
 // AllGathers (one-trip and direct) and all-to-alls alternate on one Runtime, in both call
 // styles; every op is verified.
 TEST(AllToAllTest, InterleavesWithAllGathersOnOneRuntime) {
@@ -440,58 +513,12 @@ TEST(AllToAllTest, OneTripOwnPieceAndEarlyStartMoveAlike) {
   }
 }
 
-// The timed one-trip kernel moves alike and records every block of every op; a coordinated
-// call, which would hand one rank's buffer to every GPU, refuses timestamps.
+// Every block of the one-trip kernel sends, stores its own part and unpacks.
 TEST(AllToAllTest, OneTripTimestampsRecordEveryBlock) {
   LTX_REQUIRE_GPUS(2);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
-  ASSERT_NE(f.runtime, nullptr);
-  const int world = f.runtime->world_size();
-  constexpr int kBlocks = 3;
-  constexpr int kOps = 4;
-  AllToAllCase c;
-  c.dtype = DataType::kBFloat16;
-  c.heads = 4 * world;
-  c.head_dim = 64;
-  c.token_counts = UnevenCounts(world, 5);
-  c.direction = AllToAllDirection::kHeadsToSeq;
-  ASSERT_TRUE(f.harness->Prepare(c).ok());
-  std::vector<OneTripTimestamps> records(world);
-  std::vector<CallOptions> calls(world);
-  for (int rank = 0; rank < world; ++rank) {
-    records[rank] = OneTripTimestamps{nullptr, kOps, kBlocks};
-    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
-                         sizeof(OneTripTimestampRecord) * kOps * kBlocks),
-              cudaSuccess);
-    calls[rank].protocol = Protocol::kOneTrip;
-    calls[rank].blocks = kBlocks;
-    calls[rank].one_trip_timestamps = &records[rank];
-  }
-  for (int op = 0; op < kOps; ++op) {
-    for (int rank = 0; rank < world; ++rank) {
-      ASSERT_TRUE(
-          f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank), calls[rank]).ok());
-    }
-  }
-  EXPECT_TRUE(f.runtime->Synchronize(kTestWait).ok());
-  EXPECT_TRUE(f.harness->Verify().ok());
-  for (int rank = 0; rank < world; ++rank) {
-    std::vector<OneTripTimestampRecord> host(kOps * kBlocks);
-    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(host.data(), records[rank].records,
-                         sizeof(OneTripTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    cudaFree(records[rank].records);
-    for (const OneTripTimestampRecord& record : host) {
-      EXPECT_NE(record.op, 0u) << "rank " << rank;
-      const uint64_t start = record.ns[static_cast<int>(OneTripPhase::kStart)];
-      EXPECT_GE(record.ns[static_cast<int>(OneTripPhase::kEnd)], start);
-      EXPECT_GE(record.ns[static_cast<int>(OneTripPhase::kUnpacked)], start);
-    }
-  }
-  EXPECT_EQ(f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), calls[0]).status().code(),
-            absl::StatusCode::kInvalidArgument);
+  ExpectTimedCallsRecordEveryBlock(
+      Protocol::kOneTrip, std::vector<OneTripPhase>{OneTripPhase::kSent, OneTripPhase::kOwnCopied,
+                                                    OneTripPhase::kUnpacked});
 }
 
 TEST(AllToAllTest, CopyEnginesAreUnimplemented) {

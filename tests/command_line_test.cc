@@ -88,7 +88,7 @@ TEST(UsageTextTest, ListsShortAndLongForms) {
        {"-b, --min_bytes", "-e, --max_bytes", "-f, --step_factor", "-n, --iters", "-w, --warmup",
         "-c, --check", "-d, --dtype", "-g, --gpus", "-T, --timeout", "--protocol", "--blocks",
         "--style", "-h, --help", "Exit codes", "--overlap", "--gemm=M,N,K", "--overlap_styles",
-        "--cublas=PATH"}) {
+        "--cublas=PATH", "--breakdown_blocks=LIST", "--breakdown --protocol=direct"}) {
     EXPECT_THAT(usage, HasSubstr(form));
   }
 }

@@ -7,7 +7,7 @@
 #include "gtest/gtest.h"
 #include "kernels/copy_plan.h"
 #include "kernels/one_trip_layout.h"
-#include "kernels/one_trip_timestamps.h"
+#include "kernels/phase_timestamps.h"
 
 namespace ltx {
 namespace {
@@ -142,7 +142,8 @@ TEST(ResolvedCallTest, BlocksFollowTheProtocolAndTheCallsRequest) {
   EXPECT_EQ(ResolveCall(options, context, call)->blocks, 3);
 }
 
-TEST(ResolvedCallTest, PhaseTimestampsAndEarlyStartGoToOneTripCallsOnly) {
+// Phase timestamps go to the kernels (direct and one-trip), early start to one-trip calls only.
+TEST(ResolvedCallTest, PhaseTimestampsGoToKernelsAndEarlyStartToOneTripCalls) {
   RuntimeOptions options;
   options.copy_engine_min_bytes = 0;
   CallContext context;
@@ -150,22 +151,27 @@ TEST(ResolvedCallTest, PhaseTimestampsAndEarlyStartGoToOneTripCallsOnly) {
   context.max_blocks = 132;
   context.max_shard_bytes = 8192;
   context.shard_bytes = 8192;
-  OneTripTimestamps timestamps;
+  PhaseTimestamps timestamps;
   CallOptions call;
-  call.one_trip_timestamps = &timestamps;
+  call.phase_timestamps = &timestamps;
   absl::StatusOr<ResolvedCall> one_trip = ResolveCall(options, context, call);
   ASSERT_TRUE(one_trip.ok()) << one_trip.status();
   EXPECT_EQ(one_trip->protocol, Protocol::kOneTrip);
-  EXPECT_EQ(one_trip->one_trip_timestamps, &timestamps);
+  EXPECT_EQ(one_trip->phase_timestamps, &timestamps);
   EXPECT_FALSE(one_trip->early_start);
   call.early_start = true;
   EXPECT_TRUE(ResolveCall(options, context, call)->early_start);
   call.protocol = Protocol::kDirect;
   absl::StatusOr<ResolvedCall> direct = ResolveCall(options, context, call);
   ASSERT_TRUE(direct.ok()) << direct.status();
-  EXPECT_EQ(direct->one_trip_timestamps, nullptr);
+  EXPECT_EQ(direct->phase_timestamps, &timestamps);
   EXPECT_FALSE(direct->early_start);
-  EXPECT_EQ(ResolveCall(options, context, CallOptions{})->one_trip_timestamps, nullptr);
+  call.protocol = Protocol::kCopyEngine;
+  absl::StatusOr<ResolvedCall> copies = ResolveCall(options, context, call);
+  ASSERT_TRUE(copies.ok()) << copies.status();
+  EXPECT_EQ(copies->phase_timestamps, nullptr);
+  EXPECT_FALSE(copies->early_start);
+  EXPECT_EQ(ResolveCall(options, context, CallOptions{})->phase_timestamps, nullptr);
 }
 
 TEST(ResolvedCallTest, TimeoutIsTheCallsOrTheRuntimes) {

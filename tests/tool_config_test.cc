@@ -180,6 +180,7 @@ TEST(MakeToolConfigTest, BreakdownTimesOneTripAt8KPerRankOverBlockCounts) {
   ASSERT_TRUE(config.ok()) << config.status();
   EXPECT_EQ(config->mode, ToolMode::kBreakdown);
   EXPECT_EQ(config->breakdown.per_rank_bytes, 8 << 10);
+  EXPECT_EQ(config->breakdown.protocol, Protocol::kOneTrip);
   EXPECT_EQ(config->breakdown.blocks, (std::vector<int>{0, 1, 2, 4}));
   flags.min_bytes = "32K";
   flags.breakdown_blocks = "1,8";
@@ -190,6 +191,29 @@ TEST(MakeToolConfigTest, BreakdownTimesOneTripAt8KPerRankOverBlockCounts) {
   EXPECT_EQ(config->breakdown.per_rank_bytes, 32 << 10);
   EXPECT_EQ(config->breakdown.blocks, (std::vector<int>{1, 8}));
   EXPECT_EQ(config->breakdown.runtime.max_blocks, 16);
+}
+
+// --protocol=direct times the direct kernel at any size; auto takes it above the one-trip limit.
+TEST(MakeToolConfigTest, BreakdownTimesDirectWhenAskedOrTooLargeForOneTrip) {
+  FlagValues flags;
+  flags.breakdown = true;
+  flags.protocol = "direct";
+  absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->breakdown.protocol, Protocol::kDirect);
+  EXPECT_EQ(config->breakdown.per_rank_bytes, 8 << 10);
+  flags.min_bytes = "4M";
+  config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->breakdown.per_rank_bytes, 4 << 20);
+  flags.protocol = "auto";
+  config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->breakdown.protocol, Protocol::kDirect);
+  flags.min_bytes = "512K";
+  config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->breakdown.protocol, Protocol::kOneTrip);
 }
 
 TEST(MakeToolConfigTest, BadBreakdownValuesNameTheirFlag) {
@@ -204,11 +228,14 @@ TEST(MakeToolConfigTest, BadBreakdownValuesNameTheirFlag) {
   flags.blocks = 2;
   EXPECT_THAT(ErrorOf(flags), HasSubstr("--breakdown_blocks lists"));
   flags.blocks = 0;
-  flags.protocol = "direct";
-  EXPECT_THAT(ErrorOf(flags), HasSubstr("leave --protocol"));
-  flags.protocol = "auto";
+  flags.protocol = "copy_engine";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--protocol as auto, one_trip or direct"));
+  flags.protocol = "one_trip";
   flags.min_bytes = "1M";
   EXPECT_THAT(ErrorOf(flags), HasSubstr("-b 1048576"));
+  flags.protocol = "direct";
+  flags.min_bytes = "2G";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("the direct kernel"));
 }
 
 TEST(MakeToolConfigTest, OverlapTakesSizeGemmStylesBudgetAndLibraries) {

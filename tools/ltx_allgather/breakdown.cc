@@ -1,5 +1,5 @@
-// The phase breakdown of the one-trip AllGather: device phases from the timed kernel, host cost
-// per step of a per-rank call.
+// The phase breakdown of the one-trip or the direct AllGather: device phases from the timed
+// kernel, host cost per step of a per-rank call.
 #include "tools/ltx_allgather/breakdown.h"
 
 #include <cstdio>
@@ -18,6 +18,7 @@
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_table.h"
 #include "tools/ltx_allgather/bench_timing.h"
+#include "tools/ltx_allgather/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_table.h"
 #include "tools/ltx_allgather/empty_kernel.h"
 #include "tools/ltx_allgather/launch_floor.h"
@@ -50,9 +51,10 @@ class Breakdown {
   absl::Status RunLaunchCosts();
 
  private:
-  explicit Breakdown(const BreakdownConfig& config) : config_(config) {}
+  explicit Breakdown(const BreakdownConfig& config)
+      : config_(config), layout_(PhaseLayoutOf(config.protocol)) {}
   int world() const { return runtime_->world_size(); }
-  // The automatic block count of the one-trip kernel for this size.
+  // The automatic block count of the protocol's kernel for this size.
   absl::StatusOr<ResolvedCall> AutoCall() const;
   // One configuration of calls: block count (0 = automatic), early start, timed kernel, graph
   // replay (else eager per-rank calls).
@@ -70,6 +72,7 @@ class Breakdown {
   absl::StatusOr<double> LaunchMicroseconds(EmptyKernelParams params, int blocks);
 
   const BreakdownConfig config_;
+  const PhaseLayout layout_;  // Of config_.protocol's timed kernel.
   std::unique_ptr<Runtime> runtime_;
   std::unique_ptr<AllGatherHarness> harness_;
   std::vector<RankBuffers> buffers_;
@@ -146,17 +149,17 @@ absl::StatusOr<ResolvedCall> Breakdown::AutoCall() const {
   context.shard_bytes = context.max_shard_bytes;
   context.max_blocks = sms_;
   CallOptions call;
-  call.protocol = Protocol::kOneTrip;
+  call.protocol = config_.protocol;
   return ResolveCall(config_.runtime, context, call);
 }
 
 absl::StatusOr<Measured> Breakdown::MeasureCalls(const Calls& c) {
   std::vector<CallOptions> calls(world());
   for (int rank = 0; rank < world(); ++rank) {
-    calls[rank].protocol = Protocol::kOneTrip;
+    calls[rank].protocol = config_.protocol;
     calls[rank].blocks = c.blocks;
     calls[rank].early_start = c.early;
-    if (c.timed) calls[rank].one_trip_timestamps = records_->Of(rank);
+    if (c.timed) calls[rank].phase_timestamps = records_->ForRank(rank);
   }
   const AllGatherShape shape = case_.Shape();
   auto one_rank = [&](int rank) {
@@ -177,13 +180,13 @@ absl::Status Breakdown::TimedTable(Calls calls, const Measured& untimed) {
   LTX_ASSIGN_OR_RETURN(const Measured timed, MeasureCalls(calls));
   LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
   const std::string title = absl::StrFormat(
-      "%s per rank, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel "
+      "%s, %s per rank, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel "
       "%.2f us, host %.2f us",
-      FormatBytes(harness_->layout().InputBytes(0)),
+      ProtocolName(config_.protocol), FormatBytes(harness_->layout().InputBytes(0)),
       calls.graph ? "graph replay" : "eager per-rank",
       calls.blocks == 0 ? "auto" : absl::StrCat(calls.blocks), calls.early ? ", early start" : "",
       untimed.device_us, untimed.host_us, timed.device_us, timed.host_us);
-  LTX_ASSIGN_OR_RETURN(const std::string table, records_->Table(title));
+  LTX_ASSIGN_OR_RETURN(const std::string table, records_->Table(title, layout_));
   absl::PrintF("%s", table);
   std::fflush(stdout);
   return absl::OkStatus();
@@ -205,7 +208,7 @@ absl::StatusOr<BreakdownRow> Breakdown::RunBlocks(int blocks, bool early) {
     if (!harness_->Verify().ok()) row.wrong = 1;
     LTX_RETURN_IF_ERROR(harness_->RefreshInputs());
     CallOptions call;
-    call.protocol = Protocol::kOneTrip;
+    call.protocol = config_.protocol;
     call.blocks = blocks;
     call.early_start = early;
     LTX_RETURN_IF_ERROR(
@@ -273,8 +276,8 @@ absl::Status Breakdown::RunHost() {
                        LaunchMicroseconds(EmptyKernelParams::kAllGather, resolved.blocks));
   parts.push_back(HostStep{"launch (an empty kernel with the same parameters)", launch});
   LTX_ASSIGN_OR_RETURN(const Measured whole, MeasureCalls(Calls{}));
-  absl::PrintF("# host cost of an eager per-rank call, %d threads at once, one-trip, %d blocks\n",
-               world(), resolved.blocks);
+  absl::PrintF("# host cost of an eager per-rank call, %d threads at once, %s, %d blocks\n",
+               world(), ProtocolName(config_.protocol), resolved.blocks);
   absl::PrintF("%s",
                FormatHostTable(parts, HostStep{"AllGatherRank (the whole call)", whole.host_us}));
   std::fflush(stdout);
@@ -318,15 +321,18 @@ absl::StatusOr<std::vector<BreakdownRow>> RunBreakdown(const BreakdownConfig& co
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<Breakdown> run, Breakdown::Create(config));
   LTX_RETURN_IF_ERROR(run->PrintTimerSteps());
   std::vector<BreakdownRow> rows;
-  // Early start last: whatever it does, everything else is printed by then.
-  for (const bool early : {false, true}) {
-    for (int blocks : config.blocks) {
-      LTX_ASSIGN_OR_RETURN(BreakdownRow row, run->RunBlocks(blocks, early));
-      rows.push_back(row);
-    }
-    if (early) break;
-    LTX_RETURN_IF_ERROR(run->RunHost());
-    LTX_RETURN_IF_ERROR(run->RunLaunchCosts());
+  for (int blocks : config.blocks) {
+    LTX_ASSIGN_OR_RETURN(BreakdownRow row, run->RunBlocks(blocks, /*early=*/false));
+    rows.push_back(row);
+  }
+  // The host side and early start matter for the small messages of the one-trip path. Early
+  // start last: whatever it does, everything else is printed by then.
+  if (config.protocol != Protocol::kOneTrip) return rows;
+  LTX_RETURN_IF_ERROR(run->RunHost());
+  LTX_RETURN_IF_ERROR(run->RunLaunchCosts());
+  for (int blocks : config.blocks) {
+    LTX_ASSIGN_OR_RETURN(BreakdownRow row, run->RunBlocks(blocks, /*early=*/true));
+    rows.push_back(row);
   }
   return rows;
 }

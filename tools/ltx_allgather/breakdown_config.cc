@@ -10,6 +10,8 @@ namespace {
 
 constexpr int kMostBlocks = 1024;
 constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
+// The most bytes per rank the direct breakdown takes (each GPU holds the whole output).
+constexpr int64_t kDirectMaxBytes = int64_t{1} << 30;
 
 }  // namespace
 
@@ -31,12 +33,19 @@ absl::Status ValidateBreakdownConfig(const BreakdownConfig& config) {
   if (config.hidden < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
   }
+  if (config.protocol != Protocol::kOneTrip && config.protocol != Protocol::kDirect) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--protocol=%s: the breakdown times the one_trip or the direct kernel",
+                        ProtocolName(config.protocol)));
+  }
   const int64_t row_bytes = config.hidden * ElementSize(config.dtype);
-  if (config.per_rank_bytes < row_bytes || config.per_rank_bytes > kOneTripMaxBytes) {
+  const int64_t most =
+      config.protocol == Protocol::kOneTrip ? kOneTripMaxBytes : kDirectMaxBytes;
+  if (config.per_rank_bytes < row_bytes || config.per_rank_bytes > most) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "-b %d: the breakdown times the one-trip kernel; need one token row (%d bytes) to %d "
-        "bytes per rank",
-        config.per_rank_bytes, row_bytes, kOneTripMaxBytes));
+        "-b %d: the breakdown times the %s kernel; need one token row (%d bytes) to %d bytes "
+        "per rank",
+        config.per_rank_bytes, ProtocolName(config.protocol), row_bytes, most));
   }
   const TimingPlan& t = config.timing;
   if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
@@ -46,10 +55,15 @@ absl::Status ValidateBreakdownConfig(const BreakdownConfig& config) {
   }
   if (config.runtime.transport == Transport::kCopyEngine) {
     return absl::InvalidArgumentError(
-        "--breakdown: the one-trip kernel needs the peer-store transport");
+        "--breakdown: the timed kernels need the peer-store transport");
   }
   if (config.blocks.empty()) return absl::InvalidArgumentError("--breakdown_blocks: empty");
   return absl::OkStatus();
+}
+
+Protocol BreakdownProtocol(Protocol requested, int64_t per_rank_bytes) {
+  if (requested != Protocol::kAuto) return requested;
+  return per_rank_bytes <= kOneTripMaxBytes ? Protocol::kOneTrip : Protocol::kDirect;
 }
 
 int64_t BreakdownTokensPerRank(const BreakdownConfig& config) {

@@ -1,6 +1,6 @@
 // What one phase-breakdown run of the ltx_allgather tool measures: one per-rank size on the
-// one-trip path, the block counts to compare, the timing plan and the Runtime options; with the
-// plain logic over them (parsing the block list, validation).
+// one-trip or the direct path, the block counts to compare, the timing plan and the Runtime
+// options; with the plain logic over them (parsing the block list, validation).
 #ifndef LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_CONFIG_H_
 #define LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_CONFIG_H_
 
@@ -21,7 +21,9 @@ struct BreakdownConfig {
   RuntimeOptions runtime;
   DataType dtype = DataType::kBFloat16;
   int64_t hidden = 4096;
-  int64_t per_rank_bytes = 8 << 10;        // Rounded down to whole token rows; one-trip sized.
+  // Protocol::kOneTrip or kDirect: whose kernel is timed.
+  Protocol protocol = Protocol::kOneTrip;
+  int64_t per_rank_bytes = 8 << 10;        // Rounded down to whole token rows.
   std::vector<int> blocks = {0, 1, 2, 4};  // Block counts to compare; 0 = automatic.
   TimingPlan timing;
   bool check = true;
@@ -32,10 +34,17 @@ struct BreakdownConfig {
 // in [0, 1024].
 absl::StatusOr<std::vector<int>> ParseBlockList(absl::string_view text);
 
-// InvalidArgument naming the first setting a breakdown cannot run with (per-rank size below one
-// token row or above the one-trip limit of 512 KiB, hidden, timing counts, the copy-engine
-// transport). Needs no GPU.
+// InvalidArgument naming the first setting a breakdown cannot run with (a protocol other than
+// kOneTrip or kDirect, per-rank size below one token row or above the protocol's limit: 512 KiB
+// for one-trip, 1 GiB for direct; hidden, timing counts, the copy-engine transport). Needs no
+// GPU.
 absl::Status ValidateBreakdownConfig(const BreakdownConfig& config);
+
+// The protocol whose kernel a breakdown of `per_rank_bytes` per rank times when asked for
+// `requested`: kAuto gives kOneTrip up to 512 KiB per rank and kDirect above; any other protocol
+// is itself (ValidateBreakdownConfig refuses all but kOneTrip and kDirect). Shared by the
+// AllGather's and the all-to-all's breakdowns.
+Protocol BreakdownProtocol(Protocol requested, int64_t per_rank_bytes);
 
 // Tokens per rank: per_rank_bytes over the row size. Requires a valid config.
 int64_t BreakdownTokensPerRank(const BreakdownConfig& config);

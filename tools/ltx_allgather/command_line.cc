@@ -156,9 +156,10 @@ std::string UsageText() {
                                   GPU at once, per AllGather style, against each alone: GEMM
                                   slowdown and AllGather bandwidth kept
   ltx_allgather --breakdown [FLAGS]
-                                  where a small one-trip AllGather's time goes: each phase of
-                                  the kernel per GPU (timed instantiation, %globaltimer), graph
-                                  and eager, per block count; host cost per step of a call
+                                  where an AllGather's time goes: each phase of the one-trip or
+                                  the direct kernel per GPU (timed instantiation, %globaltimer),
+                                  graph and eager, per block count; one-trip: host cost per step
+                                  of a call
 
 Flags (short forms as in nccl-tests; "-b 16K", "-b16K", "-b=16K" and "--min_bytes=16K" are the
 same):
@@ -207,7 +208,9 @@ same):
                                  wheels under python3's site-packages, then the loader's search)
     -n, -w, --windows, -d, --hidden, --nccl, -c as above; -n and -w count GEMMs
   Breakdown (--breakdown)
-    -b, --min_bytes=SIZE         bytes per rank, one-trip sized (default 8K)
+    -b, --min_bytes=SIZE         bytes per rank (default 8K; one-trip: at most 512K)
+        --protocol=NAME          one_trip | direct | auto (one_trip up to 512K per rank, direct
+                                 above; default auto)
         --breakdown_blocks=LIST  block counts to compare, 0 = automatic (default 0,1,2,4)
     -n, -w, --windows, -d, --hidden, --max_blocks, -c as above
   -h, --help                     this text
@@ -222,6 +225,7 @@ Examples:
   ltx_allgather --bench --style=graph -b 32K -e 1G -f 8 --json=graph.json
   ltx_allgather --overlap -b 64M --gemm=8192,8192,8192 --max_blocks=16
   ltx_allgather --breakdown -b 8K --breakdown_blocks=0,1,2,4 -n 100 --windows 5
+  ltx_allgather --breakdown --protocol=direct -b 4M --breakdown_blocks=0,32,64
 )";
 }
 

@@ -7,8 +7,9 @@
 //                                  NCCL side by side.
 //   ltx_allgather --overlap        a cuBLAS GEMM and the AllGather side by side on every GPU,
 //                                  per AllGather style, against each alone.
-//   ltx_allgather --breakdown      where the time of a small one-trip AllGather goes: phases
-//                                  of the kernel per GPU, host cost per step of a call.
+//   ltx_allgather --breakdown      where the time of an AllGather goes: phases of the one-trip
+//                                  or (--protocol=direct) the direct kernel per GPU; one-trip:
+//                                  host cost per step of a call.
 //   ltx_allgather --help           the flags, short and long.
 //
 // The command line is checked before anything looks for a GPU: -h/--help prints the usage and
@@ -38,7 +39,8 @@ ABSL_FLAG(bool, bench, ltx::FlagValues().bench,
 ABSL_FLAG(bool, overlap, ltx::FlagValues().overlap,
           "Run a GEMM beside the AllGather on every GPU, per AllGather style.");
 ABSL_FLAG(bool, breakdown, ltx::FlagValues().breakdown,
-          "Time the phases of the one-trip kernel and the host steps of a per-rank call.");
+          "Time the phases of the one-trip (or, with --protocol=direct, the direct) kernel, and "
+          "the host steps of a per-rank one-trip call.");
 ABSL_FLAG(std::string, breakdown_blocks, ltx::FlagValues().breakdown_blocks,
           "Breakdown: block counts to compare, e.g. 0,1,2,4 (0 = automatic).");
 ABSL_FLAG(std::string, devices, ltx::FlagValues().devices,

@@ -1,6 +1,6 @@
-// The device buffers that the timed one-trip kernel writes its phase timestamps into
-// (kernels/one_trip_timestamps.h), one per rank, and the phase table made from them: shared by
-// the breakdown runs of ltx_allgather and ltx_alltoall, whose one-trip kernels record alike.
+// The device buffers a timed kernel writes its phase records into, one per rank
+// (kernels/phase_timestamps.h), and the breakdown table made of what they hold: shared by the
+// AllGather's and the all-to-all's breakdowns.
 #ifndef LTX_TOOLS_LTX_ALLGATHER_PHASE_RECORDS_H_
 #define LTX_TOOLS_LTX_ALLGATHER_PHASE_RECORDS_H_
 
@@ -8,42 +8,42 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "kernels/one_trip_timestamps.h"
+#include "kernels/phase_timestamps.h"
+#include "tools/ltx_allgather/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_table.h"
 
 namespace ltx {
 
 class PhaseRecords {
  public:
-  // Allocates `samples` x `max_blocks` records in device memory of each of `devices` (rank
-  // order). Errors: as CUDA reports them. Changes the calling thread's current device.
+  // Allocates `samples` ops of `max_blocks` blocks of records in the memory of each of
+  // `devices` (rank order), cleared. Errors: as CUDA reports them (CudaStatus).
   static absl::StatusOr<std::unique_ptr<PhaseRecords>> Create(const std::vector<int>& devices,
                                                               int samples, int max_blocks);
   ~PhaseRecords();
   PhaseRecords(const PhaseRecords&) = delete;
   PhaseRecords& operator=(const PhaseRecords&) = delete;
 
-  // What rank `rank`'s calls pass as CallOptions::one_trip_timestamps; valid while this lives.
-  const OneTripTimestamps* Of(int rank) const { return &records_[rank]; }
+  // Where rank `rank`'s timed calls write (CallOptions::phase_timestamps).
+  const PhaseTimestamps* ForRank(int rank) const { return &buffers_[rank]; }
 
-  // Zeroes every rank's records (a synchronous memset; the GPUs must not be writing them).
+  // Clears every rank's records; none of the ranks' kernels may be writing them.
   absl::Status Clear();
 
-  // Every rank's ops recorded since the last Clear, each reduced over its blocks (OpsOfRecords),
-  // in rank order. The GPUs must be done with the timed calls. Errors: as CUDA reports them.
-  absl::StatusOr<std::vector<std::vector<OpPhases>>> Read();
+  // Reads every rank's records back (the ranks' streams must be idle) and reduces them, rank by
+  // rank, to ops as `layout` says (OpsOfRecords).
+  absl::StatusOr<std::vector<std::vector<OpPhases>>> Read(const PhaseLayout& layout) const;
 
-  // The phase table of the recorded ops under `title` (FormatPhaseTable: every rank's summary
-  // and the round trips against rank 0). Errors: as Read.
-  absl::StatusOr<std::string> Table(const std::string& title);
+  // The table of what the records hold now (Read, then SummarizeRank per rank, PairTrips and
+  // FormatPhaseTable with `title`).
+  absl::StatusOr<std::string> Table(const std::string& title, const PhaseLayout& layout) const;
 
  private:
-  explicit PhaseRecords(std::vector<int> devices) : devices_(std::move(devices)) {}
+  explicit PhaseRecords(const std::vector<int>& devices) : devices_(devices) {}
 
-  std::vector<int> devices_;
-  std::vector<OneTripTimestamps> records_;  // Per rank; device memory of its GPU.
+  const std::vector<int> devices_;
+  std::vector<PhaseTimestamps> buffers_;  // Per rank; device memory of its GPU.
 };
 
 }  // namespace ltx

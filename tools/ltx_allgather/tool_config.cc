@@ -134,16 +134,17 @@ absl::Status FillBreakdownConfig(const FlagValues& flags, const CallOptions& cal
   if (flags.bench || flags.overlap) {
     return absl::InvalidArgumentError("--breakdown, --bench and --overlap: give one of them");
   }
-  if ((call.protocol != Protocol::kAuto && call.protocol != Protocol::kOneTrip) ||
-      call.blocks != 0 || !flags.json.empty() || flags.split != "even") {
+  if (call.protocol == Protocol::kCopyEngine || call.blocks != 0 || !flags.json.empty() ||
+      flags.split != "even") {
     return absl::InvalidArgumentError(
-        "--breakdown: times the one-trip kernel on an even split, without JSON; leave "
-        "--protocol, --blocks, --split and --json alone (--breakdown_blocks lists the block "
-        "counts)");
+        "--breakdown: times the one_trip or the direct kernel on an even split, without JSON; "
+        "leave --blocks, --split and --json alone (--breakdown_blocks lists the block counts) "
+        "and give --protocol as auto, one_trip or direct");
   }
   absl::StatusOr<int64_t> per_rank =
       ParseBytes(flags.min_bytes.empty() ? kBreakdownPerRankBytes : flags.min_bytes);
   if (!per_rank.ok()) return ForFlag("-b/--min_bytes", per_rank.status());
+  config->protocol = BreakdownProtocol(call.protocol, *per_rank);
   absl::StatusOr<std::vector<int>> blocks = ParseBlockList(flags.breakdown_blocks);
   if (!blocks.ok()) return ForFlag("--breakdown_blocks", blocks.status());
   config->per_rank_bytes = *per_rank;

@@ -85,9 +85,10 @@ absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text);
 // exclude each other; --overlap picks the protocol, blocks and transport of each style itself
 // and writes no JSON, so it rejects --protocol, --blocks, --transport, --split and --json other
 // than their defaults (-b is then bytes per rank). --breakdown excludes both; it times the
-// one-trip kernel at one size (-b bytes per rank, default 8K) for each of --breakdown_blocks, so
-// it rejects --protocol other than auto or one_trip, and --blocks, --split and --json other than
-// their defaults. Needs no GPU.
+// one-trip or the direct kernel (--protocol; auto: one-trip up to 512 KiB per rank, direct above)
+// at one size (-b bytes per rank, default 8K) for each of --breakdown_blocks, so it rejects
+// --protocol=copy_engine, and --blocks, --split and --json other than their defaults. Needs no
+// GPU.
 absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags);
 
 }  // namespace ltx

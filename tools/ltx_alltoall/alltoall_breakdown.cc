@@ -1,5 +1,5 @@
-// The phase breakdown of the one-trip all-to-all: the production kernel's time per call, then
-// the timed kernel's phases.
+// The phase breakdown of the one-trip or the direct all-to-all: the production kernel's time per
+// call, then the timed kernel's phases.
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_table.h"
 #include "tools/ltx_allgather/bench_timing.h"
+#include "tools/ltx_allgather/breakdown_phases.h"
 #include "tools/ltx_allgather/launch_floor.h"
 #include "tools/ltx_allgather/phase_records.h"
 #include "tools/testing/alltoall_harness.h"
@@ -38,16 +39,17 @@ struct Session {
   const AllToAllBreakdownConfig* config = nullptr;
   AllToAllHarness* harness = nullptr;
   PhaseRecords* records = nullptr;
+  PhaseLayout layout;  // Of config->protocol's timed kernel.
   TimedRanks ranks;
 };
 
 // The options of rank `rank`'s calls in `c`.
 CallOptions OptionsOf(const Session& s, const Calls& c, int rank) {
   CallOptions call;
-  call.protocol = Protocol::kOneTrip;
+  call.protocol = s.config->protocol;
   call.blocks = c.blocks;
   call.early_start = c.early;
-  if (c.timed) call.one_trip_timestamps = s.records->Of(rank);
+  if (c.timed) call.phase_timestamps = s.records->ForRank(rank);
   return call;
 }
 
@@ -75,12 +77,12 @@ absl::Status PhaseTable(const Session& s, Calls c, const std::string& what) {
   LTX_ASSIGN_OR_RETURN(const Measured timed, MeasureCalls(s, c));
   LTX_RETURN_IF_ERROR(s.harness->SynchronizeStreams());
   const std::string title = absl::StrFormat(
-      "%s, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel %.2f us, "
+      "%s, %s, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel %.2f us, "
       "host %.2f us",
-      what, c.graph ? "graph replay" : "eager per-rank",
+      ProtocolName(s.config->protocol), what, c.graph ? "graph replay" : "eager per-rank",
       c.blocks == 0 ? "auto" : absl::StrCat(c.blocks), c.early ? ", early start" : "",
       untimed.device_us, untimed.host_us, timed.device_us, timed.host_us);
-  LTX_ASSIGN_OR_RETURN(const std::string table, s.records->Table(title));
+  LTX_ASSIGN_OR_RETURN(const std::string table, s.records->Table(title, s.layout));
   absl::PrintF("%s", table);
   std::fflush(stdout);
   return absl::OkStatus();
@@ -107,6 +109,11 @@ absl::StatusOr<bool> RunBlocks(const Session& s, int blocks, bool early, const s
 
 absl::StatusOr<int> RunAllToAllBreakdown(Runtime& runtime,
                                          const AllToAllBreakdownConfig& config) {
+  if (config.protocol != Protocol::kOneTrip && config.protocol != Protocol::kDirect) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--protocol=%s: the breakdown times the one_trip or the direct kernel",
+                        ProtocolName(config.protocol)));
+  }
   const std::vector<int> devices = runtime.devices();
   const int world = runtime.world_size();
   const int64_t token_bytes = config.heads * config.head_dim * ElementSize(config.dtype);
@@ -123,6 +130,7 @@ absl::StatusOr<int> RunAllToAllBreakdown(Runtime& runtime,
   s.config = &config;
   s.harness = harness.get();
   s.records = records.get();
+  s.layout = PhaseLayoutOf(config.protocol);
   s.ranks.devices = devices;
   s.ranks.events = &events;
   int wrong = 0;
@@ -138,8 +146,9 @@ absl::StatusOr<int> RunAllToAllBreakdown(Runtime& runtime,
     for (int r = 0; r < world; ++r) s.ranks.streams.push_back(harness->Buffers(r).stream);
     const std::string what = absl::StrFormat(
         "%s per rank, %s", FormatBytes(harness->layout().InputBytes(0)), c.ToString());
-    // Early start last: whatever it does, everything else is printed by then.
+    // Early start (one-trip only) last: whatever it does, everything else is printed by then.
     for (const bool early : {false, true}) {
+      if (early && config.protocol != Protocol::kOneTrip) break;
       for (const int blocks : config.blocks) {
         LTX_ASSIGN_OR_RETURN(const bool failed, RunBlocks(s, blocks, early, what));
         if (failed) ++wrong;

@@ -1,4 +1,5 @@
-// ltx_alltoall: smoke run and benchmark of ltx's Ulysses all-to-all (sequence <-> heads).
+// ltx_alltoall: smoke run, benchmark and phase breakdown of ltx's Ulysses all-to-all
+// (sequence <-> heads).
 //
 //   ltx_alltoall                  smoke run: both directions, every dtype, odd shapes, uneven
 //                                 and zero counts, both call styles, verified byte-exact;
@@ -11,10 +12,13 @@
 //                                 one row per protocol and shape, side by side.
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
 //   ltx_alltoall --breakdown -b 8K --breakdown_blocks 0,1,2,4
-//                                 where the time of a small one-trip all-to-all goes: phases
-//                                 of the timed kernel per rank and block count, in both call
-//                                 styles, without and with early start (the table of
-//                                 ltx_allgather --breakdown); exit 1 if an output was wrong.
+//                                 where the time of an all-to-all goes: phases of the timed
+//                                 kernel (CallOptions::phase_timestamps) per rank and block
+//                                 count, in both call styles (the table of ltx_allgather
+//                                 --breakdown); the one-trip kernel up to 512K per rank, the
+//                                 direct kernel above (or as --protocol says); one-trip: also
+//                                 with early start. Exit 1 if an output was wrong.
+//   ltx_alltoall --breakdown -b 4M --breakdown_blocks 0,32,64    the direct kernel's phases.
 //
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
 // --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
@@ -54,8 +58,9 @@ ABSL_FLAG(std::string, devices, "", "Comma-separated CUDA devices in rank order 
 ABSL_FLAG(bool, smoke, false, "Run the smoke test (the default when --bench is not given).");
 ABSL_FLAG(bool, bench, false, "Run the benchmark.");
 ABSL_FLAG(bool, breakdown, false,
-          "Run the phase breakdown of the one-trip kernel at the size per rank of -b (default "
-          "8K), in the directions of --direction, timed with --warmup, --iters, --windows.");
+          "Run the phase breakdown of the one-trip or the direct kernel (--protocol) at the "
+          "size per rank of -b (default 8K), in the directions of --direction, timed with "
+          "--warmup, --iters, --windows.");
 ABSL_FLAG(std::string, breakdown_blocks, "0,1,2,4",
           "Breakdown: block counts to compare, e.g. 0,1,2,4 (0 = automatic).");
 ABSL_FLAG(std::string, b, "",
@@ -69,7 +74,8 @@ ABSL_FLAG(std::string, direction, "both", "seq_to_heads, heads_to_seq or both.")
 ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32, fp8_e4m3, ...).");
 ABSL_FLAG(std::string, protocol, "auto",
           "Benchmark: comma-separated protocols of ltx's calls (auto, direct, one_trip), one "
-          "row each per shape.");
+          "row each per shape. Breakdown: the one kernel timed (one_trip, direct; auto: "
+          "one_trip up to 512K per rank, direct above).");
 ABSL_FLAG(int, blocks, 0,
           "Benchmark: thread blocks per rank of each ltx call (CallOptions::blocks); 0 = by size.");
 ABSL_FLAG(int, max_blocks, 0,
@@ -388,6 +394,12 @@ absl::StatusOr<AllToAllBreakdownConfig> BreakdownConfigOfFlags() {
   config.head_dim = absl::GetFlag(FLAGS_head_dim);
   const std::string bytes = absl::GetFlag(FLAGS_b);
   LTX_ASSIGN_OR_RETURN(config.per_rank_bytes, ParseBytes(bytes.empty() ? "8K" : bytes));
+  LTX_ASSIGN_OR_RETURN(const std::vector<Protocol> protocols,
+                       ParseProtocols(absl::GetFlag(FLAGS_protocol)));
+  if (protocols.size() != 1) {
+    return absl::InvalidArgumentError("--breakdown: give one --protocol (auto, one_trip, direct)");
+  }
+  config.protocol = BreakdownProtocol(protocols[0], config.per_rank_bytes);
   LTX_ASSIGN_OR_RETURN(config.directions, ParseDirections(absl::GetFlag(FLAGS_direction)));
   LTX_ASSIGN_OR_RETURN(config.blocks, ParseBlockList(absl::GetFlag(FLAGS_breakdown_blocks)));
   config.timing.warmup = absl::GetFlag(FLAGS_warmup);
@@ -411,7 +423,8 @@ int Breakdown(Runtime& runtime) {
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("Smoke run and benchmark of ltx's Ulysses all-to-all.");
+  absl::SetProgramUsageMessage(
+      "Smoke run, benchmark and phase breakdown of ltx's Ulysses all-to-all.");
   absl::ParseCommandLine(argc, argv);
   if (VisibleGpuCount() == 0) {
     absl::PrintF("ltx_alltoall: no CUDA GPU is visible\n");
