@@ -156,24 +156,27 @@ static void TestAllToAllArguments(void) {
   Expect(LTX_VERSION_MINOR >= 4, "head_counts is version 0.4");
 }
 
-/* With a Runtime of `world_size` ranks: a head split of the wrong sum or with a negative entry
- * is refused by name before any launch (the buffers are never looked at). */
+/* With a Runtime of `world_size` ranks: a coordinated all-to-all with a head split of the wrong
+ * sum or with a negative entry is refused by name before any launch (the buffers are never
+ * looked at), and the Runtime stays usable. */
 static void TestHeadCounts(ltx_runtime* runtime, int world_size) {
   int64_t counts[8] = {0};
   int64_t head_counts[8] = {0};
   ltx_rank_buffers buffers[8];
+  ltx_op* op = NULL;
   ltx_alltoall_shape shape = {LTX_BFLOAT16, 1, 3, 8, counts, world_size, LTX_ALLTOALL_SEQ_TO_HEADS,
                               head_counts};
   memset(buffers, 0, sizeof(buffers));
   head_counts[world_size - 1] = 2;
-  ExpectInvalid(ltx_all_to_all_rank(runtime, 0, &shape, buffers, NULL), "must sum to heads (3)",
-                "head_counts of the wrong sum");
+  ExpectInvalid(ltx_all_to_all(runtime, &shape, buffers, world_size, NULL, &op),
+                "must sum to heads (3)", "head_counts of the wrong sum");
   head_counts[0] = -1;
   head_counts[world_size - 1] = 4;
   if (world_size > 1) {
-    ExpectInvalid(ltx_all_to_all_rank(runtime, 0, &shape, buffers, NULL),
+    ExpectInvalid(ltx_all_to_all(runtime, &shape, buffers, world_size, NULL, &op),
                   "head_counts[0] = -1 is negative", "negative head_counts entry");
   }
+  Expect(op == NULL, "no op after a refused head split");
 }
 
 /* A call generation below -1 is refused before the Runtime is used (a non-null bogus Runtime
