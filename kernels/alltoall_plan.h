@@ -7,14 +7,15 @@
 // Model. What rank r sends to rank t is a "piece": `rows` runs of `run_bytes` contiguous bytes,
 // one per (batch, token) pair, each taken from r's input and stored into t's output at offsets
 // of the form slice * slice_stride + base + token * row_stride (slice = row / rows_per_slice,
-// token = row % rows_per_slice). With S total tokens, token row T = heads * head_bytes, group
-// row G = heads_per_rank * head_bytes:
-//   sequence -> heads: rows_per_slice = count_r, run = G;
-//     input  offset b * count_r * T + head_offset_t + i * T      (head_offset_t = t * G)
-//     output offset b * S * G + prefix_r * G + i * G
-//   heads -> sequence: rows_per_slice = count_t, run = G;
-//     input  offset b * S * G + prefix_t * G + i * G
-//     output offset b * count_t * T + head_offset_r + i * T
+// token = row % rows_per_slice). With S total tokens, token row T = heads * head_bytes, and rank
+// h's head group of G_h = head_counts[h] * head_bytes bytes at byte offset O_h of a token row
+// (O_h = G_0 + ... + G_{h-1}; the even split is G_h = T / P, O_h = h * G_h):
+//   sequence -> heads: rows_per_slice = count_r, run = G_t;
+//     input  offset b * count_r * T + O_t + i * T
+//     output offset b * S * G_t + prefix_r * G_t + i * G_t
+//   heads -> sequence: rows_per_slice = count_t, run = G_r;
+//     input  offset b * S * G_r + prefix_t * G_r + i * G_r
+//     output offset b * count_t * T + O_r + i * T
 // Work is cut into lanes as in the AllGather plan (kernels/copy_plan.h: LaneCount, LaneTarget,
 // LanePart): the lanes of a target share its piece's rows, warp by warp (RowSweep).
 #ifndef LTX_KERNELS_ALLTOALL_PLAN_H_
@@ -40,9 +41,13 @@ struct AllToAllGeometry {
   int64_t batch = 0;
   int64_t total_tokens = 0;
   int64_t token_bytes = 0;  // heads * head_dim * element size.
-  int64_t group_bytes = 0;  // (heads / world_size) * head_dim * element size.
   int64_t token_counts[kMaxWorldSize] = {};
   int64_t prefix_tokens[kMaxWorldSize] = {};
+  // Rank h's head group in a token row: head_counts[h] * head_dim * element size bytes at byte
+  // offset group_offsets[h] (the sum of the groups before it). Derived on the host for every
+  // split, the even one included.
+  int64_t group_bytes[kMaxWorldSize] = {};
+  int64_t group_offsets[kMaxWorldSize] = {};
 };
 
 // Where a piece's rows lie in one buffer: row `row` starts at
@@ -69,18 +74,19 @@ LTX_HOST_DEVICE inline Piece PieceOf(const AllToAllGeometry& g, int rank, int ta
   const int seq_rank = g.heads_to_seq ? target : rank;
   const int head_rank = g.heads_to_seq ? rank : target;
   const int64_t count = g.token_counts[seq_rank];
+  const int64_t group = g.group_bytes[head_rank];
   PieceSide sequence_side;  // [batch, count, heads, head_dim]
   sequence_side.slice_stride = count * g.token_bytes;
-  sequence_side.base = head_rank * g.group_bytes;
+  sequence_side.base = g.group_offsets[head_rank];
   sequence_side.row_stride = g.token_bytes;
-  PieceSide heads_side;  // [batch, total_tokens, heads / world, head_dim]
-  heads_side.slice_stride = g.total_tokens * g.group_bytes;
-  heads_side.base = g.prefix_tokens[seq_rank] * g.group_bytes;
-  heads_side.row_stride = g.group_bytes;
+  PieceSide heads_side;  // [batch, total_tokens, head_counts[head_rank], head_dim]
+  heads_side.slice_stride = g.total_tokens * group;
+  heads_side.base = g.prefix_tokens[seq_rank] * group;
+  heads_side.row_stride = group;
   Piece piece;
   piece.rows_per_slice = count;
-  piece.rows = g.batch * count;
-  piece.run_bytes = g.group_bytes;
+  piece.rows = group == 0 ? 0 : g.batch * count;  // A rank without heads gets nothing.
+  piece.run_bytes = group;
   piece.src = g.heads_to_seq ? heads_side : sequence_side;
   piece.dst = g.heads_to_seq ? sequence_side : heads_side;
   return piece;

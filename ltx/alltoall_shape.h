@@ -11,11 +11,12 @@
 namespace ltx {
 
 // Which way an all-to-all re-shards. With P ranks, S = sum(token_counts), H = heads,
-// H_r = H / P and prefix_r = token_counts[0] + ... + token_counts[r-1]:
+// H_r = head_counts[r] (H / P for the even split), heads_prefix_r = H_0 + ... + H_{r-1} and
+// prefix_r = token_counts[0] + ... + token_counts[r-1]:
 enum class AllToAllDirection : int32_t {
   // Rank r's input is [batch, token_counts[r], H, head_dim]; every rank r's output is
-  // [batch, S, H_r, head_dim]: heads [r * H_r, (r + 1) * H_r) of the whole sequence, rank s's
-  // tokens at token offset prefix_s.
+  // [batch, S, H_r, head_dim]: heads [heads_prefix_r, heads_prefix_r + H_r) of the whole
+  // sequence, rank s's tokens at token offset prefix_s.
   kSeqToHeads = 0,
   // The exact inverse: rank r's input is [batch, S, H_r, head_dim], its output
   // [batch, token_counts[r], H, head_dim].
@@ -27,12 +28,16 @@ enum class AllToAllDirection : int32_t {
 struct AllToAllShape {
   DataType dtype = DataType::kBFloat16;
   int64_t batch = 1;     // >= 1
-  int64_t heads = 0;     // >= 1 and divisible by the world size.
+  int64_t heads = 0;     // >= 1; divisible by the world size unless head_counts is given.
   int64_t head_dim = 0;  // Elements per head, >= 1.
   // One entry per rank, each >= 0; zeros allowed. The span points at the caller's memory, which
   // must stay valid until the call returns (it is read during the call only).
   absl::Span<const int64_t> token_counts;
   AllToAllDirection direction = AllToAllDirection::kSeqToHeads;
+  // The heads each rank holds on the heads-sharded side: empty for the even split (heads / P
+  // each), or one entry per rank, each >= 0 (a rank may hold none: its heads-side tensor is
+  // empty), summing to heads. Every rank passes the same split. Read during the call only.
+  absl::Span<const int64_t> head_counts;
 };
 
 }  // namespace ltx

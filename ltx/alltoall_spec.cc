@@ -5,6 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/types/span.h"
 #include "ltx/allgather_shape.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/buffer_checks.h"
@@ -19,7 +21,7 @@ constexpr int64_t kAllToAllDigestTag = 0x416c6c546f416c6c;  // "AllToAll"
 // Largest element count of a token row: its byte count must stay far below 2^62.
 constexpr int64_t kMaxRowElements = int64_t{1} << 56;
 
-absl::Status CheckHeads(const AllToAllShape& shape, int world_size) {
+absl::Status CheckHeads(const AllToAllShape& shape) {
   if (shape.direction != AllToAllDirection::kSeqToHeads &&
       shape.direction != AllToAllDirection::kHeadsToSeq) {
     return absl::InvalidArgumentError(
@@ -31,10 +33,6 @@ absl::Status CheckHeads(const AllToAllShape& shape, int world_size) {
   if (shape.head_dim < 1) {
     return absl::InvalidArgumentError(absl::StrCat("head_dim must be >= 1, got ", shape.head_dim));
   }
-  if (world_size >= 1 && world_size <= kMaxWorldSize && shape.heads % world_size != 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "heads (%d) must be divisible by the world size (%d)", shape.heads, world_size));
-  }
   int64_t row_elements = 0;
   if (__builtin_mul_overflow(shape.heads, shape.head_dim, &row_elements) ||
       row_elements > kMaxRowElements) {
@@ -44,10 +42,67 @@ absl::Status CheckHeads(const AllToAllShape& shape, int world_size) {
   return absl::OkStatus();
 }
 
+// The heads each of `world_size` ranks holds on the heads side: shape.head_counts, checked,
+// or heads / world_size each when it is empty. world_size is valid.
+absl::StatusOr<HeadCounts> HeadCountsOf(const AllToAllShape& shape, int world_size) {
+  HeadCounts counts = {};
+  if (shape.head_counts.empty()) {
+    if (shape.heads % world_size != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "heads (%d) must be divisible by the world size (%d), or head_counts must give the "
+          "split",
+          shape.heads, world_size));
+    }
+    for (int rank = 0; rank < world_size; ++rank) counts[rank] = shape.heads / world_size;
+    return counts;
+  }
+  if (static_cast<int64_t>(shape.head_counts.size()) != world_size) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("head_counts has %d entries, but the world size is %d",
+                        shape.head_counts.size(), world_size));
+  }
+  int64_t sum = 0;
+  bool overflow = false;
+  for (int rank = 0; rank < world_size; ++rank) {
+    counts[rank] = shape.head_counts[rank];
+    if (counts[rank] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("head_counts[%d] = %d is negative", rank, counts[rank]));
+    }
+    overflow = overflow || __builtin_add_overflow(sum, counts[rank], &sum);
+  }
+  if (overflow || sum != shape.heads) {
+    return absl::InvalidArgumentError(absl::StrFormat("head_counts [%s] must sum to heads (%d)",
+                                                      absl::StrJoin(shape.head_counts, ","),
+                                                      shape.heads));
+  }
+  return counts;
+}
+
+// Fills the per-rank fields of `layout` (counts, head groups, buffer sizes) from the sequence
+// side's `gathered` layout.
+void FillRanks(const AllGatherLayout& gathered, AllToAllLayout& layout) {
+  AllToAllGeometry& g = layout.geometry;
+  const int64_t head_bytes = gathered.row_bytes / layout.heads;
+  int64_t offset = 0;
+  for (int rank = 0; rank < layout.world_size; ++rank) {
+    g.token_counts[rank] = gathered.token_counts[rank];
+    g.prefix_tokens[rank] = gathered.prefix_tokens[rank];
+    g.group_bytes[rank] = layout.head_counts[rank] * head_bytes;
+    g.group_offsets[rank] = offset;
+    offset += g.group_bytes[rank];
+    // Both are at most the gathered output's size, which ComputeLayout bounded.
+    const int64_t sequence_bytes = gathered.InputBytes(rank);
+    const int64_t heads_bytes = gathered.batch * gathered.total_tokens * g.group_bytes[rank];
+    layout.input_bytes[rank] = g.heads_to_seq ? heads_bytes : sequence_bytes;
+    layout.output_bytes[rank] = g.heads_to_seq ? sequence_bytes : heads_bytes;
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape, int world_size) {
-  LTX_RETURN_IF_ERROR(CheckHeads(shape, world_size));
+  LTX_RETURN_IF_ERROR(CheckHeads(shape));
   AllGatherShape sequence;
   sequence.dtype = shape.dtype;
   sequence.batch = shape.batch;
@@ -56,6 +111,7 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
   LTX_ASSIGN_OR_RETURN(const AllGatherLayout gathered, ComputeLayout(sequence, world_size));
 
   AllToAllLayout layout;
+  LTX_ASSIGN_OR_RETURN(layout.head_counts, HeadCountsOf(shape, world_size));
   layout.world_size = world_size;
   layout.dtype = shape.dtype;
   layout.direction = shape.direction;
@@ -67,19 +123,16 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
   g.batch = shape.batch;
   g.total_tokens = gathered.total_tokens;
   g.token_bytes = gathered.row_bytes;
-  g.group_bytes = gathered.row_bytes / world_size;
-  for (int rank = 0; rank < world_size; ++rank) {
-    g.token_counts[rank] = gathered.token_counts[rank];
-    g.prefix_tokens[rank] = gathered.prefix_tokens[rank];
-    // Both are at most the gathered output's size, which ComputeLayout bounded.
-    const int64_t sequence_bytes = gathered.InputBytes(rank);
-    const int64_t heads_bytes = gathered.output_bytes / world_size;
-    layout.input_bytes[rank] = g.heads_to_seq ? heads_bytes : sequence_bytes;
-    layout.output_bytes[rank] = g.heads_to_seq ? sequence_bytes : heads_bytes;
-  }
-  const int64_t digest_fields[] = {kAllToAllDigestTag, static_cast<int64_t>(shape.direction),
-                                   shape.heads, shape.head_dim,
-                                   static_cast<int64_t>(gathered.counts_digest)};
+  FillRanks(gathered, layout);
+  // The split as resolved, so that an empty head_counts and the even split it stands for agree.
+  const int64_t digest_fields[] = {
+      kAllToAllDigestTag,
+      static_cast<int64_t>(shape.direction),
+      shape.heads,
+      shape.head_dim,
+      static_cast<int64_t>(gathered.counts_digest),
+      static_cast<int64_t>(CountsDigest(
+          absl::MakeConstSpan(layout.head_counts.data(), static_cast<size_t>(world_size))))};
   layout.digest = CountsDigest(digest_fields);
   return layout;
 }

@@ -17,6 +17,9 @@
 
 namespace ltx {
 
+// Heads per rank on the heads-sharded side, indexed by rank.
+using HeadCounts = std::array<int64_t, kMaxWorldSize>;
+
 // Byte layout of a validated all-to-all.
 struct AllToAllLayout {
   int world_size = 0;
@@ -24,12 +27,15 @@ struct AllToAllLayout {
   AllToAllDirection direction = AllToAllDirection::kSeqToHeads;
   int64_t heads = 0;
   int64_t head_dim = 0;
+  // The split of the heads as resolved: shape.head_counts, or heads / world_size each.
+  HeadCounts head_counts = {};
   // What the kernel and the copy plan work from.
   AllToAllGeometry geometry;
   std::array<int64_t, kMaxWorldSize> input_bytes = {};
   std::array<int64_t, kMaxWorldSize> output_bytes = {};
-  // Digest of the op kind, direction, heads, head_dim and count vector; ranks compare it on the
-  // device, so an all-to-all never pairs with an AllGather or with a different shape.
+  // Digest of the op kind, direction, heads, head_dim, token count vector and head split; ranks
+  // compare it on the device, so an all-to-all never pairs with an AllGather or with a
+  // different shape.
   uint64_t digest = 0;
 
   int64_t InputBytes(int rank) const { return input_bytes[rank]; }
@@ -38,8 +44,10 @@ struct AllToAllLayout {
 
 // Validates `shape` for `world_size` ranks and derives its layout. InvalidArgument names the
 // argument: world size outside 1..kMaxWorldSize, an unknown dtype or direction, batch, heads or
-// head_dim < 1, heads not divisible by the world size, a count vector whose length is not the
-// world size, a negative count, or sizes whose byte count overflows 2^62. Thread-safe.
+// head_dim < 1, a token count vector whose length is not the world size, a negative count,
+// sizes whose byte count overflows 2^62, an empty head_counts with heads not divisible by the
+// world size, or a non-empty head_counts whose length is not the world size, with a negative
+// entry, or whose sum is not heads. Thread-safe.
 absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape, int world_size);
 
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for

@@ -222,7 +222,7 @@ absl::StatusOr<ltx::AllGatherShape> ToShape(const ltx_allgather_shape* in) {
   return shape;
 }
 
-// The all-to-all shape of `in`; its token counts point into the caller's array.
+// The all-to-all shape of `in`; its token and head counts point into the caller's arrays.
 absl::StatusOr<ltx::AllToAllShape> ToShape(const ltx_alltoall_shape* in) {
   absl::Status status = CheckNotNull(in, "shape");
   if (status.ok()) status = CheckArray(in->token_counts, in->num_ranks, "shape->token_counts");
@@ -237,6 +237,9 @@ absl::StatusOr<ltx::AllToAllShape> ToShape(const ltx_alltoall_shape* in) {
   shape.head_dim = in->head_dim;
   shape.token_counts = absl::MakeConstSpan(in->token_counts, in->num_ranks);
   shape.direction = *direction;
+  if (in->head_counts != nullptr) {
+    shape.head_counts = absl::MakeConstSpan(in->head_counts, in->num_ranks);
+  }
   return shape;
 }
 

@@ -40,7 +40,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 3
+#define LTX_VERSION_MINOR 4
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -154,12 +154,17 @@ typedef enum ltx_alltoall_direction {
 } ltx_alltoall_direction;
 
 /* The shape of one Ulysses all-to-all (ltx::AllToAllShape), the same on every rank. With P =
- * num_ranks ranks and S = sum(token_counts): sequence -> heads takes rank r's input
- * [batch, token_counts[r], heads, head_dim] to every rank r's output
- * [batch, S, heads / P, head_dim] (heads [r * heads / P, (r + 1) * heads / P) of the whole
- * sequence); heads -> sequence is the exact inverse. Contiguous elements of `dtype` (an
- * ltx_data_type); heads divisible by P; `direction` an ltx_alltoall_direction. `token_counts`
- * has `num_ranks` entries and is read during the call only. */
+ * num_ranks ranks, S = sum(token_counts) and H_r = head_counts[r] (heads / P without
+ * head_counts): sequence -> heads takes rank r's input [batch, token_counts[r], heads, head_dim]
+ * to every rank r's output [batch, S, H_r, head_dim] (heads [H_0 + ... + H_{r-1}, + H_r) of the
+ * whole sequence); heads -> sequence is the exact inverse. Contiguous elements of `dtype` (an
+ * ltx_data_type); `direction` an ltx_alltoall_direction. `token_counts` has `num_ranks`
+ * entries; `head_counts` is NULL (the even split: heads divisible by P) or has `num_ranks`
+ * entries, each >= 0, summing to heads. Both are read during the call only.
+ *
+ * This struct has no struct_size: a program built against a header before 0.4 (which had no
+ * head_counts) must be rebuilt against this one. Zero-initialise it (`= {...}` with fewer
+ * fields, or memset) so that head_counts is NULL where no split is wanted. */
 typedef struct ltx_alltoall_shape {
   int dtype;
   int64_t batch;
@@ -168,6 +173,8 @@ typedef struct ltx_alltoall_shape {
   const int64_t* token_counts;
   int num_ranks;
   int direction;
+  /* Since 0.4. Heads per rank on the heads-sharded side, or NULL for the even split. */
+  const int64_t* head_counts;
 } ltx_alltoall_shape;
 
 /* One rank's buffers (device memory of the rank's GPU) and stream. `input` may be NULL when the

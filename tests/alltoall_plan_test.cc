@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@ struct PlanCase {
   int64_t heads;
   int64_t head_dim;
   std::vector<int64_t> counts;
+  std::vector<int64_t> head_counts;  // Empty: the even split.
   int blocks;
   int warps;  // Warps per block.
   uint64_t input_misalignment;
@@ -59,8 +61,9 @@ struct PlanCase {
     return absl::StrCat(direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq",
                         " ", DataTypeName(dtype), " batch=", batch, " heads=", heads,
                         " head_dim=", head_dim, " counts=[", absl::StrJoin(counts, ","),
-                        "] blocks=", blocks, " warps=", warps, " misalign=", input_misalignment,
-                        "/", output_misalignment);
+                        "] head_counts=[", absl::StrJoin(head_counts, ","), "] blocks=", blocks,
+                        " warps=", warps, " misalign=", input_misalignment, "/",
+                        output_misalignment);
   }
 };
 
@@ -79,18 +82,21 @@ struct SourceByte {
 std::vector<std::vector<SourceByte>> Reference(const PlanCase& c, const AllToAllLayout& layout) {
   const int world = layout.world_size;
   const int64_t head_bytes = c.head_dim * ElementSize(c.dtype);
-  const int64_t group = c.heads / world;
+  std::vector<int64_t> groups = c.head_counts;  // Heads per rank.
+  if (groups.empty()) groups.assign(world, c.heads / world);
   const int64_t total = layout.geometry.total_tokens;
   std::vector<std::vector<SourceByte>> expected(world);
   for (int r = 0; r < world; ++r) expected[r].resize(layout.OutputBytes(r));
   for (int s = 0; s < world; ++s) {    // Sequence-sharded rank.
+    int64_t first_head = 0;            // Of rank h's group.
     for (int h = 0; h < world; ++h) {  // Head-group rank.
+      const int64_t group = groups[h];
       for (int64_t b = 0; b < c.batch; ++b) {
         for (int64_t i = 0; i < c.counts[s]; ++i) {
           for (int64_t k = 0; k < group; ++k) {
             for (int64_t byte = 0; byte < head_bytes; ++byte) {
               const int64_t seq =
-                  Offset(b, i, h * group + k, byte, c.counts[s], c.heads, head_bytes);
+                  Offset(b, i, first_head + k, byte, c.counts[s], c.heads, head_bytes);
               const int64_t heads = Offset(b, layout.geometry.prefix_tokens[s] + i, k, byte, total,
                                            group, head_bytes);
               if (c.direction == AllToAllDirection::kSeqToHeads) {
@@ -102,6 +108,7 @@ std::vector<std::vector<SourceByte>> Reference(const PlanCase& c, const AllToAll
           }
         }
       }
+      first_head += group;
     }
   }
   return expected;
@@ -116,6 +123,7 @@ absl::StatusOr<AllToAllLayout> LayoutOf(const PlanCase& c) {
   shape.head_dim = c.head_dim;
   shape.token_counts = c.counts;
   shape.direction = c.direction;
+  shape.head_counts = c.head_counts;
   return ComputeAllToAllLayout(shape, static_cast<int>(c.counts.size()));
 }
 
@@ -184,23 +192,52 @@ std::vector<std::vector<int64_t>> CountsFor(int world, std::mt19937& random) {
   return all;
 }
 
+// A head split for `world` ranks, of kind `kind` % 3: the even split (empty head_counts), an
+// uneven one (0 to 3 heads per rank, at least one in all), or every head on one rank.
+struct HeadSplit {
+  int64_t heads = 0;
+  std::vector<int64_t> head_counts;
+};
+HeadSplit SplitFor(int world, int kind, std::mt19937& random) {
+  HeadSplit split;
+  switch (kind % 3) {
+    case 0:
+      split.heads = world * (1 + static_cast<int64_t>(random() % 2));
+      return split;
+    case 1:
+      for (int r = 0; r < world; ++r) split.head_counts.push_back(random() % 4);
+      if (std::accumulate(split.head_counts.begin(), split.head_counts.end(), int64_t{0}) == 0) {
+        split.head_counts[0] = 1;
+      }
+      break;
+    default:
+      split.head_counts.assign(world, 0);
+      split.head_counts[random() % world] = 1 + static_cast<int64_t>(random() % 3);
+      break;
+  }
+  split.heads = std::accumulate(split.head_counts.begin(), split.head_counts.end(), int64_t{0});
+  return split;
+}
+
 TEST(AllToAllPlanTest, EveryOutputByteIsStoredOnceFromTheRightInputByte) {
   std::mt19937 random(7);
   int cases = 0;
+  int splits = 0;
   for (int world = 1; world <= 8; ++world) {
     for (AllToAllDirection direction :
          {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
       for (const std::vector<int64_t>& counts : CountsFor(world, random)) {
         for (DataType dtype : {DataType::kBFloat16, DataType::kFloat32, DataType::kUint8}) {
           for (int64_t head_dim : {1, 3, 8}) {
-            const int64_t heads = world * (1 + static_cast<int64_t>(random() % 2));
+            const HeadSplit split = SplitFor(world, splits++, random);
             const int64_t batch = 1 + static_cast<int64_t>(random() % 3);
             for (int blocks : {1, world, 2 * world + 1, 37}) {
               const uint64_t input_misalignment = random() % 3 == 0 ? random() % 16 : 0;
               const uint64_t output_misalignment = random() % 3 == 0 ? random() % 16 : 0;
               const int warps = blocks % 2 == 0 ? 16 : 3;
-              SimulateAndCheck({direction, dtype, batch, heads, head_dim, counts, blocks, warps,
-                                input_misalignment, output_misalignment});
+              SimulateAndCheck({direction, dtype, batch, split.heads, head_dim, counts,
+                                split.head_counts, blocks, warps, input_misalignment,
+                                output_misalignment});
               ++cases;
               if (HasFatalFailure()) return;
             }
@@ -253,6 +290,33 @@ TEST(AllToAllPlanTest, LargestPieceBytesIsTheBiggestTargetShare) {
   layout = ComputeAllToAllLayout(shape, 3);
   ASSERT_TRUE(layout.ok());
   EXPECT_EQ(LargestPieceBytes(layout->geometry, 1), 2 * 5 * 2 * 12);
+}
+
+TEST(AllToAllPlanTest, UnevenSplitPiecesCarryEachRanksHeadGroup) {
+  // 5 heads of 4 fp32 elements (16 bytes) over 3 ranks as 2, 0, 3.
+  const std::vector<int64_t> counts = {2, 1, 4};
+  const std::vector<int64_t> head_counts = {2, 0, 3};
+  AllToAllShape shape;
+  shape.dtype = DataType::kFloat32;
+  shape.heads = 5;
+  shape.head_dim = 4;
+  shape.token_counts = counts;
+  shape.head_counts = head_counts;
+  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, 3);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  // Rank 2's tokens of rank 2's heads: 3 heads from byte 32 of each 80-byte token row, into
+  // token rows of 48 bytes after the 3 tokens of ranks 0 and 1.
+  const Piece piece = PieceOf(layout->geometry, 2, 2);
+  EXPECT_EQ(piece.run_bytes, 48);
+  EXPECT_EQ(piece.rows, 4);
+  EXPECT_EQ(piece.src.base, 32);
+  EXPECT_EQ(piece.src.row_stride, 80);
+  EXPECT_EQ(piece.dst.base, 3 * 48);
+  EXPECT_EQ(piece.dst.row_stride, 48);
+  EXPECT_EQ(piece.dst.slice_stride, 7 * 48);
+  // Rank 1 holds no heads: nothing goes to it.
+  for (int rank = 0; rank < 3; ++rank) EXPECT_EQ(PieceOf(layout->geometry, rank, 1).rows, 0);
+  EXPECT_EQ(LargestPieceBytes(layout->geometry, 2), 4 * 48);
 }
 
 // --------------------------------------------------------------------- one-trip packing
@@ -462,18 +526,19 @@ void SimulateOneTripAndCheck(const PlanCase& c) {
 TEST(AllToAllOneTripPlanTest, EveryLineTravelsOnceAndEveryOutputByteIsWrittenOnce) {
   std::mt19937 random(11);
   int cases = 0;
+  int splits = 0;
   for (int world = 1; world <= 8; ++world) {
     for (AllToAllDirection direction :
          {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
       for (const std::vector<int64_t>& counts : CountsFor(world, random)) {
         for (DataType dtype : {DataType::kBFloat16, DataType::kFloat32, DataType::kUint8}) {
           for (int64_t head_dim : {1, 3, 8}) {
-            const int64_t heads = world * (1 + static_cast<int64_t>(random() % 2));
+            const HeadSplit split = SplitFor(world, splits++, random);
             const int64_t batch = 1 + static_cast<int64_t>(random() % 3);
             for (int blocks : {1, 2, 5}) {
               const int warps = blocks == 2 ? 4 : 1;
-              SimulateOneTripAndCheck(
-                  {direction, dtype, batch, heads, head_dim, counts, blocks, warps, 0, 0});
+              SimulateOneTripAndCheck({direction, dtype, batch, split.heads, head_dim, counts,
+                                       split.head_counts, blocks, warps, 0, 0});
               ++cases;
               if (HasFatalFailure()) return;
             }

@@ -22,7 +22,8 @@ using ::testing::HasSubstr;
 AllToAllShape MakeShape(int64_t batch, int64_t heads, int64_t head_dim,
                         const std::vector<int64_t>& counts,
                         AllToAllDirection direction = AllToAllDirection::kSeqToHeads,
-                        DataType dtype = DataType::kBFloat16) {
+                        DataType dtype = DataType::kBFloat16,
+                        const std::vector<int64_t>& head_counts = {}) {
   AllToAllShape shape;
   shape.dtype = dtype;
   shape.batch = batch;
@@ -30,7 +31,15 @@ AllToAllShape MakeShape(int64_t batch, int64_t heads, int64_t head_dim,
   shape.head_dim = head_dim;
   shape.token_counts = counts;
   shape.direction = direction;
+  shape.head_counts = head_counts;
   return shape;
+}
+
+// The shape with head split `head_counts`, in direction `direction`, bf16.
+AllToAllShape SplitShape(int64_t heads, const std::vector<int64_t>& counts,
+                         const std::vector<int64_t>& head_counts,
+                         AllToAllDirection direction = AllToAllDirection::kSeqToHeads) {
+  return MakeShape(2, heads, 3, counts, direction, DataType::kBFloat16, head_counts);
 }
 
 void ExpectInvalid(const absl::StatusOr<AllToAllLayout>& layout, const char* argument) {
@@ -50,7 +59,11 @@ TEST(ComputeAllToAllLayoutTest, SeqToHeadsDerivesGeometryAndBufferSizes) {
   EXPECT_EQ(g.batch, 2);
   EXPECT_EQ(g.total_tokens, 9);
   EXPECT_EQ(g.token_bytes, 8 * 3 * 2);
-  EXPECT_EQ(g.group_bytes, 2 * 3 * 2);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(layout->head_counts[rank], 2);
+    EXPECT_EQ(g.group_bytes[rank], 2 * 3 * 2);
+    EXPECT_EQ(g.group_offsets[rank], rank * 2 * 3 * 2);
+  }
   EXPECT_EQ(g.prefix_tokens[2], 3);
   EXPECT_EQ(g.prefix_tokens[3], 8);
   EXPECT_EQ(layout->InputBytes(0), 2 * 3 * 48);
@@ -69,6 +82,45 @@ TEST(ComputeAllToAllLayoutTest, HeadsToSeqSwapsInputAndOutputSizes) {
   for (int rank = 0; rank < 4; ++rank) {
     EXPECT_EQ(inverse->InputBytes(rank), forward->OutputBytes(rank));
     EXPECT_EQ(inverse->OutputBytes(rank), forward->InputBytes(rank));
+  }
+}
+
+TEST(ComputeAllToAllLayoutTest, UnevenSplitSizesEachRanksHeadGroup) {
+  const std::vector<int64_t> counts = {3, 0, 5, 1};
+  const std::vector<int64_t> split = {3, 0, 1, 3};
+  const absl::StatusOr<AllToAllLayout> layout =
+      ComputeAllToAllLayout(SplitShape(7, counts, split), 4);
+  const absl::StatusOr<AllToAllLayout> inverse =
+      ComputeAllToAllLayout(SplitShape(7, counts, split, AllToAllDirection::kHeadsToSeq), 4);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  ASSERT_TRUE(inverse.ok()) << inverse.status();
+  const AllToAllGeometry& g = layout->geometry;
+  EXPECT_EQ(g.token_bytes, 7 * 3 * 2);
+  const int64_t offsets[] = {0, 3, 3, 4};  // Heads before each rank's group.
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(layout->head_counts[rank], split[rank]);
+    EXPECT_EQ(g.group_bytes[rank], split[rank] * 3 * 2);
+    EXPECT_EQ(g.group_offsets[rank], offsets[rank] * 3 * 2);
+    // [batch, S, head_counts[rank], head_dim] on the heads side; rank 1's is empty.
+    EXPECT_EQ(layout->OutputBytes(rank), 2 * 9 * split[rank] * 3 * 2);
+    EXPECT_EQ(layout->InputBytes(rank), 2 * counts[rank] * 7 * 3 * 2);
+    EXPECT_EQ(inverse->InputBytes(rank), layout->OutputBytes(rank));
+    EXPECT_EQ(inverse->OutputBytes(rank), layout->InputBytes(rank));
+  }
+}
+
+TEST(ComputeAllToAllLayoutTest, AnExplicitEvenSplitIsTheDefaultOne) {
+  const std::vector<int64_t> counts = {3, 0, 5, 1};
+  const absl::StatusOr<AllToAllLayout> implicit =
+      ComputeAllToAllLayout(SplitShape(8, counts, {}), 4);
+  const absl::StatusOr<AllToAllLayout> explicit_split =
+      ComputeAllToAllLayout(SplitShape(8, counts, {2, 2, 2, 2}), 4);
+  ASSERT_TRUE(implicit.ok() && explicit_split.ok());
+  EXPECT_EQ(implicit->digest, explicit_split->digest);
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(implicit->geometry.group_bytes[rank], explicit_split->geometry.group_bytes[rank]);
+    EXPECT_EQ(implicit->geometry.group_offsets[rank], explicit_split->geometry.group_offsets[rank]);
+    EXPECT_EQ(implicit->OutputBytes(rank), explicit_split->OutputBytes(rank));
   }
 }
 
@@ -96,6 +148,15 @@ TEST(ComputeAllToAllLayoutTest, DigestSeparatesDirectionShapeCountsAndAllGather)
   EXPECT_NE(base, digest(MakeShape(1, 2, 16, counts)));
   EXPECT_NE(base, digest(MakeShape(1, 4, 8, other_counts)));
   EXPECT_NE(base, CountsDigest(counts));
+  // Head splits: ranks that split the heads differently disagree.
+  auto split = [&](const std::vector<int64_t>& head_counts) {
+    return digest(MakeShape(1, 4, 8, counts, AllToAllDirection::kSeqToHeads, DataType::kBFloat16,
+                            head_counts));
+  };
+  EXPECT_EQ(base, split({2, 2}));
+  EXPECT_NE(base, split({3, 1}));
+  EXPECT_NE(split({3, 1}), split({1, 3}));
+  EXPECT_NE(split({4, 0}), split({0, 4}));
 }
 
 TEST(ComputeAllToAllLayoutTest, RejectsEveryBadArgumentByName) {
@@ -115,6 +176,23 @@ TEST(ComputeAllToAllLayoutTest, RejectsEveryBadArgumentByName) {
       ComputeAllToAllLayout(
           MakeShape(1, 4, 8, two, AllToAllDirection::kSeqToHeads, static_cast<DataType>(99)), 2),
       "dtype");
+}
+
+TEST(ComputeAllToAllLayoutTest, RejectsEveryBadHeadSplitByName) {
+  const std::vector<int64_t> two = {1, 2};
+  ExpectInvalid(ComputeAllToAllLayout(SplitShape(3, two, {}), 2), "head_counts must give");
+  ExpectInvalid(ComputeAllToAllLayout(SplitShape(3, two, {3}), 2), "head_counts has 1 entries");
+  ExpectInvalid(ComputeAllToAllLayout(SplitShape(3, two, {1, 1, 1}), 2),
+                "head_counts has 3 entries");
+  ExpectInvalid(ComputeAllToAllLayout(SplitShape(3, two, {4, -1}), 2),
+                "head_counts[1] = -1 is negative");
+  ExpectInvalid(ComputeAllToAllLayout(SplitShape(3, two, {1, 1}), 2), "must sum to heads (3)");
+  ExpectInvalid(ComputeAllToAllLayout(SplitShape(3, two, {2, 2}), 2), "must sum to heads (3)");
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  ExpectInvalid(ComputeAllToAllLayout(SplitShape(3, two, {big, big}), 2), "must sum to heads");
+  // Zero heads on every rank but one, and a split of heads not divisible by the world size.
+  EXPECT_TRUE(ComputeAllToAllLayout(SplitShape(3, two, {0, 3}), 2).ok());
+  EXPECT_TRUE(ComputeAllToAllLayout(SplitShape(5, {1, 2, 3}, {2, 2, 1}), 3).ok());
 }
 
 TEST(ComputeAllToAllLayoutTest, RejectsOverflow) {
@@ -149,6 +227,18 @@ TEST(ValidateAllToAllBuffersTest, NamesTheRankAndTheNullPointer) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1: output is null"));
   EXPECT_THAT(std::string(ValidateAllToAllBuffers(*layout, 2, buffers).message()),
               HasSubstr("outside"));
+}
+
+TEST(ValidateAllToAllBuffersTest, ARankWithoutHeadsMayPassANullOutput) {
+  const std::vector<int64_t> counts = {3, 4};
+  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(
+      MakeShape(1, 2, 8, counts, AllToAllDirection::kSeqToHeads, DataType::kBFloat16, {2, 0}), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  int dummy = 0;
+  RankBuffers buffers;
+  buffers.input = &dummy;
+  EXPECT_TRUE(ValidateAllToAllBuffers(*layout, 1, buffers).ok());
+  EXPECT_FALSE(ValidateAllToAllBuffers(*layout, 0, buffers).ok());
 }
 
 }  // namespace

@@ -1,19 +1,22 @@
 // GPU tests of the Ulysses all-to-all (sequence <-> heads) in both directions, every call
 // style and both of its protocols (direct and one-trip): every dtype, odd head_dim, batch > 1,
-// uneven and zero token counts, misaligned buffers, world size 1, round trips, CUDA graph
-// capture and replay, ranks that disagree (InvalidArgument, not a hang), ops interleaved with
-// AllGathers on one Runtime, a one-trip call too large for the staging (InvalidArgument), the
-// own piece beside the sends, early start, the timed direct and one-trip kernels (phase records
-// of every block), and the protocol and transport it does not run on (Unimplemented). Random
-// data, outputs poisoned before every call, byte-exact checks on every rank. Cases skip, with
-// the reason, where there are fewer GPUs than they need.
+// uneven and zero token counts, uneven and zero head splits, misaligned buffers, world size 1,
+// round trips, CUDA graph capture and replay, ranks that disagree on heads or on the head split
+// (InvalidArgument, not a hang), ops interleaved with AllGathers on one Runtime, a one-trip call
+// too large for the staging (InvalidArgument), the own piece beside the sends, early start, the
+// timed direct and one-trip kernels (phase records of every block), and the protocol and
+// transport it does not run on (Unimplemented). Random data, outputs poisoned before every call,
+// byte-exact checks on every rank. Cases skip, with the reason, where there are fewer GPUs than
+// they need.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <thread>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -109,6 +112,28 @@ std::string ProtocolTestName(Protocol protocol) {
   return protocol == Protocol::kOneTrip ? "OneTrip" : "Direct";
 }
 
+// Head splits for `world` ranks, each with its sum of heads: uneven (heads not divisible by the
+// world size for most sizes), one rank without heads (for two ranks or more), and every head on
+// the last rank.
+std::vector<std::pair<int64_t, std::vector<int64_t>>> HeadSplits(int world) {
+  std::vector<std::vector<int64_t>> splits;
+  std::vector<int64_t> uneven;
+  for (int rank = 0; rank < world; ++rank) uneven.push_back(1 + (2 * rank) % 3);
+  splits.push_back(uneven);
+  if (world > 1) {
+    uneven[0] = 0;
+    splits.push_back(uneven);
+  }
+  std::vector<int64_t> last_only(world, 0);
+  last_only[world - 1] = 3;
+  splits.push_back(last_only);
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> with_heads;
+  for (const std::vector<int64_t>& split : splits) {
+    with_heads.push_back({std::accumulate(split.begin(), split.end(), int64_t{0}), split});
+  }
+  return with_heads;
+}
+
 constexpr AllToAllDirection kDirections[] = {AllToAllDirection::kSeqToHeads,
                                              AllToAllDirection::kHeadsToSeq};
 
@@ -190,6 +215,30 @@ TEST_P(AllToAllMatrixTest, UnevenAndZeroTokenCounts) {
   }
 }
 
+TEST_P(AllToAllMatrixTest, UnevenAndZeroHeadSplits) {
+  LTX_REQUIRE_GPUS(1);
+  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  for (AllToAllDirection direction : kDirections) {
+    for (const auto& [heads, split] : HeadSplits(world)) {
+      for (int64_t head_dim : {3, 128}) {
+        AllToAllCase c;
+        c.dtype = head_dim == 3 ? DataType::kFloat8E4M3 : DataType::kBFloat16;
+        c.batch = 2;
+        c.heads = heads;
+        c.head_dim = head_dim;
+        c.token_counts = UnevenCounts(world, 13);
+        c.direction = direction;
+        c.head_counts = split;
+        c.output_misalignment = head_dim == 3 ? 1 : 0;
+        const absl::Status status = RunAndVerify(f, c, style(), call());
+        EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+      }
+    }
+  }
+}
+
 TEST_P(AllToAllMatrixTest, ModelShapes) {
   LTX_REQUIRE_GPUS(1);
   AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
@@ -221,20 +270,26 @@ TEST_P(AllToAllMatrixTest, RoundTripReturnsTheInput) {
   AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
+  // The even split, then an uneven one with a rank without heads where there are two ranks.
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> splits = {{3 * world, {}}};
+  splits.push_back(HeadSplits(world)[world > 1 ? 1 : 0]);
   for (AllToAllDirection direction : kDirections) {
-    AllToAllCase c;
-    c.dtype = DataType::kFloat32;
-    c.batch = 2;
-    c.heads = 3 * world;
-    c.head_dim = 5;
-    c.token_counts = UnevenCounts(world, 11);
-    c.token_counts[0] = 0;
-    c.direction = direction;
-    c.output_misalignment = 4;
-    ASSERT_TRUE(RunAndVerify(f, c, style(), call()).ok()) << c.ToString();
-    ASSERT_TRUE(f.harness->PrepareInverse().ok());
-    const absl::Status status = RunCurrent(f, style(), call());
-    EXPECT_TRUE(status.ok()) << "inverse of " << c.ToString() << ": " << status;
+    for (const auto& [heads, split] : splits) {
+      AllToAllCase c;
+      c.dtype = DataType::kFloat32;
+      c.batch = 2;
+      c.heads = heads;
+      c.head_dim = 5;
+      c.token_counts = UnevenCounts(world, 11);
+      c.token_counts[0] = 0;
+      c.direction = direction;
+      c.head_counts = split;
+      c.output_misalignment = 4;
+      ASSERT_TRUE(RunAndVerify(f, c, style(), call()).ok()) << c.ToString();
+      ASSERT_TRUE(f.harness->PrepareInverse().ok());
+      const absl::Status status = RunCurrent(f, style(), call());
+      EXPECT_TRUE(status.ok()) << "inverse of " << c.ToString() << ": " << status;
+    }
   }
 }
 
@@ -407,7 +462,8 @@ TEST(AllToAllTest, InterleavesWithAllGathersOnOneRuntime) {
   }
 }
 
-// Ranks that pass different heads, or call an AllGather where others call an all-to-all, at
+// Ranks that pass different heads or head splits, or call an AllGather where others call an
+// all-to-all, at
 // the same op number and on the same protocol: InvalidArgument from the device (the entry
 // announcements of the direct path, the header lines of the one-trip path), no hang; Reset
 // makes the Runtime usable.
@@ -425,17 +481,27 @@ TEST_P(AllToAllProtocolTest, RanksThatDisagreeGetInvalidArgument) {
   ASSERT_TRUE(f.harness->Prepare(c).ok());
   AllToAllShape fewer_heads = c.Shape();
   fewer_heads.heads = 2 * world;
+  // The same heads, one moved from rank 0's group to rank 1's (rank 0's output shrinks, so it
+  // stays inside the buffer whatever rank 0 writes).
+  std::vector<int64_t> other_split(world, 4);
+  other_split[0] = 3;
+  other_split[1] = 5;
+  AllToAllShape other_heads_split = c.Shape();
+  other_heads_split.head_counts = other_split;
   AllGatherShape gather;
   gather.hidden = 64;
   gather.token_counts = c.token_counts;
-  for (int variant = 0; variant < 2; ++variant) {
-    SCOPED_TRACE(variant == 0 ? "different heads" : "AllGather against all-to-all");
+  constexpr const char* kVariants[] = {"different heads", "different head splits",
+                                       "AllGather against all-to-all"};
+  for (int variant = 0; variant < 3; ++variant) {
+    SCOPED_TRACE(kVariants[variant]);
     const absl::Status launched = RunOnRankThreads(world, [&](int rank) {
       if (rank != 0) {
         return f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank), call());
       }
-      return variant == 0 ? f.runtime->AllToAllRank(0, fewer_heads, f.harness->Buffers(0), call())
-                          : f.runtime->AllGatherRank(0, gather, f.harness->Buffers(0), call());
+      if (variant == 2) return f.runtime->AllGatherRank(0, gather, f.harness->Buffers(0), call());
+      return f.runtime->AllToAllRank(0, variant == 0 ? fewer_heads : other_heads_split,
+                                     f.harness->Buffers(0), call());
     });
     ASSERT_TRUE(launched.ok()) << launched;
     const absl::Status status = f.runtime->Synchronize(kTestWait);

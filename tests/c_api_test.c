@@ -1,7 +1,7 @@
 /* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults,
  * code names, NULL and out-of-range arguments (AllGather and all-to-all, call generation),
  * struct_size checks, and runtime creation, which fails with FAILED_PRECONDITION and a readable
- * message where no GPU is visible. */
+ * message where no GPU is visible; with GPUs, bad head splits of the all-to-all. */
 #include "ltx/c_api.h"
 
 #include <stdio.h>
@@ -152,6 +152,31 @@ static void TestAllToAllArguments(void) {
                 "all_to_all_rank negative direction");
   Expect(LTX_ALLTOALL_SEQ_TO_HEADS == 0 && LTX_ALLTOALL_HEADS_TO_SEQ == 1, "direction values");
   Expect(LTX_VERSION_MINOR >= 2, "all-to-all entry points are version 0.2");
+  Expect(shape.head_counts == NULL, "fields left out of an initialiser: the even split");
+  Expect(LTX_VERSION_MINOR >= 4, "head_counts is version 0.4");
+}
+
+/* With a Runtime of `world_size` ranks: a coordinated all-to-all with a head split of the wrong
+ * sum or with a negative entry is refused by name before any launch (the buffers are never
+ * looked at), and the Runtime stays usable. */
+static void TestHeadCounts(ltx_runtime* runtime, int world_size) {
+  int64_t counts[8] = {0};
+  int64_t head_counts[8] = {0};
+  ltx_rank_buffers buffers[8];
+  ltx_op* op = NULL;
+  ltx_alltoall_shape shape = {LTX_BFLOAT16, 1, 3, 8, counts, world_size, LTX_ALLTOALL_SEQ_TO_HEADS,
+                              head_counts};
+  memset(buffers, 0, sizeof(buffers));
+  head_counts[world_size - 1] = 2;
+  ExpectInvalid(ltx_all_to_all(runtime, &shape, buffers, world_size, NULL, &op),
+                "must sum to heads (3)", "head_counts of the wrong sum");
+  head_counts[0] = -1;
+  head_counts[world_size - 1] = 4;
+  if (world_size > 1) {
+    ExpectInvalid(ltx_all_to_all(runtime, &shape, buffers, world_size, NULL, &op),
+                  "head_counts[0] = -1 is negative", "negative head_counts entry");
+  }
+  Expect(op == NULL, "no op after a refused head split");
 }
 
 /* A call generation below -1 is refused before the Runtime is used (a non-null bogus Runtime
@@ -190,6 +215,8 @@ static void TestCreate(void) {
     ExpectInvalid(ltx_runtime_device(runtime, world_size, &device), "outside",
                   "device of a rank past the end");
     Expect(ltx_runtime_status(runtime) == LTX_OK, "status OK");
+    if (world_size <= 8) TestHeadCounts(runtime, world_size);
+    Expect(ltx_runtime_status(runtime) == LTX_OK, "status OK after refused calls");
     Expect(ltx_runtime_destroy(runtime) == LTX_OK, "destroy");
     return;
   }

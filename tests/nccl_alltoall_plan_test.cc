@@ -43,15 +43,18 @@ void Transfer(const std::vector<NcclRankPlan>& plans) {
 }
 
 void SimulateAndCompare(AllToAllDirection direction, const std::vector<int64_t>& counts,
-                        int64_t heads, int64_t head_dim, std::mt19937* random) {
+                        int64_t heads, int64_t head_dim, std::mt19937* random,
+                        const std::vector<int64_t>& head_counts = {}) {
   SCOPED_TRACE(testing::Message() << "direction " << static_cast<int>(direction) << " world "
-                                  << counts.size() << " heads " << heads);
+                                  << counts.size() << " heads " << heads << " split "
+                                  << head_counts.size());
   AllToAllShape shape;
   shape.dtype = DataType::kFloat16;
   shape.heads = heads;
   shape.head_dim = head_dim;
   shape.token_counts = counts;
   shape.direction = direction;
+  shape.head_counts = head_counts;
   const int world = static_cast<int>(counts.size());
   const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world);
   ASSERT_TRUE(layout.ok()) << layout.status();
@@ -87,6 +90,9 @@ TEST(NcclAllToAllPlanTest, TransfersAndPermutesGiveTheReferenceOutput) {
     SimulateAndCompare(direction, {4, 4}, 4, 8, &random);
     SimulateAndCompare(direction, {3, 0, 7, 1}, 8, 3, &random);
     SimulateAndCompare(direction, {2, 9, 0, 4, 1, 6, 3, 5}, 16, 5, &random);
+    SimulateAndCompare(direction, {4, 3}, 5, 8, &random, {3, 2});
+    SimulateAndCompare(direction, {3, 0, 7, 1}, 7, 3, &random, {2, 0, 4, 1});
+    SimulateAndCompare(direction, {3, 5, 2}, 3, 4, &random, {0, 0, 3});
   }
 }
 

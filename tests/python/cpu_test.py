@@ -42,7 +42,7 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 300)
+        self.assertEqual(ltx.version(), 400)
 
     def test_loads_the_installed_library(self):
         self.assertTrue(ltx.library_path().endswith("lib/libltx.so"), ltx.library_path())
@@ -125,6 +125,14 @@ class TensorCheckTest(unittest.TestCase):
         empty = FakeTensor([2, 0, 6, 16])
         self.assertEqual(tensors.alltoall_rank_call(1, empty, heads, counts, 3, True, 0)[0],
                          (1, 2, 6, 16))
+        # An uneven split of 7 heads: rank 2 holds 4 of them, rank 1 none.
+        seven = FakeTensor([2, 5, 7, 16], pointer=1)
+        four, none = FakeTensor([2, 8, 4, 16], pointer=2), FakeTensor([2, 8, 0, 16], pointer=3)
+        self.assertEqual(tensors.alltoall_rank_call(2, seven, four, counts, 3, True, 0, [3, 0, 4]),
+                         ((1, 2, 7, 16), 1, 2))
+        self.assertEqual(
+            tensors.alltoall_rank_call(1, none, empty, counts, 3, False, 0, [3, 0, 4])[0],
+            (1, 2, 6, 16))
 
     def test_alltoall_rank_call_rejects(self):
         counts = [3, 5]
@@ -148,6 +156,15 @@ class TensorCheckTest(unittest.TestCase):
                 with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
                     tensors.alltoall_rank_call(0, tensor_in, tensor_out, counts, 2, seq_to_heads,
                                                0)
+        # With a split, the head-sharded tensor holds the rank's share of it.
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "pass head_counts"):
+            tensors.alltoall_rank_call(0, FakeTensor([1, 3, 5, 8]), heads, counts, 2, True, 0)
+        self.assertEqual(tensors.alltoall_rank_call(0, FakeTensor([1, 3, 5, 8]), FakeTensor(
+            [1, 8, 1, 8]), counts, 2, True, 0, [1, 4])[0], (1, 1, 5, 8))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "expected \\[1, 3, 5, 8\\] and "
+                                    "\\[1, 8, 1, 8\\]"):
+            tensors.alltoall_rank_call(0, FakeTensor([1, 3, 5, 8]), heads, counts, 2, True, 0,
+                                       [1, 4])
 
     def test_rank_call_rejects(self):
         counts = [3, 5]
@@ -309,6 +326,28 @@ class RuntimeGlueTest(unittest.TestCase):
             runtime.all_to_all([seq[0], FakeTensor([2, 0, 4, 8], device=("cuda", 1))],
                                [heads[0], FakeTensor([2, 3, 2, 8], device=("cuda", 1))],
                                counts=[3, 0], streams=[0, 0])
+        self.assertFalse(shape.head_counts)  # NULL: the even split.
+
+    def test_all_to_all_head_counts(self):
+        runtime = ltx.Runtime()
+        seq = [FakeTensor([1, 3, 4, 8], pointer=0x10),
+               FakeTensor([1, 0, 4, 8], device=("cuda", 1), pointer=0x20)]
+        heads = [FakeTensor([1, 3, 3, 8], pointer=0x30),
+                 FakeTensor([1, 3, 1, 8], device=("cuda", 1), pointer=0x40)]
+        runtime.all_to_all(seq, heads, streams=[0, 0], head_counts=(3, 1))
+        shape = self.last("ltx_all_to_all")[1]._obj
+        self.assertEqual((shape.heads, shape.head_counts[0], shape.head_counts[1]), (4, 3, 1))
+        zero = FakeTensor([1, 3, 0, 8], device=("cuda", 1), pointer=0x40)
+        call = runtime.prepare_all_to_all_rank(1, zero, seq[1], [3, 0], direction="heads_to_seq",
+                                               head_counts=[4, 0])
+        call()
+        shape = self.last("ltx_all_to_all_rank")[2]._obj
+        self.assertEqual((shape.direction, shape.head_counts[0], shape.head_counts[1]),
+                         (1, 4, 0))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "head_counts has 3 entries"):
+            runtime.all_to_all(seq, heads, streams=[0, 0], head_counts=[2, 1, 1])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "do not match"):
+            runtime.all_to_all(seq, heads, streams=[0, 0], head_counts=[2, 2])
 
     def test_all_to_all_rank(self):
         runtime = ltx.Runtime()

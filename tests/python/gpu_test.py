@@ -78,15 +78,17 @@ class Case:
 
 class AllToAllCase(Case):
     """One all-to-all over n ranks: random inputs and poisoned outputs of the direction's
-    layouts ([batch, counts[r], heads, head_dim] and [batch, sum(counts), heads / n, head_dim]);
-    refill and poison are those of Case."""
+    layouts ([batch, counts[r], heads, head_dim] and [batch, sum(counts), head_counts[r],
+    head_dim], head_counts defaulting to heads_per_rank each); refill and poison are those of
+    Case."""
 
     def __init__(self, counts, dtype, direction, batch=2, heads_per_rank=2, head_dim=24,
-                 seed=0):
+                 seed=0, head_counts=None):
         n = len(counts)
         self.counts, self.dtype, self.direction = counts, dtype, direction
-        seq = [(batch, c, heads_per_rank * n, head_dim) for c in counts]
-        split = [(batch, sum(counts), heads_per_rank, head_dim)] * n
+        self.head_counts = list(head_counts or [heads_per_rank] * n)
+        seq = [(batch, c, sum(self.head_counts), head_dim) for c in counts]
+        split = [(batch, sum(counts), h, head_dim) for h in self.head_counts]
         in_shapes, out_shapes = (seq, split) if direction == "seq_to_heads" else (split, seq)
         generator = torch.Generator().manual_seed(seed)
         self.inputs = [random_tensor(shape, dtype, f"cuda:{r}", generator)
@@ -99,9 +101,9 @@ class AllToAllCase(Case):
         """Rank `rank`'s output computed by torch from the inputs, as bytes."""
         shards = [t.cpu().view(torch.uint8) for t in self.inputs]
         if self.direction == "seq_to_heads":
-            width = shards[0].shape[2] // len(self.counts)
+            first = sum(self.head_counts[:rank])
             full = torch.cat(shards, dim=1)
-            return full[:, :, rank * width:(rank + 1) * width].contiguous()
+            return full[:, :, first:first + self.head_counts[rank]].contiguous()
         start = sum(self.counts[:rank])
         full = torch.cat(shards, dim=2)
         return full[:, start:start + self.counts[rank]].contiguous()
@@ -111,7 +113,8 @@ class AllToAllCase(Case):
             torch.cuda.synchronize(r)
             test.assertTrue(torch.equal(output.cpu().view(torch.uint8), self.expected(r)),
                             f"rank {r}: all-to-all output differs from torch's slices "
-                            f"(dtype {self.dtype}, counts {self.counts}, {self.direction})")
+                            f"(dtype {self.dtype}, counts {self.counts}, head_counts "
+                            f"{self.head_counts}, {self.direction})")
 
 
 def count_patterns(n):
@@ -258,6 +261,24 @@ class GpuTest(unittest.TestCase):
                     self.run_ranks(lambda r: self.runtime.all_to_all_rank(
                         r, case.inputs[r], case.outputs[r], counts, case.streams[r],
                         direction=direction))
+                    case.check(self)
+
+    def test_all_to_all_uneven_head_counts(self):
+        splits = [[2 + r % 2 for r in range(self.n)], [0] + [3] * (self.n - 1)]
+        for direction in ltx.DIRECTIONS:
+            for head_counts in splits:
+                with self.subTest(direction=direction, head_counts=head_counts):
+                    counts = [3 + 2 * r for r in range(self.n)]
+                    case = AllToAllCase(counts, torch.bfloat16, direction, head_dim=40,
+                                        seed=sum(head_counts), head_counts=head_counts)
+                    case.poison()
+                    self.runtime.all_to_all(case.inputs, case.outputs, streams=case.streams,
+                                            direction=direction, head_counts=head_counts)
+                    case.check(self)
+                    case.refill(700)
+                    self.run_ranks(lambda r: self.runtime.all_to_all_rank(
+                        r, case.inputs[r], case.outputs[r], counts, case.streams[r],
+                        direction=direction, head_counts=head_counts))
                     case.check(self)
 
     def test_all_to_all_round_trip_returns_the_input(self):

@@ -2,7 +2,8 @@
 // (sequence <-> heads).
 //
 //   ltx_alltoall                  smoke run: both directions, every dtype, odd shapes, uneven
-//                                 and zero counts, both call styles, verified byte-exact;
+//                                 and zero counts, an uneven head split with a rank without
+//                                 heads, both call styles, verified byte-exact;
 //                                 PASS/FAIL (exit 0/1), exit 2 without a GPU.
 //   ltx_alltoall --bench          the model shapes (total tokens x 32 heads x head_dim, bf16,
 //                                 batch 1), ltx beside NCCL (grouped ncclSend/ncclRecv plus a
@@ -161,7 +162,8 @@ absl::StatusOr<double> MedianMicros(const std::vector<int>& devices,
   return measured.device_us;
 }
 
-// The smoke cases: every dtype, odd head_dim, batch > 1, uneven and zero counts, misaligned.
+// The smoke cases: every dtype, odd head_dim, batch > 1, uneven and zero counts, misaligned,
+// and an uneven head split (2, 3, 2, 3, ... heads, none on the last of two or more ranks).
 std::vector<AllToAllCase> SmokeCases(int world) {
   std::vector<AllToAllCase> cases;
   for (AllToAllDirection direction :
@@ -185,6 +187,16 @@ std::vector<AllToAllCase> SmokeCases(int world) {
     odd.input_misalignment = 2;
     odd.output_misalignment = 6;
     cases.push_back(odd);
+    AllToAllCase split;
+    split.head_dim = 64;
+    split.token_counts = EvenCounts(777, world);
+    split.direction = direction;
+    split.heads = 0;
+    for (int r = 0; r < world; ++r) {
+      split.head_counts.push_back(world > 1 && r == world - 1 ? 0 : 2 + r % 2);
+      split.heads += split.head_counts.back();
+    }
+    cases.push_back(split);
   }
   return cases;
 }

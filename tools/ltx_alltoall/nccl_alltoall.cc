@@ -32,15 +32,15 @@ NcclAllToAll::~NcclAllToAll() {
 }
 
 int64_t NcclStagingBytes(const AllToAllLayout& layout, int rank) {
-  return layout.geometry.token_counts[rank] * layout.geometry.group_bytes * layout.world_size;
+  return layout.geometry.token_counts[rank] * layout.geometry.token_bytes;
 }
 
 NcclRankPlan PlanNcclRank(const AllToAllLayout& layout, int rank, const RankBuffers& buffers,
                           void* staging) {
   const AllToAllGeometry& g = layout.geometry;
   const int world = layout.world_size;
-  const int64_t group = g.group_bytes;
-  const int64_t chunk = g.token_counts[rank] * group;  // One head group of rank's tokens.
+  const int64_t count = g.token_counts[rank];
+  const int64_t own_group = g.group_bytes[rank];  // One token of rank's head group.
   auto* packed = static_cast<uint8_t*>(staging);
   NcclRankPlan plan;
   plan.permute.src = g.heads_to_seq ? staging : buffers.input;
@@ -48,24 +48,27 @@ NcclRankPlan PlanNcclRank(const AllToAllLayout& layout, int rank, const RankBuff
   plan.permute.piece_count = world;
   plan.peers.resize(world);
   for (int p = 0; p < world; ++p) {
-    const PieceSide packed_side = {chunk, p * chunk, group};
+    // Chunk p of the staging: rank's tokens of head group p.
+    const int64_t chunk = count * g.group_bytes[p];
+    const int64_t chunk_offset = count * g.group_offsets[p];
+    const PieceSide packed_side = {chunk, chunk_offset, g.group_bytes[p]};
     tools::NcclPeerBytes& peer = plan.peers[p];
     if (!g.heads_to_seq) {
       // Pack rank's tokens of head group p; send chunk p to p; receive p's tokens in place.
       plan.permute.pieces[p] = PieceOf(g, rank, p);
       plan.permute.pieces[p].dst = packed_side;
-      peer.send = packed + p * chunk;
+      peer.send = packed + chunk_offset;
       peer.send_bytes = chunk;
-      peer.recv = static_cast<uint8_t*>(buffers.output) + g.prefix_tokens[p] * group;
-      peer.recv_bytes = g.token_counts[p] * group;
+      peer.recv = static_cast<uint8_t*>(buffers.output) + g.prefix_tokens[p] * own_group;
+      peer.recv_bytes = g.token_counts[p] * own_group;
     } else {
       // Send p's tokens of rank's head group as they lie; receive rank's tokens of head group
       // p into chunk p, and unpack them into the heads of p.
       plan.permute.pieces[p] = PieceOf(g, p, rank);
       plan.permute.pieces[p].src = packed_side;
-      peer.send = static_cast<const uint8_t*>(buffers.input) + g.prefix_tokens[p] * group;
-      peer.send_bytes = g.token_counts[p] * group;
-      peer.recv = packed + p * chunk;
+      peer.send = static_cast<const uint8_t*>(buffers.input) + g.prefix_tokens[p] * own_group;
+      peer.send_bytes = g.token_counts[p] * own_group;
+      peer.recv = packed + chunk_offset;
       peer.recv_bytes = chunk;
     }
   }

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "ltx/data_type.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -19,29 +20,40 @@ AllToAllShape AllToAllCase::Shape() const {
   shape.head_dim = head_dim;
   shape.token_counts = token_counts;
   shape.direction = direction;
+  shape.head_counts = head_counts;
   return shape;
 }
 
 std::string AllToAllCase::ToString() const {
-  return absl::StrFormat("%s %s batch=%d heads=%d head_dim=%d counts=[%s] misalign=%d/%d",
+  const std::string split =
+      head_counts.empty() ? ""
+                          : absl::StrFormat(" head_counts=[%s]", absl::StrJoin(head_counts, ","));
+  return absl::StrFormat("%s %s batch=%d heads=%d head_dim=%d counts=[%s]%s misalign=%d/%d",
                          direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq",
                          DataTypeName(dtype), batch, heads, head_dim,
-                         absl::StrJoin(token_counts, ","), input_misalignment, output_misalignment);
+                         absl::StrJoin(token_counts, ","), split, input_misalignment,
+                         output_misalignment);
 }
 
 std::vector<std::vector<uint8_t>> AllToAllReference(
     const AllToAllLayout& layout, const std::vector<std::vector<uint8_t>>& inputs) {
   const AllToAllGeometry& g = layout.geometry;
   const int world = layout.world_size;
-  const int64_t group = g.group_bytes;  // One token of one head group.
+  const int64_t head_bytes = layout.head_dim * ElementSize(layout.dtype);
   std::vector<std::vector<uint8_t>> outputs(world);
   for (int r = 0; r < world; ++r) outputs[r].resize(layout.OutputBytes(r));
   for (int s = 0; s < world; ++s) {    // The rank that holds the tokens on the sequence side.
     for (int h = 0; h < world; ++h) {  // The rank that holds head group h on the heads side.
+      // head_counts[h] heads after those of the ranks before h: one token's bytes of them.
+      int64_t heads_before = 0;
+      for (int k = 0; k < h; ++k) heads_before += layout.head_counts[k];
+      const int64_t group = layout.head_counts[h] * head_bytes;
+      if (group == 0) continue;
       for (int64_t b = 0; b < g.batch; ++b) {
         for (int64_t i = 0; i < g.token_counts[s]; ++i) {
-          // [batch, count_s, heads, head_dim] and [batch, total, heads / world, head_dim].
-          const int64_t sequence = (b * g.token_counts[s] + i) * g.token_bytes + h * group;
+          // [batch, count_s, heads, head_dim] and [batch, total, head_counts[h], head_dim].
+          const int64_t sequence =
+              (b * g.token_counts[s] + i) * g.token_bytes + heads_before * head_bytes;
           const int64_t heads = (b * g.total_tokens + g.prefix_tokens[s] + i) * group;
           if (g.heads_to_seq) {
             std::memcpy(outputs[s].data() + sequence, inputs[h].data() + heads, group);
@@ -117,14 +129,16 @@ std::vector<RankBuffers> AllToAllHarness::AllBuffers() const {
 }
 
 absl::Status AllToAllHarness::Verify() {
-  const int64_t token_row = case_.direction == AllToAllDirection::kSeqToHeads
-                                ? layout_.geometry.group_bytes
-                                : layout_.geometry.token_bytes;
-  auto describe = [token_row](int64_t offset) {
-    return absl::StrFormat("token row %d, byte %d of the row", offset / token_row,
-                           offset % token_row);
-  };
   for (int rank = 0; rank < world_size(); ++rank) {
+    const int64_t row_bytes = case_.direction == AllToAllDirection::kSeqToHeads
+                                  ? layout_.geometry.group_bytes[rank]
+                                  : layout_.geometry.token_bytes;
+    // An empty output has no rows to describe; 1 keeps the division defined.
+    const int64_t token_row = std::max<int64_t>(row_bytes, 1);
+    auto describe = [token_row](int64_t offset) {
+      return absl::StrFormat("token row %d, byte %d of the row", offset / token_row,
+                             offset % token_row);
+    };
     LTX_RETURN_IF_ERROR(
         areas_->CheckArea(swapped_ ? RankAreas::Area::kInput : RankAreas::Area::kOutput, rank,
                           case_.output_misalignment, expected_[rank], /*check_data=*/true,

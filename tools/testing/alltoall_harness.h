@@ -28,12 +28,15 @@ struct AllToAllCase {
   int64_t head_dim = 1;
   std::vector<int64_t> token_counts;
   AllToAllDirection direction = AllToAllDirection::kSeqToHeads;
+  // Empty: the even split.
+  std::vector<int64_t> head_counts;
   int input_misalignment = 0;
   int output_misalignment = 0;
 
-  // The shape to pass to the Runtime; it refers to this case's token_counts.
+  // The shape to pass to the Runtime; it refers to this case's token_counts and head_counts.
   AllToAllShape Shape() const;
-  // E.g. "seq->heads bf16 batch=1 heads=32 head_dim=128 counts=[5,0,7,1] misalign=0/3".
+  // E.g. "seq->heads bf16 batch=1 heads=32 head_dim=128 counts=[5,0,7,1] misalign=0/3", with
+  // " head_counts=[...]" after the counts for an uneven split.
   std::string ToString() const;
 };
 

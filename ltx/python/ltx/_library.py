@@ -57,6 +57,7 @@ class AllToAllShape(ctypes.Structure):
         ("token_counts", ctypes.POINTER(ctypes.c_int64)),
         ("num_ranks", ctypes.c_int),
         ("direction", ctypes.c_int),
+        ("head_counts", ctypes.POINTER(ctypes.c_int64)),  # NULL: the even split.
     ]
 
 

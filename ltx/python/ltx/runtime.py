@@ -66,7 +66,7 @@ def _shape(struct, key: tuple, counts, *tail):
     the fields `tail` after them."""
     array = (ctypes.c_int64 * len(counts))(*counts)
     shape = struct(*key, array, len(counts), *tail)
-    shape._counts = array  # Keeps the array alive with the struct.
+    shape._arrays = (array, tail)  # Keeps the arrays alive with the struct.
     return shape
 
 
@@ -222,18 +222,20 @@ class Runtime:
                                   _call_options(timeout, blocks, protocol, generation))
 
     def all_to_all(self, inputs, outputs, counts=None, streams=None, *,
-                   direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
-                   protocol: str = "auto", wait: bool = True, wait_timeout: float = 30.0,
-                   generation=None):
+                   direction: str = "seq_to_heads", head_counts=None, timeout=None,
+                   blocks: int = 0, protocol: str = "auto", wait: bool = True,
+                   wait_timeout: float = 30.0, generation=None):
         """Coordinated Ulysses all-to-all over P ranks. direction "seq_to_heads": rank r's
         input [batch, counts[r], heads, head_dim] -> every rank r's output
-        [batch, sum(counts), heads / P, head_dim] (heads [r * heads / P, (r + 1) * heads / P)
-        of the whole sequence, rank s's tokens after those of ranks < s); "heads_to_seq" is the
-        exact inverse. counts defaults to the token sizes (dimension 1) of the
-        sequence-sharded tensors (inputs, or outputs for heads_to_seq). Streams, the options
-        and the result are those of all_gather; protocol "auto", "direct" or "one_trip"."""
+        [batch, sum(counts), H_r, head_dim] (heads [H_0 + ... + H_{r-1}, + H_r) of the whole
+        sequence, rank s's tokens after those of ranks < s); "heads_to_seq" is the exact
+        inverse. H_r is head_counts[r]: one count >= 0 per rank, summing to heads (a rank may
+        hold none); None is the even split, heads / P each. counts defaults to the token sizes
+        (dimension 1) of the sequence-sharded tensors (inputs, or outputs for heads_to_seq).
+        Streams, the options and the result are those of all_gather; protocol "auto", "direct"
+        or "one_trip"."""
         self._live()
-        collective = self._all_to_all(direction)
+        collective = self._all_to_all(direction, head_counts)
         if counts is None:
             counts = token_counts(inputs if direction == "seq_to_heads" else outputs, 1)
         counts = [int(c) for c in counts]
@@ -242,21 +244,23 @@ class Runtime:
                                  wait_timeout)
 
     def all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
-                        direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
-                        protocol: str = "auto", generation=None) -> None:
-        """Per-rank all-to-all from rank `rank`'s own thread (shapes as all_to_all; the
-        per-rank contract of all_gather_rank)."""
+                        direction: str = "seq_to_heads", head_counts=None, timeout=None,
+                        blocks: int = 0, protocol: str = "auto", generation=None) -> None:
+        """Per-rank all-to-all from rank `rank`'s own thread (shapes and head_counts as
+        all_to_all, the same on every rank; the per-rank contract of all_gather_rank)."""
         self.prepare_all_to_all_rank(rank, input, output, counts, stream, direction=direction,
-                                     timeout=timeout, blocks=blocks, protocol=protocol,
-                                     generation=generation)()
+                                     head_counts=head_counts, timeout=timeout, blocks=blocks,
+                                     protocol=protocol, generation=generation)()
 
     def prepare_all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
-                                direction: str = "seq_to_heads", timeout=None, blocks: int = 0,
-                                protocol: str = "auto", generation=None) -> "RankCall":
+                                direction: str = "seq_to_heads", head_counts=None,
+                                timeout=None, blocks: int = 0, protocol: str = "auto",
+                                generation=None) -> "RankCall":
         """Checks the arguments of all_to_all_rank once and returns a RankCall that makes the
         call (as prepare_all_gather_rank)."""
-        return self._prepare_rank(self._all_to_all(direction), rank, input, output, counts,
-                                  stream, _call_options(timeout, blocks, protocol, generation))
+        return self._prepare_rank(self._all_to_all(direction, head_counts), rank, input, output,
+                                  counts, stream,
+                                  _call_options(timeout, blocks, protocol, generation))
 
     def _all_gather(self, dim: int) -> _Collective:
         def describe(rank, input, output, counts, device):
@@ -264,13 +268,18 @@ class Runtime:
         return _Collective("ltx_all_gather", AllGatherShape, (), describe,
                            "(dtype, batch, hidden)")
 
-    def _all_to_all(self, direction: str) -> _Collective:
+    def _all_to_all(self, direction: str, head_counts) -> _Collective:
         code = _enum(DIRECTIONS, direction, "direction")
+        split = None if head_counts is None else [int(h) for h in head_counts]
+        if split is not None and len(split) != self.world_size:
+            raise invalid_argument(
+                f"head_counts has {len(split)} entries for {self.world_size} ranks")
+        array = None if split is None else (ctypes.c_int64 * len(split))(*split)
 
         def describe(rank, input, output, counts, device):
             return alltoall_rank_call(rank, input, output, counts, self.world_size, code == 0,
-                                      device)
-        return _Collective("ltx_all_to_all", AllToAllShape, (code,), describe,
+                                      device, split)
+        return _Collective("ltx_all_to_all", AllToAllShape, (code, array), describe,
                            "(dtype, batch, heads, head_dim)")
 
     def _coordinated(self, collective: _Collective, inputs, outputs, counts, streams,

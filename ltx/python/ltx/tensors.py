@@ -98,12 +98,14 @@ def rank_call(rank: int, input, output, counts, dim: int, device: int) -> tuple:
 
 
 def alltoall_rank_call(rank: int, input, output, counts, world_size: int, seq_to_heads: bool,
-                       device: int) -> tuple:
+                       device: int, head_counts=None) -> tuple:
     """Checks rank `rank`'s all-to-all tensors: contiguous, on cuda:`device`, one ltx dtype;
     the sequence-sharded one (the input for sequence -> heads, else the output) is
-    [batch, counts[rank], heads, head_dim] with heads divisible by `world_size`, the
-    head-sharded one [batch, sum(counts), heads / world_size, head_dim]. Returns
-    ((dtype, batch, heads, head_dim), input pointer, output pointer)."""
+    [batch, counts[rank], heads, head_dim], the head-sharded one
+    [batch, sum(counts), head_counts[rank], head_dim]; without head_counts (None), heads must
+    be divisible by `world_size` and each rank holds heads / world_size. The library checks
+    that head_counts sum to heads. Returns ((dtype, batch, heads, head_dim), input pointer,
+    output pointer)."""
     in_shape, out_shape, dtype = _checked_pair(rank, input, output, device)
     names = ("input", "output") if seq_to_heads else ("output", "input")
     seq_shape, head_shape = (in_shape, out_shape) if seq_to_heads else (out_shape, in_shape)
@@ -111,11 +113,13 @@ def alltoall_rank_call(rank: int, input, output, counts, world_size: int, seq_to
         raise invalid_argument(
             f"rank {rank}: {names[0]} {list(seq_shape)} is not [batch, tokens, heads, head_dim]")
     batch, _, heads, head_dim = seq_shape
-    if heads % world_size:
+    if head_counts is None and heads % world_size:
         raise invalid_argument(
-            f"rank {rank}: {heads} heads do not divide among {world_size} ranks")
+            f"rank {rank}: {heads} heads do not divide among {world_size} ranks; pass "
+            f"head_counts for an uneven split")
+    rank_heads = heads // world_size if head_counts is None else head_counts[rank]
     expected_seq = (batch, counts[rank], heads, head_dim)
-    expected_head = (batch, sum(counts), heads // world_size, head_dim)
+    expected_head = (batch, sum(counts), rank_heads, head_dim)
     if seq_shape != expected_seq or head_shape != expected_head:
         raise invalid_argument(
             f"rank {rank}: {names[0]} {list(seq_shape)} and {names[1]} {list(head_shape)} do "
