@@ -31,7 +31,8 @@ struct CopyEngineGraphParams {
   // Every rank's output address as exchanged at capture: where the body's copies store.
   uint64_t outputs[kMaxWorldSize] = {};
   // The condition of the graph's body of copies (reset to 0 at every launch of the graph);
-  // `has_body` is 0 when the call stores nothing (an empty shard: no body was added).
+  // `has_body` is 0 when the call stores nothing into a peer (an empty shard or a single rank:
+  // no body was added).
   cudaGraphConditionalHandle body = 0;
   int32_t has_body = 0;
 };

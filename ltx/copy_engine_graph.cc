@@ -1,5 +1,5 @@
-// Capturing a copy-engine AllGather call: the exchange of output addresses, the entry kernel,
-// the conditional body of memcpy nodes, the exit kernel.
+// Capturing a copy-engine AllGather call: the exchange of output addresses, the own-shard copy
+// kernel node, the entry kernel, the conditional body of peer memcpy nodes, the exit kernel.
 #include "ltx/copy_engine_graph.h"
 
 #include <algorithm>
@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "kernels/entry_announcement.h"
+#include "kernels/shard_copy_kernel.h"
 #include "ltx/cuda_status.h"
 #include "ltx/shard_copy.h"
 #include "ltx/status_macros.h"
@@ -83,13 +84,35 @@ absl::StatusOr<cudaGraph_t> AddConditionalBody(cudaStream_t stream,
   return params.conditional.phGraph_out[0];
 }
 
-// Adds the body: this rank's shard into every rank's output.
+// Adds the own-shard copy kernel node after the capture's current work on `stream` (what the
+// entry kernel follows: the own output is free by stream order, and the node needs nothing
+// the entry kernel does) without making it a dependency of the capture, and returns it.
+absl::StatusOr<cudaGraphNode_t> AddOwnCopy(const AllGatherLayout& layout, int rank,
+                                           const RankBuffers& buffers) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  cudaGraph_t graph = nullptr;
+  const cudaGraphNode_t* dependencies = nullptr;
+  const cudaGraphEdgeData* edges = nullptr;
+  size_t count = 0;
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamGetCaptureInfo(buffers.stream, &capture, nullptr,
+                                                          &graph, &dependencies, &edges, &count),
+                                 "cudaStreamGetCaptureInfo"));
+  cudaGraphNode_t node = nullptr;
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(AddShardCopyKernelNode(layout.GeometryOf(rank), buffers.input, buffers.output,
+                                        graph, dependencies, edges, count, &node),
+                 absl::StrFormat("rank %d: own-shard copy kernel node", rank)));
+  return node;
+}
+
+// Adds the body: this rank's shard into every peer's output.
 absl::Status AddCopies(const CopyEngineGraphParams& params, const std::vector<int>& devices,
                        const AllGatherLayout& layout, const RankBuffers& buffers,
                        cudaGraph_t body) {
   LTX_ASSIGN_OR_RETURN(const int64_t max_pitch, MaxPitch(devices));
   const ShardGeometry geometry = layout.GeometryOf(params.rank);
   for (int target = 0; target < params.world_size; ++target) {
+    if (target == params.rank) continue;
     void* output = reinterpret_cast<void*>(params.outputs[target]);
     LTX_RETURN_IF_ERROR(CudaStatus(
         AddShardCopyNodes(PlanShardCopy(geometry, buffers.input, output), max_pitch, body),
@@ -107,7 +130,8 @@ absl::Status CaptureCopyEngineAllGather(const PeerStoreView& view, const std::ve
   LTX_ASSIGN_OR_RETURN(const std::vector<uint64_t> outputs,
                        exchange->Exchange(view.rank, params.announcement, call.timeout));
   std::copy(outputs.begin(), outputs.end(), params.outputs);
-  params.has_body = layout.InputBytes(view.rank) > 0 ? 1 : 0;
+  const bool stores = layout.InputBytes(view.rank) > 0;
+  params.has_body = stores && view.world_size > 1 ? 1 : 0;
   if (params.has_body != 0) {
     LTX_ASSIGN_OR_RETURN(const cudaGraph_t graph, CapturingGraph(buffers.stream));
     LTX_RETURN_IF_ERROR(
@@ -115,11 +139,22 @@ absl::Status CaptureCopyEngineAllGather(const PeerStoreView& view, const std::ve
                                                     cudaGraphCondAssignDefault),
                    "cudaGraphConditionalHandleCreate"));
   }
+  cudaGraphNode_t own_copy = nullptr;
+  if (stores) {
+    LTX_ASSIGN_OR_RETURN(own_copy, AddOwnCopy(layout, view.rank, buffers));
+  }
   LTX_RETURN_IF_ERROR(
       CudaStatus(LaunchCopyEngineGraphEntry(params, buffers.stream), "entry kernel launch"));
   if (params.has_body != 0) {
     LTX_ASSIGN_OR_RETURN(const cudaGraph_t body, AddConditionalBody(buffers.stream, params.body));
     LTX_RETURN_IF_ERROR(AddCopies(params, devices, layout, buffers, body));
+  }
+  if (stores) {
+    // The exit kernel follows the own-shard copy too.
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaStreamUpdateCaptureDependencies(buffers.stream, &own_copy, nullptr, 1,
+                                                       cudaStreamAddCaptureDependencies),
+                   "cudaStreamUpdateCaptureDependencies"));
   }
   return CudaStatus(LaunchCopyEngineGraphExit(params, buffers.stream), "exit kernel launch");
 }
