@@ -15,21 +15,18 @@ __global__ void __launch_bounds__(kShardCopyThreads)
 }  // namespace
 
 cudaError_t AddShardCopyKernelNode(const ShardGeometry& geometry, const void* input,
-                                   void* output, cudaGraph_t graph,
-                                   const cudaGraphNode_t* dependencies,
-                                   const cudaGraphEdgeData* edges, size_t count,
-                                   cudaGraphNode_t* node) {
+                                   void* output, cudaGraph_t graph) {
   ShardGeometry geometry_arg = geometry;
   const uint8_t* input_arg = static_cast<const uint8_t*>(input);
   uint8_t* output_arg = static_cast<uint8_t*>(output);
   void* args[] = {&geometry_arg, &input_arg, &output_arg};
-  cudaGraphNodeParams params = {};
-  params.type = cudaGraphNodeTypeKernel;
-  params.kernel.func = reinterpret_cast<void*>(ShardCopyKernel);
-  params.kernel.gridDim = dim3(ShardCopyBlocks(FlatShardBytes(geometry)));
-  params.kernel.blockDim = dim3(kShardCopyThreads);
-  params.kernel.kernelParams = args;
-  return cudaGraphAddNode(node, graph, dependencies, edges, count, &params);
+  cudaKernelNodeParams params = {};
+  params.func = reinterpret_cast<void*>(ShardCopyKernel);
+  params.gridDim = dim3(ShardCopyBlocks(FlatShardBytes(geometry)));
+  params.blockDim = dim3(kShardCopyThreads);
+  params.kernelParams = args;
+  cudaGraphNode_t node = nullptr;
+  return cudaGraphAddKernelNode(&node, graph, nullptr, 0, &params);
 }
 
 cudaError_t LoadShardCopyKernel() {

@@ -1,7 +1,7 @@
 // The own-shard copy of a captured copy-engine AllGather: a few SM blocks copy this rank's
-// shard from its input into its own output, as a kernel node of the capture that runs beside
-// the conditional body of peer memcpy nodes (ltx/copy_engine_graph.h; kernels/PROTOCOL.md,
-// "Copy engines in CUDA graphs"). The copy is the AllGather kernels' (kernels/block_copy.cuh).
+// shard from its input into its own output, as the kernel node of a conditional body that runs
+// beside the body of peer memcpy nodes (ltx/copy_engine_graph.h; kernels/PROTOCOL.md, "Copy
+// engines in CUDA graphs"). The copy is the AllGather kernels' (kernels/block_copy.cuh).
 #ifndef LTX_KERNELS_SHARD_COPY_KERNEL_H_
 #define LTX_KERNELS_SHARD_COPY_KERNEL_H_
 
@@ -33,15 +33,11 @@ inline int ShardCopyBlocks(int64_t flat_bytes) {
 // Adds to `graph` a kernel node that copies the shard described by `geometry` from `input`
 // (the rank's input) into `output` (the rank's own output, as passed to the AllGather: the
 // geometry's offsets and strides place each batch slice), with ShardCopyBlocks blocks of
-// kShardCopyThreads threads, after `count` nodes `dependencies` with edge data `edges` (null:
-// default edges). Stores the node in `*node`. The addresses must be device memory of the
+// kShardCopyThreads threads, without dependencies. The addresses must be device memory of the
 // graph's GPU (or reachable from it). Returns the CUDA error. Thread-safe as CUDA is; the
 // caller's current device must be the graph's.
 cudaError_t AddShardCopyKernelNode(const ShardGeometry& geometry, const void* input,
-                                   void* output, cudaGraph_t graph,
-                                   const cudaGraphNode_t* dependencies,
-                                   const cudaGraphEdgeData* edges, size_t count,
-                                   cudaGraphNode_t* node);
+                                   void* output, cudaGraph_t graph);
 
 // Loads the own-shard copy kernel onto the current device (see LoadAllGatherKernel), so that
 // adding its node to a capture does not load a module. Returns the CUDA error.
