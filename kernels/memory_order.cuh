@@ -77,10 +77,11 @@ __device__ __forceinline__ T LoadRelaxedSystemWords(const T* address) {
 }
 
 // Nanoseconds of the GPU's global timer (%globaltimer); coarse, but monotonic and comparable
-// across the blocks of one GPU.
+// across the blocks of one GPU. The memory clobber keeps the compiler from moving the read across
+// memory accesses and barriers (a block's end time must follow every phase it recorded).
 __device__ __forceinline__ uint64_t GlobalTimerNs() {
   uint64_t now;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now) : : "memory");
   return now;
 }
 
