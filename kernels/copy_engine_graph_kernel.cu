@@ -1,6 +1,6 @@
 // The entry and exit kernels of a copy-engine call captured into a CUDA graph: the direct
 // protocol's entry and exit (kernels/direct_protocol.cuh), with the stores left to the graph's
-// conditional bodies between them.
+// conditional body of memcpy nodes between them.
 #include "kernels/barrier.cuh"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "kernels/direct_protocol.cuh"
@@ -27,9 +27,9 @@ __global__ void __launch_bounds__(kCopyEngineGraphThreads)
   const bool ready = threadIdx.x >= p.world_size || EnterTarget(p, op, threadIdx.x);
   if (threadIdx.x == 0) op.local->entry_published = 1u;
   // Every target checked: the body runs only if all agreed and no wait failed on the way.
-  if (__syncthreads_and(ready) && threadIdx.x == 0 && LoadRelaxedSystem(&op.local->abort) == 0u) {
-    if (p.has_body != 0) cudaGraphSetConditional(p.body, 1u);
-    if (p.has_own_copy != 0) cudaGraphSetConditional(p.own_copy, 1u);
+  if (__syncthreads_and(ready) && threadIdx.x == 0 && p.has_body != 0 &&
+      LoadRelaxedSystem(&op.local->abort) == 0u) {
+    cudaGraphSetConditional(p.body, 1u);
   }
 }
 

@@ -1,9 +1,8 @@
 // Host interface of the two kernels around a copy-engine call captured into a CUDA graph on the
 // peer-store transport (kernels/PROTOCOL.md, "Copy engines in CUDA graphs"): the direct
 // protocol with its stores done by memcpy nodes. The entry kernel runs the direct protocol's
-// entry and opens the graph's conditional bodies of copies (peer memcpy nodes; the own-shard
-// copy kernel) only when every target agreed; the exit kernel runs the direct protocol's exit
-// barrier after both.
+// entry and opens the graph's conditional body of copies only when every target agreed; the
+// exit kernel runs the direct protocol's exit barrier after the body.
 #ifndef LTX_KERNELS_COPY_ENGINE_GRAPH_KERNEL_H_
 #define LTX_KERNELS_COPY_ENGINE_GRAPH_KERNEL_H_
 
@@ -31,16 +30,10 @@ struct CopyEngineGraphParams {
   EntryAnnouncement announcement = {};
   // Every rank's output address as exchanged at capture: where the body's copies store.
   uint64_t outputs[kMaxWorldSize] = {};
-  // The condition of the graph's body of peer copies (reset to 0 at every launch of the
-  // graph); `has_body` is 0 when the call stores nothing into a peer (an empty shard or a single
-  // rank: no body was added).
+  // The condition of the graph's body of copies (reset to 0 at every launch of the graph);
+  // `has_body` is 0 when the call stores nothing (an empty shard: no body was added).
   cudaGraphConditionalHandle body = 0;
   int32_t has_body = 0;
-  // The condition of the body that copies the shard into this rank's own output
-  // (kernels/shard_copy_kernel.h), beside the peer copies; `has_own_copy` is 0 for an empty
-  // shard (no such body).
-  cudaGraphConditionalHandle own_copy = 0;
-  int32_t has_own_copy = 0;
 };
 
 // Threads per block of both kernels (one block each): thread t serves rank t.
@@ -49,8 +42,8 @@ inline constexpr int kCopyEngineGraphThreads = 32;
 // Enqueues the entry kernel on `stream`: the direct protocol's entry for op last_op + 1
 // (announce to every rank, claim the stores into every peer's output, wait for every rank's
 // announcement with the deadline and compare it, FindMismatch), and a check that each rank's
-// announced output is `outputs[rank]` (else OutputMismatchRecord). Sets the conditions of both
-// bodies (those the call has) to 1 only when every rank agreed and every claim is held. Inert on an abandoned GPU. Returns the
+// announced output is `outputs[rank]` (else OutputMismatchRecord). Sets the body's condition to
+// 1 only when every rank agreed and every claim is held. Inert on an abandoned GPU. Returns the
 // launch error. Thread-safe; the caller's current device must be the stream's.
 cudaError_t LaunchCopyEngineGraphEntry(const CopyEngineGraphParams& params, cudaStream_t stream);
 

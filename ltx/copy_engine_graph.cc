@@ -1,5 +1,5 @@
 // Capturing a copy-engine AllGather call: the exchange of output addresses, the entry kernel,
-// the conditional bodies (peer memcpy nodes; the own-shard copy kernel), the exit kernel.
+// the conditional body of memcpy nodes, the exit kernel.
 #include "ltx/copy_engine_graph.h"
 
 #include <algorithm>
@@ -9,7 +9,6 @@
 #include "absl/strings/str_format.h"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "kernels/entry_announcement.h"
-#include "kernels/shard_copy_kernel.h"
 #include "ltx/cuda_status.h"
 #include "ltx/shard_copy.h"
 #include "ltx/status_macros.h"
@@ -44,8 +43,8 @@ absl::StatusOr<int64_t> MaxPitch(const std::vector<int>& devices) {
   return smallest;
 }
 
-// A new condition of the graph `stream` is capturing, 0 at every launch of the graph.
-absl::StatusOr<cudaGraphConditionalHandle> CreateCondition(cudaStream_t stream) {
+// The graph `stream` is capturing.
+absl::StatusOr<cudaGraph_t> CapturingGraph(cudaStream_t stream) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaGraph_t graph = nullptr;
   LTX_RETURN_IF_ERROR(CudaStatus(
@@ -54,24 +53,13 @@ absl::StatusOr<cudaGraphConditionalHandle> CreateCondition(cudaStream_t stream) 
   if (capture != cudaStreamCaptureStatusActive || graph == nullptr) {
     return absl::FailedPreconditionError("the stream's capture is no longer active");
   }
-  cudaGraphConditionalHandle handle = 0;
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaGraphConditionalHandleCreate(&handle, graph, /*defaultLaunchValue=*/0,
-                                                  cudaGraphCondAssignDefault),
-                 "cudaGraphConditionalHandleCreate"));
-  return handle;
+  return graph;
 }
 
-// An IF node of the capture and its body.
-struct Conditional {
-  cudaGraphNode_t node = nullptr;
-  cudaGraph_t body = nullptr;
-};
-
-// Adds an IF node on `handle` after the capture's current work on `stream`, leaving the
-// capture's dependencies as they are, and returns it with its body.
-absl::StatusOr<Conditional> AddConditional(cudaStream_t stream,
-                                           cudaGraphConditionalHandle handle) {
+// Adds an IF node on `handle` after the capture's current work on `stream`, makes it the
+// capture's only dependency (what the stream records next follows it), and returns its body.
+absl::StatusOr<cudaGraph_t> AddConditionalBody(cudaStream_t stream,
+                                               cudaGraphConditionalHandle handle) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cudaGraph_t graph = nullptr;
   const cudaGraphNode_t* dependencies = nullptr;
@@ -85,52 +73,29 @@ absl::StatusOr<Conditional> AddConditional(cudaStream_t stream,
   params.conditional.handle = handle;
   params.conditional.type = cudaGraphCondTypeIf;
   params.conditional.size = 1;
-  Conditional conditional;
+  cudaGraphNode_t node = nullptr;
   LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaGraphAddNode(&conditional.node, graph, dependencies, edges, count, &params),
+      CudaStatus(cudaGraphAddNode(&node, graph, dependencies, edges, count, &params),
                  "cudaGraphAddNode(conditional)"));
-  conditional.body = params.conditional.phGraph_out[0];
-  return conditional;
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamUpdateCaptureDependencies(
+                                     stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies),
+                                 "cudaStreamUpdateCaptureDependencies"));
+  return params.conditional.phGraph_out[0];
 }
 
-// Adds the peer body: this rank's shard into every peer's output.
-absl::Status AddPeerCopies(const CopyEngineGraphParams& params, const std::vector<int>& devices,
-                           const AllGatherLayout& layout, const RankBuffers& buffers,
-                           cudaGraph_t body) {
+// Adds the body: this rank's shard into every rank's output.
+absl::Status AddCopies(const CopyEngineGraphParams& params, const std::vector<int>& devices,
+                       const AllGatherLayout& layout, const RankBuffers& buffers,
+                       cudaGraph_t body) {
   LTX_ASSIGN_OR_RETURN(const int64_t max_pitch, MaxPitch(devices));
   const ShardGeometry geometry = layout.GeometryOf(params.rank);
   for (int target = 0; target < params.world_size; ++target) {
-    if (target == params.rank) continue;
     void* output = reinterpret_cast<void*>(params.outputs[target]);
     LTX_RETURN_IF_ERROR(CudaStatus(
         AddShardCopyNodes(PlanShardCopy(geometry, buffers.input, output), max_pitch, body),
         absl::StrFormat("rank %d: copy node into rank %d's output", params.rank, target)));
   }
   return absl::OkStatus();
-}
-
-// Adds the two IF nodes after the entry kernel (those `params` has), fills their bodies, and
-// makes them the capture's dependencies, so that the exit kernel follows both.
-absl::Status AddBodies(const CopyEngineGraphParams& params, const std::vector<int>& devices,
-                       const AllGatherLayout& layout, const RankBuffers& buffers) {
-  std::vector<cudaGraphNode_t> conditionals;
-  if (params.has_body != 0) {
-    LTX_ASSIGN_OR_RETURN(const Conditional peers, AddConditional(buffers.stream, params.body));
-    LTX_RETURN_IF_ERROR(AddPeerCopies(params, devices, layout, buffers, peers.body));
-    conditionals.push_back(peers.node);
-  }
-  if (params.has_own_copy != 0) {
-    LTX_ASSIGN_OR_RETURN(const Conditional own, AddConditional(buffers.stream, params.own_copy));
-    LTX_RETURN_IF_ERROR(CudaStatus(AddShardCopyKernelNode(layout.GeometryOf(params.rank),
-                                                          buffers.input, buffers.output, own.body),
-                                   absl::StrFormat("rank %d: own-shard copy node", params.rank)));
-    conditionals.push_back(own.node);
-  }
-  if (conditionals.empty()) return absl::OkStatus();
-  return CudaStatus(
-      cudaStreamUpdateCaptureDependencies(buffers.stream, conditionals.data(), nullptr,
-                                          conditionals.size(), cudaStreamSetCaptureDependencies),
-      "cudaStreamUpdateCaptureDependencies");
 }
 
 }  // namespace
@@ -142,17 +107,20 @@ absl::Status CaptureCopyEngineAllGather(const PeerStoreView& view, const std::ve
   LTX_ASSIGN_OR_RETURN(const std::vector<uint64_t> outputs,
                        exchange->Exchange(view.rank, params.announcement, call.timeout));
   std::copy(outputs.begin(), outputs.end(), params.outputs);
-  params.has_own_copy = layout.InputBytes(view.rank) > 0 ? 1 : 0;
-  params.has_body = params.has_own_copy != 0 && view.world_size > 1 ? 1 : 0;
+  params.has_body = layout.InputBytes(view.rank) > 0 ? 1 : 0;
   if (params.has_body != 0) {
-    LTX_ASSIGN_OR_RETURN(params.body, CreateCondition(buffers.stream));
-  }
-  if (params.has_own_copy != 0) {
-    LTX_ASSIGN_OR_RETURN(params.own_copy, CreateCondition(buffers.stream));
+    LTX_ASSIGN_OR_RETURN(const cudaGraph_t graph, CapturingGraph(buffers.stream));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaGraphConditionalHandleCreate(&params.body, graph, /*defaultLaunchValue=*/0,
+                                                    cudaGraphCondAssignDefault),
+                   "cudaGraphConditionalHandleCreate"));
   }
   LTX_RETURN_IF_ERROR(
       CudaStatus(LaunchCopyEngineGraphEntry(params, buffers.stream), "entry kernel launch"));
-  LTX_RETURN_IF_ERROR(AddBodies(params, devices, layout, buffers));
+  if (params.has_body != 0) {
+    LTX_ASSIGN_OR_RETURN(const cudaGraph_t body, AddConditionalBody(buffers.stream, params.body));
+    LTX_RETURN_IF_ERROR(AddCopies(params, devices, layout, buffers, body));
+  }
   return CudaStatus(LaunchCopyEngineGraphExit(params, buffers.stream), "exit kernel launch");
 }
 

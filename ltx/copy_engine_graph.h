@@ -1,10 +1,8 @@
 // Copy-engine AllGather calls captured into CUDA graphs on the peer-store transport
 // (kernels/PROTOCOL.md, "Copy engines in CUDA graphs"): the direct protocol with its stores done
-// by the copy engines. A captured call records, on the rank's stream, the entry kernel, two
-// conditional nodes side by side (one whose body holds the memcpy nodes of this rank's shard
-// into every peer's output; one whose body holds a kernel node that copies the shard into the
-// rank's own output with a few SM blocks, kernels/shard_copy_kernel.h), and the exit kernel
-// after both (kernels/copy_engine_graph_kernel.h). The output addresses the memcpy
+// by the copy engines. A captured call records, on the rank's stream, the entry kernel, a
+// conditional node whose body holds the memcpy nodes of this rank's shard into every output,
+// and the exit kernel (kernels/copy_engine_graph_kernel.h). The output addresses the memcpy
 // nodes store into are exchanged once, on the host, when the ranks capture
 // (ltx/capture_exchange.h); replays synchronise on the devices only.
 #ifndef LTX_COPY_ENGINE_GRAPH_H_
@@ -24,12 +22,10 @@ namespace ltx {
 // Captures rank `view.rank`'s part of an AllGather of `layout` on `buffers` into the CUDA graph
 // that `buffers.stream` is capturing; `devices` are the ranks' GPUs, and the calling thread's
 // current device is the rank's. First exchanges the output addresses with the peers' captures
-// through `exchange` (waiting at most call.timeout), then records the entry kernel, after it
-// the peer body (one memcpy node per peer's output, strided for batch > 1, none depending on
-// another, so that the copy engines run them side by side) and the own-shard body (one kernel
-// node), both opened by the entry kernel under the same condition, and the exit kernel after
-// both, each wait of which has call.timeout. A rank with an empty shard records no body; a
-// single rank records no peer body.
+// through `exchange` (waiting at most call.timeout), then records the entry kernel, the
+// conditional body (one memcpy node per output, this rank's own included, strided for batch >
+// 1, none depending on another, so that the copy engines run them side by side; no body when
+// the rank's shard is empty) and the exit kernel, each wait of which has call.timeout.
 // Errors: those of CaptureExchange::Exchange (DeadlineExceeded naming the ranks that did not
 // capture, InvalidArgument for disagreeing shapes); CUDA errors. After an error the capture
 // may hold part of the call and must be discarded. Thread-safe across ranks.

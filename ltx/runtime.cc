@@ -15,7 +15,6 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "kernels/copy_engine_graph_kernel.h"
-#include "kernels/shard_copy_kernel.h"
 #include "ltx/allgather_launch.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/alltoall_launch.h"
@@ -278,7 +277,6 @@ absl::Status Runtime::Initialize() {
       LTX_RETURN_IF_ERROR(LoadAllGatherKernels());
       LTX_RETURN_IF_ERROR(
           CudaStatus(LoadCopyEngineGraphKernels(), "loading the copy-engine graph kernels"));
-      LTX_RETURN_IF_ERROR(CudaStatus(LoadShardCopyKernel(), "loading the own-shard copy kernel"));
       return LoadAllToAllKernels();
     }));
   }
