@@ -78,7 +78,7 @@ __device__ __forceinline__ T LoadRelaxedSystemWords(const T* address) {
 
 // Nanoseconds of the GPU's global timer (%globaltimer); coarse, but monotonic and comparable
 // across the blocks of one GPU. The memory clobber keeps the compiler from moving the read across
-// memory accesses and barriers (a block's end time must follow every phase it recorded).
+// memory accesses (the assembler may still schedule it early: kernels/phase_timestamps.h).
 __device__ __forceinline__ uint64_t GlobalTimerNs() {
   uint64_t now;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now) : : "memory");
