@@ -107,14 +107,26 @@ __device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, boo
 // said the same for this rank's output; if the op was abandoned by then, revokes the peers'
 // store claims. Thread t handles peer t. `clock` notes the exit flags stored and seen
 // (NoPhaseClock: nothing).
+//
+// Thread 0 stores every flag after one system fence. The fence is the flags' release (the stores
+// after it are relaxed) and, on the direct path, the acquire of the other blocks' stores, which
+// thread 0 observed through the blocks_done count it read before it: one fence for both, where a
+// release store per flag would fence again (kernels/PROTOCOL.md, exit).
 template <typename Params, typename Clock>
 __device__ void ExitBarrier(const Params& p, const OpContext& op, Clock& clock) {
   const int peer = threadIdx.x;
   const bool abandoned = LoadRelaxedSystem(&op.local->abort) != 0u;
   const bool published = op.local->entry_published != 0u;
-  if (peer < p.world_size) {
-    if (!abandoned) StoreReleaseSystem(&p.signals[peer]->exit_flag[p.rank], op.number);
+  if (threadIdx.x == 0) {
+    if (!abandoned) {
+      __threadfence_system();
+      for (int target = 0; target < p.world_size; ++target) {
+        StoreRelaxedSystem(&p.signals[target]->exit_flag[p.rank], op.number);
+      }
+    }
     clock.Note(DirectPhase::kExitFlagsStored);
+  }
+  if (peer < p.world_size) {
     AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
     clock.Note(DirectPhase::kExitFlagsSeen);
   }
@@ -178,16 +190,15 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, Stor
   }
 
   // Exit: the block's stores are ordered before thread 0's system fence by the barrier; the
-  // fence and the counter form a release/acquire pair with the last block.
+  // fence and the count are a release that the last block's thread 0 acquires (its count, then
+  // the fence in ExitBarrier).
   __syncthreads();
   if (threadIdx.x == 0) {
     __threadfence_system();
     clock.Note(DirectPhase::kFenced);
     last_block = atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1;
-    if (last_block) {
-      __threadfence_system();
-      local->blocks_done = 0;
-    }
+    // The last block's acquire of the other blocks' stores is the fence in ExitBarrier.
+    if (last_block) local->blocks_done = 0;
     clock.Note(DirectPhase::kCounted);
   }
   __syncthreads();
