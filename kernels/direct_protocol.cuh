@@ -105,7 +105,7 @@ __device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, boo
 // call captured into a CUDA graph (kernels/copy_engine_graph_kernel.h). Tells every peer that
 // this rank's data is in its output (unless the op was abandoned), then waits until every peer
 // said the same for this rank's output; if the op was abandoned by then, revokes the peers'
-// store claims. Thread t handles peer t. `clock` notes the exit flags stored and seen
+// store claims. Thread t waits for peer t. `clock` notes the exit flags stored and seen
 // (NoPhaseClock: nothing).
 //
 // Thread 0 stores every flag after one system fence. The fence is the flags' release (the stores
