@@ -77,17 +77,17 @@ struct CallContext {
 //     captured copy-engine call of ltx/copy_engine_graph.h).
 //   - kAuto takes the copy engines for eager AllGathers of at least copy_engine_min_bytes (when
 //     that is > 0; captured calls keep to the kernels), the one-trip kernel up to OneTripLimit,
-//     the direct kernel otherwise. For the all-to-all, whose receivers unpack (world - 1) pieces as the AllGather's unpack
-//     (world - 1) shards, the same limit applies to its largest piece.
+//     the direct kernel otherwise. For the all-to-all, whose receivers unpack (world - 1)
+//     pieces as the AllGather's unpack (world - 1) shards, the same limit applies to its
+//     largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
-// shard. The phase timestamps: passed on for direct and one-trip calls; early start: for
-// one-trip calls only. The
-// generation: the context's. Errors: Aborted for a call.generation older than the context's (a
-// straggler from before a Reset; the message says so and that nothing was launched);
-// InvalidArgument for a call.generation newer than the context's, a non-positive or infinite
-// call timeout, negative blocks, or Protocol::kOneTrip with a shard (all-to-all: a piece) over
-// kOneTripMaxShardBytes. The result depends on nothing but the arguments, so ranks that pass
-// the same shape and options decide alike before any launch. Thread-safe.
+// shard. The phase timestamps: passed on for direct and one-trip calls; early start: for one-trip
+// calls only. The generation: the context's. Errors: Aborted for a call.generation older than the
+// context's (a straggler from before a Reset; the message says so and that nothing was launched);
+// InvalidArgument for a call.generation newer than the context's, a non-positive or infinite call
+// timeout, negative blocks, or Protocol::kOneTrip with a shard (all-to-all: a piece) over
+// kOneTripMaxShardBytes. The result depends on nothing but the arguments, so ranks that pass the
+// same shape and options decide alike before any launch. Thread-safe.
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call);
 

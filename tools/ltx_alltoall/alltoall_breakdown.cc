@@ -139,7 +139,9 @@ absl::StatusOr<int> RunAllToAllBreakdown(Runtime& runtime,
     c.dtype = config.dtype;
     c.heads = config.heads;
     c.head_dim = config.head_dim;
-    for (int r = 0; r < world; ++r) c.token_counts.push_back(tokens / world + (r < tokens % world ? 1 : 0));
+    for (int r = 0; r < world; ++r) {
+      c.token_counts.push_back(tokens / world + (r < tokens % world ? 1 : 0));
+    }
     c.direction = direction;
     LTX_RETURN_IF_ERROR(harness->Prepare(c));
     s.ranks.streams.clear();
