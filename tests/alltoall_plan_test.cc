@@ -219,8 +219,13 @@ HeadSplit SplitFor(int world, int kind, std::mt19937& random) {
   return split;
 }
 
-TEST(AllToAllPlanTest, EveryOutputByteIsStoredOnceFromTheRightInputByte) {
-  std::mt19937 random(7);
+// Calls `check(&c, random)` for every case of the shape grid: world sizes 1 to 8, both
+// directions, the counts of CountsFor, three dtypes, head_dim 1, 3 and 8 (each shape with a head
+// split of SplitFor and a batch of 1 to 3), and each block count of `blocks_for(world)`. `check`
+// completes the case (warps, misalignment) and simulates it. Returns the cases run; stops at the
+// first fatal failure.
+template <typename BlocksFor, typename Check>
+int ForEachGridCase(std::mt19937& random, const BlocksFor& blocks_for, const Check& check) {
   int cases = 0;
   int splits = 0;
   for (int world = 1; world <= 8; ++world) {
@@ -231,21 +236,37 @@ TEST(AllToAllPlanTest, EveryOutputByteIsStoredOnceFromTheRightInputByte) {
           for (int64_t head_dim : {1, 3, 8}) {
             const HeadSplit split = SplitFor(world, splits++, random);
             const int64_t batch = 1 + static_cast<int64_t>(random() % 3);
-            for (int blocks : {1, world, 2 * world + 1, 37}) {
-              const uint64_t input_misalignment = random() % 3 == 0 ? random() % 16 : 0;
-              const uint64_t output_misalignment = random() % 3 == 0 ? random() % 16 : 0;
-              const int warps = blocks % 2 == 0 ? 16 : 3;
-              SimulateAndCheck({direction, dtype, batch, split.heads, head_dim, counts,
-                                split.head_counts, blocks, warps, input_misalignment,
-                                output_misalignment});
+            for (int blocks : blocks_for(world)) {
+              PlanCase c = {direction, dtype, batch, split.heads, head_dim, counts};
+              c.head_counts = split.head_counts;
+              c.blocks = blocks;
+              c.warps = 1;
+              check(&c, random);
               ++cases;
-              if (HasFatalFailure()) return;
+              if (::testing::Test::HasFatalFailure()) return cases;
             }
           }
         }
       }
     }
   }
+  return cases;
+}
+
+TEST(AllToAllPlanTest, EveryOutputByteIsStoredOnceFromTheRightInputByte) {
+  std::mt19937 random(7);
+  const int cases = ForEachGridCase(
+      random,
+      [](int world) {
+        return std::vector<int>{1, world, 2 * world + 1, 37};
+      },
+      [](PlanCase* c, std::mt19937& random) {
+        c->input_misalignment = random() % 3 == 0 ? random() % 16 : 0;
+        c->output_misalignment = random() % 3 == 0 ? random() % 16 : 0;
+        c->warps = c->blocks % 2 == 0 ? 16 : 3;
+        SimulateAndCheck(*c);
+      });
+  if (HasFatalFailure()) return;
   EXPECT_GT(cases, 1000);
 }
 
@@ -363,8 +384,8 @@ void ForEachItem(const AllToAllGeometry& g, int rank, bool sending, int block, i
     work.offset = transfer.offset;
     work.line = transfer.line;
     work.line_travels = transfer.line < lines[transfer.offset];
-    work.own_payload = transfer.offset == 1 && transfer.line >= kOneTripHeaderLines &&
-                       transfer.line < own_lines;
+    work.own_payload =
+        transfer.offset == 1 && transfer.line >= kOneTripHeaderLines && transfer.line < own_lines;
     if (work.line_travels || work.own_payload) visit(work);
   }
 }
@@ -525,28 +546,16 @@ void SimulateOneTripAndCheck(const PlanCase& c) {
 
 TEST(AllToAllOneTripPlanTest, EveryLineTravelsOnceAndEveryOutputByteIsWrittenOnce) {
   std::mt19937 random(11);
-  int cases = 0;
-  int splits = 0;
-  for (int world = 1; world <= 8; ++world) {
-    for (AllToAllDirection direction :
-         {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
-      for (const std::vector<int64_t>& counts : CountsFor(world, random)) {
-        for (DataType dtype : {DataType::kBFloat16, DataType::kFloat32, DataType::kUint8}) {
-          for (int64_t head_dim : {1, 3, 8}) {
-            const HeadSplit split = SplitFor(world, splits++, random);
-            const int64_t batch = 1 + static_cast<int64_t>(random() % 3);
-            for (int blocks : {1, 2, 5}) {
-              const int warps = blocks == 2 ? 4 : 1;
-              SimulateOneTripAndCheck({direction, dtype, batch, split.heads, head_dim, counts,
-                                       split.head_counts, blocks, warps, 0, 0});
-              ++cases;
-              if (HasFatalFailure()) return;
-            }
-          }
-        }
-      }
-    }
-  }
+  const int cases = ForEachGridCase(
+      random,
+      [](int) {
+        return std::vector<int>{1, 2, 5};
+      },
+      [](PlanCase* c, std::mt19937&) {
+        c->warps = c->blocks == 2 ? 4 : 1;
+        SimulateOneTripAndCheck(*c);
+      });
+  if (HasFatalFailure()) return;
   EXPECT_GT(cases, 1000);
 }
 
