@@ -105,17 +105,6 @@ LTX_HOST_DEVICE inline int LanePartCount(int lane, int lanes, int world) {
   return lanes / world + ((lane % world) < (lanes % world) ? 1 : 0);
 }
 
-// Part `part` of `parts` of [0, total), cut at kVectorBytes boundaries of the flat range.
-LTX_HOST_DEVICE inline ByteRange PartRange(int64_t total, int part, int parts) {
-  const int64_t units = (total + kVectorBytes - 1) / kVectorBytes;
-  const int64_t begin = units / parts * part + (part < units % parts ? part : units % parts);
-  const int64_t count = units / parts + (part < units % parts ? 1 : 0);
-  ByteRange range;
-  range.begin = begin * kVectorBytes < total ? begin * kVectorBytes : total;
-  range.end = (begin + count) * kVectorBytes < total ? (begin + count) * kVectorBytes : total;
-  return range;
-}
-
 // The largest tile of a lane: one unrolled pass of a 512-thread block storing 16-byte vectors.
 // The lanes of one target take the tiles of its flat range round robin, so that they sweep the
 // target's output together, front to back: on 2 x H200, pushes over NVLink ran at 353-365 GB/s

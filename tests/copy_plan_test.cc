@@ -1,5 +1,5 @@
-// Tests of the AllGather copy plan (kernels/copy_plan.h): the unit functions (PartRange,
-// LaneTile, SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the kernel's
+// Tests of the AllGather copy plan (kernels/copy_plan.h): the unit functions (LaneTile,
+// SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the kernel's
 // copy loop (lanes, tiles, slices, head/body/tail per thread, as kernels/block_copy.cuh runs
 // it) that checks every output byte is stored exactly once, with the right value, over a grid of
 // shapes.
@@ -20,80 +20,6 @@
 
 namespace ltx {
 namespace {
-
-// ---------------------------------------------------------------------------------------------
-// PartRange
-
-void ExpectPartsTile(int64_t total, int parts) {
-  SCOPED_TRACE(absl::StrCat("total=", total, " parts=", parts));
-  int64_t expected_begin = 0;
-  for (int part = 0; part < parts; ++part) {
-    const ByteRange range = PartRange(total, part, parts);
-    ASSERT_EQ(range.begin, expected_begin) << "part " << part;
-    ASSERT_LE(range.begin, range.end) << "part " << part;
-    ASSERT_LE(range.end, total) << "part " << part;
-    // Cuts fall on kVectorBytes boundaries of the flat range (or at its end).
-    if (range.begin != total) {
-      EXPECT_EQ(range.begin % kVectorBytes, 0) << "part " << part;
-    }
-    expected_begin = range.end;
-  }
-  EXPECT_EQ(expected_begin, total);
-}
-
-TEST(PartRangeTest, PartsAreContiguousDisjointAndCoverEverything) {
-  for (int64_t total : {0, 1, 2, 15, 16, 17, 31, 32, 33, 100, 1000, 4099, 65536, 131073}) {
-    for (int parts = 1; parts <= 40; ++parts) ExpectPartsTile(total, parts);
-    for (int parts : {132, 264, 1000}) ExpectPartsTile(total, parts);
-  }
-}
-
-TEST(PartRangeTest, EmptyTotalGivesEmptyParts) {
-  for (int parts : {1, 2, 8, 264}) {
-    for (int part = 0; part < parts; ++part) {
-      const ByteRange range = PartRange(0, part, parts);
-      EXPECT_EQ(range.begin, 0);
-      EXPECT_EQ(range.end, 0);
-    }
-  }
-}
-
-TEST(PartRangeTest, TotalSmallerThanOneVectorGoesToTheFirstPart) {
-  for (int64_t total = 1; total < kVectorBytes; ++total) {
-    const ByteRange first = PartRange(total, 0, 4);
-    EXPECT_EQ(first.begin, 0);
-    EXPECT_EQ(first.end, total);
-    for (int part = 1; part < 4; ++part) {
-      const ByteRange range = PartRange(total, part, 4);
-      EXPECT_EQ(range.begin, range.end) << "total " << total << " part " << part;
-    }
-  }
-}
-
-TEST(PartRangeTest, MorePartsThanUnitsLeavesExtraPartsEmpty) {
-  // 3 units (33 bytes) over 5 parts: units go to parts 0..2, parts 3 and 4 are empty.
-  const int64_t total = 33;
-  EXPECT_EQ(PartRange(total, 0, 5).begin, 0);
-  EXPECT_EQ(PartRange(total, 0, 5).end, 16);
-  EXPECT_EQ(PartRange(total, 1, 5).end, 32);
-  EXPECT_EQ(PartRange(total, 2, 5).begin, 32);
-  EXPECT_EQ(PartRange(total, 2, 5).end, 33);
-  for (int part : {3, 4}) {
-    const ByteRange range = PartRange(total, part, 5);
-    EXPECT_EQ(range.begin, total);
-    EXPECT_EQ(range.end, total);
-  }
-}
-
-TEST(PartRangeTest, UnitsAreSpreadEvenly) {
-  // 10 units over 4 parts: 3, 3, 2, 2.
-  const int64_t total = 10 * kVectorBytes;
-  const int64_t expected_units[] = {3, 3, 2, 2};
-  for (int part = 0; part < 4; ++part) {
-    const ByteRange range = PartRange(total, part, 4);
-    EXPECT_EQ(range.end - range.begin, expected_units[part] * kVectorBytes) << "part " << part;
-  }
-}
 
 // ---------------------------------------------------------------------------------------------
 // SplitForCopy
@@ -357,8 +283,8 @@ TEST(LaneTileTest, LanesOfATargetSweepTheRangeTogether) {
       for (int world : {1, 2, 4, 8}) {
         for (int lanes : {world, 66, 132, 264}) {
           if (lanes < world) continue;
-          SCOPED_TRACE(absl::StrCat("batch=", batch, " shard=", shard, " world=", world,
-                                    " lanes=", lanes));
+          SCOPED_TRACE(
+              absl::StrCat("batch=", batch, " shard=", shard, " world=", world, " lanes=", lanes));
           for (int target = 0; target < world; ++target) {
             std::vector<ByteRange> tiles;
             int64_t covered = 0;
@@ -371,9 +297,8 @@ TEST(LaneTileTest, LanesOfATargetSweepTheRangeTogether) {
                 covered += tile.end - tile.begin;
               }
             }
-            std::sort(tiles.begin(), tiles.end(), [](const ByteRange& a, const ByteRange& b) {
-              return a.begin < b.begin;
-            });
+            std::sort(tiles.begin(), tiles.end(),
+                      [](const ByteRange& a, const ByteRange& b) { return a.begin < b.begin; });
             int64_t next = 0;
             for (const ByteRange& tile : tiles) {
               ASSERT_EQ(tile.begin, next);
