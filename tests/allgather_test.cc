@@ -19,6 +19,7 @@
 #include "kernels/one_trip_layout.h"
 #include "kernels/phase_timestamps.h"
 #include "ltx/runtime.h"
+#include "tests/phase_record_buffers.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
 #include "tools/testing/token_counts.h"
@@ -198,44 +199,18 @@ void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase
   c.token_counts = UnevenCounts(world, 5);
   ASSERT_TRUE(f.harness->Prepare(c).ok());
   const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
-  std::vector<PhaseTimestamps> records(world);
-  std::vector<CallOptions> calls(world);
-  for (int rank = 0; rank < world; ++rank) {
-    records[rank] = PhaseTimestamps{nullptr, kOps, kBlocks};
-    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
-                         sizeof(PhaseTimestampRecord) * kOps * kBlocks),
-              cudaSuccess);
-    calls[rank].protocol = protocol;
-    calls[rank].blocks = kBlocks;
-    calls[rank].phase_timestamps = &records[rank];
-  }
+  absl::StatusOr<std::unique_ptr<PhaseRecordBuffers>> records =
+      PhaseRecordBuffers::Create(f.runtime->devices(), kOps, kBlocks);
+  ASSERT_TRUE(records.ok()) << records.status();
+  std::vector<CallOptions> calls;
+  for (int rank = 0; rank < world; ++rank) calls.push_back((*records)->TimedCall(rank, protocol));
   for (int op = 0; op < kOps; ++op) {
     for (int rank = 0; rank < world; ++rank) {
       ASSERT_TRUE(f.runtime->AllGatherRank(rank, c.Shape(), buffers[rank], calls[rank]).ok());
     }
   }
   EXPECT_TRUE(f.harness->Verify().ok());
-  for (int rank = 0; rank < world; ++rank) {
-    std::vector<PhaseTimestampRecord> host(kOps * kBlocks);
-    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(host.data(), records[rank].records,
-                         sizeof(PhaseTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    cudaFree(records[rank].records);
-    for (const PhaseTimestampRecord& record : host) {
-      EXPECT_NE(record.op, 0u) << "rank " << rank;
-      const uint64_t start = record.ns[static_cast<int>(Phase::kStart)];
-      const uint64_t end = record.ns[static_cast<int>(Phase::kEnd)];
-      EXPECT_GE(end, start) << "rank " << rank;
-      for (Phase phase : reached) {
-        EXPECT_GE(record.ns[static_cast<int>(phase)], start) << static_cast<int>(phase);
-        // A block's end may be read before its other warps' last phases (kPhaseEndSlackNs).
-        EXPECT_LE(record.ns[static_cast<int>(phase)], end + kPhaseEndSlackNs)
-            << static_cast<int>(phase);
-      }
-    }
-  }
+  (*records)->ExpectEveryBlockRecorded(reached);
   EXPECT_EQ(f.runtime->AllGather(c.Shape(), buffers, calls[0]).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

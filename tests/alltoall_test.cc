@@ -26,6 +26,7 @@
 #include "kernels/one_trip_layout.h"
 #include "kernels/phase_timestamps.h"
 #include "ltx/runtime.h"
+#include "tests/phase_record_buffers.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/gpu_fixture.h"
@@ -373,18 +374,11 @@ void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase
   const int world = f.runtime->world_size();
   constexpr int kBlocks = 3;
   constexpr int kOps = 4;
-  std::vector<PhaseTimestamps> records(world);
-  std::vector<CallOptions> calls(world);
-  for (int rank = 0; rank < world; ++rank) {
-    records[rank] = PhaseTimestamps{nullptr, kOps, kBlocks};
-    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
-    ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&records[rank].records),
-                         sizeof(PhaseTimestampRecord) * kOps * kBlocks),
-              cudaSuccess);
-    calls[rank].protocol = protocol;
-    calls[rank].blocks = kBlocks;
-    calls[rank].phase_timestamps = &records[rank];
-  }
+  absl::StatusOr<std::unique_ptr<PhaseRecordBuffers>> records =
+      PhaseRecordBuffers::Create(f.runtime->devices(), kOps, kBlocks);
+  ASSERT_TRUE(records.ok()) << records.status();
+  std::vector<CallOptions> calls;
+  for (int rank = 0; rank < world; ++rank) calls.push_back((*records)->TimedCall(rank, protocol));
   AllToAllCase c;
   for (int op = 0; op < kOps; ++op) {
     c.dtype = op % 2 == 0 ? DataType::kBFloat16 : DataType::kFloat32;
@@ -400,27 +394,7 @@ void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase
     if (status.ok()) status = f.harness->Verify();
     ASSERT_TRUE(status.ok()) << "op " << op << " " << c.ToString() << ": " << status;
   }
-  for (int rank = 0; rank < world; ++rank) {
-    std::vector<PhaseTimestampRecord> host(kOps * kBlocks);
-    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
-    ASSERT_EQ(cudaMemcpy(host.data(), records[rank].records,
-                         sizeof(PhaseTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    cudaFree(records[rank].records);
-    for (const PhaseTimestampRecord& record : host) {
-      EXPECT_NE(record.op, 0u) << "rank " << rank;
-      const uint64_t start = record.ns[static_cast<int>(Phase::kStart)];
-      const uint64_t end = record.ns[static_cast<int>(Phase::kEnd)];
-      EXPECT_GE(end, start) << "rank " << rank;
-      for (Phase phase : reached) {
-        EXPECT_GE(record.ns[static_cast<int>(phase)], start)
-            << "rank " << rank << " phase " << static_cast<int>(phase);
-        // A block's end may be read before its other warps' last phases (kPhaseEndSlackNs).
-        EXPECT_LE(record.ns[static_cast<int>(phase)], end + kPhaseEndSlackNs)
-            << "rank " << rank << " phase " << static_cast<int>(phase);
-      }
-    }
-  }
+  (*records)->ExpectEveryBlockRecorded(reached);
   EXPECT_EQ(f.runtime->AllToAll(c.Shape(), f.harness->AllBuffers(), calls[0]).status().code(),
             absl::StatusCode::kInvalidArgument);
 }

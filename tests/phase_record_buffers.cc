@@ -1,0 +1,71 @@
+// Phase-record buffers of the timed kernels on every rank's GPU, and their check.
+#include "tests/phase_record_buffers.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <utility>
+
+#include "gtest/gtest.h"
+#include "ltx/cuda_status.h"
+#include "ltx/status_macros.h"
+
+namespace ltx {
+
+PhaseRecordBuffers::PhaseRecordBuffers(std::vector<int> devices, int ops, int blocks)
+    : devices_(std::move(devices)),
+      ops_(ops),
+      blocks_(blocks),
+      timestamps_(devices_.size(), PhaseTimestamps{nullptr, ops, blocks}) {}
+
+absl::StatusOr<std::unique_ptr<PhaseRecordBuffers>> PhaseRecordBuffers::Create(
+    const std::vector<int>& devices, int ops, int blocks) {
+  std::unique_ptr<PhaseRecordBuffers> buffers(new PhaseRecordBuffers(devices, ops, blocks));
+  for (size_t rank = 0; rank < devices.size(); ++rank) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices[rank]), "cudaSetDevice"));
+    LTX_RETURN_IF_ERROR(CudaStatus(
+        cudaMalloc(reinterpret_cast<void**>(&buffers->timestamps_[rank].records),
+                   sizeof(PhaseTimestampRecord) * ops * blocks),
+        "cudaMalloc(phase records)"));
+  }
+  return buffers;
+}
+
+PhaseRecordBuffers::~PhaseRecordBuffers() {
+  for (size_t rank = 0; rank < devices_.size(); ++rank) {
+    if (timestamps_[rank].records == nullptr) continue;
+    cudaSetDevice(devices_[rank]);
+    cudaFree(timestamps_[rank].records);
+  }
+}
+
+CallOptions PhaseRecordBuffers::TimedCall(int rank, Protocol protocol) const {
+  CallOptions call;
+  call.protocol = protocol;
+  call.blocks = blocks_;
+  call.phase_timestamps = &timestamps_[rank];
+  return call;
+}
+
+void PhaseRecordBuffers::ExpectSlotsRecorded(int start_slot, int end_slot,
+                                             const std::vector<int>& reached) const {
+  for (size_t rank = 0; rank < devices_.size(); ++rank) {
+    std::vector<PhaseTimestampRecord> host(static_cast<size_t>(ops_) * blocks_);
+    ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMemcpy(host.data(), timestamps_[rank].records,
+                         sizeof(PhaseTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    for (const PhaseTimestampRecord& record : host) {
+      EXPECT_NE(record.op, 0u) << "rank " << rank;
+      const uint64_t start = record.ns[start_slot];
+      const uint64_t end = record.ns[end_slot];
+      EXPECT_GE(end, start) << "rank " << rank;
+      for (int slot : reached) {
+        EXPECT_GE(record.ns[slot], start) << "rank " << rank << " phase " << slot;
+        EXPECT_LE(record.ns[slot], end + kPhaseEndSlackNs) << "rank " << rank << " phase " << slot;
+      }
+    }
+  }
+}
+
+}  // namespace ltx
