@@ -39,11 +39,7 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
   if (call.protocol != Protocol::kOneTrip) {
     return LaunchAllGatherKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }
-  OneTripLaunch launch;
-  launch.blocks = call.blocks;
-  launch.early_start = call.early_start;
-  launch.timestamps = call.phase_timestamps;
-  return LaunchOneTripKernel(params, launch, buffers.stream);
+  return LaunchOneTripKernel(params, OneTripLaunchOf(call), buffers.stream);
 }
 
 absl::Status LoadAllGatherKernels() {

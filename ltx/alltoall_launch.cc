@@ -29,11 +29,7 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   if (call.protocol != Protocol::kOneTrip) {
     return LaunchAllToAllKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }
-  OneTripLaunch launch;
-  launch.blocks = call.blocks;
-  launch.early_start = call.early_start;
-  launch.timestamps = call.phase_timestamps;
-  return LaunchAllToAllOneTripKernel(params, launch, buffers.stream);
+  return LaunchAllToAllOneTripKernel(params, OneTripLaunchOf(call), buffers.stream);
 }
 
 absl::Status LoadAllToAllKernels() {

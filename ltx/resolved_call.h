@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kernels/one_trip_launch.h"
 #include "ltx/runtime_options.h"
 
 namespace ltx {
@@ -48,6 +49,16 @@ struct ResolvedCall {
   // The Runtime's reset generation the call runs in (what its kernel announces).
   uint64_t generation = 0;
 };
+
+// How the one-trip kernel of `call` (Protocol::kOneTrip) is launched: call.blocks blocks, early
+// as call.early_start says, timed as call.phase_timestamps says. Thread-safe (pure).
+inline OneTripLaunch OneTripLaunchOf(const ResolvedCall& call) {
+  OneTripLaunch launch;
+  launch.blocks = call.blocks;
+  launch.early_start = call.early_start;
+  launch.timestamps = call.phase_timestamps;
+  return launch;
+}
 
 // What a call needs to be resolved, beside the Runtime's options.
 struct CallContext {
