@@ -96,12 +96,13 @@ __device__ inline void CopyRange(const ShardGeometry& geometry, const ByteRange&
   }
 }
 
-// The block copies every tile of lane `lane` (kernels/copy_plan.h: LaneTile) of this rank's
-// shard from `input` into the target's `output`.
+// The block copies every tile of lane `lane` (kernels/copy_plan.h: LaneTilesOf, LaneTile) of
+// this rank's shard from `input` into the target's `output`.
 __device__ inline void CopyLane(const ShardGeometry& geometry, int lane, int lanes, int world,
                                 const uint8_t* input, uint8_t* output) {
+  const LaneTiles tiles = LaneTilesOf(geometry, lane, lanes, world);
   for (int64_t k = 0;; ++k) {
-    const ByteRange tile = LaneTile(geometry, lane, lanes, world, k);
+    const ByteRange tile = LaneTile(tiles, k);
     if (tile.begin >= tile.end) return;
     CopyRange(geometry, tile, input, output);
   }

@@ -11,8 +11,8 @@
 // the copy, so any row size works. The flat range [0, batch * shard_bytes) is copied once per
 // target rank. Work is cut into lanes: lane `l` serves target (l + rank) % world and is part
 // l / world of that target's lanes, which copies every parts-th tile of the flat range
-// (LaneTile). There are max(blocks, world) lanes and block `b` runs lanes b, b + blocks, ..., so
-// every target has a sender whatever the block count.
+// (LaneTilesOf, LaneTile). There are max(blocks, world) lanes and block `b` runs lanes b,
+// b + blocks, ..., so every target has a sender whatever the block count.
 #ifndef LTX_KERNELS_COPY_PLAN_H_
 #define LTX_KERNELS_COPY_PLAN_H_
 
@@ -120,17 +120,36 @@ LTX_HOST_DEVICE inline int64_t LaneTileBytes(int64_t total, int parts) {
   return even < kLaneTileBytes ? even : kLaneTileBytes;
 }
 
-// The `k`-th tile that lane `lane` copies of the flat shard (tiles part, part + parts, ... with
-// the lane's part and part count, LanePart and LanePartCount); an empty range past the end.
-LTX_HOST_DEVICE inline ByteRange LaneTile(const ShardGeometry& g, int lane, int lanes, int world,
-                                          int64_t k) {
-  const int64_t total = FlatShardBytes(g);
+// The tiles one lane copies of a flat shard of `total` bytes: tile k starts at
+// first + k * stride and is `tile_bytes` long, cut at `total` (LaneTile). What depends on the
+// lane alone, computed once per lane (LaneTilesOf), so that a tile costs no division.
+struct LaneTiles {
+  int64_t total = 0;       // FlatShardBytes of the shard.
+  int64_t tile_bytes = 0;  // LaneTileBytes(total, parts).
+  int64_t first = 0;       // part * tile_bytes.
+  int64_t stride = 0;      // parts * tile_bytes.
+};
+
+// The tiles of lane `lane` (of `lanes`, over `world` targets) of the flat shard of `g`: tiles
+// part, part + parts, ... with the lane's part and part count (LanePart and LanePartCount).
+LTX_HOST_DEVICE inline LaneTiles LaneTilesOf(const ShardGeometry& g, int lane, int lanes,
+                                             int world) {
   const int parts = LanePartCount(lane, lanes, world);
-  const int64_t tile_bytes = LaneTileBytes(total, parts);
-  const int64_t begin = (LanePart(lane, world) + k * parts) * tile_bytes;
+  LaneTiles tiles;
+  tiles.total = FlatShardBytes(g);
+  tiles.tile_bytes = LaneTileBytes(tiles.total, parts);
+  tiles.first = LanePart(lane, world) * tiles.tile_bytes;
+  tiles.stride = parts * tiles.tile_bytes;
+  return tiles;
+}
+
+// The `k`-th tile of `tiles`; an empty range at the end of the shard past its last tile.
+LTX_HOST_DEVICE inline ByteRange LaneTile(const LaneTiles& tiles, int64_t k) {
+  const int64_t begin = tiles.first + k * tiles.stride;
+  const int64_t end = begin + tiles.tile_bytes;
   ByteRange range;
-  range.begin = begin < total ? begin : total;
-  range.end = begin + tile_bytes < total ? begin + tile_bytes : total;
+  range.begin = begin < tiles.total ? begin : tiles.total;
+  range.end = end < tiles.total ? end : tiles.total;
   return range;
 }
 

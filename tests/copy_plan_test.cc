@@ -1,5 +1,5 @@
-// Tests of the AllGather copy plan (kernels/copy_plan.h): the unit functions (LaneTile,
-// SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the kernel's
+// Tests of the AllGather copy plan (kernels/copy_plan.h): the unit functions (LaneTilesOf,
+// LaneTile, SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the kernel's
 // copy loop (lanes, tiles, slices, head/body/tail per thread, as kernels/block_copy.cuh runs
 // it) that checks every output byte is stored exactly once, with the right value, over a grid of
 // shapes.
@@ -251,7 +251,7 @@ TEST(SliceTest, EmptyShardHasNoSlicesInAnyLane) {
   const ShardGeometry g = MakeGeometry(3, 0, 300, 100);
   for (int lanes : {1, 2, 8, 264}) {
     for (int lane = 0; lane < lanes; ++lane) {
-      const ByteRange range = LaneTile(g, lane, lanes, std::min(lanes, 8), 0);
+      const ByteRange range = LaneTile(LaneTilesOf(g, lane, lanes, std::min(lanes, 8)), 0);
       EXPECT_EQ(range.begin, range.end);
       EXPECT_EQ(FirstSlice(g, range), EndSlice(g, range));
     }
@@ -259,7 +259,7 @@ TEST(SliceTest, EmptyShardHasNoSlicesInAnyLane) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// LaneTileBytes, LaneTile
+// LaneTileBytes, LaneTilesOf, LaneTile
 
 TEST(LaneTileTest, TilesAreFullWhenEveryLaneGetsOne) {
   EXPECT_EQ(LaneTileBytes(int64_t{64} << 20, 66), kLaneTileBytes);
@@ -270,6 +270,34 @@ TEST(LaneTileTest, SmallRangesAreSplitEvenlyInWholeVectors) {
   EXPECT_EQ(LaneTileBytes(1000, 4), 256);  // 63 vectors over 4 lanes: 16 each.
   EXPECT_EQ(LaneTileBytes(15, 8), kVectorBytes);
   EXPECT_EQ(LaneTileBytes(0, 8), kVectorBytes);
+}
+
+// A lane's tiles: part, part + parts, ... of tile_bytes each, the last one cut at the end of the
+// flat shard, then empty ranges.
+TEST(LaneTileTest, TilesOfALaneStepByItsPartCount) {
+  const ShardGeometry g = MakeGeometry(2, 100000, 300000, 0);
+  // 5 lanes over 2 targets: lanes 0, 2, 4 serve target 0 (3 parts), lanes 1, 3 target 1.
+  const LaneTiles tiles = LaneTilesOf(g, /*lane=*/3, /*lanes=*/5, /*world=*/2);
+  EXPECT_EQ(tiles.total, 200000);
+  EXPECT_EQ(tiles.tile_bytes, kLaneTileBytes);  // 100000 bytes each for 2 parts: capped.
+  EXPECT_EQ(tiles.first, kLaneTileBytes);       // Part 1.
+  EXPECT_EQ(tiles.stride, 2 * kLaneTileBytes);
+  const int64_t expected[][2] = {{32768, 65536}, {98304, 131072}, {163840, 196608},
+                                 {200000, 200000}, {200000, 200000}};
+  for (int64_t k = 0; k < 5; ++k) {
+    const ByteRange tile = LaneTile(tiles, k);
+    EXPECT_EQ(tile.begin, expected[k][0]) << "k=" << k;
+    EXPECT_EQ(tile.end, expected[k][1]) << "k=" << k;
+  }
+  const LaneTiles part0 = LaneTilesOf(g, /*lane=*/1, /*lanes=*/5, /*world=*/2);
+  EXPECT_EQ(part0.first, 0);
+  EXPECT_EQ(LaneTile(part0, 3).begin, 196608);
+  EXPECT_EQ(LaneTile(part0, 3).end, 200000);  // Cut at the end of the shard.
+  EXPECT_EQ(LaneTile(part0, 4).begin, LaneTile(part0, 4).end);
+  const LaneTiles three_parts = LaneTilesOf(g, /*lane=*/4, /*lanes=*/5, /*world=*/2);
+  EXPECT_EQ(three_parts.tile_bytes, kLaneTileBytes);
+  EXPECT_EQ(three_parts.first, 2 * kLaneTileBytes);
+  EXPECT_EQ(three_parts.stride, 3 * kLaneTileBytes);
 }
 
 // The tiles of a target's lanes, taken in each lane's order, cover its flat range exactly once,
@@ -289,8 +317,9 @@ TEST(LaneTileTest, LanesOfATargetSweepTheRangeTogether) {
             std::vector<ByteRange> tiles;
             int64_t covered = 0;
             for (int lane = target; lane < lanes; lane += world) {
+              const LaneTiles lane_tiles = LaneTilesOf(g, lane, lanes, world);
               for (int64_t k = 0;; ++k) {
-                const ByteRange tile = LaneTile(g, lane, lanes, world, k);
+                const ByteRange tile = LaneTile(lane_tiles, k);
                 if (tile.begin == tile.end) break;
                 ASSERT_LE(tile.end - tile.begin, kLaneTileBytes);
                 tiles.push_back(tile);
@@ -414,9 +443,10 @@ class KernelSimulator {
     for (int block = 0; block < case_.blocks; ++block) {
       for (int lane = block; lane < lanes; lane += case_.blocks) {
         const int target = LaneTarget(lane, rank, world);
-        // Mirrors CopyLane: the lane's tiles in order, up to the first empty one.
+        // Mirrors CopyLane: the lane's tiles, computed once, in order up to the first empty one.
+        const LaneTiles tiles = LaneTilesOf(g, lane, lanes, world);
         for (int64_t k = 0;; ++k) {
-          const ByteRange range = LaneTile(g, lane, lanes, world, k);
+          const ByteRange range = LaneTile(tiles, k);
           if (range.begin < 0 || range.end > flat || range.begin > range.end) {
             error_ = absl::StrCat("rank ", rank, " lane ", lane, " tile ", k, " [", range.begin,
                                   ", ", range.end, ") outside [0, ", flat, ")");
