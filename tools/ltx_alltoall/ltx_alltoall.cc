@@ -12,6 +12,8 @@
 //   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip
 //                                 one row per protocol and shape, side by side.
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
+//   ltx_alltoall --bench --head_counts 6,10,6,10    an uneven head split (heads per rank), for
+//                                 ltx and NCCL alike; the smoke run takes it too.
 //   ltx_alltoall --breakdown -b 8K --breakdown_blocks 0,1,2,4
 //                                 where the time of an all-to-all goes: phases of the timed
 //                                 kernel (CallOptions::phase_timestamps) per rank and block
@@ -32,6 +34,7 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -40,8 +43,11 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/types/span.h"
 #include "ltx/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
@@ -51,6 +57,7 @@
 #include "tools/ltx_allgather/nccl_library.h"
 #include "tools/ltx_allgather/tool_config.h"
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
+#include "tools/ltx_alltoall/head_counts.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/visible_gpus.h"
@@ -71,6 +78,10 @@ ABSL_FLAG(std::string, e, "256M", "Benchmark sweep: largest size in bytes per ra
 ABSL_FLAG(double, f, 4, "Benchmark sweep: factor between successive sizes.");
 ABSL_FLAG(int64_t, heads, 32, "Benchmark sweep: heads.");
 ABSL_FLAG(int64_t, head_dim, 128, "Benchmark sweep: head_dim.");
+ABSL_FLAG(std::string, head_counts, "",
+          "Heads per rank, comma-separated (one per rank, summing to the shape's heads): the head "
+          "split of the benchmark (ltx and NCCL alike) and of the smoke run's uneven-split case; "
+          "empty: the even split (smoke run: its own uneven split).");
 ABSL_FLAG(std::string, direction, "both", "seq_to_heads, heads_to_seq or both.");
 ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32, fp8_e4m3, ...).");
 ABSL_FLAG(std::string, protocol, "auto",
@@ -124,6 +135,36 @@ absl::StatusOr<std::vector<AllToAllDirection>> ParseDirections(const std::string
       absl::StrFormat("--direction: '%s' is not seq_to_heads, heads_to_seq or both", name));
 }
 
+// The head split of --head_counts on `world` ranks, checked against the heads of each of
+// `shapes`; InvalidArgument naming the flag.
+absl::StatusOr<std::vector<int64_t>> HeadCountsOfFlag(int world,
+                                                      absl::Span<const BenchShape> shapes) {
+  absl::StatusOr<std::vector<int64_t>> head_counts =
+      ParseHeadCounts(absl::GetFlag(FLAGS_head_counts), world);
+  absl::Status status = head_counts.status();
+  for (const BenchShape& shape : shapes) {
+    if (status.ok()) status = CheckHeadCounts(*head_counts, shape.heads);
+  }
+  if (!status.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("--head_counts: ", status.message()));
+  }
+  return head_counts;
+}
+
+// The most bytes any rank's input or output takes in any of `cases` on `world` ranks (a case
+// whose layout is rejected counts for nothing: preparing it reports why).
+int64_t LargestBuffer(const std::vector<AllToAllCase>& cases, int world) {
+  int64_t largest = 1;
+  for (const AllToAllCase& c : cases) {
+    const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(c.Shape(), world);
+    if (!layout.ok()) continue;
+    for (int r = 0; r < world; ++r) {
+      largest = std::max({largest, layout->InputBytes(r), layout->OutputBytes(r)});
+    }
+  }
+  return largest;
+}
+
 absl::StatusOr<std::vector<Protocol>> ParseProtocols(const std::string& names) {
   std::vector<Protocol> protocols;
   for (absl::string_view name : absl::StrSplit(names, ',')) {
@@ -163,8 +204,9 @@ absl::StatusOr<double> MedianMicros(const std::vector<int>& devices,
 }
 
 // The smoke cases: every dtype, odd head_dim, batch > 1, uneven and zero counts, misaligned,
-// and an uneven head split (2, 3, 2, 3, ... heads, none on the last of two or more ranks).
-std::vector<AllToAllCase> SmokeCases(int world) {
+// and an uneven head split: `head_counts` when given, else 2, 3, 2, 3, ... heads, none on the
+// last of two or more ranks.
+std::vector<AllToAllCase> SmokeCases(int world, const std::vector<int64_t>& head_counts) {
   std::vector<AllToAllCase> cases;
   for (AllToAllDirection direction :
        {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
@@ -191,11 +233,11 @@ std::vector<AllToAllCase> SmokeCases(int world) {
     split.head_dim = 64;
     split.token_counts = EvenCounts(777, world);
     split.direction = direction;
-    split.heads = 0;
-    for (int r = 0; r < world; ++r) {
+    split.head_counts = head_counts;
+    for (int r = 0; head_counts.empty() && r < world; ++r) {
       split.head_counts.push_back(world > 1 && r == world - 1 ? 0 : 2 + r % 2);
-      split.heads += split.head_counts.back();
     }
+    split.heads = std::accumulate(split.head_counts.begin(), split.head_counts.end(), int64_t{0});
     cases.push_back(split);
   }
   return cases;
@@ -212,10 +254,12 @@ absl::Status RunOnce(Runtime& runtime, AllToAllHarness& harness, bool per_rank) 
   return runtime.Synchronize(absl::Seconds(30));
 }
 
-int Smoke(Runtime& runtime, AllToAllHarness& harness) {
+// Runs every case of `cases` in both call styles, each with its round trip; the exit code.
+int RunSmokeCases(Runtime& runtime, AllToAllHarness& harness,
+                  const std::vector<AllToAllCase>& cases) {
   int failures = 0;
   absl::PrintF("%-70s %-12s %s\n", "# case", "style", "result");
-  for (const AllToAllCase& c : SmokeCases(runtime.world_size())) {
+  for (const AllToAllCase& c : cases) {
     for (bool per_rank : {false, true}) {
       absl::Status status = harness.Prepare(c);
       if (status.ok()) status = RunOnce(runtime, harness, per_rank);
@@ -232,13 +276,48 @@ int Smoke(Runtime& runtime, AllToAllHarness& harness) {
   return failures == 0 ? kExitOk : kExitFailed;
 }
 
+// The smoke run, with the head split of --head_counts, on buffers that hold its largest case;
+// the exit code.
+int Smoke(Runtime& runtime) {
+  const int world = runtime.world_size();
+  const absl::StatusOr<std::vector<int64_t>> head_counts = HeadCountsOfFlag(world, {});
+  std::vector<AllToAllCase> cases;
+  if (head_counts.ok()) cases = SmokeCases(world, *head_counts);
+  const int64_t capacity = LargestBuffer(cases, world);
+  const absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
+      head_counts.ok()
+          ? AllToAllHarness::Create(runtime.devices(), capacity, capacity, /*seed=*/7)
+          : absl::StatusOr<std::unique_ptr<AllToAllHarness>>(head_counts.status());
+  if (!harness.ok()) {
+    absl::PrintF("ltx_alltoall: %s\nFAIL\n", harness.status().ToString().c_str());
+    return kExitFailed;
+  }
+  return RunSmokeCases(runtime, **harness, cases);
+}
+
 struct BenchContext {
   Runtime* runtime = nullptr;
   AllToAllHarness* harness = nullptr;
   const tools::NcclClique* clique = nullptr;  // Null: no NCCL comparison.
   DataType dtype = DataType::kBFloat16;
   std::vector<Protocol> protocols;
+  std::vector<int64_t> head_counts;  // Empty: the even split.
 };
+
+// The benchmark's case of `shape` in `direction` on `world` ranks: `dtype`, batch 1, the tokens
+// split evenly, the heads as `head_counts` says (empty: evenly).
+AllToAllCase BenchCase(DataType dtype, const BenchShape& shape,
+                       const std::vector<int64_t>& head_counts, AllToAllDirection direction,
+                       int world) {
+  AllToAllCase c;
+  c.dtype = dtype;
+  c.heads = shape.heads;
+  c.head_dim = shape.head_dim;
+  c.token_counts = EvenCounts(shape.tokens, world);
+  c.direction = direction;
+  c.head_counts = head_counts;
+  return c;
+}
 
 void PrintBenchHeader(const BenchContext& bench) {
   absl::PrintF(
@@ -250,6 +329,10 @@ void PrintBenchHeader(const BenchContext& bench) {
       "# (protocol auto: the Runtime's choice; ltx us -1: the protocol refused the "
       "shape)\n");
   if (bench.clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1)\n");
+  if (!bench.head_counts.empty()) {
+    absl::PrintF("# (heads per rank %s, for ltx and NCCL alike; size: the mean per rank)\n",
+                 absl::StrJoin(bench.head_counts, ","));
+  }
 }
 
 // ltx's time for one shape on one protocol, and whether its output was wrong.
@@ -288,13 +371,8 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
   Runtime& runtime = *bench.runtime;
   AllToAllHarness& harness = *bench.harness;
   const int world = runtime.world_size();
-  AllToAllCase c;
-  c.dtype = bench.dtype;
-  c.heads = shape.heads;
-  c.head_dim = shape.head_dim;
-  c.token_counts = EvenCounts(shape.tokens, world);
-  c.direction = direction;
-  LTX_RETURN_IF_ERROR(harness.Prepare(c));
+  LTX_RETURN_IF_ERROR(
+      harness.Prepare(BenchCase(bench.dtype, shape, bench.head_counts, direction, world)));
   const std::vector<RankBuffers> buffers = harness.AllBuffers();
   std::vector<LtxTime> ltx;
   for (Protocol protocol : bench.protocols) {
@@ -364,13 +442,16 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
                        ParseProtocols(absl::GetFlag(FLAGS_protocol)));
   LTX_ASSIGN_OR_RETURN(const std::vector<AllToAllDirection> directions,
                        ParseDirections(absl::GetFlag(FLAGS_direction)));
-  LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes,
-                       BenchShapes(runtime.world_size(), dtype));
-  int64_t capacity = 1;
-  for (const BenchShape& shape : shapes) {
-    const int64_t rank_tokens = shape.tokens / runtime.world_size() + 1;
-    capacity = std::max(capacity, rank_tokens * shape.heads * shape.head_dim * ElementSize(dtype));
+  const int world = runtime.world_size();
+  LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes, BenchShapes(world, dtype));
+  LTX_ASSIGN_OR_RETURN(const std::vector<int64_t> head_counts, HeadCountsOfFlag(world, shapes));
+  std::vector<AllToAllCase> cases;
+  for (AllToAllDirection direction : directions) {
+    for (const BenchShape& shape : shapes) {
+      cases.push_back(BenchCase(dtype, shape, head_counts, direction, world));
+    }
   }
+  const int64_t capacity = LargestBuffer(cases, world);
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
                        AllToAllHarness::Create(devices, capacity, capacity, /*seed=*/1));
   std::unique_ptr<tools::NcclLibrary> library;
@@ -386,7 +467,7 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
       absl::PrintF("# NCCL not compared: %s\n", loaded.status().ToString().c_str());
     }
   }
-  BenchContext bench{&runtime, harness.get(), clique.get(), dtype, protocols};
+  BenchContext bench{&runtime, harness.get(), clique.get(), dtype, protocols, head_counts};
   absl::PrintF(
       "# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us); ltx: per-rank "
       "calls, one thread per GPU; NCCL: grouped from one thread\n",
@@ -459,10 +540,7 @@ int Main(int argc, char** argv) {
   int exit_code = kExitOk;
   if (absl::GetFlag(FLAGS_smoke) ||
       (!absl::GetFlag(FLAGS_bench) && !absl::GetFlag(FLAGS_breakdown))) {
-    absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
-        AllToAllHarness::Create(*devices, int64_t{8} << 20, int64_t{8} << 20, /*seed=*/7);
-    exit_code = harness.ok() ? Smoke(**runtime, **harness) : kExitFailed;
-    if (!harness.ok()) absl::PrintF("%s\nFAIL\n", harness.status().ToString().c_str());
+    exit_code = Smoke(**runtime);
   }
   if (absl::GetFlag(FLAGS_bench)) {
     const absl::Status status = Bench(**runtime, *devices);
