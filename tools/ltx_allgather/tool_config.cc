@@ -70,25 +70,42 @@ absl::StatusOr<CallOptions> MakeCallOptions(const FlagValues& flags) {
   return call;
 }
 
+// -b as bytes (`fallback` when not given); InvalidArgument naming the flag.
+absl::StatusOr<int64_t> MinBytesFlag(const FlagValues& flags, const char* fallback) {
+  absl::StatusOr<int64_t> bytes = ParseBytes(flags.min_bytes.empty() ? fallback : flags.min_bytes);
+  if (!bytes.ok()) return ForFlag("-b/--min_bytes", bytes.status());
+  return bytes;
+}
+
+// Sets what the benchmark's, the overlap run's and the breakdown's settings (`Config`) share:
+// the Runtime options, the dtype (bf16 unless given), the host wait, and from the flags the
+// hidden size, the timing plan and whether outputs are checked.
+template <typename Config>
+void SetSharedSettings(const FlagValues& flags, const RuntimeOptions& runtime,
+                       const absl::optional<DataType>& dtype, absl::Duration host_wait,
+                       Config* config) {
+  config->runtime = runtime;
+  config->dtype = dtype.value_or(DataType::kBFloat16);
+  config->host_wait = host_wait;
+  config->hidden = flags.hidden;
+  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
+  config->check = flags.check;
+}
+
 // The benchmark's settings beyond the shared ones.
 absl::Status FillBenchConfig(const FlagValues& flags, BenchConfig* config) {
-  absl::StatusOr<int64_t> min_bytes =
-      ParseBytes(flags.min_bytes.empty() ? kBenchMinBytes : flags.min_bytes);
-  if (!min_bytes.ok()) return ForFlag("-b/--min_bytes", min_bytes.status());
+  LTX_ASSIGN_OR_RETURN(const int64_t min_bytes, MinBytesFlag(flags, kBenchMinBytes));
   absl::StatusOr<int64_t> max_bytes = ParseBytes(flags.max_bytes);
   if (!max_bytes.ok()) return ForFlag("-e/--max_bytes", max_bytes.status());
   absl::StatusOr<SplitPattern> split = ParseSplitPattern(flags.split);
   if (!split.ok()) return ForFlag("--split", split.status());
   absl::StatusOr<BenchStyle> style = ParseBenchStyle(flags.style);
   if (!style.ok()) return ForFlag("--style", style.status());
-  config->min_bytes = *min_bytes;
+  config->min_bytes = min_bytes;
   config->max_bytes = *max_bytes;
   config->factor = flags.step_factor;
-  config->hidden = flags.hidden;
   config->split = *split;
   config->style = *style;
-  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
-  config->check = flags.check;
   config->nccl_path = flags.nccl;
   config->json_path = flags.json;
   return ValidateBenchConfig(*config);
@@ -108,21 +125,16 @@ absl::Status FillOverlapConfig(const FlagValues& flags, const CallOptions& call,
     return absl::InvalidArgumentError(
         "--overlap: no JSON and no uneven split; leave --json and --split alone");
   }
-  absl::StatusOr<int64_t> per_rank =
-      ParseBytes(flags.min_bytes.empty() ? kOverlapPerRankBytes : flags.min_bytes);
-  if (!per_rank.ok()) return ForFlag("-b/--min_bytes", per_rank.status());
+  LTX_ASSIGN_OR_RETURN(const int64_t per_rank, MinBytesFlag(flags, kOverlapPerRankBytes));
   absl::StatusOr<GemmShape> gemm = ParseGemmShape(flags.gemm);
   if (!gemm.ok()) return ForFlag("--gemm", gemm.status());
   absl::StatusOr<std::vector<OverlapStyle>> styles = ParseOverlapStyles(flags.overlap_styles);
   if (!styles.ok()) return ForFlag("--overlap_styles", styles.status());
-  config->per_rank_bytes = *per_rank;
+  config->per_rank_bytes = per_rank;
   config->gemm = *gemm;
   config->styles = *styles;
   config->block_budget = flags.max_blocks > 0 ? flags.max_blocks : kDefaultBlockBudget;
   config->runtime.max_blocks = 0;
-  config->hidden = flags.hidden;
-  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
-  config->check = flags.check;
   config->nccl_path = flags.nccl;
   config->cublas_path = flags.cublas;
   return ValidateOverlapConfig(*config);
@@ -141,17 +153,12 @@ absl::Status FillBreakdownConfig(const FlagValues& flags, const CallOptions& cal
         "leave --blocks, --split and --json alone (--breakdown_blocks lists the block counts) "
         "and give --protocol as auto, one_trip or direct");
   }
-  absl::StatusOr<int64_t> per_rank =
-      ParseBytes(flags.min_bytes.empty() ? kBreakdownPerRankBytes : flags.min_bytes);
-  if (!per_rank.ok()) return ForFlag("-b/--min_bytes", per_rank.status());
-  config->protocol = BreakdownProtocol(call.protocol, *per_rank);
+  LTX_ASSIGN_OR_RETURN(const int64_t per_rank, MinBytesFlag(flags, kBreakdownPerRankBytes));
+  config->protocol = BreakdownProtocol(call.protocol, per_rank);
   absl::StatusOr<std::vector<int>> blocks = ParseBlockList(flags.breakdown_blocks);
   if (!blocks.ok()) return ForFlag("--breakdown_blocks", blocks.status());
-  config->per_rank_bytes = *per_rank;
+  config->per_rank_bytes = per_rank;
   config->blocks = *blocks;
-  config->hidden = flags.hidden;
-  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
-  config->check = flags.check;
   return ValidateBreakdownConfig(*config);
 }
 
@@ -213,20 +220,14 @@ absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
   const absl::Duration host_wait = kHostWaitFactor * runtime.timeout;
   if (flags.breakdown) {
     config.mode = ToolMode::kBreakdown;
-    BreakdownConfig& breakdown = config.breakdown;
-    breakdown.runtime = runtime;
-    breakdown.dtype = dtype.value_or(DataType::kBFloat16);
-    breakdown.host_wait = host_wait;
-    LTX_RETURN_IF_ERROR(FillBreakdownConfig(flags, call, &breakdown));
+    SetSharedSettings(flags, runtime, dtype, host_wait, &config.breakdown);
+    LTX_RETURN_IF_ERROR(FillBreakdownConfig(flags, call, &config.breakdown));
     return config;
   }
   if (flags.overlap) {
     config.mode = ToolMode::kOverlap;
-    OverlapConfig& overlap = config.overlap_config;
-    overlap.runtime = runtime;
-    overlap.dtype = dtype.value_or(DataType::kBFloat16);
-    overlap.host_wait = host_wait;
-    LTX_RETURN_IF_ERROR(FillOverlapConfig(flags, call, &overlap));
+    SetSharedSettings(flags, runtime, dtype, host_wait, &config.overlap_config);
+    LTX_RETURN_IF_ERROR(FillOverlapConfig(flags, call, &config.overlap_config));
     return config;
   }
   if (!flags.bench) {
@@ -234,12 +235,9 @@ absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
     return config;
   }
   config.mode = ToolMode::kBench;
-  BenchConfig& bench = config.bench_config;
-  bench.runtime = runtime;
-  bench.call = call;
-  bench.dtype = dtype.value_or(DataType::kBFloat16);
-  bench.host_wait = host_wait;
-  LTX_RETURN_IF_ERROR(FillBenchConfig(flags, &bench));
+  SetSharedSettings(flags, runtime, dtype, host_wait, &config.bench_config);
+  config.bench_config.call = call;
+  LTX_RETURN_IF_ERROR(FillBenchConfig(flags, &config.bench_config));
   return config;
 }
 
