@@ -13,6 +13,7 @@
 #include "kernels/copy_plan.h"
 #include "kernels/signal_layout.h"
 #include "ltx/allgather_shape.h"
+#include "ltx/buffer_checks.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"
 
@@ -35,6 +36,10 @@ struct AllGatherLayout {
   int64_t InputBytes(int rank) const { return batch * token_counts[rank] * row_bytes; }
   // Where rank `rank`'s shard lies in its input and in every output.
   ShardGeometry GeometryOf(int rank) const;
+  // Where an in-place input of rank `rank` starts in its output: at its own tokens, with batch
+  // 1 only (with more slices the rank's tokens are not contiguous in the output);
+  // kNotInPlace (ltx/buffer_checks.h) otherwise.
+  int64_t InPlaceOffset(int rank) const;
 };
 
 // Validates `shape` for `world_size` ranks and derives its layout. InvalidArgument names the

@@ -141,7 +141,7 @@ absl::Status ValidateAllToAllBuffers(const AllToAllLayout& layout, int rank,
                                      const RankBuffers& buffers) {
   const bool in_range = rank >= 0 && rank < layout.world_size;
   return CheckRankBuffers(layout.world_size, rank, in_range ? layout.InputBytes(rank) : 0,
-                          in_range ? layout.OutputBytes(rank) : 0, buffers);
+                          in_range ? layout.OutputBytes(rank) : 0, kNotInPlace, buffers);
 }
 
 }  // namespace ltx

@@ -164,6 +164,8 @@ struct Runtime::OpCall {
   std::array<int64_t, kMaxWorldSize> output_bytes = {};
   // The most each rank sends to one target: the protocol and block count depend on it.
   std::array<int64_t, kMaxWorldSize> shard_bytes = {};
+  // Where an in-place input may start in each rank's output (kNotInPlace: nowhere).
+  std::array<int64_t, kMaxWorldSize> in_place_offset = {};
   // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
   std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
       launch_kernel;
@@ -381,6 +383,7 @@ Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
     op.input_bytes[rank] = layout.InputBytes(rank);
     op.output_bytes[rank] = layout.output_bytes;
     op.shard_bytes[rank] = layout.InputBytes(rank);
+    op.in_place_offset[rank] = layout.InPlaceOffset(rank);
   }
   op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
                                const ResolvedCall& call) {
@@ -406,6 +409,7 @@ Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
     op.input_bytes[rank] = layout.InputBytes(rank);
     op.output_bytes[rank] = layout.OutputBytes(rank);
     op.shard_bytes[rank] = LargestPieceBytes(layout.geometry, rank);
+    op.in_place_offset[rank] = kNotInPlace;
   }
   // Resolve admits the direct and one-trip kernels only: no copy-engine copies.
   op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
@@ -417,7 +421,7 @@ Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
 
 absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers& buffers) {
   LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.input_bytes[rank],
-                                       op.output_bytes[rank], buffers));
+                                       op.output_bytes[rank], op.in_place_offset[rank], buffers));
   Rank& r = *ranks_[rank];
   const int64_t output_bytes = op.output_bytes[rank];
   // Where a pointer or stream lives does not change while it exists, so each is asked of CUDA

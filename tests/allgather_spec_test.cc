@@ -181,6 +181,62 @@ TEST(ValidateRankBuffersTest, NullInputWithBytesToSendIsInvalid) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("input"));
 }
 
+// Rank 1's input in place in its output: 2 ranks of 3 and 5 tokens, 4 bytes per row.
+TEST(ValidateRankBuffersTest, AnInputInPlaceAtTheRanksOwnTokensIsFine) {
+  const std::vector<int64_t> counts = {3, 5};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 2, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->InPlaceOffset(0), 0);
+  EXPECT_EQ(layout->InPlaceOffset(1), 3 * 4);
+  char output[32];
+  RankBuffers buffers;
+  buffers.output = output;
+  buffers.input = output + 3 * 4;
+  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(IsInPlace(buffers, layout->InPlaceOffset(1)));
+  buffers.input = output;
+  EXPECT_TRUE(ValidateRankBuffers(*layout, 0, buffers).ok());
+  EXPECT_FALSE(IsInPlace(buffers, layout->InPlaceOffset(1)));
+}
+
+TEST(ValidateRankBuffersTest, AnInputThatOverlapsTheOutputElsewhereIsInvalid) {
+  const std::vector<int64_t> counts = {3, 5};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 2, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  char memory[80];
+  RankBuffers buffers;
+  buffers.output = memory + 24;  // 32 bytes; rank 1's tokens at 24 + 12.
+  for (int offset : {10, 20, 24, 30, 54}) {  // 20 bytes that overlap, not at rank 1's tokens.
+    buffers.input = memory + offset;
+    const absl::Status status = ValidateRankBuffers(*layout, 1, buffers);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << offset;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("overlaps the output")) << offset;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("starts exactly 12 bytes")) << offset;
+  }
+  // Touching is not overlapping: the input ends where the output begins, or begins at its end.
+  buffers.input = memory + 4;
+  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, buffers).ok());
+  buffers.input = memory + 56;
+  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, buffers).ok());
+}
+
+TEST(ValidateRankBuffersTest, WithSeveralBatchSlicesNoInputIsInPlace) {
+  const std::vector<int64_t> counts = {3, 5};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeLayout(MakeShape(DataType::kBFloat16, 2, 2, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->InPlaceOffset(1), kNotInPlace);
+  char output[64];
+  RankBuffers buffers;
+  buffers.output = output;
+  buffers.input = output + 3 * 4;
+  const absl::Status status = ValidateRankBuffers(*layout, 1, buffers);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("no in-place form"));
+}
+
 TEST(ValidateRankBuffersTest, NullInputOfAZeroTokenRankIsFine) {
   const std::vector<int64_t> counts = {2, 0};
   const absl::StatusOr<AllGatherLayout> layout =

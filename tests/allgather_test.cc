@@ -139,6 +139,36 @@ TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
   }
 }
 
+// Each rank's input is its own tokens inside its output (NCCL's in-place AllGather), on every
+// protocol and in both call styles, small (one-trip sizes) and large (copy-engine sizes), with
+// a rank without tokens.
+TEST(AllGatherTest, InPlaceInputs) {
+  LTX_REQUIRE_GPUS(2);
+  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  std::vector<int64_t> with_zero = UnevenCounts(world, 7);
+  with_zero[world - 1] = 0;
+  for (const std::vector<int64_t>& counts : {UnevenCounts(world, 5), with_zero,
+                                             std::vector<int64_t>(world, 1100)}) {
+    for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+      for (Protocol protocol :
+           {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip, Protocol::kCopyEngine}) {
+        AllGatherCase c;
+        c.dtype = DataType::kBFloat16;
+        c.hidden = 4096;
+        c.token_counts = counts;
+        c.in_place = true;
+        if (!Fits(c, protocol)) continue;
+        CallOptions call;
+        call.protocol = protocol;
+        const absl::Status status = RunAndVerify(f, c, style, call);
+        EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+      }
+    }
+  }
+}
+
 TEST(AllGatherTest, AnyBlockCountIncludingFewerBlocksThanRanks) {
   LTX_REQUIRE_GPUS(2);
   GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));

@@ -241,5 +241,21 @@ TEST(ValidateAllToAllBuffersTest, ARankWithoutHeadsMayPassANullOutput) {
   EXPECT_FALSE(ValidateAllToAllBuffers(*layout, 0, buffers).ok());
 }
 
+TEST(ValidateAllToAllBuffersTest, AnInputThatOverlapsTheOutputIsInvalid) {
+  const std::vector<int64_t> counts = {2, 2};
+  const absl::StatusOr<AllToAllLayout> layout =
+      ComputeAllToAllLayout(MakeShape(1, 2, 8, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  char memory[1024];
+  RankBuffers buffers;
+  buffers.output = memory;
+  buffers.input = memory + 16;
+  const absl::Status status = ValidateAllToAllBuffers(*layout, 0, buffers);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("no in-place form"));
+  buffers.input = memory + layout->OutputBytes(0);
+  EXPECT_TRUE(ValidateAllToAllBuffers(*layout, 0, buffers).ok());
+}
+
 }  // namespace
 }  // namespace ltx

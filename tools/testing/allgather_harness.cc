@@ -1,6 +1,8 @@
 // AllGather cases on the shared GPU areas: shapes, expected outputs and checks.
 #include "tools/testing/allgather_harness.h"
 
+#include <cuda_runtime_api.h>
+
 #include <cstring>
 #include <utility>
 
@@ -20,9 +22,9 @@ AllGatherShape AllGatherCase::Shape() const {
 }
 
 std::string AllGatherCase::ToString() const {
-  return absl::StrFormat("%s batch=%d hidden=%d counts=[%s] misalign=%d/%d", DataTypeName(dtype),
+  return absl::StrFormat("%s batch=%d hidden=%d counts=[%s] misalign=%d/%d%s", DataTypeName(dtype),
                          batch, hidden, absl::StrJoin(token_counts, ","), input_misalignment,
-                         output_misalignment);
+                         output_misalignment, in_place ? " in-place" : "");
 }
 
 AllGatherHarness::AllGatherHarness(std::unique_ptr<RankAreas> areas) : areas_(std::move(areas)) {}
@@ -43,6 +45,10 @@ absl::Status AllGatherHarness::Prepare(const AllGatherCase& c) {
   case_ = c;
   LTX_ASSIGN_OR_RETURN(layout_, ComputeLayout(case_.Shape(), world_size()));
   LTX_RETURN_IF_ERROR(RankAreas::CheckMisalignment(c.input_misalignment, c.output_misalignment));
+  if (c.in_place && layout_.InPlaceOffset(0) == kNotInPlace) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("case %s: in-place inputs need batch 1", c.ToString()));
+  }
   if (layout_.output_bytes > areas_->output_capacity()) {
     return absl::ResourceExhaustedError(
         absl::StrFormat("case %s needs %d output bytes, the harness holds %d", c.ToString(),
@@ -71,11 +77,30 @@ absl::Status AllGatherHarness::RefreshInputs() {
                   inputs[rank].data() + b * slice, slice);
     }
   }
-  return areas_->UploadAndPoison(inputs, case_.input_misalignment);
+  LTX_RETURN_IF_ERROR(areas_->UploadAndPoison(inputs, case_.input_misalignment));
+  if (!case_.in_place) return absl::OkStatus();
+  // The poisoned output's own slot takes the input, where the calls will find it.
+  for (int rank = 0; rank < world_size(); ++rank) {
+    const RankBuffers separate =
+        areas_->Buffers(rank, case_.input_misalignment, case_.output_misalignment);
+    const int64_t bytes = layout_.InputBytes(rank);
+    if (bytes == 0) continue;
+    const cudaError_t error = cudaMemcpy(const_cast<void*>(Buffers(rank).input), separate.input,
+                                         bytes, cudaMemcpyDefault);
+    if (error != cudaSuccess) {
+      return absl::InternalError(absl::StrFormat("rank %d: in-place input: %s", rank,
+                                                 cudaGetErrorString(error)));
+    }
+  }
+  return absl::OkStatus();
 }
 
 RankBuffers AllGatherHarness::Buffers(int rank) const {
-  return areas_->Buffers(rank, case_.input_misalignment, case_.output_misalignment);
+  RankBuffers buffers = areas_->Buffers(rank, case_.input_misalignment, case_.output_misalignment);
+  if (case_.in_place) {
+    buffers.input = static_cast<const uint8_t*>(buffers.output) + layout_.InPlaceOffset(rank);
+  }
+  return buffers;
 }
 
 std::vector<RankBuffers> AllGatherHarness::AllBuffers() const {

@@ -30,10 +30,13 @@ struct AllGatherCase {
   std::vector<int64_t> token_counts;
   int input_misalignment = 0;
   int output_misalignment = 0;
+  // Each rank's input is its own tokens inside its output (batch 1 only): the output is
+  // poisoned but for that slot, which holds the input.
+  bool in_place = false;
 
   // The shape to pass to the Runtime; it refers to this case's token_counts.
   AllGatherShape Shape() const;
-  // E.g. "bf16 batch=3 hidden=4096 counts=[5,0,7,1] misalign=0/3".
+  // E.g. "bf16 batch=3 hidden=4096 counts=[5,0,7,1] misalign=0/3" (" in-place" when it is).
   std::string ToString() const;
 };
 
