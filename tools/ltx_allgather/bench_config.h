@@ -64,6 +64,8 @@ struct BenchConfig {
   BenchStyle style = BenchStyle::kPerRank;
   TimingPlan timing;
   bool check = true;
+  // Each rank's input is its own tokens inside its output (AllGatherCase::in_place).
+  bool in_place = false;
   absl::Duration host_wait = absl::Seconds(60);  // Longest host wait for the GPUs.
   std::string nccl_path = "libnccl.so.2";        // Empty: no NCCL comparison.
   std::string json_path;                         // Empty: no JSON.

@@ -182,6 +182,7 @@ absl::StatusOr<BenchRow> Sweep::RunRow(int64_t size_bytes) {
   c.dtype = config_.dtype;
   c.hidden = config_.hidden;
   c.token_counts = SplitTokens(total_tokens, world(), config_.split);
+  c.in_place = config_.in_place;
   LTX_RETURN_IF_ERROR(harness_->Prepare(c));
   const AllGatherLayout& layout = harness_->layout();
   const std::vector<RankBuffers> buffers = harness_->AllBuffers();

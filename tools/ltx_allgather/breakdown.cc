@@ -96,6 +96,7 @@ absl::StatusOr<std::unique_ptr<Breakdown>> Breakdown::Create(const BreakdownConf
   run->case_.dtype = config.dtype;
   run->case_.hidden = config.hidden;
   run->case_.token_counts.assign(devices.size(), tokens);
+  run->case_.in_place = config.in_place;
   LTX_RETURN_IF_ERROR(run->harness_->Prepare(run->case_));
   run->buffers_ = run->harness_->AllBuffers();
   LTX_ASSIGN_OR_RETURN(run->events_, EventPairs::Create(devices));

@@ -27,6 +27,8 @@ struct BreakdownConfig {
   std::vector<int> blocks = {0, 1, 2, 4};  // Block counts to compare; 0 = automatic.
   TimingPlan timing;
   bool check = true;
+  // Each rank's input is its own tokens inside its output (AllGatherCase::in_place).
+  bool in_place = false;
   absl::Duration host_wait = absl::Seconds(60);
 };
 

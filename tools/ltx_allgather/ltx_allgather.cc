@@ -75,6 +75,9 @@ ABSL_FLAG(int64_t, copy_engine_min_bytes, ltx::FlagValues().copy_engine_min_byte
 ABSL_FLAG(absl::Duration, timeout, ltx::FlagValues().timeout,
           "-T: how long a GPU waits for its peers; the host waits 3 times as long.");
 ABSL_FLAG(bool, check, ltx::FlagValues().check, "-c: verify every benchmark row byte-exact.");
+ABSL_FLAG(bool, in_place, ltx::FlagValues().in_place,
+          "Benchmark, overlap, breakdown: each rank's input is its own tokens inside its output "
+          "(NCCL's in-place AllGather; NCCL is called in place too).");
 ABSL_FLAG(std::string, nccl, ltx::FlagValues().nccl, "Benchmark: libnccl to dlopen; empty = none.");
 ABSL_FLAG(std::string, json, ltx::FlagValues().json,
           "Benchmark: also write every figure to this JSON file.");
@@ -117,6 +120,7 @@ FlagValues ReadFlags() {
   f.copy_engine_min_bytes = absl::GetFlag(FLAGS_copy_engine_min_bytes);
   f.timeout = absl::GetFlag(FLAGS_timeout);
   f.check = absl::GetFlag(FLAGS_check);
+  f.in_place = absl::GetFlag(FLAGS_in_place);
   f.nccl = absl::GetFlag(FLAGS_nccl);
   f.json = absl::GetFlag(FLAGS_json);
   f.gemm = absl::GetFlag(FLAGS_gemm);

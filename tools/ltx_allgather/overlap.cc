@@ -96,6 +96,7 @@ absl::StatusOr<std::unique_ptr<OverlapRun>> OverlapRun::Create(const OverlapConf
   run->case_.dtype = config.dtype;
   run->case_.hidden = config.hidden;
   run->case_.token_counts.assign(run->world(), OverlapTokensPerRank(config));
+  run->case_.in_place = config.in_place;
   const int64_t row_bytes = config.hidden * ElementSize(config.dtype);
   const int64_t input_bytes = OverlapTokensPerRank(config) * row_bytes;
   std::fprintf(stderr, "ltx_allgather: AllGather buffers ...\n");

@@ -59,6 +59,8 @@ struct OverlapConfig {
   int block_budget = kDefaultBlockBudget;
   TimingPlan timing;  // Warm-up and window lengths count GEMMs.
   bool check = true;
+  // Each rank's input is its own tokens inside its output (AllGatherCase::in_place).
+  bool in_place = false;
   absl::Duration host_wait = absl::Seconds(60);
   std::string nccl_path = "libnccl.so.2";  // Empty: no NCCL style.
   std::string cublas_path;                 // Empty: LTX_CUBLAS, then the usual places.

@@ -90,6 +90,7 @@ void SetSharedSettings(const FlagValues& flags, const RuntimeOptions& runtime,
   config->hidden = flags.hidden;
   config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
   config->check = flags.check;
+  config->in_place = flags.in_place;
 }
 
 // The benchmark's settings beyond the shared ones.

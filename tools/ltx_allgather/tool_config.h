@@ -44,6 +44,8 @@ struct FlagValues {
   int64_t copy_engine_min_bytes = RuntimeOptions().copy_engine_min_bytes;
   absl::Duration timeout = RuntimeOptions().timeout;
   bool check = true;
+  // Each rank's input is its own tokens inside its output (AllGatherCase::in_place).
+  bool in_place = false;
   std::string nccl = "libnccl.so.2";
   std::string json;
   std::string gemm = "8192,8192,8192";
