@@ -3,9 +3,9 @@
 // protocol with its stores done by the copy engines. A captured call records, on the rank's
 // stream, the entry kernel, a conditional node whose body holds the memcpy nodes of what this
 // rank sends into every output (ltx/strided_copy.h, planned by the call's collective,
-// ltx/copy_engine_call.h), and the exit kernel (kernels/copy_engine_graph_kernel.h). The output addresses the memcpy
-// nodes store into are exchanged once, on the host, when the ranks capture
-// (ltx/capture_exchange.h); replays synchronise on the devices only.
+// ltx/copy_engine_call.h), and the exit kernel (kernels/copy_engine_graph_kernel.h). The
+// output addresses the memcpy nodes store into are exchanged once, on the host, when the ranks
+// capture (ltx/capture_exchange.h); replays synchronise on the devices only.
 #ifndef LTX_COPY_ENGINE_GRAPH_H_
 #define LTX_COPY_ENGINE_GRAPH_H_
 

@@ -16,10 +16,10 @@
 //      queues both copies of the pair, as r's planner plans them (the announcements agree, so
 //      q's planner would plan the same): r's part for q into q's output on the copy stream
 //      (r -> q) of r's GPU, q's part for r into r's output on the copy stream (q -> r) of q's
-//      GPU, each after both
-//      ranks' entry events (the source's input is written, the target's output is free), each
-//      followed by a stream memory write of n into the target's `received[source]` flag
-//      (kernels/copy_engine_signals.h). For the peers that arrive after r, they do the same.
+//      GPU, each after both ranks' entry events (the source's input is written, the target's
+//      output is free), each followed by a stream memory write of n into the target's
+//      `received[source]` flag (kernels/copy_engine_signals.h). For the peers that arrive
+//      after r, they do the same.
 //   3. Exit: r's stream gets a one-thread kernel (kernels/copy_engine_exit_kernel.h) that waits,
 //      with the call's timeout, until every flag into and out of r shows n: r's output is
 //      complete and nobody reads its input any more. Only then does r's stream go on.
@@ -90,10 +90,9 @@ class CopyEngineTransport {
   // `timeout`). `done`, when not null, is recorded on `buffers.stream` after everything the
   // call queued there, on errors too. Errors: InvalidArgument when this rank pairs with a peer
   // whose announcement disagrees (another collective, shape or reset generation; naming both
-  // values); a peer's device error when its device already gave up; the CUDA
-  // error of a call that failed (naming the ranks); DeadlineExceeded from the slot wait. A
-  // failure abandons the op on every rank (abort flags), and every later call fails with it
-  // until Reset. Errors the devices record (timeouts of the exit kernels) are read with
+  // values); a peer's device error when its device already gave up; the CUDA error of a call
+  // that failed (naming the ranks); DeadlineExceeded from the slot wait. A failure abandons
+  // the op on every rank (abort flags), and every later call fails with it until Reset. Errors the devices record (timeouts of the exit kernels) are read with
   // ReadError. Thread-safe across ranks; each rank calls from one thread at a time.
   absl::Status Enqueue(int rank, const CopyEngineCall& call, const RankBuffers& buffers,
                        absl::Duration timeout, cudaEvent_t done);

@@ -73,6 +73,19 @@ absl::StatusOr<AllToAllLayout> LayoutOf(const PlanCase& c) {
   return ComputeAllToAllLayout(shape, static_cast<int>(c.counts.size()));
 }
 
+absl::StatusOr<AllToAllLayout> UnevenSplitLayout(int64_t batch) {
+  const std::vector<int64_t> counts = {2, 1, 4};
+  const std::vector<int64_t> head_counts = {2, 0, 3};
+  AllToAllShape shape;
+  shape.dtype = DataType::kFloat32;
+  shape.batch = batch;
+  shape.heads = 5;
+  shape.head_dim = 4;
+  shape.token_counts = counts;
+  shape.head_counts = head_counts;
+  return ComputeAllToAllLayout(shape, 3);
+}
+
 std::vector<std::vector<int64_t>> CountsFor(int world, std::mt19937& random) {
   std::vector<std::vector<int64_t>> all;
   all.push_back(std::vector<int64_t>(world, 3));

@@ -51,6 +51,10 @@ std::vector<std::vector<SourceByte>> Reference(const PlanCase& c, const AllToAll
 // The layout of case `c`, or ComputeAllToAllLayout's error.
 absl::StatusOr<AllToAllLayout> LayoutOf(const PlanCase& c);
 
+// The layout of an uneven split: 5 heads of 4 fp32 elements (16 bytes, token rows of 80 bytes)
+// over 3 ranks as 2, 0, 3, token counts {2, 1, 4}, sequence -> heads, `batch` slices.
+absl::StatusOr<AllToAllLayout> UnevenSplitLayout(int64_t batch);
+
 // Token count vectors for `world` ranks: even, uneven (random, zeros allowed), all on the last
 // rank, all zero.
 std::vector<std::vector<int64_t>> CountsFor(int world, std::mt19937& random);

@@ -155,16 +155,7 @@ TEST(AllToAllPlanTest, LargestPieceBytesIsTheBiggestTargetShare) {
 }
 
 TEST(AllToAllPlanTest, UnevenSplitPiecesCarryEachRanksHeadGroup) {
-  // 5 heads of 4 fp32 elements (16 bytes) over 3 ranks as 2, 0, 3.
-  const std::vector<int64_t> counts = {2, 1, 4};
-  const std::vector<int64_t> head_counts = {2, 0, 3};
-  AllToAllShape shape;
-  shape.dtype = DataType::kFloat32;
-  shape.heads = 5;
-  shape.head_dim = 4;
-  shape.token_counts = counts;
-  shape.head_counts = head_counts;
-  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, 3);
+  const absl::StatusOr<AllToAllLayout> layout = UnevenSplitLayout(/*batch=*/1);
   ASSERT_TRUE(layout.ok()) << layout.status();
   // Rank 2's tokens of rank 2's heads: 3 heads from byte 32 of each 80-byte token row, into
   // token rows of 48 bytes after the 3 tokens of ranks 0 and 1.
