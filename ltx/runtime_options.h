@@ -76,10 +76,9 @@ struct RuntimeOptions {
   // one-trip path pays off up to a fixed number of incoming bytes (256 KiB per rank on 4 GPUs,
   // 512 KiB on 2).
   int64_t one_trip_max_bytes = kOneTripLimitByWorldSize;
-  // Protocol::kAuto on the peer-store transport moves a call by the copy engines
+  // Protocol::kAuto on the peer-store transport moves an AllGather by the copy engines
   // (Protocol::kCopyEngine) when some rank sends at least this many bytes and the call is not
-  // being captured into a CUDA graph. Per-rank calls of such messages then wait on the host
-  // for every rank's call of the op (call each rank from its own thread). 0 never picks the
+  // being captured into a CUDA graph (all-to-alls keep to their kernels). 0 never picks the
   // copy engines; must be >= 0.
   int64_t copy_engine_min_bytes = int64_t{32} << 20;
   Transport transport = Transport::kAuto;
