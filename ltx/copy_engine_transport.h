@@ -84,16 +84,17 @@ class CopyEngineTransport {
   CopyEngineTransport& operator=(const CopyEngineTransport&) = delete;
 
   // Enqueues rank `rank`'s part of its next op, `call` (announcement and planner), on
-  // `buffers.stream` (see the file comment), which must not be capturing a CUDA graph; the
-  // calling thread's current device must be the rank's. Never waits for other ranks' calls,
-  // except while this rank runs CopyEnginePairing::kSlots ops ahead of a peer (then at most
-  // `timeout`). `done`, when not null, is recorded on `buffers.stream` after everything the
-  // call queued there, on errors too. Errors: InvalidArgument when this rank pairs with a peer
-  // whose announcement disagrees (another collective, shape or reset generation; naming both
-  // values); a peer's device error when its device already gave up; the CUDA error of a call
-  // that failed (naming the ranks); DeadlineExceeded from the slot wait. A failure abandons
-  // the op on every rank (abort flags), and every later call fails with it until Reset. Errors the devices record (timeouts of the exit kernels) are read with
-  // ReadError. Thread-safe across ranks; each rank calls from one thread at a time.
+  // `buffers.stream` (see the file comment), which must not be capturing a CUDA graph; the calling
+  // thread's current device must be the rank's. Never waits for other ranks' calls, except while
+  // this rank runs CopyEnginePairing::kSlots ops ahead of a peer (then at most `timeout`). `done`,
+  // when not null, is recorded on `buffers.stream` after everything the call queued there, on
+  // errors too. Errors: InvalidArgument when this rank pairs with a peer whose announcement
+  // disagrees (another collective, shape or reset generation; naming both values); a peer's device
+  // error when its device already gave up; the CUDA error of a call that failed (naming the ranks);
+  // DeadlineExceeded from the slot wait. A failure abandons the op on every rank (abort flags), and
+  // every later call fails with it until Reset. Errors the devices record (timeouts of the exit
+  // kernels) are read with ReadError. Thread-safe across ranks; each rank calls from one thread at
+  // a time.
   absl::Status Enqueue(int rank, const CopyEngineCall& call, const RankBuffers& buffers,
                        absl::Duration timeout, cudaEvent_t done);
 

@@ -1,12 +1,12 @@
-// Tests of the all-to-all copy plan (kernels/alltoall_plan.h): PieceWidth, and a host
-// simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
+// Tests of the all-to-all copy plan (kernels/alltoall_plan.h): PieceWidth, and a host simulation of
+// the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
 // kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over the shape grid of
-// tests/alltoall_grid.h, checking that every output byte of every rank is stored exactly once,
-// with the byte an independent reference puts there, and that every store is aligned to its width. The same for the one-trip packing
-// (kernels/alltoall_one_trip_plan.h): the work items of every thread of every rank's grid, the
-// lines each sends and receives, the own payloads each stores beside its lines, and the payload
-// bytes each line gathers and scatters, as in kernels/one_trip_protocol.cuh and
-// kernels/alltoall_one_trip_kernel.cu.
+// tests/alltoall_grid.h, checking that every output byte of every rank is stored exactly once, with
+// the byte an independent reference puts there, and that every store is aligned to its width. The
+// same for the one-trip packing (kernels/alltoall_one_trip_plan.h): the work items of every thread
+// of every rank's grid, the lines each sends and receives, the own payloads each stores beside its
+// lines, and the payload bytes each line gathers and scatters, as in kernels/one_trip_protocol.cuh
+// and kernels/alltoall_one_trip_kernel.cu.
 #include "kernels/alltoall_plan.h"
 
 #include <algorithm>

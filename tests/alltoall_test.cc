@@ -1,11 +1,11 @@
-// GPU tests of the Ulysses all-to-all (sequence <-> heads) in both directions, every call
-// style and every path (the direct and one-trip kernels, the copy engines as
-// Protocol::kCopyEngine and as the copy-engine transport): every dtype, odd head_dim, batch > 1,
-// uneven and zero token counts, uneven and zero head splits, misaligned buffers, world size 1,
-// round trips, CUDA graph capture and replay, ranks that disagree on heads or on the head split
-// (InvalidArgument, not a hang), ops interleaved with AllGathers on one Runtime, a one-trip call
-// too large for the staging (InvalidArgument), the own piece beside the sends, early start, the
-// timed direct and one-trip kernels (phase records of every block). Random data, outputs poisoned before every call,
+// GPU tests of the Ulysses all-to-all (sequence <-> heads) in both directions, every call style and
+// every path (the direct and one-trip kernels, the copy engines as Protocol::kCopyEngine and as the
+// copy-engine transport): every dtype, odd head_dim, batch > 1, uneven and zero token counts,
+// uneven and zero head splits, misaligned buffers, world size 1, round trips, CUDA graph capture
+// and replay, ranks that disagree on heads or on the head split (InvalidArgument, not a hang), ops
+// interleaved with AllGathers on one Runtime, a one-trip call too large for the staging
+// (InvalidArgument), the own piece beside the sends, early start, the timed direct and one-trip
+// kernels (phase records of every block). Random data, outputs poisoned before every call,
 // byte-exact checks on every rank. Cases skip, with the reason, where there are fewer GPUs than
 // they need.
 #include <cuda_runtime_api.h>

@@ -1,9 +1,9 @@
-// Faults and load on real GPUs: a rank that never joins, a late rank, ranks that disagree on
-// the arguments (on the copy engines for the all-to-all too), a straggler after Reset and a graph of an earlier reset generation, ranks on
-// different paths for the same op, per-call timeouts, host-side waits that time out, recovery
-// with Reset, many calls with random shapes and device subsets, per-rank callers with random
-// delays, Runtime churn and two Runtimes at once. Each fault asserts the Status code and what
-// its message names, and that no byte outside the outputs changed.
+// Faults and load on real GPUs: a rank that never joins, a late rank, ranks that disagree on the
+// arguments (on the copy engines for the all-to-all too), a straggler after Reset and a graph of an
+// earlier reset generation, ranks on different paths for the same op, per-call timeouts, host-side
+// waits that time out, recovery with Reset, many calls with random shapes and device subsets,
+// per-rank callers with random delays, Runtime churn and two Runtimes at once. Each fault asserts
+// the Status code and what its message names, and that no byte outside the outputs changed.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>

@@ -75,8 +75,8 @@ ABSL_FLAG(std::string, direction, "both", "seq_to_heads, heads_to_seq or both.")
 ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32, fp8_e4m3, ...).");
 ABSL_FLAG(std::string, protocol, "auto",
           "Benchmark: comma-separated protocols of ltx's calls (auto, direct, one_trip, "
-          "copy_engine), one row each per shape. Breakdown: the one kernel timed (one_trip, direct; auto: "
-          "one_trip up to 512K per rank, direct above).");
+          "copy_engine), one row each per shape. Breakdown: the one kernel timed (one_trip, "
+          "direct; auto: one_trip up to 512K per rank, direct above).");
 ABSL_FLAG(int, blocks, 0,
           "Benchmark: thread blocks per rank of each ltx call (CallOptions::blocks); 0 = by size.");
 ABSL_FLAG(int, max_blocks, 0,
