@@ -33,6 +33,13 @@ AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGath
   return params;
 }
 
+EntryAnnouncement CopyEngineAnnouncementOf(const AllGatherLayout& layout,
+                                           const RankBuffers& buffers, const ResolvedCall& call) {
+  // The announcement reads no part of the view.
+  return AnnouncementOf(AllGatherParamsOf(PeerStoreView(), layout, buffers, call),
+                        AnnouncedProtocol::kCopyEngine);
+}
+
 cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,
                             const RankBuffers& buffers, const ResolvedCall& call) {
   const AllGatherKernelParams params = AllGatherParamsOf(view, layout, buffers, call);

@@ -1,5 +1,6 @@
 // The AllGather over the peer-store transport: one rank's kernel launch, with its parameters
-// taken from the op's layout, the resolved call and the transport's view of the rank.
+// taken from the op's layout, the resolved call and the transport's view of the rank; and what
+// the rank announces when it runs on the copy engines instead.
 #ifndef LTX_ALLGATHER_LAUNCH_H_
 #define LTX_ALLGATHER_LAUNCH_H_
 
@@ -17,6 +18,12 @@ namespace ltx {
 // call.timeout per wait. Thread-safe (pure).
 AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGatherLayout& layout,
                                         const RankBuffers& buffers, const ResolvedCall& call);
+
+// What a rank's copy-engine call of an AllGather of `layout` on `buffers` announces (see
+// ltx/copy_engine_call.h): what its kernel would announce (AnnouncementOf, with call.generation),
+// with AnnouncedProtocol::kCopyEngine. Thread-safe (pure).
+EntryAnnouncement CopyEngineAnnouncementOf(const AllGatherLayout& layout,
+                                           const RankBuffers& buffers, const ResolvedCall& call);
 
 // Enqueues rank `view.rank`'s AllGather kernel on `buffers.stream`: the direct kernel for
 // Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of

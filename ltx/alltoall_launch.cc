@@ -1,4 +1,5 @@
-// Filling the all-to-all kernel's parameters for one rank and launching it.
+// Filling the all-to-all kernel's parameters for one rank, launching it, and its copy-engine
+// announcement.
 #include "ltx/alltoall_launch.h"
 
 #include <cstdint>
@@ -9,8 +10,8 @@
 
 namespace ltx {
 
-cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layout,
-                           const RankBuffers& buffers, const ResolvedCall& call) {
+AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllLayout& layout,
+                                      const RankBuffers& buffers, const ResolvedCall& call) {
   AllToAllKernelParams params;
   params.input = buffers.input;
   params.output = buffers.output;
@@ -26,6 +27,19 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
   params.generation = call.generation;
+  return params;
+}
+
+EntryAnnouncement CopyEngineAnnouncementOf(const AllToAllLayout& layout,
+                                           const RankBuffers& buffers, const ResolvedCall& call) {
+  // The announcement reads no part of the view.
+  return AnnouncementOf(AllToAllParamsOf(PeerStoreView(), layout, buffers, call),
+                        AnnouncedProtocol::kCopyEngine);
+}
+
+cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layout,
+                           const RankBuffers& buffers, const ResolvedCall& call) {
+  const AllToAllKernelParams params = AllToAllParamsOf(view, layout, buffers, call);
   if (call.protocol != Protocol::kOneTrip) {
     return LaunchAllToAllKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }

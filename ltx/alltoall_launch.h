@@ -1,18 +1,31 @@
 // The Ulysses all-to-all over the peer-store transport: one rank's kernel launch, with its
 // parameters taken from the op's layout, the resolved call and the transport's view of the
-// rank.
+// rank; and what the rank announces when it runs on the copy engines instead.
 #ifndef LTX_ALLTOALL_LAUNCH_H_
 #define LTX_ALLTOALL_LAUNCH_H_
 
 #include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
+#include "kernels/alltoall_kernel.h"
 #include "ltx/alltoall_spec.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/resolved_call.h"
 
 namespace ltx {
+
+// The kernel parameters of rank `view.rank` for an op of `layout` on `buffers`, with
+// call.timeout per wait. Thread-safe (pure).
+AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllLayout& layout,
+                                      const RankBuffers& buffers, const ResolvedCall& call);
+
+// What a rank's copy-engine call of an all-to-all of `layout` on `buffers` announces (see
+// ltx/copy_engine_call.h): what its kernels would announce (AnnouncementOf: digest, token row
+// size, batch, total tokens, dtype, call.generation), with AnnouncedProtocol::kCopyEngine.
+// Thread-safe (pure).
+EntryAnnouncement CopyEngineAnnouncementOf(const AllToAllLayout& layout,
+                                           const RankBuffers& buffers, const ResolvedCall& call);
 
 // Enqueues rank `view.rank`'s all-to-all kernel on `buffers.stream`: the direct kernel for
 // Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of

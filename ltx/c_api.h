@@ -113,7 +113,7 @@ typedef struct ltx_runtime_options {
   int64_t worker_spin_us;
   /* One-trip limit in bytes per rank (0 to 512 KiB), or -1 to let the world size set it. */
   int64_t one_trip_max_bytes;
-  /* Eager calls of at least this many bytes per rank take the copy engines; 0: never. */
+  /* Eager AllGathers of at least this many bytes per rank take the copy engines; 0: never. */
   int64_t copy_engine_min_bytes;
   /* An ltx_transport. */
   int transport;
@@ -264,9 +264,9 @@ int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shap
 
 /* Coordinated all-to-all (ltx::Runtime::AllToAll): as ltx_all_gather, with an all-to-all
  * shape. Errors: as ltx_all_gather, plus INVALID_ARGUMENT for a direction outside
- * ltx_alltoall_direction or for LTX_PROTOCOL_ONE_TRIP with a piece over 512 KiB, and
- * UNIMPLEMENTED (nothing enqueued, the Runtime stays usable) on the copy-engine transport or
- * for LTX_PROTOCOL_COPY_ENGINE.
+ * ltx_alltoall_direction or for LTX_PROTOCOL_ONE_TRIP with a piece over 512 KiB.
+ * LTX_PROTOCOL_COPY_ENGINE, and the copy-engine transport, run it on the copy engines, as
+ * ltx_all_gather; LTX_PROTOCOL_AUTO keeps it on the kernels on the peer-store transport.
  * Thread-safety: as ltx::Runtime::AllToAll. */
 int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,

@@ -1,34 +1,43 @@
-// Capturing a copy-engine AllGather call: the exchange of output addresses, the entry kernel,
-// the conditional body of memcpy nodes, the exit kernel.
+// Capturing a copy-engine call: the exchange of output addresses, the entry kernel, the
+// conditional body of memcpy nodes, the exit kernel.
 #include "ltx/copy_engine_graph.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "kernels/entry_announcement.h"
 #include "ltx/cuda_status.h"
-#include "ltx/shard_copy.h"
+#include "ltx/strided_copy.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
 namespace {
 
-CopyEngineGraphParams ParamsOf(const PeerStoreView& view, const AllGatherLayout& layout,
-                               const RankBuffers& buffers, const ResolvedCall& call) {
+CopyEngineGraphParams ParamsOf(const PeerStoreView& view, const CopyEngineCall& copies,
+                               const ResolvedCall& call) {
   CopyEngineGraphParams params;
   for (int peer = 0; peer < view.world_size; ++peer) params.signals[peer] = view.signals[peer];
   params.error_record = view.error_record;
   params.rank = view.rank;
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
-  params.announcement = MakeEntryAnnouncement(
-      reinterpret_cast<uint64_t>(buffers.output), static_cast<int32_t>(layout.dtype),
-      layout.row_bytes, layout.batch, layout.total_tokens, layout.counts_digest,
-      AnnouncedProtocol::kCopyEngine, call.generation);
+  params.announcement = copies.announcement;
   return params;
+}
+
+// This rank's copy into every rank's output (index: target), as exchanged in `params`.
+std::vector<StridedCopy> PlanCopies(const CopyEngineGraphParams& params,
+                                    const CopyEngineCall& copies, const RankBuffers& buffers) {
+  std::vector<StridedCopy> planned;
+  for (int target = 0; target < params.world_size; ++target) {
+    planned.push_back(copies.plan(params.rank, target, buffers.input,
+                                  reinterpret_cast<void*>(params.outputs[target])));
+  }
+  return planned;
 }
 
 // The smallest cudaDevAttrMaxPitch of `devices`.
@@ -83,31 +92,29 @@ absl::StatusOr<cudaGraph_t> AddConditionalBody(cudaStream_t stream,
   return params.conditional.phGraph_out[0];
 }
 
-// Adds the body: this rank's shard into every rank's output.
-absl::Status AddCopies(const CopyEngineGraphParams& params, const std::vector<int>& devices,
-                       const AllGatherLayout& layout, const RankBuffers& buffers,
-                       cudaGraph_t body) {
+// Adds the body: `planned`, this rank's copy into every rank's output.
+absl::Status AddCopies(int rank, const std::vector<int>& devices,
+                       const std::vector<StridedCopy>& planned, cudaGraph_t body) {
   LTX_ASSIGN_OR_RETURN(const int64_t max_pitch, MaxPitch(devices));
-  const ShardGeometry geometry = layout.GeometryOf(params.rank);
-  for (int target = 0; target < params.world_size; ++target) {
-    void* output = reinterpret_cast<void*>(params.outputs[target]);
+  for (size_t target = 0; target < planned.size(); ++target) {
     LTX_RETURN_IF_ERROR(CudaStatus(
-        AddShardCopyNodes(PlanShardCopy(geometry, buffers.input, output), max_pitch, body),
-        absl::StrFormat("rank %d: copy node into rank %d's output", params.rank, target)));
+        AddStridedCopyNodes(planned[target], max_pitch, body),
+        absl::StrFormat("rank %d: copy node into rank %d's output", rank, target)));
   }
   return absl::OkStatus();
 }
 
 }  // namespace
 
-absl::Status CaptureCopyEngineAllGather(const PeerStoreView& view, const std::vector<int>& devices,
-                                        const AllGatherLayout& layout, const RankBuffers& buffers,
-                                        const ResolvedCall& call, CaptureExchange* exchange) {
-  CopyEngineGraphParams params = ParamsOf(view, layout, buffers, call);
+absl::Status CaptureCopyEngineCall(const PeerStoreView& view, const std::vector<int>& devices,
+                                   const CopyEngineCall& copies, const RankBuffers& buffers,
+                                   const ResolvedCall& call, CaptureExchange* exchange) {
+  CopyEngineGraphParams params = ParamsOf(view, copies, call);
   LTX_ASSIGN_OR_RETURN(const std::vector<uint64_t> outputs,
                        exchange->Exchange(view.rank, params.announcement, call.timeout));
   std::copy(outputs.begin(), outputs.end(), params.outputs);
-  params.has_body = layout.InputBytes(view.rank) > 0 ? 1 : 0;
+  const std::vector<StridedCopy> planned = PlanCopies(params, copies, buffers);
+  params.has_body = std::all_of(planned.begin(), planned.end(), IsEmpty) ? 0 : 1;
   if (params.has_body != 0) {
     LTX_ASSIGN_OR_RETURN(const cudaGraph_t graph, CapturingGraph(buffers.stream));
     LTX_RETURN_IF_ERROR(
@@ -119,7 +126,7 @@ absl::Status CaptureCopyEngineAllGather(const PeerStoreView& view, const std::ve
       CudaStatus(LaunchCopyEngineGraphEntry(params, buffers.stream), "entry kernel launch"));
   if (params.has_body != 0) {
     LTX_ASSIGN_OR_RETURN(const cudaGraph_t body, AddConditionalBody(buffers.stream, params.body));
-    LTX_RETURN_IF_ERROR(AddCopies(params, devices, layout, buffers, body));
+    LTX_RETURN_IF_ERROR(AddCopies(view.rank, devices, planned, body));
   }
   return CudaStatus(LaunchCopyEngineGraphExit(params, buffers.stream), "exit kernel launch");
 }

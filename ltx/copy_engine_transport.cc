@@ -14,7 +14,7 @@
 #include "ltx/kept_pinned_blocks.h"
 #include "ltx/device_error.h"
 #include "ltx/driver_api.h"
-#include "ltx/shard_copy.h"
+#include "ltx/strided_copy.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -23,15 +23,6 @@ namespace {
 // How long the destructor waits for the copy streams.
 constexpr absl::Duration kDrainAtExit = absl::Seconds(5);
 constexpr absl::Duration kDrainPoll = absl::Microseconds(50);
-
-// What rank `buffers`' owner announces for an op. The copy engines do not compare the reset
-// generation: the pairing table, which Reset empties, holds only this generation's calls.
-EntryAnnouncement Announce(const AllGatherLayout& layout, const RankBuffers& buffers) {
-  return MakeEntryAnnouncement(reinterpret_cast<uint64_t>(buffers.output),
-                               static_cast<int32_t>(layout.dtype), layout.row_bytes, layout.batch,
-                               layout.total_tokens, layout.counts_digest,
-                               AnnouncedProtocol::kCopyEngine, /*generation=*/0);
-}
 
 absl::Status Tagged(const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(status.message(), " (copy-engine transport)"));
@@ -157,11 +148,11 @@ absl::Status CopyEngineTransport::Reset(absl::Time deadline) {
   return absl::OkStatus();
 }
 
-absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layout,
+absl::Status CopyEngineTransport::Enqueue(int rank, const CopyEngineCall& call,
                                           const RankBuffers& buffers, absl::Duration timeout,
                                           cudaEvent_t done) {
   absl::Status status = pairing_.failure();
-  if (status.ok()) status = EnqueueOp(rank, layout, buffers, timeout);
+  if (status.ok()) status = EnqueueOp(rank, call, buffers, timeout);
   if (!status.ok()) {
     // The peers' exit kernels stop waiting, and later calls fail, until Reset.
     pairing_.Fail(status);
@@ -175,7 +166,7 @@ absl::Status CopyEngineTransport::Enqueue(int rank, const AllGatherLayout& layou
   return status;
 }
 
-absl::Status CopyEngineTransport::EnqueueOp(int rank, const AllGatherLayout& layout,
+absl::Status CopyEngineTransport::EnqueueOp(int rank, const CopyEngineCall& call,
                                             const RankBuffers& buffers, absl::Duration timeout) {
   LTX_ASSIGN_OR_RETURN(const uint64_t op, pairing_.Reserve(rank, timeout));
   const cudaEvent_t entry = streams_[rank].entry[CopyEnginePairing::SlotOf(op)];
@@ -183,15 +174,15 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const AllGatherLayout& lay
       RankCudaStatus(cudaEventRecord(entry, buffers.stream), rank, "cudaEventRecord(entry)"));
   const int device = devices_[rank];
   LTX_RETURN_IF_ERROR(RankCudaStatus(
-      QueueShardCopy(PlanShardCopy(layout.GeometryOf(rank), buffers.input, buffers.output),
-                     device, device, max_pitch_, buffers.stream),
+      QueueStridedCopy(call.plan(rank, rank, buffers.input, buffers.output), device, device,
+                       max_pitch_, buffers.stream),
       rank, "copy into its own output"));
   CopyEngineArrival mine;
-  mine.announced = Announce(layout, buffers);
+  mine.announced = call.announcement;
   mine.input = reinterpret_cast<uint64_t>(buffers.input);
   absl::Status status;
   for (const CopyEnginePartner& peer : pairing_.Publish(rank, op, mine)) {
-    if (status.ok()) status = QueuePair(rank, mine, peer, op, layout);
+    if (status.ok()) status = QueuePair(rank, mine, peer, op, call.plan);
     pairing_.Paired(rank, peer.rank, op);
   }
   LTX_RETURN_IF_ERROR(status);
@@ -206,7 +197,7 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const AllGatherLayout& lay
 
 absl::Status CopyEngineTransport::QueuePair(int rank, const CopyEngineArrival& mine,
                                             const CopyEnginePartner& peer, uint64_t op,
-                                            const AllGatherLayout& layout) {
+                                            CopyPlanner plan) {
   DeviceErrorRecord mismatch;
   if (MismatchRecord(mine.announced, peer.arrival.announced, rank, peer.rank, op, &mismatch)) {
     return Tagged(DeviceErrorToStatus(mismatch));
@@ -220,14 +211,14 @@ absl::Status CopyEngineTransport::QueuePair(int rank, const CopyEngineArrival& m
   void* their_output = reinterpret_cast<void*>(peer.arrival.announced.output_address);
   LTX_RETURN_IF_ERROR(QueueDirection(
       rank, {rank, peer.rank, reinterpret_cast<const void*>(mine.input), their_output}, op,
-      layout));
+      plan));
   return QueueDirection(
       rank, {peer.rank, rank, reinterpret_cast<const void*>(peer.arrival.input), my_output}, op,
-      layout);
+      plan);
 }
 
 absl::Status CopyEngineTransport::QueueDirection(int rank, const Direction& direction,
-                                                 uint64_t op, const AllGatherLayout& layout) {
+                                                 uint64_t op, CopyPlanner plan) {
   const int source_device = devices_[direction.source];
   const int slot = CopyEnginePairing::SlotOf(op);
   const cudaStream_t stream = streams_[direction.source].to[direction.target];
@@ -240,8 +231,8 @@ absl::Status CopyEngineTransport::QueueDirection(int rank, const Direction& dire
     error = cudaStreamWaitEvent(stream, streams_[direction.target].entry[slot], 0);
   }
   if (error == cudaSuccess) {
-    error = QueueShardCopy(
-        PlanShardCopy(layout.GeometryOf(direction.source), direction.input, direction.output),
+    error = QueueStridedCopy(
+        plan(direction.source, direction.target, direction.input, direction.output),
         source_device, devices_[direction.target], max_pitch_, stream);
   }
   absl::Status status = RankCudaStatus(

@@ -1,21 +1,25 @@
-// The copy-engine transport: it moves each rank's shard into every output with the GPUs' copy
-// engines. With peer access the copies run over NVLink (Protocol::kCopyEngine on the
-// peer-store Runtime, and its large eager calls by default: the copy engines outrun SM stores
-// there); without it the driver stages them through host memory (Transport::kCopyEngine). A
-// shard goes into each output as one strided copy (ltx/shard_copy.h).
+// The copy-engine transport: it moves what each rank sends each rank (an AllGather's shard, an
+// all-to-all's piece) into every output with the GPUs' copy engines. With peer access the
+// copies run over NVLink (Protocol::kCopyEngine on the peer-store Runtime, and its large eager
+// AllGathers by default: the copy engines outrun SM stores there); without it the driver stages
+// them through host memory (Transport::kCopyEngine). It knows no collective: each call brings
+// its announcement and the planner of its copies (ltx/copy_engine_call.h), and each copy into
+// an output is one strided copy (ltx/strided_copy.h).
 //
 // No call waits on the host for another rank's call (kernels/PROTOCOL.md, the copy-engine
 // protocol). For op n of rank r:
 //
 //   1. Entry: r records its entry event of op n on its stream (one of a ring of events,
-//      ltx/copy_engine_pairing.h), queues the copy of its shard into its own output there, and
-//      publishes {input, output, shape} in the pairing table.
-//   2. Pairs: for each peer q that published op n before r, r compares the shapes and queues
-//      both copies of the pair: r's shard into q's output on the copy stream (r -> q) of r's
-//      GPU, q's shard into r's output on the copy stream (q -> r) of q's GPU, each after both
-//      ranks' entry events (the source's input is written, the target's output is free), each
-//      followed by a stream memory write of n into the target's `received[source]` flag
-//      (kernels/copy_engine_signals.h). For the peers that arrive after r, they do the same.
+//      ltx/copy_engine_pairing.h), queues the copy of its own part into its own output there,
+//      and publishes {input, announcement (output, shape)} in the pairing table.
+//   2. Pairs: for each peer q that published op n before r, r compares the announcements and
+//      queues both copies of the pair, as r's planner plans them (the announcements agree, so
+//      q's planner would plan the same): r's part for q into q's output on the copy stream
+//      (r -> q) of r's GPU, q's part for r into r's output on the copy stream (q -> r) of q's
+//      GPU, each after both ranks' entry events (the source's input is written, the target's
+//      output is free), each followed by a stream memory write of n into the target's
+//      `received[source]` flag (kernels/copy_engine_signals.h). For the peers that arrive
+//      after r, they do the same.
 //   3. Exit: r's stream gets a one-thread kernel (kernels/copy_engine_exit_kernel.h) that waits,
 //      with the call's timeout, until every flag into and out of r shows n: r's output is
 //      complete and nobody reads its input any more. Only then does r's stream go on.
@@ -57,9 +61,10 @@
 #include "kernels/copy_engine_signals.h"
 #include "kernels/error_record.h"
 #include "kernels/signal_layout.h"
-#include "ltx/allgather_spec.h"
+#include "ltx/copy_engine_call.h"
 #include "ltx/copy_engine_pairing.h"
 #include "ltx/kept_pinned_blocks.h"
+#include "ltx/rank_buffers.h"
 
 namespace ltx {
 
@@ -78,18 +83,19 @@ class CopyEngineTransport {
   CopyEngineTransport(const CopyEngineTransport&) = delete;
   CopyEngineTransport& operator=(const CopyEngineTransport&) = delete;
 
-  // Enqueues rank `rank`'s part of its next op on `buffers.stream` (see the file comment),
-  // which must not be capturing a CUDA graph; the calling thread's current device must be the
-  // rank's. Never waits for other ranks' calls, except while this rank runs
-  // CopyEnginePairing::kSlots ops ahead of a peer (then at most `timeout`). `done`, when not
-  // null, is recorded on `buffers.stream` after everything the call queued there, on errors
-  // too. Errors: InvalidArgument when this rank pairs with a peer that disagrees on the shape
-  // (naming both values); a peer's device error when its device already gave up; the CUDA
-  // error of a call that failed (naming the ranks); DeadlineExceeded from the slot wait. A
-  // failure abandons the op on every rank (abort flags), and every later call fails with it
-  // until Reset. Errors the devices record (timeouts of the exit kernels) are read with
-  // ReadError. Thread-safe across ranks; each rank calls from one thread at a time.
-  absl::Status Enqueue(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
+  // Enqueues rank `rank`'s part of its next op, `call` (announcement and planner), on
+  // `buffers.stream` (see the file comment), which must not be capturing a CUDA graph; the calling
+  // thread's current device must be the rank's. Never waits for other ranks' calls, except while
+  // this rank runs CopyEnginePairing::kSlots ops ahead of a peer (then at most `timeout`). `done`,
+  // when not null, is recorded on `buffers.stream` after everything the call queued there, on
+  // errors too. Errors: InvalidArgument when this rank pairs with a peer whose announcement
+  // disagrees (another collective, shape or reset generation; naming both values); a peer's device
+  // error when its device already gave up; the CUDA error of a call that failed (naming the ranks);
+  // DeadlineExceeded from the slot wait. A failure abandons the op on every rank (abort flags), and
+  // every later call fails with it until Reset. Errors the devices record (timeouts of the exit
+  // kernels) are read with ReadError. Thread-safe across ranks; each rank calls from one thread at
+  // a time.
+  absl::Status Enqueue(int rank, const CopyEngineCall& call, const RankBuffers& buffers,
                        absl::Duration timeout, cudaEvent_t done);
 
   // The error rank `rank`'s exit kernel recorded since the last Reset, if any. Safe while
@@ -113,8 +119,8 @@ class CopyEngineTransport {
     std::array<cudaStream_t, kMaxWorldSize> to = {};
     std::array<cudaEvent_t, CopyEnginePairing::kSlots> entry = {};
   };
-  // One direction of a pair at op `op`: `source`'s shard from `input` into `output` of
-  // `target`.
+  // One direction of a pair at op `op`: what `source` sends `target`, from `input` into
+  // `output`.
   struct Direction {
     int source = 0;
     int target = 0;
@@ -126,14 +132,15 @@ class CopyEngineTransport {
   absl::Status CreateRank(int rank);
   absl::Status AllocateSignals();
   // Steps 1 to 3 of the file comment.
-  absl::Status EnqueueOp(int rank, const AllGatherLayout& layout, const RankBuffers& buffers,
+  absl::Status EnqueueOp(int rank, const CopyEngineCall& call, const RankBuffers& buffers,
                          absl::Duration timeout);
   // Step 2 for one partner that published before `rank`.
   absl::Status QueuePair(int rank, const CopyEngineArrival& mine, const CopyEnginePartner& peer,
-                         uint64_t op, const AllGatherLayout& layout);
-  // Queues one direction on its copy stream, switching to the source's GPU and back.
+                         uint64_t op, CopyPlanner plan);
+  // Queues one direction, as `plan` plans it, on its copy stream, switching to the source's GPU
+  // and back.
   absl::Status QueueDirection(int rank, const Direction& direction, uint64_t op,
-                              const AllGatherLayout& layout);
+                              CopyPlanner plan);
   // Whether every copy stream is idle by `deadline`; the first busy one otherwise.
   absl::Status Drain(absl::Time deadline);
 

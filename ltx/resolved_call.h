@@ -27,8 +27,8 @@ int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size);
 // Which collective a call belongs to: the protocols differ.
 enum class Collective {
   kAllGather,
-  // The Ulysses all-to-all: the direct and one-trip protocols on the peer-store transport
-  // only, for now.
+  // The Ulysses all-to-all: every protocol, but Protocol::kAuto never picks the copy engines
+  // on the peer-store transport.
   kAllToAll,
 };
 
@@ -81,16 +81,16 @@ struct CallContext {
 };
 
 // Validates `call` and resolves it. The protocol:
-//   - The all-to-all is Unimplemented on the copy-engine transport and for
-//     Protocol::kCopyEngine.
-//   - On the copy-engine transport every call takes the copy engines.
+//   - On the copy-engine transport every call (AllGather and all-to-all) takes the copy
+//     engines.
 //   - An explicit protocol is obeyed (a capturing stream on the copy engines records the
 //     captured copy-engine call of ltx/copy_engine_graph.h).
 //   - kAuto takes the copy engines for eager AllGathers of at least copy_engine_min_bytes (when
-//     that is > 0; captured calls keep to the kernels), the one-trip kernel up to OneTripLimit,
-//     the direct kernel otherwise. For the all-to-all, whose receivers unpack (world - 1)
-//     pieces as the AllGather's unpack (world - 1) shards, the same limit applies to its
-//     largest piece.
+//     that is > 0; captured calls keep to the kernels; all-to-alls always do, as no size where
+//     the copy engines beat its kernels has been measured), the one-trip kernel up to
+//     OneTripLimit, the direct kernel otherwise. For the all-to-all, whose receivers unpack
+//     (world - 1) pieces as the AllGather's unpack (world - 1) shards, the same limit applies to
+//     its largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
 // shard. The phase timestamps: passed on for direct and one-trip calls; early start: for one-trip
 // calls only. The generation: the context's. Errors: Aborted for a call.generation older than the

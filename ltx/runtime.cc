@@ -22,6 +22,7 @@
 #include "ltx/buffer_checks.h"
 #include "ltx/call_ledger.h"
 #include "ltx/capture_exchange.h"
+#include "ltx/copy_engine_call.h"
 #include "ltx/copy_engine_graph.h"
 #include "ltx/copy_engine_transport.h"
 #include "ltx/cuda_status.h"
@@ -32,6 +33,7 @@
 #include "ltx/peer_store_transport.h"
 #include "ltx/resolved_call.h"
 #include "ltx/status_macros.h"
+#include "ltx/strided_copy.h"
 
 namespace ltx {
 namespace {
@@ -169,15 +171,10 @@ struct Runtime::OpCall {
   // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
   std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
       launch_kernel;
-  // Enqueues rank `rank`'s copy-engine copies and records `last_done` after them (also after
-  // an error); empty for a collective that has no copy-engine protocol.
-  std::function<absl::Status(int rank, const RankBuffers&, absl::Duration timeout,
-                             cudaEvent_t last_done)>
-      enqueue_copies;
-  // Captures rank `view.rank`'s copy-engine call into the graph its stream captures (peer-store
-  // transport); empty for a collective that has no copy-engine protocol.
-  std::function<absl::Status(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
-      capture_copies;
+  // The copy-engine form of a rank's call (ltx/copy_engine_call.h), for either transport and
+  // for capture: what the rank announces, and the copy of what rank `source` sends `target`.
+  std::function<EntryAnnouncement(const RankBuffers&, const ResolvedCall&)> announce_copies;
+  std::function<StridedCopy(int source, int target, const void* input, void* output)> plan_copy;
 };
 
 // --------------------------------------------------------------------------- CollectiveHandle
@@ -389,14 +386,11 @@ Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
                                const ResolvedCall& call) {
     return LaunchAllGather(view, layout, buffers, call);
   };
-  op.enqueue_copies = [this, &layout](int rank, const RankBuffers& buffers,
-                                      absl::Duration timeout, cudaEvent_t last_done) {
-    return copy_engines_->Enqueue(rank, layout, buffers, timeout, last_done);
+  op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
+    return CopyEngineAnnouncementOf(layout, buffers, call);
   };
-  op.capture_copies = [this, &layout](const PeerStoreView& view, const RankBuffers& buffers,
-                                      const ResolvedCall& call) {
-    return CaptureCopyEngineAllGather(view, devices_, layout, buffers, call,
-                                      capture_exchange_.get());
+  op.plan_copy = [&layout](int source, int, const void* input, void* output) {
+    return PlanShardCopy(layout.GeometryOf(source), input, output);
   };
   return op;
 }
@@ -411,10 +405,15 @@ Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
     op.shard_bytes[rank] = LargestPieceBytes(layout.geometry, rank);
     op.in_place_offset[rank] = kNotInPlace;
   }
-  // Resolve admits the direct and one-trip kernels only: no copy-engine copies.
   op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
                                const ResolvedCall& call) {
     return LaunchAllToAll(view, layout, buffers, call);
+  };
+  op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
+    return CopyEngineAnnouncementOf(layout, buffers, call);
+  };
+  op.plan_copy = [&layout](int source, int target, const void* input, void* output) {
+    return PlanPieceCopy(layout.geometry, source, target, input, output);
   };
   return op;
 }
@@ -497,12 +496,16 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
   }
   cudaEvent_t last_done = ranks_[rank]->last_done;
   absl::Status launched;
-  if (call.protocol == Protocol::kCopyEngine && call.capturing) {
-    // The peer-store transport only (RankCall refuses it on the copy-engine transport).
-    launched = op.capture_copies(peer_stores_->view(rank), buffers, call);
-  } else if (call.protocol == Protocol::kCopyEngine) {
-    // Records last_done after everything it queued, on errors too: Reset waits for it.
-    launched = op.enqueue_copies(rank, buffers, call.timeout, last_done);
+  if (call.protocol == Protocol::kCopyEngine) {
+    const CopyEngineCall copies{op.announce_copies(buffers, call), op.plan_copy};
+    if (call.capturing) {
+      // The peer-store transport only (RankCall refuses it on the copy-engine transport).
+      launched = CaptureCopyEngineCall(peer_stores_->view(rank), devices_, copies, buffers, call,
+                                       capture_exchange_.get());
+    } else {
+      // Records last_done after everything it queued, on errors too: Reset waits for it.
+      launched = copy_engines_->Enqueue(rank, copies, buffers, call.timeout, last_done);
+    }
   } else {
     launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
                               "kernel launch");
@@ -622,7 +625,7 @@ absl::Status Runtime::RankCall(int rank, const OpCall& op, const RankBuffers& bu
     return resolved.status();
   }
   if (resolved->protocol == Protocol::kCopyEngine && resolved->capturing &&
-      (peer_stores_ == nullptr || !op.capture_copies)) {
+      peer_stores_ == nullptr) {
     // Refused before the op starts on any rank that captures alike: the Runtime stays usable.
     return absl::UnimplementedError(
         "copy-engine calls can be captured into a CUDA graph only on the peer-store transport "

@@ -176,13 +176,15 @@ class Runtime {
   // The Ulysses all-to-all (see AllToAllShape): sequence -> heads or heads -> sequence, each
   // rank storing its pieces straight into every rank's output at their final positions (the
   // direct protocol: entry barrier, peer stores, exit barrier), or, for small messages, through
-  // the one-trip protocol's staging (ResolveCall says when). The three call styles are those
-  // of the AllGather, with the same contracts, errors and ordering; all-to-all and AllGather
-  // ops may interleave on one Runtime (every rank must issue the same sequence of ops: ranks
-  // that call different ops, or different shapes, at the same op number get InvalidArgument
-  // from the device). Unimplemented (nothing launched, the Runtime stays usable) on the
-  // copy-engine transport and for Protocol::kCopyEngine; InvalidArgument for
-  // Protocol::kOneTrip when a piece exceeds the one-trip staging (512 KiB).
+  // the one-trip protocol's staging (ResolveCall says when). With Protocol::kCopyEngine, and
+  // on the copy-engine transport, the copy engines carry it as they carry the AllGather (one
+  // strided copy per piece; the same pairing, deadlines, errors and capture rules); kAuto never
+  // picks them on the peer-store transport. The three call styles are those of the AllGather,
+  // with the same contracts, errors and ordering; all-to-all and AllGather ops may interleave
+  // on one Runtime (every rank must issue the same sequence of ops: ranks that call different
+  // ops, or different shapes, at the same op number get InvalidArgument from the device, or
+  // from the rank that pairs them on the copy engines). InvalidArgument for Protocol::kOneTrip
+  // when a piece exceeds the one-trip staging (512 KiB).
   absl::StatusOr<CollectiveHandle> AllToAll(const AllToAllShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});

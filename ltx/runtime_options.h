@@ -18,7 +18,7 @@ struct PhaseTimestamps;  // kernels/phase_timestamps.h
 // How a call moves its data.
 enum class Protocol {
   // One-trip for small messages (see RuntimeOptions::one_trip_max_bytes), copy engines for
-  // large eager ones (RuntimeOptions::copy_engine_min_bytes), direct otherwise. Every rank
+  // large eager AllGathers (RuntimeOptions::copy_engine_min_bytes), direct otherwise. Every rank
   // decides alike, from the shape.
   kAuto,
   // Entry barrier, stores straight into every peer's output, exit barrier. Any size.
@@ -26,15 +26,16 @@ enum class Protocol {
   // Data and flags in the same stores into staging memory on each peer, unpacked there: one
   // NVLink trip. Shards up to 512 KiB.
   kOneTrip,
-  // The copy engines (cudaMemcpy3DPeerAsync) copy each shard into every output, ordered by
-  // CUDA events, with a one-thread exit kernel per rank that waits for the copies with the
-  // timeout (see ltx/copy_engine_transport.h): the fastest way to move large messages over
-  // NVLink, and it leaves the SMs to compute. Per-rank calls do not wait for each other. On the
-  // peer-store transport, a per-rank call captured into a CUDA graph runs the direct protocol
-  // with the stores done by the copy engines (ltx/copy_engine_graph.h); the ranks' captures
-  // exchange output addresses on the host, so each rank must capture from its own thread,
-  // concurrently (a rank that does not capture in time: DEADLINE_EXCEEDED, the capture must be
-  // discarded and the Runtime Reset). On the copy-engine transport captures are UNIMPLEMENTED.
+  // The copy engines (cudaMemcpy3DPeerAsync) copy each shard (all-to-all: each piece) into
+  // every output, ordered by CUDA events, with a one-thread exit kernel per rank that waits for
+  // the copies with the timeout (see ltx/copy_engine_transport.h): the fastest way to move large
+  // AllGathers over NVLink, and it leaves the SMs to compute. Per-rank calls do not wait for
+  // each other. On the peer-store transport, a per-rank call captured into a CUDA graph runs
+  // the direct protocol with the stores done by the copy engines (ltx/copy_engine_graph.h);
+  // the ranks' captures exchange output addresses on the host, so each rank must capture from
+  // its own thread, concurrently (a rank that does not capture in time: DEADLINE_EXCEEDED, the
+  // capture must be discarded and the Runtime Reset). On the copy-engine transport captures
+  // are UNIMPLEMENTED.
   kCopyEngine,
 };
 
@@ -75,10 +76,9 @@ struct RuntimeOptions {
   // one-trip path pays off up to a fixed number of incoming bytes (256 KiB per rank on 4 GPUs,
   // 512 KiB on 2).
   int64_t one_trip_max_bytes = kOneTripLimitByWorldSize;
-  // Protocol::kAuto on the peer-store transport moves a call by the copy engines
+  // Protocol::kAuto on the peer-store transport moves an AllGather by the copy engines
   // (Protocol::kCopyEngine) when some rank sends at least this many bytes and the call is not
-  // being captured into a CUDA graph. Per-rank calls of such messages then wait on the host
-  // for every rank's call of the op (call each rank from its own thread). 0 never picks the
+  // being captured into a CUDA graph (all-to-alls keep to their kernels). 0 never picks the
   // copy engines; must be >= 0.
   int64_t copy_engine_min_bytes = int64_t{32} << 20;
   Transport transport = Transport::kAuto;

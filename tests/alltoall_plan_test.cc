@@ -1,28 +1,25 @@
-// Tests of the all-to-all copy plan (kernels/alltoall_plan.h): PieceWidth, and a host
-// simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
-// kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over a grid of shapes, checking that
-// every output byte of every rank is stored exactly once, with the byte an independent reference
-// puts there, and that every store is aligned to its width. The same for the one-trip packing
-// (kernels/alltoall_one_trip_plan.h): the work items of every thread of every rank's grid, the
-// lines each sends and receives, the own payloads each stores beside its lines, and the payload
-// bytes each line gathers and scatters, as in kernels/one_trip_protocol.cuh and
-// kernels/alltoall_one_trip_kernel.cu.
+// Tests of the all-to-all copy plan (kernels/alltoall_plan.h): PieceWidth, and a host simulation of
+// the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
+// kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over the shape grid of
+// tests/alltoall_grid.h, checking that every output byte of every rank is stored exactly once, with
+// the byte an independent reference puts there, and that every store is aligned to its width. The
+// same for the one-trip packing (kernels/alltoall_one_trip_plan.h): the work items of every thread
+// of every rank's grid, the lines each sends and receives, the own payloads each stores beside its
+// lines, and the payload bytes each line gathers and scatters, as in kernels/one_trip_protocol.cuh
+// and kernels/alltoall_one_trip_kernel.cu.
 #include "kernels/alltoall_plan.h"
 
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <random>
-#include <string>
 #include <vector>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
 #include "gtest/gtest.h"
 #include "kernels/alltoall_one_trip_plan.h"
 #include "kernels/one_trip_layout.h"
 #include "ltx/alltoall_spec.h"
 #include "ltx/data_type.h"
+#include "tests/alltoall_grid.h"
 
 namespace ltx {
 namespace {
@@ -44,89 +41,7 @@ TEST(PieceWidthTest, AlignedPiecesTakeSixteenBytesAndMisalignedOnesNarrowDown) {
   EXPECT_EQ(PieceWidth(piece, 0x1000, 0x2000), 4);
 }
 
-struct PlanCase {
-  AllToAllDirection direction;
-  DataType dtype;
-  int64_t batch;
-  int64_t heads;
-  int64_t head_dim;
-  std::vector<int64_t> counts;
-  std::vector<int64_t> head_counts;  // Empty: the even split.
-  int blocks;
-  int warps;  // Warps per block.
-  uint64_t input_misalignment;
-  uint64_t output_misalignment;
-
-  std::string ToString() const {
-    return absl::StrCat(direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq",
-                        " ", DataTypeName(dtype), " batch=", batch, " heads=", heads,
-                        " head_dim=", head_dim, " counts=[", absl::StrJoin(counts, ","),
-                        "] head_counts=[", absl::StrJoin(head_counts, ","), "] blocks=", blocks,
-                        " warps=", warps, " misalign=", input_misalignment, "/",
-                        output_misalignment);
-  }
-};
-
-// Byte offset of element (b, token, head, byte) in a [batch, tokens, heads, head_bytes] tensor.
-int64_t Offset(int64_t b, int64_t token, int64_t head, int64_t byte, int64_t tokens, int64_t heads,
-               int64_t head_bytes) {
-  return ((b * tokens + token) * heads + head) * head_bytes + byte;
-}
-
-// The reference: for each rank's output, where each byte comes from (source rank and offset
-// in its input), written from the tensor definitions alone.
-struct SourceByte {
-  int rank = -1;
-  int64_t offset = -1;
-};
-std::vector<std::vector<SourceByte>> Reference(const PlanCase& c, const AllToAllLayout& layout) {
-  const int world = layout.world_size;
-  const int64_t head_bytes = c.head_dim * ElementSize(c.dtype);
-  std::vector<int64_t> groups = c.head_counts;  // Heads per rank.
-  if (groups.empty()) groups.assign(world, c.heads / world);
-  const int64_t total = layout.geometry.total_tokens;
-  std::vector<std::vector<SourceByte>> expected(world);
-  for (int r = 0; r < world; ++r) expected[r].resize(layout.OutputBytes(r));
-  for (int s = 0; s < world; ++s) {    // Sequence-sharded rank.
-    int64_t first_head = 0;            // Of rank h's group.
-    for (int h = 0; h < world; ++h) {  // Head-group rank.
-      const int64_t group = groups[h];
-      for (int64_t b = 0; b < c.batch; ++b) {
-        for (int64_t i = 0; i < c.counts[s]; ++i) {
-          for (int64_t k = 0; k < group; ++k) {
-            for (int64_t byte = 0; byte < head_bytes; ++byte) {
-              const int64_t seq =
-                  Offset(b, i, first_head + k, byte, c.counts[s], c.heads, head_bytes);
-              const int64_t heads = Offset(b, layout.geometry.prefix_tokens[s] + i, k, byte, total,
-                                           group, head_bytes);
-              if (c.direction == AllToAllDirection::kSeqToHeads) {
-                expected[h][heads] = {s, seq};
-              } else {
-                expected[s][seq] = {h, heads};
-              }
-            }
-          }
-        }
-      }
-      first_head += group;
-    }
-  }
-  return expected;
-}
-
 // Runs the kernel's loop on the host: every block, lane, row and store unit.
-absl::StatusOr<AllToAllLayout> LayoutOf(const PlanCase& c) {
-  AllToAllShape shape;
-  shape.dtype = c.dtype;
-  shape.batch = c.batch;
-  shape.heads = c.heads;
-  shape.head_dim = c.head_dim;
-  shape.token_counts = c.counts;
-  shape.direction = c.direction;
-  shape.head_counts = c.head_counts;
-  return ComputeAllToAllLayout(shape, static_cast<int>(c.counts.size()));
-}
-
 void SimulateAndCheck(const PlanCase& c) {
   SCOPED_TRACE(c.ToString());
   const int world = static_cast<int>(c.counts.size());
@@ -177,80 +92,6 @@ void SimulateAndCheck(const PlanCase& c) {
       ASSERT_EQ(writes[r][i], 1) << "rank " << r << " output byte " << i;
     }
   }
-}
-
-std::vector<std::vector<int64_t>> CountsFor(int world, std::mt19937& random) {
-  std::vector<std::vector<int64_t>> all;
-  all.push_back(std::vector<int64_t>(world, 3));
-  std::vector<int64_t> uneven;
-  for (int r = 0; r < world; ++r) uneven.push_back(static_cast<int64_t>(random() % 6));
-  all.push_back(uneven);
-  std::vector<int64_t> zeros(world, 0);
-  zeros[world - 1] = 5;
-  all.push_back(zeros);
-  all.push_back(std::vector<int64_t>(world, 0));
-  return all;
-}
-
-// A head split for `world` ranks, of kind `kind` % 3: the even split (empty head_counts), an
-// uneven one (0 to 3 heads per rank, at least one in all), or every head on one rank.
-struct HeadSplit {
-  int64_t heads = 0;
-  std::vector<int64_t> head_counts;
-};
-HeadSplit SplitFor(int world, int kind, std::mt19937& random) {
-  HeadSplit split;
-  switch (kind % 3) {
-    case 0:
-      split.heads = world * (1 + static_cast<int64_t>(random() % 2));
-      return split;
-    case 1:
-      for (int r = 0; r < world; ++r) split.head_counts.push_back(random() % 4);
-      if (std::accumulate(split.head_counts.begin(), split.head_counts.end(), int64_t{0}) == 0) {
-        split.head_counts[0] = 1;
-      }
-      break;
-    default:
-      split.head_counts.assign(world, 0);
-      split.head_counts[random() % world] = 1 + static_cast<int64_t>(random() % 3);
-      break;
-  }
-  split.heads = std::accumulate(split.head_counts.begin(), split.head_counts.end(), int64_t{0});
-  return split;
-}
-
-// Calls `check(&c, random)` for every case of the shape grid: world sizes 1 to 8, both
-// directions, the counts of CountsFor, three dtypes, head_dim 1, 3 and 8 (each shape with a head
-// split of SplitFor and a batch of 1 to 3), and each block count of `blocks_for(world)`. `check`
-// completes the case (warps, misalignment) and simulates it. Returns the cases run; stops at the
-// first fatal failure.
-template <typename BlocksFor, typename Check>
-int ForEachGridCase(std::mt19937& random, const BlocksFor& blocks_for, const Check& check) {
-  int cases = 0;
-  int splits = 0;
-  for (int world = 1; world <= 8; ++world) {
-    for (AllToAllDirection direction :
-         {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
-      for (const std::vector<int64_t>& counts : CountsFor(world, random)) {
-        for (DataType dtype : {DataType::kBFloat16, DataType::kFloat32, DataType::kUint8}) {
-          for (int64_t head_dim : {1, 3, 8}) {
-            const HeadSplit split = SplitFor(world, splits++, random);
-            const int64_t batch = 1 + static_cast<int64_t>(random() % 3);
-            for (int blocks : blocks_for(world)) {
-              PlanCase c = {direction, dtype, batch, split.heads, head_dim, counts};
-              c.head_counts = split.head_counts;
-              c.blocks = blocks;
-              c.warps = 1;
-              check(&c, random);
-              ++cases;
-              if (::testing::Test::HasFatalFailure()) return cases;
-            }
-          }
-        }
-      }
-    }
-  }
-  return cases;
 }
 
 TEST(AllToAllPlanTest, EveryOutputByteIsStoredOnceFromTheRightInputByte) {
@@ -314,16 +155,7 @@ TEST(AllToAllPlanTest, LargestPieceBytesIsTheBiggestTargetShare) {
 }
 
 TEST(AllToAllPlanTest, UnevenSplitPiecesCarryEachRanksHeadGroup) {
-  // 5 heads of 4 fp32 elements (16 bytes) over 3 ranks as 2, 0, 3.
-  const std::vector<int64_t> counts = {2, 1, 4};
-  const std::vector<int64_t> head_counts = {2, 0, 3};
-  AllToAllShape shape;
-  shape.dtype = DataType::kFloat32;
-  shape.heads = 5;
-  shape.head_dim = 4;
-  shape.token_counts = counts;
-  shape.head_counts = head_counts;
-  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, 3);
+  const absl::StatusOr<AllToAllLayout> layout = UnevenSplitLayout(/*batch=*/1);
   ASSERT_TRUE(layout.ok()) << layout.status();
   // Rank 2's tokens of rank 2's heads: 3 heads from byte 32 of each 80-byte token row, into
   // token rows of 48 bytes after the 3 tokens of ranks 0 and 1.

@@ -1,9 +1,9 @@
-// Faults and load on real GPUs: a rank that never joins, a late rank, ranks that disagree on
-// the arguments, a straggler after Reset and a graph of an earlier reset generation, ranks on
-// different paths for the same op, per-call timeouts, host-side waits that time out, recovery
-// with Reset, many calls with random shapes and device subsets, per-rank callers with random
-// delays, Runtime churn and two Runtimes at once. Each fault asserts the Status code and what
-// its message names, and that no byte outside the outputs changed.
+// Faults and load on real GPUs: a rank that never joins, a late rank, ranks that disagree on the
+// arguments (on the copy engines for the all-to-all too), a straggler after Reset and a graph of an
+// earlier reset generation, ranks on different paths for the same op, per-call timeouts, host-side
+// waits that time out, recovery with Reset, many calls with random shapes and device subsets,
+// per-rank callers with random delays, Runtime churn and two Runtimes at once. Each fault asserts
+// the Status code and what its message names, and that no byte outside the outputs changed.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -22,6 +23,7 @@
 #include "gtest/gtest.h"
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
+#include "tools/testing/alltoall_harness.h"
 #include "tools/testing/gpu_fixture.h"
 #include "tools/testing/rank_threads.h"
 
@@ -47,18 +49,125 @@ RuntimeOptions WithTimeout(absl::Duration timeout) {
   return options;
 }
 
+// One collective's calls on a Runtime with a harness over its GPUs, as the fault tests drive
+// them: the AllGather of SmallCase, or an all-to-all case of the same size.
+class FaultTarget {
+ public:
+  virtual ~FaultTarget() = default;
+  virtual Runtime& runtime() = 0;
+  // Prepares the case (fresh inputs, poisoned outputs) and enqueues it in `style` on `ranks`
+  // (every rank if empty), without waiting; with `rank1_disagrees` (per-rank calls), rank 1
+  // passes a shape that disagrees with the others' and whose output fits in theirs. Returns
+  // the first launch error.
+  virtual absl::Status Launch(CallStyle style, const CallOptions& call,
+                              const std::vector<int>& ranks, bool rank1_disagrees) = 0;
+  virtual absl::Status Verify() = 0;
+  virtual absl::Status VerifyGuards() = 0;
+  // What the InvalidArgument of a disagreement names.
+  virtual std::string disagreement() const = 0;
+};
+
+// The AllGather of SmallCase on a GpuFixture (not owned); rank 1 disagrees on the row size.
+class AllGatherTarget : public FaultTarget {
+ public:
+  explicit AllGatherTarget(GpuFixture* f) : f_(f) {}
+  Runtime& runtime() override { return *f_->runtime; }
+  absl::Status Launch(CallStyle style, const CallOptions& call, const std::vector<int>& ranks,
+                      bool rank1_disagrees) override {
+    const AllGatherCase good = SmallCase(f_->runtime->world_size());
+    if (!rank1_disagrees) return LaunchCase(*f_, good, style, call, ranks);
+    AllGatherCase bad = good;
+    bad.hidden = good.hidden / 2;
+    const absl::Status prepared = f_->harness->Prepare(good);
+    if (!prepared.ok()) return prepared;
+    return RunOnRankThreads(f_->runtime->world_size(), [&](int rank) {
+      return f_->runtime->AllGatherRank(rank, (rank == 1 ? bad : good).Shape(),
+                                        f_->harness->Buffers(rank), call);
+    });
+  }
+  absl::Status Verify() override { return f_->harness->Verify(); }
+  absl::Status VerifyGuards() override { return f_->harness->VerifyGuards(); }
+  std::string disagreement() const override { return "row size in bytes"; }
+
+ private:
+  GpuFixture* f_;
+};
+
+// An all-to-all (sequence -> heads, batch 2, uneven counts, two heads per rank) on its own
+// Runtime and harness; rank 1 disagrees on the head split (one of its heads moved to rank 0).
+class AllToAllTarget : public FaultTarget {
+ public:
+  // Null after a (reported) failure.
+  static std::unique_ptr<AllToAllTarget> Create(std::vector<int> devices, RuntimeOptions options) {
+    options.devices = devices;
+    absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+    EXPECT_TRUE(runtime.ok()) << runtime.status();
+    absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
+        AllToAllHarness::Create(devices, kCapacity, kCapacity, /*seed=*/devices.size() * 31);
+    EXPECT_TRUE(harness.ok()) << harness.status();
+    if (!runtime.ok() || !harness.ok()) return nullptr;
+    return std::unique_ptr<AllToAllTarget>(
+        new AllToAllTarget(std::move(*runtime), std::move(*harness)));
+  }
+  Runtime& runtime() override { return *runtime_; }
+  absl::Status Launch(CallStyle style, const CallOptions& call, const std::vector<int>& ranks,
+                      bool rank1_disagrees) override {
+    const absl::Status prepared = harness_->Prepare(good_);
+    if (!prepared.ok()) return prepared;
+    if (style == CallStyle::kCoordinated) {
+      return runtime_->AllToAll(good_.Shape(), harness_->AllBuffers(), call).status();
+    }
+    const std::vector<int> callers = ranks.empty() ? FirstDevices(world()) : ranks;
+    return RunOnRankThreads(static_cast<int>(callers.size()), [&](int i) {
+      const int rank = callers[i];
+      const bool bad = rank1_disagrees && rank == 1;
+      return runtime_->AllToAllRank(rank, (bad ? bad_ : good_).Shape(), harness_->Buffers(rank),
+                                    call);
+    });
+  }
+  absl::Status Verify() override { return harness_->Verify(); }
+  absl::Status VerifyGuards() override { return harness_->VerifyGuards(); }
+  std::string disagreement() const override { return "(digest)"; }
+
+ private:
+  static constexpr int64_t kCapacity = int64_t{4} << 20;
+
+  AllToAllTarget(std::unique_ptr<Runtime> runtime, std::unique_ptr<AllToAllHarness> harness)
+      : runtime_(std::move(runtime)), harness_(std::move(harness)) {
+    good_.batch = 2;
+    good_.heads = 2 * world();
+    good_.head_dim = 32;
+    for (int rank = 0; rank < world(); ++rank) good_.token_counts.push_back(3 + rank);
+    bad_ = good_;
+    bad_.head_counts.assign(world(), 2);
+    bad_.head_counts[0] = 3;
+    bad_.head_counts[1] = 1;
+  }
+  int world() const { return runtime_->world_size(); }
+
+  std::unique_ptr<Runtime> runtime_;
+  std::unique_ptr<AllToAllHarness> harness_;
+  AllToAllCase good_;
+  AllToAllCase bad_;
+};
+
 // After a failed op: new work is refused, Reset recovers, and the next call is byte-exact.
-void ExpectRefusedThenRecovered(GpuFixture& f) {
-  const int world = f.runtime->world_size();
-  const absl::Status refused = LaunchCase(f, SmallCase(world), CallStyle::kCoordinated);
+void ExpectRefusedThenRecovered(FaultTarget& target) {
+  const absl::Status refused = target.Launch(CallStyle::kCoordinated, {}, {}, false);
   EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
   EXPECT_THAT(std::string(refused.message()), HasSubstr("Reset"));
-  ASSERT_TRUE(f.runtime->Reset(absl::Seconds(30)).ok());
-  EXPECT_TRUE(f.runtime->status().ok());
+  ASSERT_TRUE(target.runtime().Reset(absl::Seconds(30)).ok());
+  EXPECT_TRUE(target.runtime().status().ok());
   for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
-    const absl::Status status = RunAndVerify(f, SmallCase(world), style);
+    absl::Status status = target.Launch(style, {}, {}, false);
+    if (status.ok()) status = target.runtime().Synchronize(kTestWait);
+    if (status.ok()) status = target.Verify();
     EXPECT_TRUE(status.ok()) << status;
   }
+}
+void ExpectRefusedThenRecovered(GpuFixture& f) {
+  AllGatherTarget target(&f);
+  ExpectRefusedThenRecovered(target);
 }
 
 class ProtocolFaultTest : public ::testing::TestWithParam<Protocol> {
@@ -95,57 +204,59 @@ TEST_P(ProtocolFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
   ExpectRefusedThenRecovered(f);
 }
 
-// Copy-engine calls, on the copy-engine transport and as Protocol::kCopyEngine on the
-// peer-store transport: a rank that never joins, then ranks that disagree.
-class CopyEngineFaultTest : public ::testing::TestWithParam<Transport> {};
+// Copy-engine calls of either collective, on the copy-engine transport and as
+// Protocol::kCopyEngine on the peer-store transport: a rank that never joins (DeadlineExceeded
+// within the timeout and a second), then ranks that disagree (InvalidArgument).
+enum class FaultCollective { kAllGather, kAllToAll };
+class CopyEngineFaultTest
+    : public ::testing::TestWithParam<std::tuple<Transport, FaultCollective>> {};
 
 TEST_P(CopyEngineFaultTest, TimesOutDisagreesAndRecovers) {
   LTX_REQUIRE_GPUS(2);
   const int world = VisibleGpuCount();
-  RuntimeOptions options = WithTimeout(absl::Milliseconds(500));
-  options.transport = GetParam();
+  const absl::Duration timeout = absl::Milliseconds(500);
+  RuntimeOptions options = WithTimeout(timeout);
+  options.transport = std::get<0>(GetParam());
+  GpuFixture gather;
+  std::unique_ptr<FaultTarget> target;
+  if (std::get<1>(GetParam()) == FaultCollective::kAllGather) {
+    gather = MakeGpuFixture(FirstDevices(world), options);
+    if (gather.runtime != nullptr) target = std::make_unique<AllGatherTarget>(&gather);
+  } else {
+    target = AllToAllTarget::Create(FirstDevices(world), options);
+  }
+  ASSERT_NE(target, nullptr);
   CallOptions call;
   call.protocol = Protocol::kCopyEngine;
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
-  ASSERT_NE(f.runtime, nullptr);
-  ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads, call).ok());
+  ASSERT_TRUE(target->Launch(CallStyle::kPerRankThreads, call, {}, false).ok());
+  ASSERT_TRUE(target->runtime().Synchronize(kTestWait).ok());
+  ASSERT_TRUE(target->Verify().ok());
 
   // A rank that never joins: the others' calls return, and their exit kernels give up.
-  ASSERT_TRUE(
-      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, call, AllButLast(world)).ok());
-  absl::Status status = f.runtime->Synchronize(absl::Seconds(30));
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(target->Launch(CallStyle::kPerRankThreads, call, AllButLast(world), false).ok());
+  absl::Status status = target->runtime().Synchronize(kTestWait);
+  const absl::Duration took = absl::Now() - start;
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("all_gather #2"));
   EXPECT_THAT(std::string(status.message()),
               HasSubstr(absl::StrCat("at exit for rank ", world - 1)));
-  EXPECT_TRUE(f.harness->VerifyGuards().ok());
-  ExpectRefusedThenRecovered(f);
+  EXPECT_LT(took, timeout + absl::Seconds(1)) << "detected after " << took;
+  EXPECT_TRUE(target->VerifyGuards().ok());
+  ExpectRefusedThenRecovered(*target);
 
-  // Ranks that disagree: InvalidArgument on every rank, naming both values.
-  const AllGatherCase good = SmallCase(world);
-  AllGatherCase bad = good;
-  bad.hidden = good.hidden / 2;
-  ASSERT_TRUE(f.harness->Prepare(good).ok());
-  std::vector<absl::Status> results(world);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back([&, rank] {
-      results[rank] = f.runtime->AllGatherRank(rank, rank == 1 ? bad.Shape() : good.Shape(),
-                                               f.harness->Buffers(rank), call);
-    });
-  }
-  for (auto& thread : threads) thread.join();
-  // The rank that pairs the two returns the error; a rank that arrived before it returned OK.
-  for (const absl::Status& result : results) {
-    EXPECT_TRUE(result.ok() || absl::IsInvalidArgument(result) ||
-                absl::IsFailedPrecondition(result))
-        << result;
-  }
-  status = f.runtime->Synchronize(absl::Seconds(30));
+  // Ranks that disagree: InvalidArgument on every rank, naming the field. The rank that pairs
+  // the two returns the error; a rank that arrived before it returned OK, one after it
+  // FailedPrecondition.
+  const absl::Status launched = target->Launch(CallStyle::kPerRankThreads, call, {}, true);
+  EXPECT_TRUE(launched.ok() || absl::IsInvalidArgument(launched) ||
+              absl::IsFailedPrecondition(launched))
+      << launched;
+  status = target->runtime().Synchronize(kTestWait);
   EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr("row size in bytes"));
-  EXPECT_TRUE(f.harness->VerifyGuards().ok());
-  ExpectRefusedThenRecovered(f);
+  EXPECT_THAT(std::string(status.message()), HasSubstr(target->disagreement()));
+  EXPECT_TRUE(target->VerifyGuards().ok());
+  ExpectRefusedThenRecovered(*target);
 }
 
 TEST(FaultTest, LateRankWithinTheTimeoutSucceeds) {
@@ -197,12 +308,16 @@ void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
   ExpectRefusedThenRecovered(f);
 }
 
-INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineFaultTest,
-                         ::testing::Values(Transport::kCopyEngine, Transport::kPeerStores),
-                         [](const ::testing::TestParamInfo<Transport>& info) {
-                           return info.param == Transport::kCopyEngine ? "CopyEngineTransport"
-                                                                       : "PeerStoreTransport";
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    TransportsAndCollectives, CopyEngineFaultTest,
+    ::testing::Combine(::testing::Values(Transport::kCopyEngine, Transport::kPeerStores),
+                       ::testing::Values(FaultCollective::kAllGather, FaultCollective::kAllToAll)),
+    [](const ::testing::TestParamInfo<std::tuple<Transport, FaultCollective>>& info) {
+      return absl::StrCat(
+          std::get<0>(info.param) == Transport::kCopyEngine ? "CopyEngineTransport"
+                                                             : "PeerStoreTransport",
+          std::get<1>(info.param) == FaultCollective::kAllGather ? "AllGather" : "AllToAll");
+    });
 
 TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheCountsFail) {
   LTX_REQUIRE_GPUS(2);

@@ -273,7 +273,7 @@ TEST(ResolvedCallTest, AllToAllTakesOneTripForSmallPiecesAndTheDirectKernelOther
         const absl::StatusOr<ResolvedCall> resolved =
             ResolveCall(options, AllToAllContext(Transport::kPeerStores, bytes, capturing), call);
         ASSERT_TRUE(resolved.ok()) << resolved.status();
-        // Never the copy engines: the all-to-all has no copy-engine protocol.
+        // Never the copy engines unless asked, however large: none measured faster.
         if (protocol == Protocol::kAuto && bytes <= limit) {
           EXPECT_EQ(resolved->protocol, Protocol::kOneTrip) << bytes;
           EXPECT_EQ(resolved->blocks, OneTripBlockCount(OneTripLines(bytes), 4, 132));
@@ -307,17 +307,26 @@ TEST(ResolvedCallTest, AllToAllOnOneTripNeedsEveryPieceToFitTheStaging) {
       << resolved.status();
 }
 
-TEST(ResolvedCallTest, AllToAllIsUnimplementedOnTheCopyEngines) {
+TEST(ResolvedCallTest, AllToAllTakesTheCopyEnginesWhenAskedAndOnTheirTransport) {
   const RuntimeOptions options;
-  CallOptions call;
-  call.protocol = Protocol::kCopyEngine;
-  absl::StatusOr<ResolvedCall> resolved =
-      ResolveCall(options, AllToAllContext(Transport::kPeerStores, 1024, false), call);
-  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
-  for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip}) {
-    call.protocol = protocol;
-    resolved = ResolveCall(options, AllToAllContext(Transport::kCopyEngine, 1024, false), call);
-    EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
+  for (bool capturing : {false, true}) {
+    for (int64_t bytes : {int64_t{0}, int64_t{1024}, 64 * kMiB}) {
+      CallOptions call;
+      call.protocol = Protocol::kCopyEngine;
+      absl::StatusOr<ResolvedCall> resolved =
+          ResolveCall(options, AllToAllContext(Transport::kPeerStores, bytes, capturing), call);
+      ASSERT_TRUE(resolved.ok()) << resolved.status();
+      EXPECT_EQ(resolved->protocol, Protocol::kCopyEngine) << bytes;
+      EXPECT_EQ(resolved->capturing, capturing);
+      for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip}) {
+        if (protocol == Protocol::kOneTrip && bytes > kOneTripMaxShardBytes) continue;
+        call.protocol = protocol;
+        resolved =
+            ResolveCall(options, AllToAllContext(Transport::kCopyEngine, bytes, capturing), call);
+        ASSERT_TRUE(resolved.ok()) << resolved.status();
+        EXPECT_EQ(resolved->protocol, Protocol::kCopyEngine) << bytes;
+      }
+    }
   }
 }
 

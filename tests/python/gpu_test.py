@@ -281,6 +281,25 @@ class GpuTest(unittest.TestCase):
                         direction=direction, head_counts=head_counts))
                     case.check(self)
 
+    def test_all_to_all_protocols(self):
+        counts = [3 + 2 * r for r in range(self.n)]
+        head_counts = [2 + r % 2 for r in range(self.n)]
+        for protocol in ("direct", "one_trip", "copy_engine"):
+            for direction in ltx.DIRECTIONS:
+                with self.subTest(protocol=protocol, direction=direction):
+                    case = AllToAllCase(counts, torch.bfloat16, direction, head_dim=40,
+                                        seed=len(protocol), head_counts=head_counts)
+                    case.poison()
+                    self.runtime.all_to_all(case.inputs, case.outputs, streams=case.streams,
+                                            direction=direction, head_counts=head_counts,
+                                            protocol=protocol)
+                    case.check(self)
+                    case.refill(800)
+                    self.run_ranks(lambda r: self.runtime.all_to_all_rank(
+                        r, case.inputs[r], case.outputs[r], counts, case.streams[r],
+                        direction=direction, head_counts=head_counts, protocol=protocol))
+                    case.check(self)
+
     def test_all_to_all_round_trip_returns_the_input(self):
         for counts in count_patterns(self.n):
             with self.subTest(counts=counts):

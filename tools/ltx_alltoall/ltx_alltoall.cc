@@ -9,7 +9,7 @@
 //                                 batch 1), ltx beside NCCL (grouped ncclSend/ncclRecv plus a
 //                                 permute into the final layout) when libnccl.so.2 loads.
 //   ltx_alltoall --bench -b 1M -e 256M -f 4    a sweep of per-rank sizes instead.
-//   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip
+//   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip,copy_engine
 //                                 one row per protocol and shape, side by side.
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
 //   ltx_alltoall --bench --head_counts 6,10,6,10    an uneven head split (heads per rank), for
@@ -85,9 +85,9 @@ ABSL_FLAG(std::string, head_counts, "",
 ABSL_FLAG(std::string, direction, "both", "seq_to_heads, heads_to_seq or both.");
 ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32, fp8_e4m3, ...).");
 ABSL_FLAG(std::string, protocol, "auto",
-          "Benchmark: comma-separated protocols of ltx's calls (auto, direct, one_trip), one "
-          "row each per shape. Breakdown: the one kernel timed (one_trip, direct; auto: "
-          "one_trip up to 512K per rank, direct above).");
+          "Benchmark: comma-separated protocols of ltx's calls (auto, direct, one_trip, "
+          "copy_engine), one row each per shape. Breakdown: the one kernel timed (one_trip, "
+          "direct; auto: one_trip up to 512K per rank, direct above).");
 ABSL_FLAG(int, blocks, 0,
           "Benchmark: thread blocks per rank of each ltx call (CallOptions::blocks); 0 = by size.");
 ABSL_FLAG(int, max_blocks, 0,
@@ -169,9 +169,9 @@ absl::StatusOr<std::vector<Protocol>> ParseProtocols(const std::string& names) {
   std::vector<Protocol> protocols;
   for (absl::string_view name : absl::StrSplit(names, ',')) {
     absl::StatusOr<Protocol> protocol = ParseProtocol(name);
-    if (!protocol.ok() || *protocol == Protocol::kCopyEngine) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("--protocol: '%s' is not auto, direct or one_trip", std::string(name)));
+    if (!protocol.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--protocol: '%s' is not auto, direct, one_trip or copy_engine", std::string(name)));
     }
     protocols.push_back(*protocol);
   }
