@@ -40,6 +40,13 @@ bool IsEmpty(const StridedCopy& copy) {
   return copy.width == 0 || copy.height == 0 || copy.depth == 0;
 }
 
+bool IsOntoItself(const StridedCopy& copy) {
+  // Pitches matter only between rows, slice rows only between slices.
+  return copy.src == copy.dst && (copy.height == 1 || copy.src_pitch == copy.dst_pitch) &&
+         (copy.depth == 1 || (copy.src_pitch == copy.dst_pitch &&
+                              copy.src_slice_rows == copy.dst_slice_rows));
+}
+
 bool IsOneStridedCall(const StridedCopy& copy, int64_t max_pitch) {
   return copy.height * copy.depth > 1 && copy.src_pitch <= max_pitch &&
          copy.dst_pitch <= max_pitch;
@@ -80,7 +87,7 @@ CopyRow RowOf(const StridedCopy& copy, int64_t row) {
 
 cudaError_t QueueStridedCopy(const StridedCopy& copy, int src_device, int dst_device,
                              int64_t max_pitch, cudaStream_t stream) {
-  if (IsEmpty(copy)) return cudaSuccess;
+  if (IsEmpty(copy) || IsOntoItself(copy)) return cudaSuccess;
   if (IsOneStridedCall(copy, max_pitch)) {
     const cudaMemcpy3DPeerParms params = StridedCallParams(copy, src_device, dst_device);
     return cudaMemcpy3DPeerAsync(&params, stream);
@@ -95,7 +102,7 @@ cudaError_t QueueStridedCopy(const StridedCopy& copy, int src_device, int dst_de
 }
 
 cudaError_t AddStridedCopyNodes(const StridedCopy& copy, int64_t max_pitch, cudaGraph_t graph) {
-  if (IsEmpty(copy)) return cudaSuccess;
+  if (IsEmpty(copy) || IsOntoItself(copy)) return cudaSuccess;
   cudaGraphNode_t node = nullptr;
   if (IsOneStridedCall(copy, max_pitch)) {
     cudaMemcpy3DParms params = {};

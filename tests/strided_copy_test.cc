@@ -80,6 +80,21 @@ TEST(StridedCopyTest, ShardRowsAreBatchSlices) {
   EXPECT_TRUE(IsEmpty(PlanShardCopy(layout.GeometryOf(1), input.data(), output.data())));
 }
 
+// An in-place input (batch 1, at the rank's own tokens) makes the rank's own copy one onto
+// itself, which is skipped; its copies into other outputs, and a rank that is not in place,
+// still move.
+TEST(StridedCopyTest, AnInPlaceOwnCopyIsOntoItself) {
+  const AllGatherLayout layout = Layout(1, 7, {2, 3, 5});
+  std::vector<uint8_t> output(layout.output_bytes);
+  std::vector<uint8_t> peer_output(layout.output_bytes);
+  const uint8_t* in_place = output.data() + layout.InPlaceOffset(1);
+  EXPECT_TRUE(IsOntoItself(PlanShardCopy(layout.GeometryOf(1), in_place, output.data())));
+  EXPECT_FALSE(IsOntoItself(PlanShardCopy(layout.GeometryOf(1), in_place, peer_output.data())));
+  EXPECT_FALSE(IsOntoItself(PlanShardCopy(layout.GeometryOf(2), in_place, output.data())));
+  std::vector<uint8_t> input(layout.InputBytes(1));
+  EXPECT_FALSE(IsOntoItself(PlanShardCopy(layout.GeometryOf(1), input.data(), output.data())));
+}
+
 // Over every rank, the shard copies in either form cover each output byte once, and each
 // rank's copies read its whole input once.
 TEST(StridedCopyTest, EveryShardOutputByteOnceForEveryShape) {
