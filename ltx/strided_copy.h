@@ -61,9 +61,9 @@ StridedCopy PlanPieceCopy(const AllToAllGeometry& geometry, int source, int targ
 bool IsEmpty(const StridedCopy& copy);
 
 // Whether `copy` copies every byte onto itself (the same first byte, and the same pitches where
-// there is more than one row: the own part of an in-place call). QueueStridedCopy and AddStridedCopyNodes skip it, so that an in-place call
-// moves nothing within a GPU (such a copy would run on the SMs: the driver copies within one GPU
-// with a kernel).
+// there is more than one row: the own part of an in-place call). QueueStridedCopy and
+// AddStridedCopyNodes skip it, so that an in-place call moves nothing within a GPU (a copy
+// within one GPU needs an SM, even on the copy-engine path).
 bool IsOntoItself(const StridedCopy& copy);
 
 // Whether `copy` is issued as one strided call: it has more than one row in all and both
