@@ -113,7 +113,7 @@ typedef struct ltx_runtime_options {
   int64_t worker_spin_us;
   /* One-trip limit in bytes per rank (0 to 512 KiB), or -1 to let the world size set it. */
   int64_t one_trip_max_bytes;
-  /* Eager AllGathers of at least this many bytes per rank take the copy engines; 0: never. */
+  /* Eager calls sending at least this many bytes to one rank take the copy engines; 0: never. */
   int64_t copy_engine_min_bytes;
   /* An ltx_transport. */
   int transport;

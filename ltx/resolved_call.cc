@@ -15,9 +15,10 @@ Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& contex
                         Protocol requested) {
   if (context.transport == Transport::kCopyEngine) return Protocol::kCopyEngine;
   if (requested != Protocol::kAuto) return requested;
-  // The all-to-all takes the copy engines only when asked: no size at which they win over its
-  // kernels has been measured.
-  if (context.collective == Collective::kAllGather && !context.capturing &&
+  // For both collectives by what one rank sends one target (an AllGather shard, the largest
+  // all-to-all piece): on 2 x H200 the all-to-all's kernels and copy engines tie at 30 MiB
+  // pieces and the copy engines lead by 3 % at 64 MiB, as for the AllGather.
+  if (!context.capturing &&
       options.copy_engine_min_bytes > 0 &&
       context.max_shard_bytes >= options.copy_engine_min_bytes) {
     return Protocol::kCopyEngine;

@@ -27,8 +27,7 @@ int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size);
 // Which collective a call belongs to: the protocols differ.
 enum class Collective {
   kAllGather,
-  // The Ulysses all-to-all: every protocol, but Protocol::kAuto never picks the copy engines
-  // on the peer-store transport.
+  // The Ulysses all-to-all: every protocol, chosen by its largest piece.
   kAllToAll,
 };
 
@@ -85,9 +84,9 @@ struct CallContext {
 //     engines.
 //   - An explicit protocol is obeyed (a capturing stream on the copy engines records the
 //     captured copy-engine call of ltx/copy_engine_graph.h).
-//   - kAuto takes the copy engines for eager AllGathers of at least copy_engine_min_bytes (when
-//     that is > 0; captured calls keep to the kernels; all-to-alls always do, as no size where
-//     the copy engines beat its kernels has been measured), the one-trip kernel up to
+//   - kAuto takes the copy engines for eager calls whose largest shard (all-to-all: piece) is at
+//     least copy_engine_min_bytes (when that is > 0; captured calls keep to the kernels), the
+//     one-trip kernel up to
 //     OneTripLimit, the direct kernel otherwise. For the all-to-all, whose receivers unpack
 //     (world - 1) pieces as the AllGather's unpack (world - 1) shards, the same limit applies to
 //     its largest piece.

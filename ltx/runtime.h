@@ -178,8 +178,9 @@ class Runtime {
   // direct protocol: entry barrier, peer stores, exit barrier), or, for small messages, through
   // the one-trip protocol's staging (ResolveCall says when). With Protocol::kCopyEngine, and
   // on the copy-engine transport, the copy engines carry it as they carry the AllGather (one
-  // strided copy per piece; the same pairing, deadlines, errors and capture rules); kAuto never
-  // picks them on the peer-store transport. The three call styles are those of the AllGather,
+  // strided copy per piece; the same pairing, deadlines, errors and capture rules); kAuto picks
+  // them for eager calls whose largest piece reaches RuntimeOptions::copy_engine_min_bytes. The
+  // three call styles are those of the AllGather,
   // with the same contracts, errors and ordering; all-to-all and AllGather ops may interleave
   // on one Runtime (every rank must issue the same sequence of ops: ranks that call different
   // ops, or different shapes, at the same op number get InvalidArgument from the device, or

@@ -76,10 +76,10 @@ struct RuntimeOptions {
   // one-trip path pays off up to a fixed number of incoming bytes (256 KiB per rank on 4 GPUs,
   // 512 KiB on 2).
   int64_t one_trip_max_bytes = kOneTripLimitByWorldSize;
-  // Protocol::kAuto on the peer-store transport moves an AllGather by the copy engines
-  // (Protocol::kCopyEngine) when some rank sends at least this many bytes and the call is not
-  // being captured into a CUDA graph (all-to-alls keep to their kernels). 0 never picks the
-  // copy engines; must be >= 0.
+  // Protocol::kAuto on the peer-store transport moves a call by the copy engines
+  // (Protocol::kCopyEngine) when some rank sends at least this many bytes to one rank (an
+  // AllGather shard, an all-to-all piece) and the call is not being captured into a CUDA graph.
+  // 0 never picks the copy engines; must be >= 0.
   int64_t copy_engine_min_bytes = int64_t{32} << 20;
   Transport transport = Transport::kAuto;
 };

@@ -264,6 +264,16 @@ TEST(SliceTest, EmptyShardHasNoSlicesInAnyLane) {
 TEST(LaneTileTest, TilesAreFullWhenEveryLaneGetsOne) {
   EXPECT_EQ(LaneTileBytes(int64_t{64} << 20, 66), kLaneTileBytes);
   EXPECT_EQ(LaneTileBytes(66 * kLaneTileBytes, 66), kLaneTileBytes);
+  EXPECT_EQ(LaneTileBytes(int64_t{64} << 20, kSmallTileLanes), kLaneTileBytes);
+}
+
+TEST(LaneTileTest, FewerLanesTakeLargerTiles) {
+  const int64_t total = int64_t{64} << 20;
+  EXPECT_EQ(LaneTileBytes(total, kSmallTileLanes - 1), 2 * kLaneTileBytes);
+  EXPECT_EQ(LaneTileBytes(total, 8), 8 * kLaneTileBytes);
+  EXPECT_EQ(LaneTileBytes(total, 1), kSmallTileLanes * kLaneTileBytes);
+  // Still never more than an even split.
+  EXPECT_EQ(LaneTileBytes(100000, 2), 50000);
 }
 
 TEST(LaneTileTest, SmallRangesAreSplitEvenlyInWholeVectors) {
@@ -275,29 +285,31 @@ TEST(LaneTileTest, SmallRangesAreSplitEvenlyInWholeVectors) {
 // A lane's tiles: part, part + parts, ... of tile_bytes each, the last one cut at the end of the
 // flat shard, then empty ranges.
 TEST(LaneTileTest, TilesOfALaneStepByItsPartCount) {
-  const ShardGeometry g = MakeGeometry(2, 100000, 300000, 0);
+  const ShardGeometry g = MakeGeometry(2, 3000000, 9000000, 0);
   // 5 lanes over 2 targets: lanes 0, 2, 4 serve target 0 (3 parts), lanes 1, 3 target 1.
   const LaneTiles tiles = LaneTilesOf(g, /*lane=*/3, /*lanes=*/5, /*world=*/2);
-  EXPECT_EQ(tiles.total, 200000);
-  EXPECT_EQ(tiles.tile_bytes, kLaneTileBytes);  // 100000 bytes each for 2 parts: capped.
-  EXPECT_EQ(tiles.first, kLaneTileBytes);       // Part 1.
-  EXPECT_EQ(tiles.stride, 2 * kLaneTileBytes);
-  const int64_t expected[][2] = {{32768, 65536}, {98304, 131072}, {163840, 196608},
-                                 {200000, 200000}, {200000, 200000}};
+  const int64_t tile = kLaneTileBytes * (kSmallTileLanes / 2);  // 2 parts: 1 MiB tiles.
+  EXPECT_EQ(tiles.total, 6000000);
+  EXPECT_EQ(tiles.tile_bytes, tile);  // 3000000 bytes each for 2 parts: capped.
+  EXPECT_EQ(tiles.first, tile);       // Part 1.
+  EXPECT_EQ(tiles.stride, 2 * tile);
+  const int64_t expected[][2] = {{tile, 2 * tile}, {3 * tile, 4 * tile}, {5 * tile, 6000000},
+                                 {6000000, 6000000}, {6000000, 6000000}};
   for (int64_t k = 0; k < 5; ++k) {
-    const ByteRange tile = LaneTile(tiles, k);
-    EXPECT_EQ(tile.begin, expected[k][0]) << "k=" << k;
-    EXPECT_EQ(tile.end, expected[k][1]) << "k=" << k;
+    const ByteRange range = LaneTile(tiles, k);
+    EXPECT_EQ(range.begin, expected[k][0]) << "k=" << k;
+    EXPECT_EQ(range.end, expected[k][1]) << "k=" << k;  // k = 2: cut at the end of the shard.
   }
   const LaneTiles part0 = LaneTilesOf(g, /*lane=*/1, /*lanes=*/5, /*world=*/2);
   EXPECT_EQ(part0.first, 0);
-  EXPECT_EQ(LaneTile(part0, 3).begin, 196608);
-  EXPECT_EQ(LaneTile(part0, 3).end, 200000);  // Cut at the end of the shard.
-  EXPECT_EQ(LaneTile(part0, 4).begin, LaneTile(part0, 4).end);
+  EXPECT_EQ(LaneTile(part0, 2).begin, 4 * tile);
+  EXPECT_EQ(LaneTile(part0, 2).end, 5 * tile);
+  EXPECT_EQ(LaneTile(part0, 3).begin, LaneTile(part0, 3).end);
   const LaneTiles three_parts = LaneTilesOf(g, /*lane=*/4, /*lanes=*/5, /*world=*/2);
-  EXPECT_EQ(three_parts.tile_bytes, kLaneTileBytes);
-  EXPECT_EQ(three_parts.first, 2 * kLaneTileBytes);
-  EXPECT_EQ(three_parts.stride, 3 * kLaneTileBytes);
+  const int64_t third = kLaneTileBytes * ((kSmallTileLanes + 2) / 3);
+  EXPECT_EQ(three_parts.tile_bytes, third);
+  EXPECT_EQ(three_parts.first, 2 * third);
+  EXPECT_EQ(three_parts.stride, 3 * third);
 }
 
 // The tiles of a target's lanes, taken in each lane's order, cover its flat range exactly once,
@@ -309,7 +321,7 @@ TEST(LaneTileTest, LanesOfATargetSweepTheRangeTogether) {
       const ShardGeometry g = MakeGeometry(batch, shard, shard * 2 + 64, 32);
       const int64_t total = FlatShardBytes(g);
       for (int world : {1, 2, 4, 8}) {
-        for (int lanes : {world, 66, 132, 264}) {
+        for (int lanes : {world, 16, 66, 132, 264}) {
           if (lanes < world) continue;
           SCOPED_TRACE(
               absl::StrCat("batch=", batch, " shard=", shard, " world=", world, " lanes=", lanes));
@@ -318,10 +330,12 @@ TEST(LaneTileTest, LanesOfATargetSweepTheRangeTogether) {
             int64_t covered = 0;
             for (int lane = target; lane < lanes; lane += world) {
               const LaneTiles lane_tiles = LaneTilesOf(g, lane, lanes, world);
+              ASSERT_EQ(lane_tiles.tile_bytes,
+                        LaneTileBytes(total, LanePartCount(lane, lanes, world)));
               for (int64_t k = 0;; ++k) {
                 const ByteRange tile = LaneTile(lane_tiles, k);
                 if (tile.begin == tile.end) break;
-                ASSERT_LE(tile.end - tile.begin, kLaneTileBytes);
+                ASSERT_LE(tile.end - tile.begin, lane_tiles.tile_bytes);
                 tiles.push_back(tile);
                 covered += tile.end - tile.begin;
               }

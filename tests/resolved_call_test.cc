@@ -266,14 +266,14 @@ TEST(ResolvedCallTest, AllToAllTakesOneTripForSmallPiecesAndTheDirectKernelOther
   options.copy_engine_min_bytes = 16 * kMiB;
   const int64_t limit = OneTripLimit(kOneTripLimitByWorldSize, 4);
   for (bool capturing : {false, true}) {
-    for (int64_t bytes : {int64_t{0}, int64_t{1024}, limit, limit + 1, 64 * kMiB}) {
+    for (int64_t bytes : {int64_t{0}, int64_t{1024}, limit, limit + 1, 16 * kMiB - 1}) {
       for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect}) {
         CallOptions call;
         call.protocol = protocol;
         const absl::StatusOr<ResolvedCall> resolved =
             ResolveCall(options, AllToAllContext(Transport::kPeerStores, bytes, capturing), call);
         ASSERT_TRUE(resolved.ok()) << resolved.status();
-        // Never the copy engines unless asked, however large: none measured faster.
+        // Below copy_engine_min_bytes: the kernels.
         if (protocol == Protocol::kAuto && bytes <= limit) {
           EXPECT_EQ(resolved->protocol, Protocol::kOneTrip) << bytes;
           EXPECT_EQ(resolved->blocks, OneTripBlockCount(OneTripLines(bytes), 4, 132));
@@ -289,6 +289,27 @@ TEST(ResolvedCallTest, AllToAllTakesOneTripForSmallPiecesAndTheDirectKernelOther
       ResolveCall(options, AllToAllContext(Transport::kPeerStores, 1024, false), CallOptions());
   ASSERT_TRUE(off.ok());
   EXPECT_EQ(off->protocol, Protocol::kDirect);
+}
+
+// As for the AllGather: eager calls whose largest piece reaches copy_engine_min_bytes take the
+// copy engines, captured ones and calls with the threshold at 0 keep to the direct kernel.
+TEST(ResolvedCallTest, AllToAllTakesTheCopyEnginesForLargeEagerPieces) {
+  RuntimeOptions options;
+  options.copy_engine_min_bytes = 16 * kMiB;
+  for (int64_t bytes : {16 * kMiB, 64 * kMiB}) {
+    for (bool capturing : {false, true}) {
+      const absl::StatusOr<ResolvedCall> resolved = ResolveCall(
+          options, AllToAllContext(Transport::kPeerStores, bytes, capturing), CallOptions());
+      ASSERT_TRUE(resolved.ok()) << resolved.status();
+      EXPECT_EQ(resolved->protocol, capturing ? Protocol::kDirect : Protocol::kCopyEngine)
+          << bytes;
+    }
+  }
+  options.copy_engine_min_bytes = 0;
+  const absl::StatusOr<ResolvedCall> never = ResolveCall(
+      options, AllToAllContext(Transport::kPeerStores, 64 * kMiB, false), CallOptions());
+  ASSERT_TRUE(never.ok()) << never.status();
+  EXPECT_EQ(never->protocol, Protocol::kDirect);
 }
 
 TEST(ResolvedCallTest, AllToAllOnOneTripNeedsEveryPieceToFitTheStaging) {
