@@ -85,20 +85,16 @@ __device__ __forceinline__ uint64_t GlobalTimerNs() {
   return now;
 }
 
-// 16-byte load through the read-only path that does not allocate in L1: the input is read once.
-__device__ __forceinline__ int4 LoadVectorStreaming(const int4* address) {
-  int4 v;
-  asm volatile("ld.global.nc.L1::no_allocate.v4.s32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(address));
-  return v;
-}
+// 16-byte load of data read once (cache-streaming, `ld.global.cs`). An intrinsic, not inline
+// assembly: the compiler may then issue the loads of later iterations before the stores of
+// earlier ones. On 2 x H200 a 16-block AllGather moved 64 MiB per rank in 209 us so, against
+// 415 us with volatile assembly; 132 blocks: 196 against 202 us.
+__device__ __forceinline__ int4 LoadVectorStreaming(const int4* address) { return __ldcs(address); }
 
-// 16-byte store that does not allocate in L1: nobody on this GPU re-reads what it stores.
+// 16-byte store of data nobody on this GPU re-reads (cache-streaming, `st.global.cs`); an
+// ordinary store to the compiler, ordered by the barriers and fences that follow it.
 __device__ __forceinline__ void StoreVectorStreaming(int4* address, const int4& v) {
-  asm volatile("st.global.L1::no_allocate.v4.s32 [%0], {%1, %2, %3, %4};" ::"l"(address), "r"(v.x),
-               "r"(v.y), "r"(v.z), "r"(v.w)
-               : "memory");
+  __stcs(address, v);
 }
 
 }  // namespace ltx
