@@ -135,10 +135,12 @@ class Runtime {
   // buffers[r].stream; returns once all are enqueued. The streams must be
   // explicit or the legacy default stream (not cudaStreamPerThread) and not capturing (capture
   // AllGatherRank calls instead). `buffers` has one entry
-  // per rank. Errors: InvalidArgument (nothing enqueued on any rank), Aborted for a
-  // CallOptions::generation older than generation() (nothing enqueued), FailedPrecondition after
-  // an earlier error, or the first device error not yet reported. Thread-safe against per-rank
-  // calls of other ranks only; the caller orders its own calls.
+  // per rank. With batch 1 a rank's input may lie in place, at its own tokens inside its output;
+  // an input that overlaps its output anywhere else is InvalidArgument. Errors: InvalidArgument
+  // (nothing enqueued on any rank), Aborted for a CallOptions::generation older than
+  // generation() (nothing enqueued), FailedPrecondition after an earlier error, or the first
+  // device error not yet reported. Thread-safe against per-rank calls of other ranks only; the
+  // caller orders its own calls.
   absl::StatusOr<CollectiveHandle> AllGather(const AllGatherShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});
