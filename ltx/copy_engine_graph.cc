@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <limits>
 #include <vector>
 
 #include "absl/strings/str_format.h"
@@ -38,18 +37,6 @@ std::vector<StridedCopy> PlanCopies(const CopyEngineGraphParams& params,
                                   reinterpret_cast<void*>(params.outputs[target])));
   }
   return planned;
-}
-
-// The smallest cudaDevAttrMaxPitch of `devices`.
-absl::StatusOr<int64_t> MaxPitch(const std::vector<int>& devices) {
-  int64_t smallest = std::numeric_limits<int64_t>::max();
-  for (int device : devices) {
-    int pitch = 0;
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device),
-                                   "cudaDeviceGetAttribute(MaxPitch)"));
-    smallest = std::min<int64_t>(smallest, pitch);
-  }
-  return smallest;
 }
 
 // The graph `stream` is capturing.
@@ -95,7 +82,7 @@ absl::StatusOr<cudaGraph_t> AddConditionalBody(cudaStream_t stream,
 // Adds the body: `planned`, this rank's copy into every rank's output.
 absl::Status AddCopies(int rank, const std::vector<int>& devices,
                        const std::vector<StridedCopy>& planned, cudaGraph_t body) {
-  LTX_ASSIGN_OR_RETURN(const int64_t max_pitch, MaxPitch(devices));
+  LTX_ASSIGN_OR_RETURN(const int64_t max_pitch, SmallestMaxPitch(devices));
   for (size_t target = 0; target < planned.size(); ++target) {
     LTX_RETURN_IF_ERROR(CudaStatus(
         AddStridedCopyNodes(planned[target], max_pitch, body),
@@ -114,7 +101,7 @@ absl::Status CaptureCopyEngineCall(const PeerStoreView& view, const std::vector<
                        exchange->Exchange(view.rank, params.announcement, call.timeout));
   std::copy(outputs.begin(), outputs.end(), params.outputs);
   const std::vector<StridedCopy> planned = PlanCopies(params, copies, buffers);
-  params.has_body = std::all_of(planned.begin(), planned.end(), IsEmpty) ? 0 : 1;
+  params.has_body = std::all_of(planned.begin(), planned.end(), MovesNothing) ? 0 : 1;
   if (params.has_body != 0) {
     LTX_ASSIGN_OR_RETURN(const cudaGraph_t graph, CapturingGraph(buffers.stream));
     LTX_RETURN_IF_ERROR(

@@ -2,7 +2,6 @@
 // completion flags in host-mapped memory, and an exit kernel with a deadline.
 #include "ltx/copy_engine_transport.h"
 
-#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -52,16 +51,13 @@ absl::StatusOr<std::unique_ptr<CopyEngineTransport>> CopyEngineTransport::Create
   if (status.ok()) status = transport->AllocateSignals();
   cudaSetDevice(previous);
   LTX_RETURN_IF_ERROR(status);
+  LTX_ASSIGN_OR_RETURN(transport->max_pitch_, SmallestMaxPitch(devices));
   return transport;
 }
 
 absl::Status CopyEngineTransport::CreateRank(int rank) {
   const int device = devices_[rank];
   LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-  int max_pitch = 0;
-  LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceGetAttribute(&max_pitch, cudaDevAttrMaxPitch, device),
-                                 "cudaDeviceGetAttribute(MaxPitch)"));
-  max_pitch_ = std::min<int64_t>(max_pitch_, max_pitch);
   RankStreams& streams = streams_[rank];
   for (size_t target = 0; target < devices_.size(); ++target) {
     if (static_cast<int>(target) == rank) continue;

@@ -50,7 +50,6 @@
 
 #include <array>
 #include <cstdint>
-#include <limits>
 #include <memory>
 #include <vector>
 
@@ -146,8 +145,8 @@ class CopyEngineTransport {
 
   const std::vector<int> devices_;
   const PFN_cuStreamWriteValue64_v11070 write_value_;
-  // The smallest cudaDevAttrMaxPitch of the GPUs; lowered by Create.
-  int64_t max_pitch_ = std::numeric_limits<int64_t>::max();
+  // The smallest cudaDevAttrMaxPitch of the GPUs (SmallestMaxPitch); set by Create.
+  int64_t max_pitch_ = 0;
   std::vector<RankStreams> streams_;  // Set by Create.
   // Host-mapped, one per rank (the same address on the host and on every GPU).
   CopyEngineSignals* signals_ = nullptr;

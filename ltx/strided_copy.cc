@@ -1,6 +1,12 @@
 // A strided copy as one copy-engine call (or graph node), or one per row.
 #include "ltx/strided_copy.h"
 
+#include <algorithm>
+#include <limits>
+
+#include "ltx/cuda_status.h"
+#include "ltx/status_macros.h"
+
 namespace ltx {
 
 StridedCopy PlanShardCopy(const ShardGeometry& geometry, const void* input, void* output) {
@@ -47,6 +53,19 @@ bool IsOntoItself(const StridedCopy& copy) {
                               copy.src_slice_rows == copy.dst_slice_rows));
 }
 
+bool MovesNothing(const StridedCopy& copy) { return IsEmpty(copy) || IsOntoItself(copy); }
+
+absl::StatusOr<int64_t> SmallestMaxPitch(const std::vector<int>& devices) {
+  int64_t smallest = std::numeric_limits<int64_t>::max();
+  for (int device : devices) {
+    int pitch = 0;
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceGetAttribute(&pitch, cudaDevAttrMaxPitch, device),
+                                   "cudaDeviceGetAttribute(MaxPitch)"));
+    smallest = std::min<int64_t>(smallest, pitch);
+  }
+  return smallest;
+}
+
 bool IsOneStridedCall(const StridedCopy& copy, int64_t max_pitch) {
   return copy.height * copy.depth > 1 && copy.src_pitch <= max_pitch &&
          copy.dst_pitch <= max_pitch;
@@ -87,7 +106,7 @@ CopyRow RowOf(const StridedCopy& copy, int64_t row) {
 
 cudaError_t QueueStridedCopy(const StridedCopy& copy, int src_device, int dst_device,
                              int64_t max_pitch, cudaStream_t stream) {
-  if (IsEmpty(copy) || IsOntoItself(copy)) return cudaSuccess;
+  if (MovesNothing(copy)) return cudaSuccess;
   if (IsOneStridedCall(copy, max_pitch)) {
     const cudaMemcpy3DPeerParms params = StridedCallParams(copy, src_device, dst_device);
     return cudaMemcpy3DPeerAsync(&params, stream);
@@ -102,7 +121,7 @@ cudaError_t QueueStridedCopy(const StridedCopy& copy, int src_device, int dst_de
 }
 
 cudaError_t AddStridedCopyNodes(const StridedCopy& copy, int64_t max_pitch, cudaGraph_t graph) {
-  if (IsEmpty(copy) || IsOntoItself(copy)) return cudaSuccess;
+  if (MovesNothing(copy)) return cudaSuccess;
   cudaGraphNode_t node = nullptr;
   if (IsOneStridedCall(copy, max_pitch)) {
     cudaMemcpy3DParms params = {};

@@ -16,8 +16,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <vector>
 
 #include "absl/functional/function_ref.h"
+#include "absl/status/statusor.h"
 #include "kernels/alltoall_plan.h"
 #include "kernels/copy_plan.h"
 
@@ -65,6 +67,14 @@ bool IsEmpty(const StridedCopy& copy);
 // AddStridedCopyNodes skip it, so that an in-place call moves nothing within a GPU (a copy
 // within one GPU needs an SM, even on the copy-engine path).
 bool IsOntoItself(const StridedCopy& copy);
+
+// Whether queueing `copy` changes no byte: it is empty or onto itself. QueueStridedCopy and
+// AddStridedCopyNodes queue nothing for it.
+bool MovesNothing(const StridedCopy& copy);
+
+// The smallest cudaDevAttrMaxPitch of `devices`: the widest pitch a strided call between any
+// two of them may have. Errors: as CUDA reports them. Thread-safe.
+absl::StatusOr<int64_t> SmallestMaxPitch(const std::vector<int>& devices);
 
 // Whether `copy` is issued as one strided call: it has more than one row in all and both
 // pitches are at most `max_pitch` (the smallest cudaDevAttrMaxPitch of the GPUs involved).
