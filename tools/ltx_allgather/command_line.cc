@@ -194,6 +194,7 @@ same):
                                  (default rank)
         --hidden=N               elements per token row (default 4096)
         --split=NAME             even | uneven | zeros: tokens per rank (default even)
+        --in_place               every rank's input inside its own output (NCCL in place too)
         --nccl=PATH              libnccl to dlopen for the NCCL columns; empty: none
                                  (default libnccl.so.2)
         --json=FILE              also write every figure to FILE
@@ -202,17 +203,18 @@ same):
         --gemm=M,N,K             the GEMM on every GPU, bf16 with fp32 accumulation (default
                                  8192,8192,8192)
         --overlap_styles=LIST    AllGather styles, in order: sm (kernels, direct), sm_budget
-                                 (kernels under --max_blocks, default 16), copy_engine (no SMs),
-                                 nccl (default sm,sm_budget,copy_engine,nccl)
+                                 (kernels under --max_blocks, default 16), copy_engine (no SMs
+                                 but the own shard's copy; none --in_place), nccl (default
+                                 sm,sm_budget,copy_engine,nccl)
         --cublas=PATH            libcublas.so.13 to dlopen (default: $LTX_CUBLAS, then PyTorch's
                                  wheels under python3's site-packages, then the loader's search)
-    -n, -w, --windows, -d, --hidden, --nccl, -c as above; -n and -w count GEMMs
+    -n, -w, --windows, -d, --hidden, --nccl, -c, --in_place as above; -n and -w count GEMMs
   Breakdown (--breakdown)
     -b, --min_bytes=SIZE         bytes per rank (default 8K; one-trip: at most 512K)
         --protocol=NAME          one_trip | direct | auto (one_trip up to 512K per rank, direct
                                  above; default auto)
         --breakdown_blocks=LIST  block counts to compare, 0 = automatic (default 0,1,2,4)
-    -n, -w, --windows, -d, --hidden, --max_blocks, -c as above
+    -n, -w, --windows, -d, --hidden, --max_blocks, -c, --in_place as above
   -h, --help                     this text
 
 Exit codes: 0 pass; 1 a failure (a wrong result or an error while running); 2 nothing ran
