@@ -9,17 +9,13 @@ namespace ltx {
 namespace {
 
 __global__ void CopyEngineExitKernel(CopyEngineExitParams params) {
-  CopyEngineSignals* mine = &params.signals[params.rank];
-  const OpContext op = {&mine->control, &mine->record, params.rank, params.op,
+  const OpContext op = {&params.signals->control, params.record, params.rank, params.op,
                         params.timeout_ns};
   if (LoadRelaxedSystem(&op.local->abort) != 0u) return;
   for (int peer = 0; peer < params.world_size; ++peer) {
     if (peer == params.rank) continue;
-    if (!AwaitFlag(op, BarrierPhase::kExit, peer, &mine->received[peer])) return;
-    if (!AwaitFlag(op, BarrierPhase::kExit, peer,
-                   &params.signals[peer].received[params.rank])) {
-      return;
-    }
+    if (!AwaitFlag(op, BarrierPhase::kExit, peer, &params.flags->received[peer])) return;
+    if (!AwaitFlag(op, BarrierPhase::kExit, peer, &params.flags->sent[peer])) return;
   }
 }
 

@@ -14,8 +14,13 @@ namespace ltx {
 
 // What one rank's exit kernel waits for.
 struct CopyEngineExitParams {
-  // Every rank's signals, indexed by rank (device pointer of host-mapped memory).
-  CopyEngineSignals* signals = nullptr;
+  // This rank's signals in its GPU's memory: the abort flag and the error claim.
+  CopyEngineDeviceSignals* signals = nullptr;
+  // This rank's completion flags: `&signals->flags` with peer access, else in host-mapped
+  // memory.
+  const CopyEngineFlags* flags = nullptr;
+  // This rank's error record (device pointer of host-mapped memory).
+  DeviceErrorRecord* record = nullptr;
   int32_t rank = 0;
   int32_t world_size = 0;
   uint64_t op = 0;          // The op number the flags must reach.
@@ -23,12 +28,12 @@ struct CopyEngineExitParams {
 };
 
 // Enqueues the exit kernel of `params.rank` on `stream`: it returns once, for every peer s,
-// `signals[rank].received[s]` (s's shard is in this rank's output) and
-// `signals[s].received[rank]` (this rank's shard is in s's output, so nothing reads its input
-// any more) show `op`, read with acquire loads at system scope. A wait that lasts longer than
-// `timeout_ns` sets this rank's abort flag and records a timeout (phase exit) in its error
-// record; once the abort flag is set the kernel returns at once. Returns the launch error.
-// Thread-safe; the caller's current device must be the stream's.
+// `flags->received[s]` (s's part is in this rank's output) and `flags->sent[s]`
+// (this rank's part is in s's output, so nothing reads its input any more) show `op`, read
+// with acquire loads at system scope. A wait that lasts longer than `timeout_ns` sets this
+// rank's abort flag and records a timeout (phase exit) in its error record; once the abort flag
+// is set the kernel returns at once. Returns the launch error. Thread-safe; the caller's
+// current device must be the stream's.
 cudaError_t LaunchCopyEngineExit(const CopyEngineExitParams& params, cudaStream_t stream);
 
 }  // namespace ltx

@@ -1,8 +1,7 @@
 // The memory through which the copy-engine transport's copies tell each rank that its op is
-// done: per rank, one flag per peer that the copy streams set after each copy into the rank's
-// output, and the fields of the waits' error handling. It lives in host-mapped pinned memory,
-// which every GPU can reach with or without peer access. Protocol: kernels/PROTOCOL.md (the
-// copy-engine protocol).
+// done, and the fields of the exit kernel's error handling. The exit kernel touches host-mapped
+// memory only to record an error: a kernel that reads host-mapped memory ends about 5 µs later
+// (2 × H200), on every op. Protocol: kernels/PROTOCOL.md (the copy-engine protocol).
 #ifndef LTX_KERNELS_COPY_ENGINE_SIGNALS_H_
 #define LTX_KERNELS_COPY_ENGINE_SIGNALS_H_
 
@@ -13,14 +12,33 @@
 
 namespace ltx {
 
-// One per rank, in one host-mapped array indexed by rank.
-struct CopyEngineSignals {
-  // received[s] >= n once rank s's shard of op n has landed in this rank's output. Written only
-  // by the stream that copied it (a stream memory write after the copy, with the write's
-  // default memory barrier); never reset between ops.
+// One rank's completion flags, each written by a stream memory write after a copy (the write's
+// default memory barrier orders the copy first) on the source GPU's copy stream, and read by
+// the rank's exit kernel only. They only grow: nothing resets them between ops.
+struct CopyEngineFlags {
+  // received[s] >= n once rank s's part of op n is in this rank's output. Written by the copy
+  // stream (s -> this rank).
   alignas(64) uint64_t received[kMaxWorldSize];
-  // The waits' error handling (barrier.cuh): only `error_claimed` and `abort` are used.
+  // sent[t] >= n once this rank's part of op n is in rank t's output, so that nothing reads its
+  // input any more. Written by the copy stream (this rank -> t).
+  alignas(64) uint64_t sent[kMaxWorldSize];
+};
+
+// One per rank, in its GPU's memory.
+struct CopyEngineDeviceSignals {
+  // The completion flags when the GPUs have peer access (peers' copy streams write `received`
+  // over NVLink).
+  CopyEngineFlags flags;
+  // The waits' error handling (barrier.cuh): only `error_claimed` and `abort` are used. The
+  // host sets `abort` with a stream memory write.
   SignalRegion control;
+};
+
+// One per rank, in one host-mapped array indexed by rank (every GPU reaches it, with or without
+// peer access).
+struct CopyEngineHostSignals {
+  // The completion flags when the GPUs have no peer access.
+  CopyEngineFlags flags;
   // This rank's error record.
   DeviceErrorRecord record;
 };

@@ -1,5 +1,5 @@
 // The copy-engine transport: per-pair copy streams ordered by ring-buffered entry events,
-// completion flags in host-mapped memory, and an exit kernel with a deadline.
+// completion flags in device or host-mapped memory, and an exit kernel with a deadline.
 #include "ltx/copy_engine_transport.h"
 
 #include <cstring>
@@ -30,25 +30,32 @@ absl::Status Tagged(const absl::Status& status) {
 }  // namespace
 
 CopyEngineTransport::CopyEngineTransport(std::vector<int> devices,
-                                         PFN_cuStreamWriteValue64_v11070 write_value)
+                                         PFN_cuStreamBatchMemOp_v11070 batch_mem_op,
+                                         PFN_cuStreamWriteValue32_v11070 write_value32)
     : devices_(std::move(devices)),
-      write_value_(write_value),
+      batch_mem_op_(batch_mem_op),
+      write_value32_(write_value32),
       streams_(devices_.size()),
       pairing_(static_cast<int>(devices_.size())) {}
 
 absl::StatusOr<std::unique_ptr<CopyEngineTransport>> CopyEngineTransport::Create(
-    const std::vector<int>& devices) {
+    const std::vector<int>& devices, bool peer_access) {
   LTX_ASSIGN_OR_RETURN(
-      const PFN_cuStreamWriteValue64_v11070 write_value,
-      DriverFunction<PFN_cuStreamWriteValue64_v11070>("cuStreamWriteValue64"));
-  std::unique_ptr<CopyEngineTransport> transport(new CopyEngineTransport(devices, write_value));
+      const PFN_cuStreamBatchMemOp_v11070 batch_mem_op,
+      DriverFunction<PFN_cuStreamBatchMemOp_v11070>("cuStreamBatchMemOp"));
+  LTX_ASSIGN_OR_RETURN(
+      const PFN_cuStreamWriteValue32_v11070 write_value32,
+      DriverFunction<PFN_cuStreamWriteValue32_v11070>("cuStreamWriteValue32"));
+  std::unique_ptr<CopyEngineTransport> transport(
+      new CopyEngineTransport(devices, batch_mem_op, write_value32));
   int previous = 0;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
   absl::Status status;
   for (size_t rank = 0; rank < devices.size() && status.ok(); ++rank) {
     status = transport->CreateRank(static_cast<int>(rank));
   }
-  if (status.ok()) status = transport->AllocateSignals();
+  if (status.ok()) status = transport->AllocateHostSignals();
+  if (status.ok()) status = transport->AllocateDeviceSignals(peer_access);
   cudaSetDevice(previous);
   LTX_RETURN_IF_ERROR(status);
   LTX_ASSIGN_OR_RETURN(transport->max_pitch_, SmallestMaxPitch(devices));
@@ -64,6 +71,8 @@ absl::Status CopyEngineTransport::CreateRank(int rank) {
     LTX_RETURN_IF_ERROR(CudaStatus(
         cudaStreamCreateWithFlags(&streams.to[target], cudaStreamNonBlocking), "cudaStreamCreate"));
   }
+  LTX_RETURN_IF_ERROR(CudaStatus(
+      cudaStreamCreateWithFlags(&streams.control, cudaStreamNonBlocking), "cudaStreamCreate"));
   for (cudaEvent_t& event : streams.entry) {
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), "cudaEventCreate"));
@@ -71,16 +80,17 @@ absl::Status CopyEngineTransport::CreateRank(int rank) {
   return absl::OkStatus();
 }
 
-absl::Status CopyEngineTransport::AllocateSignals() {
+absl::Status CopyEngineTransport::AllocateHostSignals() {
   // Kept for the next Runtime rather than freed: cudaFreeHost would wait for every kernel of
   // the GPU, the user's too (ltx/kept_pinned_blocks.h). One size for every world size, so that
   // Runtimes of any size share the kept blocks.
-  const size_t bytes = sizeof(CopyEngineSignals) * kMaxWorldSize;
+  const size_t bytes = sizeof(CopyEngineHostSignals) * kMaxWorldSize;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&signals_device_), "cudaGetDevice"));
-  LTX_ASSIGN_OR_RETURN(signals_block_, AcquirePinnedBlock(signals_device_, bytes));
-  void* host = signals_block_.host;
+  LTX_ASSIGN_OR_RETURN(signals_block_,
+                       AcquireBlock(KeptMemory::kPinnedHost, signals_device_, bytes));
+  void* host = signals_block_.address;
   std::memset(host, 0, bytes);
-  signals_ = static_cast<CopyEngineSignals*>(host);
+  signals_ = static_cast<CopyEngineHostSignals*>(host);
   // Unified addressing: the GPUs reach host-mapped memory at its host address.
   void* device = nullptr;
   LTX_RETURN_IF_ERROR(
@@ -92,18 +102,48 @@ absl::Status CopyEngineTransport::AllocateSignals() {
   return absl::OkStatus();
 }
 
+absl::Status CopyEngineTransport::AllocateDeviceSignals(bool peer_access) {
+  for (size_t rank = 0; rank < devices_.size(); ++rank) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices_[rank]), "cudaSetDevice"));
+    LTX_ASSIGN_OR_RETURN(
+        KeptBlock block,
+        AcquireBlock(KeptMemory::kDevice, devices_[rank], sizeof(CopyEngineDeviceSignals)));
+    device_blocks_.push_back(block);
+    flags_.push_back(peer_access ? &DeviceSignals(rank)->flags : &signals_[rank].flags);
+  }
+  return ClearDeviceSignals();
+}
+
+absl::Status CopyEngineTransport::ClearDeviceSignals() {
+  for (size_t rank = 0; rank < device_blocks_.size(); ++rank) {
+    const cudaStream_t stream = streams_[rank].control;
+    LTX_RETURN_IF_ERROR(RankCudaStatus(
+        cudaMemsetAsync(DeviceSignals(rank), 0, sizeof(CopyEngineDeviceSignals), stream),
+        static_cast<int>(rank), "cudaMemsetAsync(copy-engine signals)"));
+    LTX_RETURN_IF_ERROR(RankCudaStatus(cudaStreamSynchronize(stream), static_cast<int>(rank),
+                                       "cudaStreamSynchronize(copy-engine signals)"));
+  }
+  return absl::OkStatus();
+}
+
 CopyEngineTransport::~CopyEngineTransport() {
-  if (signals_ != nullptr) Abandon();
+  Abandon();
   if (!Drain(absl::Now() + kDrainAtExit).ok()) free_signals_ = false;
   for (const RankStreams& streams : streams_) {
     for (cudaStream_t stream : streams.to) {
       if (stream != nullptr) cudaStreamDestroy(stream);
     }
+    if (streams.control != nullptr) cudaStreamDestroy(streams.control);
     for (cudaEvent_t event : streams.entry) {
       if (event != nullptr) cudaEventDestroy(event);
     }
   }
-  if (signals_ != nullptr && free_signals_) GiveBackPinnedBlock(signals_device_, signals_block_);
+  if (free_signals_) {
+    GiveBackBlock(signals_device_, signals_block_);
+    for (size_t rank = 0; rank < device_blocks_.size(); ++rank) {
+      GiveBackBlock(devices_[rank], device_blocks_[rank]);
+    }
+  }
   cudaGetLastError();
 }
 
@@ -112,9 +152,17 @@ absl::optional<DeviceErrorRecord> CopyEngineTransport::ReadError(int rank) const
 }
 
 void CopyEngineTransport::Abandon() {
-  for (size_t rank = 0; rank < devices_.size(); ++rank) {
-    __atomic_store_n(&signals_[rank].control.abort, 1u, __ATOMIC_SEQ_CST);
+  int previous = 0;
+  if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+  for (size_t rank = 0; rank < device_blocks_.size(); ++rank) {
+    // Best effort: a write that cannot be queued leaves the exit kernels to their deadlines.
+    if (cudaSetDevice(devices_[rank]) != cudaSuccess) continue;
+    write_value32_(reinterpret_cast<CUstream>(streams_[rank].control),
+                   reinterpret_cast<CUdeviceptr>(&DeviceSignals(rank)->control.abort), 1u,
+                   CU_STREAM_WRITE_VALUE_DEFAULT);
   }
+  if (previous >= 0) cudaSetDevice(previous);
+  cudaGetLastError();
 }
 
 absl::Status CopyEngineTransport::Drain(absl::Time deadline) {
@@ -139,7 +187,8 @@ absl::Status CopyEngineTransport::Drain(absl::Time deadline) {
 
 absl::Status CopyEngineTransport::Reset(absl::Time deadline) {
   LTX_RETURN_IF_ERROR(Drain(deadline));
-  std::memset(signals_, 0, sizeof(CopyEngineSignals) * devices_.size());
+  std::memset(signals_, 0, sizeof(CopyEngineHostSignals) * devices_.size());
+  LTX_RETURN_IF_ERROR(ClearDeviceSignals());
   pairing_.Reset();
   return absl::OkStatus();
 }
@@ -183,7 +232,9 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const CopyEngineCall& call
   }
   LTX_RETURN_IF_ERROR(status);
   CopyEngineExitParams exit;
-  exit.signals = signals_;
+  exit.signals = DeviceSignals(rank);
+  exit.flags = flags_[rank];
+  exit.record = &signals_[rank].record;
   exit.rank = rank;
   exit.world_size = static_cast<int32_t>(devices_.size());
   exit.op = op;
@@ -231,18 +282,32 @@ absl::Status CopyEngineTransport::QueueDirection(int rank, const Direction& dire
         plan(direction.source, direction.target, direction.input, direction.output),
         source_device, devices_[direction.target], max_pitch_, stream);
   }
-  absl::Status status = RankCudaStatus(
-      error, rank,
-      absl::StrFormat("copy from rank %d to rank %d", direction.source, direction.target));
-  if (status.ok()) {
-    // The write's default memory barrier orders the copy before the flag.
-    uint64_t* flag = &signals_[direction.target].received[direction.source];
-    const CUresult written = write_value_(stream, reinterpret_cast<CUdeviceptr>(flag), op,
-                                          CU_STREAM_WRITE_VALUE_DEFAULT);
-    status = DriverStatus(written, absl::StrFormat("rank %d: cuStreamWriteValue64", rank));
+  // Messages are formatted on errors only: this runs on every call.
+  absl::Status status;
+  if (error != cudaSuccess) {
+    status = RankCudaStatus(
+        error, rank,
+        absl::StrFormat("copy from rank %d to rank %d", direction.source, direction.target));
+  } else {
+    status = WriteFlags(rank, stream, &flags_[direction.target]->received[direction.source],
+                        &flags_[direction.source]->sent[direction.target], op);
   }
   if (switch_device) cudaSetDevice(devices_[rank]);
   return status;
+}
+
+absl::Status CopyEngineTransport::WriteFlags(int rank, cudaStream_t stream, uint64_t* received,
+                                             uint64_t* sent, uint64_t op) {
+  CUstreamBatchMemOpParams writes[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    writes[i].writeValue.operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+    writes[i].writeValue.address = reinterpret_cast<CUdeviceptr>(i == 0 ? received : sent);
+    writes[i].writeValue.value64 = op;
+    writes[i].writeValue.flags = CU_STREAM_WRITE_VALUE_DEFAULT;
+  }
+  const CUresult written = batch_mem_op_(stream, 2, writes, 0);
+  if (written == CUDA_SUCCESS) return absl::OkStatus();
+  return DriverStatus(written, absl::StrFormat("rank %d: cuStreamBatchMemOp", rank));
 }
 
 }  // namespace ltx

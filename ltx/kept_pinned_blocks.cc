@@ -1,4 +1,5 @@
-// The process's kept pinned blocks, and their bookkeeping by device, primary context and size.
+// The process's kept pinned and device blocks, and their bookkeeping by device, primary context
+// and size.
 #include "ltx/kept_pinned_blocks.h"
 
 #include <cuda_runtime_api.h>
@@ -12,9 +13,11 @@
 namespace ltx {
 namespace {
 
-KeptBlocks& KeptRecords() {
-  static KeptBlocks* const kept = new KeptBlocks;  // Never destroyed.
-  return *kept;
+// The process's kept blocks of one kind.
+KeptBlocks& Kept(KeptMemory memory) {
+  static KeptBlocks* const pinned = new KeptBlocks;  // Never destroyed.
+  static KeptBlocks* const device = new KeptBlocks;  // Never destroyed.
+  return memory == KeptMemory::kPinnedHost ? *pinned : *device;
 }
 
 }  // namespace
@@ -44,33 +47,39 @@ int KeptBlocks::size() const {
   return static_cast<int>(blocks_.size());
 }
 
-absl::StatusOr<KeptPinnedBlock> AcquirePinnedBlock(int device, size_t bytes) {
-  KeptPinnedBlock block;
+absl::StatusOr<KeptBlock> AcquireBlock(KeptMemory memory, int device, size_t bytes) {
+  KeptBlock block;
+  block.memory = memory;
   block.bytes = bytes;
   LTX_ASSIGN_OR_RETURN(block.context, PrimaryContextId(device));
-  block.host = KeptRecords().Take(device, block.context, bytes);
-  if (block.host != nullptr) return block;
+  block.address = Kept(memory).Take(device, block.context, bytes);
+  if (block.address != nullptr) return block;
   const cudaError_t error =
-      cudaHostAlloc(&block.host, bytes, cudaHostAllocMapped | cudaHostAllocPortable);
+      memory == KeptMemory::kPinnedHost
+          ? cudaHostAlloc(&block.address, bytes, cudaHostAllocMapped | cudaHostAllocPortable)
+          : cudaMalloc(&block.address, bytes);
   if (error != cudaSuccess) {
     cudaGetLastError();
-    return CudaStatus(error, "cudaHostAlloc(kept pinned block)");
+    return CudaStatus(error, "allocating a kept block");
   }
   return block;
 }
 
-void GiveBackPinnedBlock(int device, const KeptPinnedBlock& block) {
-  if (block.host != nullptr) KeptRecords().Keep(device, block.context, block.bytes, block.host);
+void GiveBackBlock(int device, const KeptBlock& block) {
+  if (block.address != nullptr) {
+    Kept(block.memory).Keep(device, block.context, block.bytes, block.address);
+  }
 }
 
 absl::StatusOr<KeptErrorRecord> AcquireErrorRecord(int device) {
-  LTX_ASSIGN_OR_RETURN(const KeptPinnedBlock block,
-                       AcquirePinnedBlock(device, sizeof(DeviceErrorRecord)));
-  return KeptErrorRecord{static_cast<DeviceErrorRecord*>(block.host), block.context};
+  LTX_ASSIGN_OR_RETURN(const KeptBlock block,
+                       AcquireBlock(KeptMemory::kPinnedHost, device, sizeof(DeviceErrorRecord)));
+  return KeptErrorRecord{static_cast<DeviceErrorRecord*>(block.address), block.context};
 }
 
 void GiveBackErrorRecord(int device, const KeptErrorRecord& record) {
-  GiveBackPinnedBlock(device, {record.host, sizeof(DeviceErrorRecord), record.context});
+  GiveBackBlock(device, {KeptMemory::kPinnedHost, record.host, sizeof(DeviceErrorRecord),
+                        record.context});
 }
 
 }  // namespace ltx

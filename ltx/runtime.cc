@@ -283,7 +283,8 @@ absl::Status Runtime::Initialize() {
     LTX_ASSIGN_OR_RETURN(peer_stores_,
                          PeerStoreTransport::Create(devices_, options_.max_blocks));
   }
-  LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(devices_));
+  const bool peer_access = peer_stores_ != nullptr;
+  LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(devices_, peer_access));
   return absl::OkStatus();
 }
 
@@ -299,8 +300,9 @@ Runtime::~Runtime() {
     busy = AwaitEvents(events, absl::Now() + kTeardownMargin);
   }
   // Memory that a running kernel may still touch is leaked rather than freed under it.
-  if (peer_stores_ != nullptr && !(busy.ok() && busy->empty())) {
-    peer_stores_->KeepMemoryAtExit();
+  if (!(busy.ok() && busy->empty())) {
+    if (peer_stores_ != nullptr) peer_stores_->KeepMemoryAtExit();
+    if (copy_engines_ != nullptr) copy_engines_->KeepMemoryAtExit();
   }
   peer_stores_.reset();
   copy_engines_.reset();
