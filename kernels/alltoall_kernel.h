@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "kernels/alltoall_plan.h"
+#include "kernels/collective.h"
 #include "kernels/entry_announcement.h"
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"
@@ -23,6 +24,7 @@ namespace ltx {
 // replays exactly these values; the op number is not among them: it lives in the signal region
 // and the kernel advances it (the same counter as the AllGather's).
 struct AllToAllKernelParams {
+  static constexpr Collective kCollective = Collective::kAllToAll;
   const void* input = nullptr;
   void* output = nullptr;
   // Every rank's signal region, indexed by rank; peers' entries are peer pointers.

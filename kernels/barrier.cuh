@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/collective.h"
 #include "kernels/entry_announcement.h"
 #include "kernels/error_record.h"
 #include "kernels/memory_order.cuh"
@@ -22,7 +23,15 @@ struct OpContext {
   int rank;                   // This GPU's rank.
   uint64_t number;            // The op number.
   uint64_t timeout_ns;        // How long one wait may last.
+  Collective collective;      // What the op is, for its error record.
 };
+
+// The collective of a kernel's parameters: their kCollective, unless an overload for a type that
+// serves both collectives says otherwise.
+template <typename Params>
+__device__ inline Collective CollectiveOf(const Params&) {
+  return Params::kCollective;
+}
 
 // Where a wait stands, for its timeout record: the peer waited for and what was last seen.
 struct WaitProgress {
@@ -37,6 +46,7 @@ __device__ inline void RecordDeviceError(const OpContext& op, const DeviceErrorR
   if (atomicCAS(&op.local->error_claimed, 0u, 1u) != 0u) return;
   DeviceErrorRecord fields = error;
   fields.state = kRecordEmpty;  // The host reads nothing until the release below.
+  fields.collective = static_cast<uint32_t>(op.collective);
   fields.storing_peers = *static_cast<volatile uint32_t*>(&op.record->storing_peers);
   *op.record = fields;
   StoreReleaseSystem(&op.record->state, kRecordWritten);

@@ -10,7 +10,7 @@ namespace {
 
 __global__ void CopyEngineExitKernel(CopyEngineExitParams params) {
   const OpContext op = {&params.signals->control, params.record, params.rank, params.op,
-                        params.timeout_ns};
+                        params.timeout_ns, params.collective};
   if (LoadRelaxedSystem(&op.local->abort) != 0u) return;
   for (int peer = 0; peer < params.world_size; ++peer) {
     if (peer == params.rank) continue;

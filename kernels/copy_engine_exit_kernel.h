@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "kernels/collective.h"
 #include "kernels/copy_engine_signals.h"
 
 namespace ltx {
@@ -25,6 +26,7 @@ struct CopyEngineExitParams {
   int32_t world_size = 0;
   uint64_t op = 0;          // The op number the flags must reach.
   uint64_t timeout_ns = 0;  // How long one wait may last.
+  Collective collective = Collective::kAllGather;  // What the op is, for its error record.
 };
 
 // Enqueues the exit kernel of `params.rank` on `stream`: it returns once, for every peer s,

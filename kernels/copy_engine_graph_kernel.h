@@ -10,8 +10,10 @@
 
 #include <cstdint>
 
+#include "kernels/collective.h"
 #include "kernels/entry_announcement.h"
 #include "kernels/error_record.h"
+#include "kernels/host_device.h"
 #include "kernels/signal_layout.h"
 
 namespace ltx {
@@ -34,7 +36,14 @@ struct CopyEngineGraphParams {
   // `has_body` is 0 when the call stores nothing (an empty shard: no body was added).
   cudaGraphConditionalHandle body = 0;
   int32_t has_body = 0;
+  // What the op is, for its error record (CollectiveOf).
+  Collective collective = Collective::kAllGather;
 };
+
+// The collective of a captured copy-engine call: it serves both.
+LTX_HOST_DEVICE inline Collective CollectiveOf(const CopyEngineGraphParams& params) {
+  return params.collective;
+}
 
 // Threads per block of both kernels (one block each): thread t serves rank t.
 inline constexpr int kCopyEngineGraphThreads = 32;

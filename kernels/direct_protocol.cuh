@@ -63,7 +63,7 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
 template <typename Params>
 __device__ OpContext NextOp(const Params& p) {
   SignalRegion* local = p.signals[p.rank];
-  return {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns};
+  return {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns, CollectiveOf(p)};
 }
 
 // The entry of this rank into `target`'s op: announces `mine` in `target`'s mailbox and claims

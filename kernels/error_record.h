@@ -40,6 +40,7 @@ struct DeviceErrorRecord {
   uint32_t kind;       // DeviceErrorKind
   uint32_t phase;      // BarrierPhase (timeouts)
   uint32_t field;      // MismatchField (mismatches)
+  uint32_t collective;  // Collective (kernels/collective.h) of the op; 0 when not known.
   int32_t rank;        // The rank that recorded the error.
   int32_t peer;        // The peer waited for, or the peer that disagreed.
   uint64_t op;         // Op number (1 for the first op after a reset).

@@ -5,12 +5,15 @@
 #ifndef LTX_COPY_ENGINE_CALL_H_
 #define LTX_COPY_ENGINE_CALL_H_
 
+#include "kernels/collective.h"
 #include "kernels/entry_announcement.h"
 #include "ltx/strided_copy.h"
 
 namespace ltx {
 
 struct CopyEngineCall {
+  // What the op is: the devices' error records name it.
+  Collective collective = Collective::kAllGather;
   // This rank's announcement: its output address and its view of the op's shape, with
   // AnnouncedProtocol::kCopyEngine and the call's reset generation; what the collective's
   // kernels announce (AnnouncementOf) but for the protocol, so that ranks that disagree on the

@@ -25,6 +25,7 @@ CopyEngineGraphParams ParamsOf(const PeerStoreView& view, const CopyEngineCall& 
   params.world_size = view.world_size;
   params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
   params.announcement = copies.announcement;
+  params.collective = copies.collective;
   return params;
 }
 

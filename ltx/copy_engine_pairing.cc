@@ -41,7 +41,7 @@ absl::StatusOr<uint64_t> CopyEnginePairing::Reserve(int rank, absl::Duration tim
   const int peer = Unpaired(rank, slot);
   if (peer >= 0) {
     return absl::DeadlineExceededError(absl::StrFormat(
-        "all_gather #%d: rank %d waited %s for rank %d to reach op #%d: it runs %d ops ahead "
+        "copy-engine op #%d: rank %d waited %s for rank %d to reach op #%d: it runs %d ops ahead "
         "(copy-engine transport)",
         op, rank, absl::FormatDuration(timeout), peer, slot.op, kSlots));
   }

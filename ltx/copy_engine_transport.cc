@@ -227,7 +227,7 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const CopyEngineCall& call
   mine.input = reinterpret_cast<uint64_t>(buffers.input);
   absl::Status status;
   for (const CopyEnginePartner& peer : pairing_.Publish(rank, op, mine)) {
-    if (status.ok()) status = QueuePair(rank, mine, peer, op, call.plan);
+    if (status.ok()) status = QueuePair(rank, mine, peer, op, call);
     pairing_.Paired(rank, peer.rank, op);
   }
   LTX_RETURN_IF_ERROR(status);
@@ -239,14 +239,16 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const CopyEngineCall& call
   exit.world_size = static_cast<int32_t>(devices_.size());
   exit.op = op;
   exit.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(timeout));
+  exit.collective = call.collective;
   return RankCudaStatus(LaunchCopyEngineExit(exit, buffers.stream), rank, "exit kernel launch");
 }
 
 absl::Status CopyEngineTransport::QueuePair(int rank, const CopyEngineArrival& mine,
                                             const CopyEnginePartner& peer, uint64_t op,
-                                            CopyPlanner plan) {
+                                            const CopyEngineCall& call) {
   DeviceErrorRecord mismatch;
   if (MismatchRecord(mine.announced, peer.arrival.announced, rank, peer.rank, op, &mismatch)) {
+    mismatch.collective = static_cast<uint32_t>(call.collective);
     return Tagged(DeviceErrorToStatus(mismatch));
   }
   // A device that gave up on an earlier op gets no more copies.
@@ -258,10 +260,10 @@ absl::Status CopyEngineTransport::QueuePair(int rank, const CopyEngineArrival& m
   void* their_output = reinterpret_cast<void*>(peer.arrival.announced.output_address);
   LTX_RETURN_IF_ERROR(QueueDirection(
       rank, {rank, peer.rank, reinterpret_cast<const void*>(mine.input), their_output}, op,
-      plan));
+      call.plan));
   return QueueDirection(
       rank, {peer.rank, rank, reinterpret_cast<const void*>(peer.arrival.input), my_output}, op,
-      plan);
+      call.plan);
 }
 
 absl::Status CopyEngineTransport::QueueDirection(int rank, const Direction& direction,

@@ -166,7 +166,7 @@ class CopyEngineTransport {
                          absl::Duration timeout);
   // Step 2 for one partner that published before `rank`.
   absl::Status QueuePair(int rank, const CopyEngineArrival& mine, const CopyEnginePartner& peer,
-                         uint64_t op, CopyPlanner plan);
+                         uint64_t op, const CopyEngineCall& call);
   // Queues one direction, as `plan` plans it, on its copy stream, switching to the source's GPU
   // and back.
   absl::Status QueueDirection(int rank, const Direction& direction, uint64_t op,

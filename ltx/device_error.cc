@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
+#include "kernels/collective.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
 
@@ -44,6 +45,20 @@ const char* FieldName(MismatchField field) {
       break;
   }
   return "unknown field";
+}
+
+// The collective and number of the op of `record`, e.g. "all_to_all #7".
+std::string OpName(const DeviceErrorRecord& record) {
+  const char* collective = "op";
+  switch (static_cast<Collective>(record.collective)) {
+    case Collective::kAllGather:
+      collective = "all_gather";
+      break;
+    case Collective::kAllToAll:
+      collective = "all_to_all";
+      break;
+  }
+  return absl::StrFormat("%s #%d", collective, record.op);
 }
 
 std::string FieldValue(MismatchField field, uint64_t value) {
@@ -88,23 +103,22 @@ absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
       const std::string seen =
           record.seen == 0 ? std::string("no op yet") : absl::StrFormat("op #%d", record.seen);
       return absl::DeadlineExceededError(absl::StrFormat(
-          "all_gather #%d: rank %d waited %s %s rank %d (its flag showed %s)", record.op,
-          record.rank,
+          "%s: rank %d waited %s %s rank %d (its flag showed %s)", OpName(record), record.rank,
           absl::FormatDuration(absl::Nanoseconds(static_cast<int64_t>(record.waited_ns))), phase,
           record.peer, seen));
     }
     case DeviceErrorKind::kMismatch: {
       const auto field = static_cast<MismatchField>(record.field);
       return absl::InvalidArgumentError(absl::StrFormat(
-          "all_gather #%d: ranks disagree on the %s: rank %d has %s, rank %d has %s", record.op,
+          "%s: ranks disagree on the %s: rank %d has %s, rank %d has %s", OpName(record),
           FieldName(field), record.rank, FieldValue(field, record.expected), record.peer,
           FieldValue(field, record.seen)));
     }
     case DeviceErrorKind::kPeerGaveUp:
       return absl::AbortedError(absl::StrFormat(
-          "all_gather #%d: rank %d stopped %s: rank %d had given the op up (its own error says "
+          "%s: rank %d stopped %s: rank %d had given the op up (its own error says "
           "why); rank %d stored nothing into rank %d's output after that",
-          record.op, record.rank,
+          OpName(record), record.rank,
           static_cast<BarrierPhase>(record.phase) == BarrierPhase::kEntry ? "at entry" : "at exit",
           record.peer, record.rank, record.peer));
     case DeviceErrorKind::kNone:

@@ -1,7 +1,8 @@
 // Reading the error records the kernels write into host-mapped pinned memory, and turning them
 // into absl::Status a person can act on, e.g.
 //   DEADLINE_EXCEEDED: all_gather #1042: rank 2 waited 10s at exit for rank 3
-// where #1042 is the op number (kernels/PROTOCOL.md).
+// where all_gather is the op's collective (all_to_all, or op when the record does not say) and
+// #1042 its op number (kernels/PROTOCOL.md).
 #ifndef LTX_DEVICE_ERROR_H_
 #define LTX_DEVICE_ERROR_H_
 
@@ -16,7 +17,8 @@ namespace ltx {
 // kernels run.
 absl::optional<DeviceErrorRecord> ReadDeviceError(const DeviceErrorRecord* record);
 
-// The Status for a published record: DeadlineExceeded for a timeout (naming the op, the rank,
+// The Status for a published record, its message led by the op's collective and number:
+// DeadlineExceeded for a timeout (naming the rank,
 // the phase, the peer waited for and what its flag showed), InvalidArgument for ranks that
 // disagree (naming the argument and both values), Aborted for a rank that stopped because a peer
 // gave the op up (naming the peer), Internal for a record it cannot decode.

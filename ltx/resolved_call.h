@@ -9,6 +9,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "kernels/collective.h"
 #include "kernels/one_trip_launch.h"
 #include "ltx/runtime_options.h"
 
@@ -23,13 +24,6 @@ inline constexpr int64_t kOneTripIncomingBytes = 768 * 1024;
 // `one_trip_max_bytes` itself, or for kOneTripLimitByWorldSize
 // min(kOneTripMaxShardBytes, kOneTripIncomingBytes / (world_size - 1)).
 int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size);
-
-// Which collective a call belongs to: the protocols differ.
-enum class Collective {
-  kAllGather,
-  // The Ulysses all-to-all: every protocol, chosen by its largest piece.
-  kAllToAll,
-};
 
 // One call, resolved.
 struct ResolvedCall {

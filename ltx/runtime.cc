@@ -499,7 +499,7 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
   cudaEvent_t last_done = ranks_[rank]->last_done;
   absl::Status launched;
   if (call.protocol == Protocol::kCopyEngine) {
-    const CopyEngineCall copies{op.announce_copies(buffers, call), op.plan_copy};
+    const CopyEngineCall copies{op.collective, op.announce_copies(buffers, call), op.plan_copy};
     if (call.capturing) {
       // The peer-store transport only (RankCall refuses it on the copy-engine transport).
       launched = CaptureCopyEngineCall(peer_stores_->view(rank), devices_, copies, buffers, call,

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/entry_announcement.h"
+#include "kernels/collective.h"
 #include "kernels/error_record.h"
 #include "ltx/data_type.h"
 
@@ -16,18 +17,20 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// A published timeout of rank 2 waiting 10 s for rank 3 in op 1042.
+// A published timeout of rank 2 waiting 10 s for rank 3 in AllGather op 1042.
 DeviceErrorRecord PublishedTimeout(BarrierPhase phase) {
   DeviceErrorRecord record = TimeoutRecord(phase, /*rank=*/2, /*peer=*/3, /*op=*/1042,
                                            /*seen=*/1041, /*waited_ns=*/10000000000ull);
   record.state = kRecordWritten;
+  record.collective = static_cast<uint32_t>(Collective::kAllGather);
   return record;
 }
 
-// A published mismatch of rank 1 with rank 6 in op 7 on `field`.
+// A published mismatch of rank 1 with rank 6 in AllGather op 7 on `field`.
 DeviceErrorRecord PublishedMismatch(MismatchField field, uint64_t mine, uint64_t theirs) {
   DeviceErrorRecord record = {};
   record.state = kRecordWritten;
+  record.collective = static_cast<uint32_t>(Collective::kAllGather);
   record.kind = static_cast<uint32_t>(DeviceErrorKind::kMismatch);
   record.field = static_cast<uint32_t>(field);
   record.rank = 1;
@@ -148,6 +151,7 @@ TEST(DeviceErrorToStatusTest, OutputMismatchNamesBothAddressesInHex) {
   DeviceErrorRecord record = OutputMismatchRecord(/*rank=*/0, /*peer=*/1, /*op=*/9,
                                                   /*captured=*/0x7f0000, /*announced=*/0x7f1000);
   record.state = kRecordWritten;
+  record.collective = static_cast<uint32_t>(Collective::kAllGather);
   const absl::Status status = DeviceErrorToStatus(record);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   const std::string message(status.message());
@@ -171,10 +175,11 @@ TEST(DeviceErrorToStatusTest, OneTripDataTimeoutSaysItWaitedForData) {
   DeviceErrorRecord record = TimeoutRecord(BarrierPhase::kData, /*rank=*/0, /*peer=*/3,
                                            /*op=*/7, /*seen=*/6, /*waited_ns=*/1000000000);
   record.state = kRecordWritten;
+  record.collective = static_cast<uint32_t>(Collective::kAllToAll);
   const absl::Status status = DeviceErrorToStatus(record);
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded);
   EXPECT_EQ(status.message(),
-            "all_gather #7: rank 0 waited 1s for data from rank 3 (its flag showed op #6)");
+            "all_to_all #7: rank 0 waited 1s for data from rank 3 (its flag showed op #6)");
 }
 
 TEST(DeviceErrorToStatusTest, MismatchFromTheSharedBuilderReadsAsTheKernelsDo) {
@@ -184,9 +189,12 @@ TEST(DeviceErrorToStatusTest, MismatchFromTheSharedBuilderReadsAsTheKernelsDo) {
       MakeEntryAnnouncement(0x2000, 1, 8192, 3, 40, 0xabc, AnnouncedProtocol::kDirect, 0);
   DeviceErrorRecord record;
   ASSERT_TRUE(MismatchRecord(mine, theirs, /*rank=*/1, /*peer=*/0, /*op=*/5, &record));
-  const absl::Status status = DeviceErrorToStatus(record);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(),
+  // The builder leaves the collective to whoever publishes the record.
+  const absl::Status unnamed = DeviceErrorToStatus(record);
+  EXPECT_EQ(unnamed.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(unnamed.message(), "op #5: ranks disagree on the batch: rank 1 has 2, rank 0 has 3");
+  record.collective = static_cast<uint32_t>(Collective::kAllGather);
+  EXPECT_EQ(DeviceErrorToStatus(record).message(),
             "all_gather #5: ranks disagree on the batch: rank 1 has 2, rank 0 has 3");
 }
 
@@ -212,10 +220,11 @@ TEST(DeviceErrorToStatusTest, ProtocolMismatchNamesBothProtocols) {
       MakeEntryAnnouncement(0, 1, 8192, 2, 40, 0xabc, AnnouncedProtocol::kOneTrip, 0);
   DeviceErrorRecord record;
   ASSERT_TRUE(MismatchRecord(mine, theirs, /*rank=*/1, /*peer=*/0, /*op=*/9, &record));
+  record.collective = static_cast<uint32_t>(Collective::kAllToAll);
   const absl::Status status = DeviceErrorToStatus(record);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()),
-              ::testing::StartsWith("all_gather #9: ranks disagree on the protocol"));
+              ::testing::StartsWith("all_to_all #9: ranks disagree on the protocol"));
   EXPECT_THAT(std::string(status.message()),
               ::testing::EndsWith("rank 1 has direct, rank 0 has one_trip"));
 }
