@@ -5,6 +5,7 @@
 
 #include "kernels/allgather_kernel.h"
 #include "ltx/cuda_status.h"
+#include "ltx/kernel_params.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -12,24 +13,16 @@ namespace ltx {
 AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGatherLayout& layout,
                                         const RankBuffers& buffers, const ResolvedCall& call) {
   AllGatherKernelParams params;
-  params.input = buffers.input;
-  params.output = buffers.output;
+  SetSharedKernelParams(view, buffers, call, &params);
   for (int peer = 0; peer < view.world_size; ++peer) {
-    params.signals[peer] = view.signals[peer];
-    params.staging[peer] = view.staging[peer];
     params.token_counts[peer] = layout.token_counts[peer];
     params.prefix_tokens[peer] = layout.prefix_tokens[peer];
   }
-  params.error_record = view.error_record;
   params.geometry = layout.GeometryOf(view.rank);
   params.counts_digest = layout.counts_digest;
   params.total_tokens = layout.total_tokens;
   params.row_bytes = layout.row_bytes;
   params.dtype = static_cast<int32_t>(layout.dtype);
-  params.rank = view.rank;
-  params.world_size = view.world_size;
-  params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
-  params.generation = call.generation;
   return params;
 }
 

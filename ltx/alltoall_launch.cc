@@ -6,6 +6,7 @@
 
 #include "kernels/alltoall_kernel.h"
 #include "ltx/cuda_status.h"
+#include "ltx/kernel_params.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -13,20 +14,10 @@ namespace ltx {
 AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllLayout& layout,
                                       const RankBuffers& buffers, const ResolvedCall& call) {
   AllToAllKernelParams params;
-  params.input = buffers.input;
-  params.output = buffers.output;
-  for (int peer = 0; peer < view.world_size; ++peer) {
-    params.signals[peer] = view.signals[peer];
-    params.staging[peer] = view.staging[peer];
-  }
-  params.error_record = view.error_record;
+  SetSharedKernelParams(view, buffers, call, &params);
   params.geometry = layout.geometry;
   params.digest = layout.digest;
   params.dtype = static_cast<int32_t>(layout.dtype);
-  params.rank = view.rank;
-  params.world_size = view.world_size;
-  params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
-  params.generation = call.generation;
   return params;
 }
 

@@ -167,16 +167,21 @@ void CopyEngineTransport::Abandon() {
 
 absl::Status CopyEngineTransport::Drain(absl::Time deadline) {
   for (size_t rank = 0; rank < streams_.size(); ++rank) {
-    for (size_t target = 0; target < streams_.size(); ++target) {
-      const cudaStream_t stream = streams_[rank].to[target];
+    // The control stream too: an abort write still queued there must not land in signals that
+    // the next Runtime has taken over.
+    for (size_t target = 0; target <= streams_.size(); ++target) {
+      const bool control = target == streams_.size();
+      const cudaStream_t stream = control ? streams_[rank].control : streams_[rank].to[target];
       if (stream == nullptr) continue;
       for (;;) {
         const cudaError_t state = cudaStreamQuery(stream);
         if (state == cudaSuccess) break;
         if (state != cudaErrorNotReady) return CudaStatus(state, "cudaStreamQuery(copy stream)");
         if (absl::Now() >= deadline) {
-          return absl::DeadlineExceededError(absl::StrFormat(
-              "the copy stream from rank %d to rank %d is still busy", rank, target));
+          return absl::DeadlineExceededError(
+              control ? absl::StrFormat("the control stream of rank %d is still busy", rank)
+                      : absl::StrFormat("the copy stream from rank %d to rank %d is still busy",
+                                        rank, target));
         }
         absl::SleepFor(kDrainPoll);
       }

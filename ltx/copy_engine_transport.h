@@ -157,7 +157,7 @@ class CopyEngineTransport {
   // driver call (two writes cost about 3.8 µs on the host as two calls, 1.6 µs as one batch).
   absl::Status WriteFlags(int rank, cudaStream_t stream, uint64_t* received, uint64_t* sent,
                           uint64_t op);
-  // Whether every copy stream is idle by `deadline`; the first busy one otherwise.
+  // Whether every copy and control stream is idle by `deadline`; the first busy one otherwise.
   absl::Status Drain(absl::Time deadline);
   absl::Status CreateRank(int rank);
   absl::Status AllocateHostSignals();

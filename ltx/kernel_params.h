@@ -1,0 +1,37 @@
+// The parameters that every kernel of the peer-store transport takes alike, whatever its
+// collective: the rank's buffers, every rank's signal region and staging, the rank's error
+// record, its place in the world, and the call's deadline and reset generation.
+#ifndef LTX_KERNEL_PARAMS_H_
+#define LTX_KERNEL_PARAMS_H_
+
+#include <cstdint>
+
+#include "absl/time/time.h"
+#include "ltx/peer_store_transport.h"
+#include "ltx/rank_buffers.h"
+#include "ltx/resolved_call.h"
+
+namespace ltx {
+
+// Fills the shared fields of `params` (AllGatherKernelParams, AllToAllKernelParams) for rank
+// `view.rank`'s call on `buffers`; the collective's own fields are left to the caller.
+// Thread-safe (pure).
+template <typename KernelParams>
+void SetSharedKernelParams(const PeerStoreView& view, const RankBuffers& buffers,
+                           const ResolvedCall& call, KernelParams* params) {
+  params->input = buffers.input;
+  params->output = buffers.output;
+  for (int peer = 0; peer < view.world_size; ++peer) {
+    params->signals[peer] = view.signals[peer];
+    params->staging[peer] = view.staging[peer];
+  }
+  params->error_record = view.error_record;
+  params->rank = view.rank;
+  params->world_size = view.world_size;
+  params->timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
+  params->generation = call.generation;
+}
+
+}  // namespace ltx
+
+#endif  // LTX_KERNEL_PARAMS_H_
