@@ -1,0 +1,159 @@
+// Tests of the kernel parameters the launch files fill, on the host (ltx/allgather_launch.h,
+// ltx/alltoall_launch.h, ltx/kernel_params.h): what both collectives share comes from the view,
+// the buffers and the call alike; each collective's own fields and its copy-engine announcement
+// come from its layout. The view's pointers are made up and never dereferenced.
+#include <cstdint>
+#include <vector>
+
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "kernels/allgather_kernel.h"
+#include "kernels/alltoall_kernel.h"
+#include "kernels/collective.h"
+#include "ltx/allgather_launch.h"
+#include "ltx/allgather_spec.h"
+#include "ltx/alltoall_launch.h"
+#include "ltx/alltoall_spec.h"
+#include "ltx/peer_store_transport.h"
+#include "ltx/rank_buffers.h"
+#include "ltx/resolved_call.h"
+
+namespace ltx {
+namespace {
+
+constexpr int kWorld = 3;
+constexpr int kRank = 1;
+
+PeerStoreView FakeView() {
+  PeerStoreView view;
+  view.rank = kRank;
+  view.world_size = kWorld;
+  view.max_blocks = 8;
+  for (int r = 0; r < kWorld; ++r) {
+    view.signals[r] = reinterpret_cast<SignalRegion*>(uintptr_t{0x1000} * (r + 1));
+    view.staging[r] = reinterpret_cast<OneTripLine*>(uintptr_t{0x100000} * (r + 1));
+  }
+  view.error_record = reinterpret_cast<DeviceErrorRecord*>(uintptr_t{0xe000});
+  return view;
+}
+
+RankBuffers FakeBuffers() {
+  RankBuffers buffers;
+  buffers.input = reinterpret_cast<const void*>(uintptr_t{0xa000});
+  buffers.output = reinterpret_cast<void*>(uintptr_t{0xb000});
+  return buffers;
+}
+
+ResolvedCall FakeCall() {
+  ResolvedCall call;
+  call.protocol = Protocol::kDirect;
+  call.blocks = 4;
+  call.timeout = absl::Milliseconds(1500);
+  call.generation = 7;
+  return call;
+}
+
+template <typename KernelParams>
+void ExpectSharedFields(const KernelParams& params) {
+  const PeerStoreView view = FakeView();
+  const RankBuffers buffers = FakeBuffers();
+  EXPECT_EQ(params.input, buffers.input);
+  EXPECT_EQ(params.output, buffers.output);
+  for (int r = 0; r < kMaxWorldSize; ++r) {
+    EXPECT_EQ(params.signals[r], r < kWorld ? view.signals[r] : nullptr) << r;
+    EXPECT_EQ(params.staging[r], r < kWorld ? view.staging[r] : nullptr) << r;
+  }
+  EXPECT_EQ(params.error_record, view.error_record);
+  EXPECT_EQ(params.rank, kRank);
+  EXPECT_EQ(params.world_size, kWorld);
+  EXPECT_EQ(params.timeout_ns, uint64_t{1500000000});
+  EXPECT_EQ(params.generation, 7u);
+}
+
+AllGatherLayout GatherLayout() {
+  const std::vector<int64_t> counts = {5, 0, 9};
+  AllGatherShape shape;
+  shape.dtype = DataType::kFloat16;
+  shape.batch = 2;
+  shape.hidden = 64;
+  shape.token_counts = counts;
+  absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, kWorld);
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  return layout.value_or(AllGatherLayout());
+}
+
+AllToAllLayout ToAllLayout() {
+  const std::vector<int64_t> counts = {4, 6, 2};
+  AllToAllShape shape;
+  shape.dtype = DataType::kBFloat16;
+  shape.batch = 1;
+  shape.heads = 6;
+  shape.head_dim = 32;
+  shape.token_counts = counts;
+  shape.direction = AllToAllDirection::kHeadsToSeq;
+  absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, kWorld);
+  EXPECT_TRUE(layout.ok()) << layout.status();
+  return layout.value_or(AllToAllLayout());
+}
+
+TEST(LaunchParamsTest, AllGatherParamsCarryTheSharedFieldsAndTheLayout) {
+  const AllGatherLayout layout = GatherLayout();
+  const AllGatherKernelParams params =
+      AllGatherParamsOf(FakeView(), layout, FakeBuffers(), FakeCall());
+  ExpectSharedFields(params);
+  for (int r = 0; r < kWorld; ++r) {
+    EXPECT_EQ(params.token_counts[r], layout.token_counts[r]) << r;
+    EXPECT_EQ(params.prefix_tokens[r], layout.prefix_tokens[r]) << r;
+  }
+  const ShardGeometry geometry = layout.GeometryOf(kRank);
+  EXPECT_EQ(params.geometry.batch, geometry.batch);
+  EXPECT_EQ(params.geometry.shard_bytes, geometry.shard_bytes);
+  EXPECT_EQ(params.geometry.output_batch_stride, geometry.output_batch_stride);
+  EXPECT_EQ(params.geometry.output_offset, geometry.output_offset);
+  EXPECT_EQ(params.counts_digest, layout.counts_digest);
+  EXPECT_EQ(params.total_tokens, layout.total_tokens);
+  EXPECT_EQ(params.row_bytes, layout.row_bytes);
+  EXPECT_EQ(params.dtype, static_cast<int32_t>(DataType::kFloat16));
+  EXPECT_EQ(AllGatherKernelParams::kCollective, Collective::kAllGather);
+}
+
+TEST(LaunchParamsTest, AllToAllParamsCarryTheSharedFieldsAndTheLayout) {
+  const AllToAllLayout layout = ToAllLayout();
+  const AllToAllKernelParams params =
+      AllToAllParamsOf(FakeView(), layout, FakeBuffers(), FakeCall());
+  ExpectSharedFields(params);
+  EXPECT_EQ(params.geometry.heads_to_seq, layout.geometry.heads_to_seq);
+  EXPECT_EQ(params.geometry.total_tokens, layout.geometry.total_tokens);
+  EXPECT_EQ(params.geometry.token_bytes, layout.geometry.token_bytes);
+  EXPECT_EQ(params.digest, layout.digest);
+  EXPECT_EQ(params.dtype, static_cast<int32_t>(DataType::kBFloat16));
+  EXPECT_EQ(AllToAllKernelParams::kCollective, Collective::kAllToAll);
+}
+
+// A copy-engine call announces what the kernel would, on the copy-engine path, so that ranks
+// on different paths or with different shapes are told apart.
+TEST(LaunchParamsTest, CopyEngineAnnouncementsAreTheKernelsButForTheProtocol) {
+  const AllGatherLayout gather = GatherLayout();
+  const EntryAnnouncement gather_kernel = AnnouncementOf(
+      AllGatherParamsOf(FakeView(), gather, FakeBuffers(), FakeCall()), AnnouncedProtocol::kDirect);
+  EntryAnnouncement gather_copies = CopyEngineAnnouncementOf(gather, FakeBuffers(), FakeCall());
+  EXPECT_EQ(gather_copies.protocol, static_cast<uint32_t>(AnnouncedProtocol::kCopyEngine));
+  EXPECT_EQ(gather_copies.output_address, uint64_t{0xb000});
+  EXPECT_EQ(gather_copies.generation, 7u);
+  gather_copies.protocol = gather_kernel.protocol;
+  DeviceErrorRecord mismatch;
+  EXPECT_FALSE(MismatchRecord(gather_kernel, gather_copies, 0, 1, 1, &mismatch));
+
+  const AllToAllLayout to_all = ToAllLayout();
+  const EntryAnnouncement to_all_kernel = AnnouncementOf(
+      AllToAllParamsOf(FakeView(), to_all, FakeBuffers(), FakeCall()), AnnouncedProtocol::kDirect);
+  EntryAnnouncement to_all_copies = CopyEngineAnnouncementOf(to_all, FakeBuffers(), FakeCall());
+  EXPECT_EQ(to_all_copies.protocol, static_cast<uint32_t>(AnnouncedProtocol::kCopyEngine));
+  to_all_copies.protocol = to_all_kernel.protocol;
+  EXPECT_FALSE(MismatchRecord(to_all_kernel, to_all_copies, 0, 1, 1, &mismatch));
+  // The two collectives never agree with each other.
+  EXPECT_TRUE(MismatchRecord(gather_copies, to_all_copies, 0, 1, 1, &mismatch));
+}
+
+}  // namespace
+}  // namespace ltx
