@@ -80,10 +80,9 @@ struct CallContext {
 //     captured copy-engine call of ltx/copy_engine_graph.h).
 //   - kAuto takes the copy engines for eager calls whose largest shard (all-to-all: piece) is at
 //     least copy_engine_min_bytes (when that is > 0; captured calls keep to the kernels), the
-//     one-trip kernel up to
-//     OneTripLimit, the direct kernel otherwise. For the all-to-all, whose receivers unpack
-//     (world - 1) pieces as the AllGather's unpack (world - 1) shards, the same limit applies to
-//     its largest piece.
+//     one-trip kernel up to OneTripLimit, the direct kernel otherwise. For the all-to-all, whose
+//     receivers unpack (world - 1) pieces as the AllGather's unpack (world - 1) shards, the same
+//     limit applies to its largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
 // shard. The phase timestamps: passed on for direct and one-trip calls; early start: for one-trip
 // calls only. The generation: the context's. Errors: Aborted for a call.generation older than the
