@@ -10,7 +10,7 @@
 #include "kernels/copy_engine_exit_kernel.h"
 #include "kernels/entry_announcement.h"
 #include "ltx/cuda_status.h"
-#include "ltx/kept_pinned_blocks.h"
+#include "ltx/kept_blocks.h"
 #include "ltx/device_error.h"
 #include "ltx/driver_api.h"
 #include "ltx/strided_copy.h"
@@ -82,7 +82,7 @@ absl::Status CopyEngineTransport::CreateRank(int rank) {
 
 absl::Status CopyEngineTransport::AllocateHostSignals() {
   // Kept for the next Runtime rather than freed: cudaFreeHost would wait for every kernel of
-  // the GPU, the user's too (ltx/kept_pinned_blocks.h). One size for every world size, so that
+  // the GPU, the user's too (ltx/kept_blocks.h). One size for every world size, so that
   // Runtimes of any size share the kept blocks.
   const size_t bytes = sizeof(CopyEngineHostSignals) * kMaxWorldSize;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&signals_device_), "cudaGetDevice"));

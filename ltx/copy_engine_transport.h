@@ -66,7 +66,7 @@
 #include "kernels/signal_layout.h"
 #include "ltx/copy_engine_call.h"
 #include "ltx/copy_engine_pairing.h"
-#include "ltx/kept_pinned_blocks.h"
+#include "ltx/kept_blocks.h"
 #include "ltx/rank_buffers.h"
 
 namespace ltx {
@@ -180,11 +180,11 @@ class CopyEngineTransport {
   std::vector<RankStreams> streams_;  // Set by Create.
   // Host-mapped, one per rank (the same address on the host and on every GPU).
   CopyEngineHostSignals* signals_ = nullptr;
-  // Each rank's signals in its GPU's memory (ltx/kept_pinned_blocks.h).
+  // Each rank's signals in its GPU's memory (ltx/kept_blocks.h).
   std::vector<KeptBlock> device_blocks_;
   // Each rank's completion flags: in its device signals or its host-mapped ones.
   std::vector<CopyEngineFlags*> flags_;
-  // Where signals_ came from (ltx/kept_pinned_blocks.h), and the device it was acquired for.
+  // Where signals_ came from (ltx/kept_blocks.h), and the device it was acquired for.
   KeptBlock signals_block_;
   int signals_device_ = -1;
   // False when a copy or an exit kernel may still touch the signals: then they are leaked, not

@@ -7,7 +7,7 @@
 
 #include "ltx/cuda_status.h"
 #include "ltx/device_error.h"
-#include "ltx/kept_pinned_blocks.h"
+#include "ltx/kept_blocks.h"
 #include "ltx/peer_access.h"
 #include "ltx/status_macros.h"
 
@@ -122,7 +122,7 @@ void PeerStoreTransport::FreeMemory(int rank) {
   // streams too. Pool memory is freed in order on the control stream, which only this
   // transport uses, and only that stream is waited for; cudaStreamDestroy, cudaEventDestroy and
   // cudaMemPoolDestroy never wait for the device. The error record is kept for the process
-  // instead of freed (ltx/kept_pinned_blocks.h says why).
+  // instead of freed (ltx/kept_blocks.h says why).
   for (void* block :
        {static_cast<void*>(r.view.signals[rank]), static_cast<void*>(r.view.staging[rank])}) {
     if (block != nullptr) cudaFreeAsync(block, r.control_stream);

@@ -1,6 +1,6 @@
 // The process's kept pinned and device blocks, and their bookkeeping by device, primary context
 // and size.
-#include "ltx/kept_pinned_blocks.h"
+#include "ltx/kept_blocks.h"
 
 #include <cuda_runtime_api.h>
 

@@ -8,8 +8,8 @@
 // many as Runtimes have lived at once). A cudaDeviceReset frees the memory of the GPU's primary
 // context, so each block is kept under the context that allocated it, and blocks of a context
 // that no longer exists are forgotten without being touched.
-#ifndef LTX_KEPT_PINNED_BLOCKS_H_
-#define LTX_KEPT_PINNED_BLOCKS_H_
+#ifndef LTX_KEPT_BLOCKS_H_
+#define LTX_KEPT_BLOCKS_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -96,4 +96,4 @@ void GiveBackErrorRecord(int device, const KeptErrorRecord& record);
 
 }  // namespace ltx
 
-#endif  // LTX_KEPT_PINNED_BLOCKS_H_
+#endif  // LTX_KEPT_BLOCKS_H_
