@@ -33,6 +33,15 @@ __device__ inline Collective CollectiveOf(const Params&) {
   return Params::kCollective;
 }
 
+// The op this GPU runs next: last_op + 1, with the kernel parameters' error record, timeout and
+// collective. The previous op on this GPU finished before the calling kernel started (stream
+// order), so last_op is stable until the op's last block advances it.
+template <typename Params>
+__device__ inline OpContext NextOp(const Params& p) {
+  SignalRegion* local = p.signals[p.rank];
+  return {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns, CollectiveOf(p)};
+}
+
 // Where a wait stands, for its timeout record: the peer waited for and what was last seen.
 struct WaitProgress {
   int peer;

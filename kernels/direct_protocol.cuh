@@ -58,14 +58,6 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
   return theirs.output_address;
 }
 
-// The op this GPU runs next: last_op + 1. The previous op on this GPU finished before the
-// calling kernel started (stream order), so last_op is stable until ExitBarrier advances it.
-template <typename Params>
-__device__ OpContext NextOp(const Params& p) {
-  SignalRegion* local = p.signals[p.rank];
-  return {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns, CollectiveOf(p)};
-}
-
 // The entry of this rank into `target`'s op: announces `mine` in `target`'s mailbox and claims
 // this GPU's stores into `target`'s output. Returns whether this GPU may store there; when not
 // (`target` already gave the op up), the op is abandoned with PeerGaveUpRecord.

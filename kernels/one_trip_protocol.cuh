@@ -225,9 +225,8 @@ __device__ void RunOneTripOp(const Params& p, const Plan& plan, Clock clock = Cl
   AwaitPriorGrids();
   AllowDependentLaunch();
   clock.BlockStart();
-  SignalRegion* local = p.signals[p.rank];
-  const OpContext op = {local, p.error_record, p.rank, local->last_op + 1, p.timeout_ns,
-                        CollectiveOf(p)};
+  const OpContext op = NextOp(p);
+  SignalRegion* local = op.local;
   const uint32_t flag = OneTripFlag(op.number);
 
   // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it sends

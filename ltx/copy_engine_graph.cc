@@ -10,6 +10,7 @@
 #include "kernels/copy_engine_graph_kernel.h"
 #include "kernels/entry_announcement.h"
 #include "ltx/cuda_status.h"
+#include "ltx/kernel_params.h"
 #include "ltx/strided_copy.h"
 #include "ltx/status_macros.h"
 
@@ -19,11 +20,7 @@ namespace {
 CopyEngineGraphParams ParamsOf(const PeerStoreView& view, const CopyEngineCall& copies,
                                const ResolvedCall& call) {
   CopyEngineGraphParams params;
-  for (int peer = 0; peer < view.world_size; ++peer) params.signals[peer] = view.signals[peer];
-  params.error_record = view.error_record;
-  params.rank = view.rank;
-  params.world_size = view.world_size;
-  params.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
+  SetViewParams(view, call, &params);
   params.announcement = copies.announcement;
   params.collective = copies.collective;
   return params;
@@ -81,9 +78,8 @@ absl::StatusOr<cudaGraph_t> AddConditionalBody(cudaStream_t stream,
 }
 
 // Adds the body: `planned`, this rank's copy into every rank's output.
-absl::Status AddCopies(int rank, const std::vector<int>& devices,
-                       const std::vector<StridedCopy>& planned, cudaGraph_t body) {
-  LTX_ASSIGN_OR_RETURN(const int64_t max_pitch, SmallestMaxPitch(devices));
+absl::Status AddCopies(int rank, int64_t max_pitch, const std::vector<StridedCopy>& planned,
+                       cudaGraph_t body) {
   for (size_t target = 0; target < planned.size(); ++target) {
     LTX_RETURN_IF_ERROR(CudaStatus(
         AddStridedCopyNodes(planned[target], max_pitch, body),
@@ -94,7 +90,7 @@ absl::Status AddCopies(int rank, const std::vector<int>& devices,
 
 }  // namespace
 
-absl::Status CaptureCopyEngineCall(const PeerStoreView& view, const std::vector<int>& devices,
+absl::Status CaptureCopyEngineCall(const PeerStoreView& view, int64_t max_pitch,
                                    const CopyEngineCall& copies, const RankBuffers& buffers,
                                    const ResolvedCall& call, CaptureExchange* exchange) {
   CopyEngineGraphParams params = ParamsOf(view, copies, call);
@@ -114,7 +110,7 @@ absl::Status CaptureCopyEngineCall(const PeerStoreView& view, const std::vector<
       CudaStatus(LaunchCopyEngineGraphEntry(params, buffers.stream), "entry kernel launch"));
   if (params.has_body != 0) {
     LTX_ASSIGN_OR_RETURN(const cudaGraph_t body, AddConditionalBody(buffers.stream, params.body));
-    LTX_RETURN_IF_ERROR(AddCopies(view.rank, devices, planned, body));
+    LTX_RETURN_IF_ERROR(AddCopies(view.rank, max_pitch, planned, body));
   }
   return CudaStatus(LaunchCopyEngineGraphExit(params, buffers.stream), "exit kernel launch");
 }

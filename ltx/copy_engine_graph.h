@@ -9,7 +9,7 @@
 #ifndef LTX_COPY_ENGINE_GRAPH_H_
 #define LTX_COPY_ENGINE_GRAPH_H_
 
-#include <vector>
+#include <cstdint>
 
 #include "absl/status/status.h"
 #include "ltx/capture_exchange.h"
@@ -21,8 +21,9 @@
 namespace ltx {
 
 // Captures rank `view.rank`'s part `copies` (announcement and planner) of an op on `buffers`
-// into the CUDA graph that `buffers.stream` is capturing; `devices` are the ranks' GPUs, and the
-// calling thread's current device is the rank's. First exchanges the announcements (output
+// into the CUDA graph that `buffers.stream` is capturing; `max_pitch` is the smallest
+// cudaDevAttrMaxPitch of the ranks' GPUs (SmallestMaxPitch), and the calling thread's current
+// device is the rank's. First exchanges the announcements (output
 // addresses) with the peers' captures through `exchange` (waiting at most call.timeout), then
 // records the entry kernel, the conditional body (the planned copy into every output, this
 // rank's own included: one strided memcpy node each where the pitches allow, none depending on
@@ -31,7 +32,7 @@ namespace ltx {
 // Errors: those of CaptureExchange::Exchange (DeadlineExceeded naming the ranks that did not
 // capture, InvalidArgument for disagreeing shapes); CUDA errors. After an error the capture
 // may hold part of the call and must be discarded. Thread-safe across ranks.
-absl::Status CaptureCopyEngineCall(const PeerStoreView& view, const std::vector<int>& devices,
+absl::Status CaptureCopyEngineCall(const PeerStoreView& view, int64_t max_pitch,
                                    const CopyEngineCall& copies, const RankBuffers& buffers,
                                    const ResolvedCall& call, CaptureExchange* exchange);
 

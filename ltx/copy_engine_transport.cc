@@ -201,8 +201,8 @@ absl::Status CopyEngineTransport::Reset(absl::Time deadline) {
 absl::Status CopyEngineTransport::Enqueue(int rank, const CopyEngineCall& call,
                                           const RankBuffers& buffers, absl::Duration timeout,
                                           cudaEvent_t done) {
-  absl::Status status = pairing_.failure();
-  if (status.ok()) status = EnqueueOp(rank, call, buffers, timeout);
+  // Reserve, first in EnqueueOp, returns an earlier failure.
+  absl::Status status = EnqueueOp(rank, call, buffers, timeout);
   if (!status.ok()) {
     // The peers' exit kernels stop waiting, and later calls fail, until Reset.
     pairing_.Fail(status);

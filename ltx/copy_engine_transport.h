@@ -113,6 +113,10 @@ class CopyEngineTransport {
   // Thread-safe.
   void Abandon();
 
+  // The smallest cudaDevAttrMaxPitch of the GPUs (SmallestMaxPitch), for the strided copies of
+  // any call on them. Thread-safe.
+  int64_t max_pitch() const { return max_pitch_; }
+
   // Makes the destructor leak the signals instead of giving them back: an exit kernel may still
   // read them. Not thread-safe.
   void KeepMemoryAtExit() { free_signals_ = false; }

@@ -1,6 +1,7 @@
-// The parameters that every kernel of the peer-store transport takes alike, whatever its
-// collective: the rank's buffers, every rank's signal region and staging, the rank's error
-// record, its place in the world, and the call's deadline and reset generation.
+// The parameters that the kernels of the peer-store transport take alike, whatever their
+// collective: every rank's signal region, the rank's error record, its place in the world and
+// the call's deadline; for the collectives' kernels also the rank's buffers, every rank's
+// staging and the reset generation.
 #ifndef LTX_KERNEL_PARAMS_H_
 #define LTX_KERNEL_PARAMS_H_
 
@@ -13,22 +14,29 @@
 
 namespace ltx {
 
-// Fills the shared fields of `params` (AllGatherKernelParams, AllToAllKernelParams) for rank
-// `view.rank`'s call on `buffers`; the collective's own fields are left to the caller.
-// Thread-safe (pure).
+// Fills what the parameters of every kernel of the transport (AllGatherKernelParams,
+// AllToAllKernelParams, CopyEngineGraphParams) take from rank `view.rank`'s view and the call:
+// every rank's signal region, the rank's error record, its place in the world and the call's
+// deadline. Thread-safe (pure).
 template <typename KernelParams>
-void SetSharedKernelParams(const PeerStoreView& view, const RankBuffers& buffers,
-                           const ResolvedCall& call, KernelParams* params) {
-  params->input = buffers.input;
-  params->output = buffers.output;
-  for (int peer = 0; peer < view.world_size; ++peer) {
-    params->signals[peer] = view.signals[peer];
-    params->staging[peer] = view.staging[peer];
-  }
+void SetViewParams(const PeerStoreView& view, const ResolvedCall& call, KernelParams* params) {
+  for (int peer = 0; peer < view.world_size; ++peer) params->signals[peer] = view.signals[peer];
   params->error_record = view.error_record;
   params->rank = view.rank;
   params->world_size = view.world_size;
   params->timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(call.timeout));
+}
+
+// Fills the shared fields of `params` (AllGatherKernelParams, AllToAllKernelParams) for rank
+// `view.rank`'s call on `buffers`: SetViewParams's, the buffers, every rank's staging and the
+// reset generation; the collective's own fields are left to the caller. Thread-safe (pure).
+template <typename KernelParams>
+void SetSharedKernelParams(const PeerStoreView& view, const RankBuffers& buffers,
+                           const ResolvedCall& call, KernelParams* params) {
+  SetViewParams(view, call, params);
+  params->input = buffers.input;
+  params->output = buffers.output;
+  for (int peer = 0; peer < view.world_size; ++peer) params->staging[peer] = view.staging[peer];
   params->generation = call.generation;
 }
 

@@ -502,8 +502,8 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
     const CopyEngineCall copies{op.collective, op.announce_copies(buffers, call), op.plan_copy};
     if (call.capturing) {
       // The peer-store transport only (RankCall refuses it on the copy-engine transport).
-      launched = CaptureCopyEngineCall(peer_stores_->view(rank), devices_, copies, buffers, call,
-                                       capture_exchange_.get());
+      launched = CaptureCopyEngineCall(peer_stores_->view(rank), copy_engines_->max_pitch(),
+                                       copies, buffers, call, capture_exchange_.get());
     } else {
       // Records last_done after everything it queued, on errors too: Reset waits for it.
       launched = copy_engines_->Enqueue(rank, copies, buffers, call.timeout, last_done);

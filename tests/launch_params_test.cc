@@ -1,7 +1,8 @@
 // Tests of the kernel parameters the launch files fill, on the host (ltx/allgather_launch.h,
 // ltx/alltoall_launch.h, ltx/kernel_params.h): what both collectives share comes from the view,
-// the buffers and the call alike; each collective's own fields and its copy-engine announcement
-// come from its layout. The view's pointers are made up and never dereferenced.
+// the buffers and the call alike, and a captured copy-engine call's kernels take the view's part
+// of it; each collective's own fields and its copy-engine announcement come from its layout. The
+// view's pointers are made up and never dereferenced.
 #include <cstdint>
 #include <vector>
 
@@ -10,10 +11,12 @@
 #include "kernels/allgather_kernel.h"
 #include "kernels/alltoall_kernel.h"
 #include "kernels/collective.h"
+#include "kernels/copy_engine_graph_kernel.h"
 #include "ltx/allgather_launch.h"
 #include "ltx/allgather_spec.h"
 #include "ltx/alltoall_launch.h"
 #include "ltx/alltoall_spec.h"
+#include "ltx/kernel_params.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/resolved_call.h"
@@ -153,6 +156,19 @@ TEST(LaunchParamsTest, CopyEngineAnnouncementsAreTheKernelsButForTheProtocol) {
   EXPECT_FALSE(MismatchRecord(to_all_kernel, to_all_copies, 0, 1, 1, &mismatch));
   // The two collectives never agree with each other.
   EXPECT_TRUE(MismatchRecord(gather_copies, to_all_copies, 0, 1, 1, &mismatch));
+}
+
+TEST(LaunchParamsTest, CapturedCopyEngineParamsCarryTheViewFields) {
+  const PeerStoreView view = FakeView();
+  CopyEngineGraphParams params;
+  SetViewParams(view, FakeCall(), &params);
+  for (int r = 0; r < kMaxWorldSize; ++r) {
+    EXPECT_EQ(params.signals[r], r < kWorld ? view.signals[r] : nullptr) << r;
+  }
+  EXPECT_EQ(params.error_record, view.error_record);
+  EXPECT_EQ(params.rank, kRank);
+  EXPECT_EQ(params.world_size, kWorld);
+  EXPECT_EQ(params.timeout_ns, uint64_t{1500000000});
 }
 
 }  // namespace
