@@ -1,9 +1,9 @@
 // Parsing and validation of the phase-breakdown settings.
 #include "tools/ltx_allgather/breakdown_config.h"
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
+#include "ltx/status_macros.h"
+#include "tools/flags/int_list.h"
 
 namespace ltx {
 namespace {
@@ -16,15 +16,10 @@ constexpr int64_t kDirectMaxBytes = int64_t{1} << 30;
 }  // namespace
 
 absl::StatusOr<std::vector<int>> ParseBlockList(absl::string_view text) {
-  std::vector<int> blocks;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    int value = 0;
-    if (!absl::SimpleAtoi(part, &value) || value < 0 || value > kMostBlocks) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "'%s' is not a block count (0 = automatic, up to %d)", part, kMostBlocks));
-    }
-    blocks.push_back(value);
-  }
+  LTX_ASSIGN_OR_RETURN(
+      std::vector<int> blocks,
+      ParseIntList(text, 0, kMostBlocks,
+                   absl::StrFormat("a block count (0 = automatic, up to %d)", kMostBlocks)));
   if (blocks.empty()) return absl::InvalidArgumentError("no block count given");
   return blocks;
 }

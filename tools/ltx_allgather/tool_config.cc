@@ -1,12 +1,14 @@
 // Flag values to validated run settings for ltx_allgather.
 #include "tools/ltx_allgather/tool_config.h"
 
+#include <limits>
+
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "absl/strings/str_split.h"
 #include "ltx/status_macros.h"
+#include "tools/flags/int_list.h"
 
 namespace ltx {
 namespace {
@@ -196,16 +198,8 @@ absl::StatusOr<int64_t> ParseBytes(const std::string& text) {
 }
 
 absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text) {
-  std::vector<int> devices;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    int device = 0;
-    if (!absl::SimpleAtoi(part, &device) || device < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("'%s' is not a device ordinal (a number >= 0)", part));
-    }
-    devices.push_back(device);
-  }
-  return devices;
+  return ParseIntList(text, 0, std::numeric_limits<int>::max(),
+                      "a device ordinal (a number >= 0)");
 }
 
 absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {

@@ -1,25 +1,22 @@
 // Parsing and checking the head split of ltx_alltoall.
 #include "tools/ltx_alltoall/head_counts.h"
 
+#include <limits>
 #include <numeric>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
+#include "ltx/status_macros.h"
+#include "tools/flags/int_list.h"
 
 namespace ltx {
 
 absl::StatusOr<std::vector<int64_t>> ParseHeadCounts(absl::string_view text, int world) {
-  std::vector<int64_t> counts;
-  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
-    int count = 0;  // An int, so that the sum of the counts cannot overflow.
-    if (!absl::SimpleAtoi(part, &count) || count < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("'%s' is not a head count (a number >= 0)", part));
-    }
-    counts.push_back(count);
-  }
+  // Ints, so that the sum of the counts cannot overflow.
+  LTX_ASSIGN_OR_RETURN(const std::vector<int> parsed,
+                       ParseIntList(text, 0, std::numeric_limits<int>::max(),
+                                    "a head count (a number >= 0)"));
+  const std::vector<int64_t> counts(parsed.begin(), parsed.end());
   if (counts.empty()) return counts;
   if (counts.size() != static_cast<size_t>(world)) {
     return absl::InvalidArgumentError(absl::StrFormat(
