@@ -8,15 +8,41 @@
 namespace ltx {
 namespace {
 
+// Waits for every flag of the op, with the protocol's deadline and error record; false once the
+// op is given up.
+__device__ bool AwaitEveryFlag(const OpContext& op, const CopyEngineExitParams& params) {
+  if (LoadRelaxedSystem(&op.local->abort) != 0u) return false;
+  for (int peer = 0; peer < params.world_size; ++peer) {
+    if (peer == params.rank) continue;
+    if (!AwaitFlag(op, BarrierPhase::kExit, peer, &params.flags->received[peer])) return false;
+    if (!AwaitFlag(op, BarrierPhase::kExit, peer, &params.flags->sent[peer])) return false;
+  }
+  return true;
+}
+
+// After the op was given up: waits, until `timeout_ns` from now, for each flag whose copy is
+// queued (the host stores `queued` before it sets any abort flag, and a pair is queued after
+// the failure only by a call that was already queueing it then: ltx/copy_engine_transport.h).
+// Reads host-mapped memory, which only this path does.
+__device__ void AwaitQueuedCopies(const CopyEngineExitParams& params) {
+  const uint64_t start_ns = GlobalTimerNs();
+  for (int peer = 0; peer < params.world_size; ++peer) {
+    if (peer == params.rank) continue;
+    const uint64_t* flags[2] = {&params.flags->received[peer], &params.flags->sent[peer]};
+    const uint64_t* queued[2] = {&params.queued->received[peer], &params.queued->sent[peer]};
+    for (int k = 0; k < 2; ++k) {
+      if (LoadAcquireSystem(queued[k]) < params.op) continue;
+      while (LoadAcquireSystem(flags[k]) < params.op) {
+        if (GlobalTimerNs() - start_ns > params.timeout_ns) return;
+      }
+    }
+  }
+}
+
 __global__ void CopyEngineExitKernel(CopyEngineExitParams params) {
   const OpContext op = {&params.signals->control, params.record, params.rank, params.op,
                         params.timeout_ns, params.collective};
-  if (LoadRelaxedSystem(&op.local->abort) != 0u) return;
-  for (int peer = 0; peer < params.world_size; ++peer) {
-    if (peer == params.rank) continue;
-    if (!AwaitFlag(op, BarrierPhase::kExit, peer, &params.flags->received[peer])) return;
-    if (!AwaitFlag(op, BarrierPhase::kExit, peer, &params.flags->sent[peer])) return;
-  }
+  if (!AwaitEveryFlag(op, params)) AwaitQueuedCopies(params);
 }
 
 }  // namespace

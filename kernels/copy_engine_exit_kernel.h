@@ -20,6 +20,9 @@ struct CopyEngineExitParams {
   // This rank's completion flags: `&signals->flags` with peer access, else in host-mapped
   // memory.
   const CopyEngineFlags* flags = nullptr;
+  // Which of this op's copies into and out of this rank are queued (host-mapped,
+  // CopyEngineHostSignals::queued).
+  const CopyEngineFlags* queued = nullptr;
   // This rank's error record (device pointer of host-mapped memory).
   DeviceErrorRecord* record = nullptr;
   int32_t rank = 0;
@@ -33,9 +36,12 @@ struct CopyEngineExitParams {
 // `flags->received[s]` (s's part is in this rank's output) and `flags->sent[s]`
 // (this rank's part is in s's output, so nothing reads its input any more) show `op`, read
 // with acquire loads at system scope. A wait that lasts longer than `timeout_ns` sets this
-// rank's abort flag and records a timeout (phase exit) in its error record; once the abort flag
-// is set the kernel returns at once. Returns the launch error. Thread-safe; the caller's
-// current device must be the stream's.
+// rank's abort flag and records a timeout (phase exit) in its error record. Once the op is
+// given up (that timeout, or the abort flag set before or during the waits) the kernel stops
+// waiting for copies that were never queued, but still waits, up to `timeout_ns` more, for
+// each flag whose copy `queued` shows queued for `op`, so that no copy of the op lands in this
+// rank's output or reads its input after its stream went on. Returns the launch error.
+// Thread-safe; the caller's current device must be the stream's.
 cudaError_t LaunchCopyEngineExit(const CopyEngineExitParams& params, cudaStream_t stream);
 
 }  // namespace ltx

@@ -39,6 +39,12 @@ struct CopyEngineDeviceSignals {
 struct CopyEngineHostSignals {
   // The completion flags when the GPUs have no peer access.
   CopyEngineFlags flags;
+  // Which copies are queued: queued.received[s] >= n once the copy of op n from rank s into
+  // this rank's output, and its flag writes, are on their stream; queued.sent[t] likewise for
+  // the copy from this rank into rank t's output. Stored by the host (release) right after it
+  // queues them; read by the exit kernel only once its op was given up, to wait for the copies
+  // that will still land before its stream goes on.
+  CopyEngineFlags queued;
   // This rank's error record.
   DeviceErrorRecord record;
 };

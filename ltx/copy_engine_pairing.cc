@@ -48,9 +48,10 @@ absl::StatusOr<uint64_t> CopyEnginePairing::Reserve(int rank, absl::Duration tim
   return op;
 }
 
-std::vector<CopyEnginePartner> CopyEnginePairing::Publish(int rank, uint64_t op,
-                                                          const CopyEngineArrival& mine) {
+absl::StatusOr<std::vector<CopyEnginePartner>> CopyEnginePairing::Publish(
+    int rank, uint64_t op, const CopyEngineArrival& mine) {
   absl::MutexLock lock(&mu_);
+  if (!failure_.ok()) return failure_;
   Slot& slot = SlotOfRank(rank, op);
   slot.op = op;
   slot.arrival = mine;
@@ -61,6 +62,7 @@ std::vector<CopyEnginePartner> CopyEnginePairing::Publish(int rank, uint64_t op,
     const Slot& theirs = SlotOfRank(peer, op);
     if (theirs.op == op) partners.push_back({peer, theirs.arrival});
   }
+  pairs_being_queued_ += static_cast<int>(partners.size());
   return partners;
 }
 
@@ -70,11 +72,20 @@ void CopyEnginePairing::Paired(int rank, int partner, uint64_t op) {
   Slot& theirs = SlotOfRank(partner, op);
   if (mine.op == op) mine.paired |= uint32_t{1} << partner;
   if (theirs.op == op) theirs.paired |= uint32_t{1} << rank;
+  if (pairs_being_queued_ > 0) --pairs_being_queued_;
 }
 
 void CopyEnginePairing::Fail(absl::Status error) {
   absl::MutexLock lock(&mu_);
   if (failure_.ok()) failure_ = std::move(error);
+}
+
+absl::Status CopyEnginePairing::AwaitPairsQueued(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto queued = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return pairs_being_queued_ == 0; };
+  if (mu_.AwaitWithDeadline(absl::Condition(&queued), deadline)) return absl::OkStatus();
+  return absl::DeadlineExceededError(
+      absl::StrFormat("%d copy-engine pair(s) still being queued", pairs_being_queued_));
 }
 
 absl::Status CopyEnginePairing::failure() const {
@@ -87,6 +98,7 @@ void CopyEnginePairing::Reset() {
   for (Slot& slot : slots_) slot = Slot();
   for (uint64_t& op : next_op_) op = 1;
   failure_ = absl::OkStatus();
+  pairs_being_queued_ = 0;
   ++generation_;
 }
 

@@ -57,9 +57,12 @@ class CopyEnginePairing {
   absl::StatusOr<uint64_t> Reserve(int rank, absl::Duration timeout) ABSL_LOCKS_EXCLUDED(mu_);
 
   // Publishes `mine` as rank `rank`'s arrival at op `op` (from Reserve) and returns the peers
-  // that had published op `op` before, in turn from the next rank on. Never waits.
+  // that had published op `op` before, in turn from the next rank on; the caller queues each
+  // pair's copies and then calls Paired for it (until then the pair counts as being queued:
+  // AwaitPairsQueued). Never waits. Errors: the recorded failure (Fail); nothing is published.
   // Thread-safe.
-  std::vector<CopyEnginePartner> Publish(int rank, uint64_t op, const CopyEngineArrival& mine)
+  absl::StatusOr<std::vector<CopyEnginePartner>> Publish(int rank, uint64_t op,
+                                                         const CopyEngineArrival& mine)
       ABSL_LOCKS_EXCLUDED(mu_);
 
   // Records that the pair (`rank`, `partner`) of op `op` is done with both slots (the copies
@@ -70,6 +73,12 @@ class CopyEnginePairing {
   // Records `error` (not OK) as the failure of every later call until Reset; the first failure
   // stands. Thread-safe.
   void Fail(absl::Status error) ABSL_LOCKS_EXCLUDED(mu_);
+
+  // Waits until no pair that Publish returned awaits its Paired, at most until `deadline`. After
+  // Fail, no pair is returned any more, so once this returns OK every pair whose copies will
+  // ever be queued (before Reset) has been. DeadlineExceeded if pairs are still being queued at
+  // `deadline`. Thread-safe.
+  absl::Status AwaitPairsQueued(absl::Time deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
   // The recorded failure, or OK. Thread-safe.
   absl::Status failure() const ABSL_LOCKS_EXCLUDED(mu_);
@@ -97,7 +106,8 @@ class CopyEnginePairing {
   std::vector<Slot> slots_ ABSL_GUARDED_BY(mu_);         // [rank][slot]
   std::vector<uint64_t> next_op_ ABSL_GUARDED_BY(mu_);  // Per rank.
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
-  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;  // Advanced by Reset.
+  int pairs_being_queued_ ABSL_GUARDED_BY(mu_) = 0;  // Returned by Publish, not yet Paired.
+  uint64_t generation_ ABSL_GUARDED_BY(mu_) = 0;     // Advanced by Reset.
 };
 
 }  // namespace ltx

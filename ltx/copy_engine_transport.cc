@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -22,6 +23,8 @@ namespace {
 // How long the destructor waits for the copy streams.
 constexpr absl::Duration kDrainAtExit = absl::Seconds(5);
 constexpr absl::Duration kDrainPoll = absl::Microseconds(50);
+// How long Abandon waits for calls that are queueing a pair's copies (a few driver calls each).
+constexpr absl::Duration kQueueingBound = absl::Seconds(1);
 
 absl::Status Tagged(const absl::Status& status) {
   return absl::Status(status.code(), absl::StrCat(status.message(), " (copy-engine transport)"));
@@ -152,6 +155,8 @@ absl::optional<DeviceErrorRecord> CopyEngineTransport::ReadError(int rank) const
 }
 
 void CopyEngineTransport::Abandon() {
+  // Best effort too: past the bound, an exit kernel may miss a copy still being queued.
+  pairing_.AwaitPairsQueued(absl::Now() + kQueueingBound).IgnoreError();
   int previous = 0;
   if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
   for (size_t rank = 0; rank < device_blocks_.size(); ++rank) {
@@ -203,11 +208,8 @@ absl::Status CopyEngineTransport::Enqueue(int rank, const CopyEngineCall& call,
                                           cudaEvent_t done) {
   // Reserve, first in EnqueueOp, returns an earlier failure.
   absl::Status status = EnqueueOp(rank, call, buffers, timeout);
-  if (!status.ok()) {
-    // The peers' exit kernels stop waiting, and later calls fail, until Reset.
-    pairing_.Fail(status);
-    Abandon();
-  }
+  // Later calls fail, until Reset; the caller makes the error visible, then calls Abandon.
+  if (!status.ok()) pairing_.Fail(status);
   if (done != nullptr) {
     const absl::Status recorded =
         RankCudaStatus(cudaEventRecord(done, buffers.stream), rank, "cudaEventRecord(done)");
@@ -230,8 +232,10 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const CopyEngineCall& call
   CopyEngineArrival mine;
   mine.announced = call.announcement;
   mine.input = reinterpret_cast<uint64_t>(buffers.input);
+  LTX_ASSIGN_OR_RETURN(const std::vector<CopyEnginePartner> partners,
+                       pairing_.Publish(rank, op, mine));
   absl::Status status;
-  for (const CopyEnginePartner& peer : pairing_.Publish(rank, op, mine)) {
+  for (const CopyEnginePartner& peer : partners) {
     if (status.ok()) status = QueuePair(rank, mine, peer, op, call);
     pairing_.Paired(rank, peer.rank, op);
   }
@@ -239,6 +243,7 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const CopyEngineCall& call
   CopyEngineExitParams exit;
   exit.signals = DeviceSignals(rank);
   exit.flags = flags_[rank];
+  exit.queued = &signals_[rank].queued;
   exit.record = &signals_[rank].record;
   exit.rank = rank;
   exit.world_size = static_cast<int32_t>(devices_.size());
@@ -298,6 +303,13 @@ absl::Status CopyEngineTransport::QueueDirection(int rank, const Direction& dire
   } else {
     status = WriteFlags(rank, stream, &flags_[direction.target]->received[direction.source],
                         &flags_[direction.source]->sent[direction.target], op);
+  }
+  if (status.ok()) {
+    // Before Paired, so before any abort flag that a failure sets (Abandon).
+    __atomic_store_n(&signals_[direction.target].queued.received[direction.source], op,
+                     __ATOMIC_RELEASE);
+    __atomic_store_n(&signals_[direction.source].queued.sent[direction.target], op,
+                     __ATOMIC_RELEASE);
   }
   if (switch_device) cudaSetDevice(devices_[rank]);
   return status;

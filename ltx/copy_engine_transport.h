@@ -38,10 +38,18 @@
 // Errors: a rank that never calls leaves the others' exit kernels waiting for its flags: they
 // record DeadlineExceeded (phase exit) in their error records, and no copy into or out of the
 // missing rank is queued. Ranks that disagree: the rank that pairs them returns
-// InvalidArgument (the kernels' MismatchRecord), queues nothing for that pair and sets every
-// rank's abort flag, so the waiting exit kernels stop at once. A rank that calls after a peer's
-// device gave up queues nothing with it. Copies queued before a failure may still land
-// afterwards; Reset waits for every copy stream.
+// InvalidArgument (the kernels' MismatchRecord) and queues nothing for that pair; its caller
+// makes the error visible and sets every rank's abort flag (Abandon), so the waiting exit
+// kernels stop. A rank that calls after a peer's device gave up queues nothing with it.
+//
+// Copies queued before a failure still run (a queued copy cannot be recalled): each is marked
+// in host-mapped memory right after it is queued (CopyEngineHostSignals::queued), and an exit
+// kernel whose op was given up still waits, up to the timeout, for the marked copies of its op
+// before its stream goes on. Abandon sets the abort flags only once no call is queueing a pair
+// (after a failure none starts), so the marks it races with are final. Two cases stay open: a
+// copy whose source rank's stream is held by other work for longer than that extra timeout
+// lands later, and a call that pairs with a peer within microseconds of that peer's exit kernel
+// timing out may queue copies the peer no longer waits for. Reset waits for every copy stream.
 //
 // The calls cannot be captured into a CUDA graph (the pairing happens on the host at call time);
 // captured copy-engine calls on the peer-store transport take ltx/copy_engine_graph.h instead.
@@ -97,10 +105,11 @@ class CopyEngineTransport {
   // errors too. Errors: InvalidArgument when this rank pairs with a peer whose announcement
   // disagrees (another collective, shape or reset generation; naming both values); a peer's device
   // error when its device already gave up; the CUDA error of a call that failed (naming the ranks);
-  // DeadlineExceeded from the slot wait. A failure abandons the op on every rank (abort flags), and
-  // every later call fails with it until Reset. Errors the devices record (timeouts of the exit
-  // kernels) are read with ReadError. Thread-safe across ranks; each rank calls from one thread at
-  // a time.
+  // DeadlineExceeded from the slot wait. Every later call fails with a failure until Reset; the
+  // peers' exit kernels of the op keep waiting until the caller, having made the error visible to
+  // every rank (so that a peer whose exit kernel stops reports it), calls Abandon. Errors the
+  // devices record (timeouts of the exit kernels) are read with ReadError. Thread-safe across
+  // ranks; each rank calls from one thread at a time.
   absl::Status Enqueue(int rank, const CopyEngineCall& call, const RankBuffers& buffers,
                        absl::Duration timeout, cudaEvent_t done);
 
@@ -109,8 +118,9 @@ class CopyEngineTransport {
   absl::optional<DeviceErrorRecord> ReadError(int rank) const;
 
   // Sets every rank's abort flag (a stream memory write on the rank's control stream, which
-  // never waits for anything): running and later exit kernels return at once, until Reset.
-  // Thread-safe.
+  // never waits for anything): running and later exit kernels stop waiting for copies that were
+  // never queued, until Reset. First waits (at most a second) until no call is queueing a
+  // pair's copies, so that those kernels know every copy of their op that was. Thread-safe.
   void Abandon();
 
   // The smallest cudaDevAttrMaxPitch of the GPUs (SmallestMaxPitch), for the strided copies of

@@ -516,8 +516,13 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
                                 "cudaEventRecord");
     }
   }
-  // The peers of this rank will time out waiting for it: stop the runtime.
-  if (!launched.ok()) StopWith(launched);
+  if (!launched.ok()) {
+    // The peers of this rank will time out waiting for it: stop the runtime.
+    StopWith(launched);
+    // On the copy engines, end the peers' waits for this op, now that the error is sticky: a
+    // peer whose exit kernel stops sees it in its status.
+    if (call.protocol == Protocol::kCopyEngine && !call.capturing) copy_engines_->Abandon();
+  }
   return launched;
 }
 

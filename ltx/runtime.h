@@ -201,9 +201,11 @@ class Runtime {
   // ranks if `timeout` passed. A device error with ranks still running names them too, and
   // which outputs they may still store into (a rank that started storing into a peer's output
   // before that peer gave the op up); no other rank stores into an output of a failed op once
-  // its owner gave the op up (kernels/PROTOCOL.md, store claims). Replays of captured CUDA
-  // graphs are not calls through the Runtime: synchronise their streams yourself. Must not run
-  // concurrently with calls.
+  // its owner gave the op up (kernels/PROTOCOL.md, store claims). On the copy engines, the
+  // copies already queued for a failed op cannot be recalled: a rank's stream goes on past the
+  // op once they have landed, or after one more timeout (kernels/PROTOCOL.md, the copy-engine
+  // protocol's errors). Replays of captured CUDA graphs are not calls through the Runtime:
+  // synchronise their streams yourself. Must not run concurrently with calls.
   absl::Status Synchronize(absl::Duration timeout);
 
   // The sticky error state: OK, or the error that stopped the Runtime, including device errors

@@ -34,7 +34,11 @@ std::vector<int> Arrive(CopyEnginePairing& pairing, int rank, uint64_t expected_
   const absl::StatusOr<uint64_t> op = pairing.Reserve(rank, kLong);
   EXPECT_TRUE(op.ok()) << op.status();
   EXPECT_EQ(*op, expected_op);
-  const std::vector<CopyEnginePartner> partners = pairing.Publish(rank, *op, ArrivalOf(rank, *op));
+  const absl::StatusOr<std::vector<CopyEnginePartner>> published =
+      pairing.Publish(rank, *op, ArrivalOf(rank, *op));
+  EXPECT_TRUE(published.ok()) << published.status();
+  const std::vector<CopyEnginePartner> partners =
+      published.value_or(std::vector<CopyEnginePartner>());
   for (const CopyEnginePartner& partner : partners) {
     EXPECT_EQ(partner.arrival.input, ArrivalOf(partner.rank, *op).input);
     EXPECT_EQ(partner.arrival.announced.output_address,
@@ -129,6 +133,34 @@ TEST(CopyEnginePairingTest, FailureStopsWaitersAndLaterCallsUntilReset) {
   EXPECT_EQ(Arrive(pairing, 0, 1), (std::vector<int>{1}));
 }
 
+// After Fail, Publish returns the failure and pairs nothing; AwaitPairsQueued waits for pairs
+// returned before the failure until their Paired.
+TEST(CopyEnginePairingTest, PairsBeingQueuedAtAFailureAreAwaitedAndNoneStartsAfterIt) {
+  CopyEnginePairing pairing(3);
+  EXPECT_TRUE(Arrive(pairing, 0, 1).empty());
+  ASSERT_TRUE(pairing.Reserve(1, kLong).ok());
+  const absl::StatusOr<std::vector<CopyEnginePartner>> queueing =
+      pairing.Publish(1, 1, ArrivalOf(1, 1));
+  ASSERT_TRUE(queueing.ok()) << queueing.status();
+  ASSERT_EQ(RanksOf(*queueing), (std::vector<int>{0}));
+  pairing.Fail(absl::InvalidArgumentError("disagreement"));
+  // Rank 1 still queues its pair with rank 0.
+  EXPECT_TRUE(absl::IsDeadlineExceeded(
+      pairing.AwaitPairsQueued(absl::Now() + absl::Milliseconds(20))));
+  absl::Status awaited = absl::UnknownError("not run");
+  std::thread abandoner(
+      [&] { awaited = pairing.AwaitPairsQueued(absl::Now() + kLong); });
+  absl::SleepFor(absl::Milliseconds(20));
+  pairing.Paired(1, 0, 1);
+  abandoner.join();
+  EXPECT_TRUE(awaited.ok()) << awaited;
+  // Rank 2 reserved before the failure: its Publish pairs with nobody and returns the failure.
+  const absl::StatusOr<std::vector<CopyEnginePartner>> late =
+      pairing.Publish(2, 1, ArrivalOf(2, 1));
+  EXPECT_TRUE(absl::IsInvalidArgument(late.status())) << late.status();
+  EXPECT_TRUE(pairing.AwaitPairsQueued(absl::Now()).ok());
+}
+
 TEST(CopyEnginePairingTest, ResetReleasesAWaiterWithAborted) {
   CopyEnginePairing pairing(2);
   for (uint64_t op = 1; op <= CopyEnginePairing::kSlots; ++op) Arrive(pairing, 0, op);
@@ -160,8 +192,10 @@ TEST(CopyEnginePairingTest, ConcurrentRanksPairEveryOpExactlyOnce) {
         const absl::StatusOr<uint64_t> reserved = pairing.Reserve(rank, kLong);
         ASSERT_TRUE(reserved.ok()) << reserved.status();
         ASSERT_EQ(*reserved, op);
-        for (const CopyEnginePartner& partner :
-             pairing.Publish(rank, op, ArrivalOf(rank, op))) {
+        const absl::StatusOr<std::vector<CopyEnginePartner>> partners =
+            pairing.Publish(rank, op, ArrivalOf(rank, op));
+        ASSERT_TRUE(partners.ok()) << partners.status();
+        for (const CopyEnginePartner& partner : *partners) {
           ASSERT_EQ(partner.arrival.input, ArrivalOf(partner.rank, op).input);
           const int low = std::min(rank, partner.rank);
           const int high = std::max(rank, partner.rank);

@@ -1,10 +1,11 @@
 // GPU tests of the copy-engine protocol's per-rank calls, on the copy-engine transport and as
 // Protocol::kCopyEngine on the peer-store transport: one host thread issuing every rank's calls
-// (which must never wait for each other), ranks drifting apart by many ops, and a rank that
-// never calls; and of copy-engine calls captured into CUDA graphs on the peer-store transport:
-// replays byte-exact, drifting replays, a rank that never replays or never captures, a kernel
-// against the copy engines, Reset. Random data, outputs poisoned before every call, byte-exact
-// checks. Skips, with the reason, without two GPUs.
+// (which must never wait for each other), ranks drifting apart by many ops, a rank that never
+// calls, and ops abandoned with their copies queued; and of copy-engine calls captured into
+// CUDA graphs on the peer-store transport: replays byte-exact, drifting replays, a rank that
+// never replays or never captures, a kernel against the copy engines, Reset. Random data,
+// outputs poisoned before every call, byte-exact checks. Skips, with the reason, without two
+// GPUs.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "gtest/gtest.h"
 #include "kernels/copy_plan.h"
 #include "ltx/runtime.h"
+#include "tests/busy_kernel.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
 
@@ -184,6 +186,57 @@ TEST_P(CopyEngineRankCallTest, MissingRankTimesOutOnTheDeviceAndTouchesNothing) 
   ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
   ASSERT_TRUE(harness_->Prepare(c).ok());
   ASSERT_TRUE(CallInOrder(c, Descending(world_)).ok());
+  ASSERT_TRUE(runtime_->Synchronize(kTestWait).ok());
+  EXPECT_TRUE(harness_->Verify().ok());
+}
+
+// Ops queued far ahead of the GPUs, then one on which the ranks disagree: the failure abandons
+// the ops still waiting on the GPUs, whose copies are queued and cannot be recalled. Each
+// stream goes on past an op only once that op's queued copies have landed, so a memset queued
+// on every rank's stream after the calls is the last write into its output.
+TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
+  LTX_REQUIRE_GPUS(2);
+  constexpr int kQueuedOps = 8;
+  constexpr uint8_t kStamp = 0x5a;
+  const AllGatherCase c = CaseOf(world_, 16 * kMiB);
+  ASSERT_TRUE(harness_->Prepare(c).ok());
+  // Hold every GPU, so that the host queues every op (and the failure) before any copy runs.
+  for (int rank = 0; rank < world_; ++rank) {
+    ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[rank]), cudaSuccess);
+    ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(absl::Milliseconds(50)),
+                               harness_->Buffers(rank).stream),
+              cudaSuccess);
+  }
+  for (int op = 0; op < kQueuedOps; ++op) ASSERT_TRUE(CallInOrder(c, Ascending(world_)).ok());
+  AllGatherCase disagreeing = c;
+  disagreeing.token_counts.back() /= 2;
+  absl::Status failed;
+  for (int rank = 0; rank < world_; ++rank) {
+    const AllGatherShape shape = rank == world_ - 1 ? disagreeing.Shape() : c.Shape();
+    const absl::Status status =
+        runtime_->AllGatherRank(rank, shape, harness_->Buffers(rank), call_);
+    if (failed.ok()) failed = status;
+  }
+  EXPECT_EQ(failed.code(), absl::StatusCode::kInvalidArgument) << failed;
+  for (int rank = 0; rank < world_; ++rank) {
+    ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[rank]), cudaSuccess);
+    ASSERT_EQ(cudaMemsetAsync(harness_->Buffers(rank).output, kStamp,
+                              harness_->layout().output_bytes, harness_->Buffers(rank).stream),
+              cudaSuccess);
+  }
+  EXPECT_EQ(runtime_->Synchronize(kTestWait).code(), absl::StatusCode::kInvalidArgument);
+  ASSERT_TRUE(runtime_->Reset(kTestWait).ok());  // Waits for every copy stream.
+  const std::vector<std::vector<uint8_t>> outputs = ReadOutputs();
+  for (int rank = 0; rank < world_; ++rank) {
+    const int64_t overwritten =
+        std::count_if(outputs[rank].begin(), outputs[rank].end(),
+                      [](uint8_t byte) { return byte != kStamp; });
+    EXPECT_EQ(overwritten, 0) << "rank " << rank
+                              << ": bytes a copy stored after the stream went on";
+  }
+  // The Runtime works again.
+  ASSERT_TRUE(harness_->Prepare(c).ok());
+  ASSERT_TRUE(CallInOrder(c, Ascending(world_)).ok());
   ASSERT_TRUE(runtime_->Synchronize(kTestWait).ok());
   EXPECT_TRUE(harness_->Verify().ok());
 }
