@@ -25,6 +25,8 @@ __device__ bool AwaitEveryFlag(const OpContext& op, const CopyEngineExitParams& 
 // the failure only by a call that was already queueing it then: ltx/copy_engine_transport.h).
 // Reads host-mapped memory, which only this path does.
 __device__ void AwaitQueuedCopies(const CopyEngineExitParams& params) {
+  // Orders the abort flag's load (relaxed) before the marks' loads.
+  __threadfence_system();
   const uint64_t start_ns = GlobalTimerNs();
   for (int peer = 0; peer < params.world_size; ++peer) {
     if (peer == params.rank) continue;

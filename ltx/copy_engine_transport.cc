@@ -130,7 +130,7 @@ absl::Status CopyEngineTransport::ClearDeviceSignals() {
 }
 
 CopyEngineTransport::~CopyEngineTransport() {
-  Abandon();
+  Abandon(absl::CancelledError("the copy-engine transport is being destroyed"));
   if (!Drain(absl::Now() + kDrainAtExit).ok()) free_signals_ = false;
   for (const RankStreams& streams : streams_) {
     for (cudaStream_t stream : streams.to) {
@@ -154,8 +154,10 @@ absl::optional<DeviceErrorRecord> CopyEngineTransport::ReadError(int rank) const
   return ReadDeviceError(&signals_[rank].record);
 }
 
-void CopyEngineTransport::Abandon() {
-  // Best effort too: past the bound, an exit kernel may miss a copy still being queued.
+void CopyEngineTransport::Abandon(const absl::Status& error) {
+  // No pair is queued from here on; then wait for those being queued (best effort too: past the
+  // bound, an exit kernel may miss a copy still being queued).
+  pairing_.Fail(error);
   pairing_.AwaitPairsQueued(absl::Now() + kQueueingBound).IgnoreError();
   int previous = 0;
   if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
@@ -239,7 +241,9 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const CopyEngineCall& call
     if (status.ok()) status = QueuePair(rank, mine, peer, op, call);
     pairing_.Paired(rank, peer.rank, op);
   }
-  LTX_RETURN_IF_ERROR(status);
+  // The exit kernel follows even a failed pairing: copies of an earlier pair of this op may be
+  // queued, and the stream must not go on before they landed (the abort that follows the
+  // failure makes the kernel wait for those only).
   CopyEngineExitParams exit;
   exit.signals = DeviceSignals(rank);
   exit.flags = flags_[rank];
@@ -250,7 +254,9 @@ absl::Status CopyEngineTransport::EnqueueOp(int rank, const CopyEngineCall& call
   exit.op = op;
   exit.timeout_ns = static_cast<uint64_t>(absl::ToInt64Nanoseconds(timeout));
   exit.collective = call.collective;
-  return RankCudaStatus(LaunchCopyEngineExit(exit, buffers.stream), rank, "exit kernel launch");
+  const absl::Status launched =
+      RankCudaStatus(LaunchCopyEngineExit(exit, buffers.stream), rank, "exit kernel launch");
+  return status.ok() ? launched : status;
 }
 
 absl::Status CopyEngineTransport::QueuePair(int rank, const CopyEngineArrival& mine,

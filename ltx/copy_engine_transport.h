@@ -107,7 +107,8 @@ class CopyEngineTransport {
   // error when its device already gave up; the CUDA error of a call that failed (naming the ranks);
   // DeadlineExceeded from the slot wait. Every later call fails with a failure until Reset; the
   // peers' exit kernels of the op keep waiting until the caller, having made the error visible to
-  // every rank (so that a peer whose exit kernel stops reports it), calls Abandon. Errors the
+  // every rank (so that a peer whose exit kernel stops reports it), calls Abandon. Once the call
+  // published its part, its exit kernel is queued even when the call fails. Errors the
   // devices record (timeouts of the exit kernels) are read with ReadError. Thread-safe across
   // ranks; each rank calls from one thread at a time.
   absl::Status Enqueue(int rank, const CopyEngineCall& call, const RankBuffers& buffers,
@@ -117,11 +118,12 @@ class CopyEngineTransport {
   // kernels run. Thread-safe.
   absl::optional<DeviceErrorRecord> ReadError(int rank) const;
 
-  // Sets every rank's abort flag (a stream memory write on the rank's control stream, which
+  // Records `error` (not OK) as the failure of every later call, as a failed Enqueue does, then
+  // sets every rank's abort flag (a stream memory write on the rank's control stream, which
   // never waits for anything): running and later exit kernels stop waiting for copies that were
-  // never queued, until Reset. First waits (at most a second) until no call is queueing a
-  // pair's copies, so that those kernels know every copy of their op that was. Thread-safe.
-  void Abandon();
+  // never queued, until Reset. In between it waits (at most a second) until no call is queueing
+  // a pair's copies, so that those kernels know every copy of their op that was. Thread-safe.
+  void Abandon(const absl::Status& error);
 
   // The smallest cudaDevAttrMaxPitch of the GPUs (SmallestMaxPitch), for the strided copies of
   // any call on them. Thread-safe.

@@ -521,14 +521,16 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
     StopWith(launched);
     // On the copy engines, end the peers' waits for this op, now that the error is sticky: a
     // peer whose exit kernel stops sees it in its status.
-    if (call.protocol == Protocol::kCopyEngine && !call.capturing) copy_engines_->Abandon();
+    if (call.protocol == Protocol::kCopyEngine && !call.capturing) {
+      copy_engines_->Abandon(launched);
+    }
   }
   return launched;
 }
 
 void Runtime::AbandonDevices(const absl::Status& error) {
   if (peer_stores_ != nullptr) peer_stores_->Abandon().IgnoreError();
-  copy_engines_->Abandon();
+  copy_engines_->Abandon(error);
   capture_exchange_->Fail(error);
 }
 

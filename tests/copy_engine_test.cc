@@ -203,7 +203,7 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
   // Hold every GPU, so that the host queues every op (and the failure) before any copy runs.
   for (int rank = 0; rank < world_; ++rank) {
     ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[rank]), cudaSuccess);
-    ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(absl::Milliseconds(50)),
+    ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(absl::Milliseconds(200)),
                                harness_->Buffers(rank).stream),
               cudaSuccess);
   }
@@ -218,6 +218,11 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
     if (failed.ok()) failed = status;
   }
   EXPECT_EQ(failed.code(), absl::StatusCode::kInvalidArgument) << failed;
+  // Else the ops ran before the failure and the test shows nothing.
+  for (int rank = 0; rank < world_; ++rank) {
+    ASSERT_EQ(cudaStreamQuery(harness_->Buffers(rank).stream), cudaErrorNotReady)
+        << "rank " << rank << "'s GPU finished its busy kernel before the calls were queued";
+  }
   for (int rank = 0; rank < world_; ++rank) {
     ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[rank]), cudaSuccess);
     ASSERT_EQ(cudaMemsetAsync(harness_->Buffers(rank).output, kStamp,
@@ -226,6 +231,7 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
   }
   EXPECT_EQ(runtime_->Synchronize(kTestWait).code(), absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(runtime_->Reset(kTestWait).ok());  // Waits for every copy stream.
+  ASSERT_TRUE(harness_->SynchronizeStreams().ok());  // And for the memsets.
   const std::vector<std::vector<uint8_t>> outputs = ReadOutputs();
   for (int rank = 0; rank < world_; ++rank) {
     const int64_t overwritten =
