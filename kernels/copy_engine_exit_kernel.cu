@@ -23,21 +23,26 @@ __device__ bool AwaitEveryFlag(const OpContext& op, const CopyEngineExitParams& 
 // After the op was given up: waits, until `timeout_ns` from now, for each flag whose copy is
 // queued (the host stores `queued` before it sets any abort flag, and a pair is queued after
 // the failure only by a call that was already queueing it then: ltx/copy_engine_transport.h).
-// Reads host-mapped memory, which only this path does.
+// A peer whose copies are still missing then is marked stuck, and later kernels skip it: its
+// later copies queue behind those on the same copy streams, so a stuck peer costs one timeout,
+// not one per op. Reads host-mapped memory, which only this path does.
 __device__ void AwaitQueuedCopies(const CopyEngineExitParams& params) {
   // Orders the abort flag's load (relaxed) before the marks' loads.
   __threadfence_system();
+  uint32_t* stuck_peers = &params.signals->stuck_peers;
   const uint64_t start_ns = GlobalTimerNs();
   for (int peer = 0; peer < params.world_size; ++peer) {
-    if (peer == params.rank) continue;
+    if (peer == params.rank || (*stuck_peers & (1u << peer)) != 0u) continue;
     const uint64_t* flags[2] = {&params.flags->received[peer], &params.flags->sent[peer]};
     const uint64_t* queued[2] = {&params.queued->received[peer], &params.queued->sent[peer]};
-    for (int k = 0; k < 2; ++k) {
+    bool stuck = false;
+    for (int k = 0; k < 2 && !stuck; ++k) {
       if (LoadAcquireSystem(queued[k]) < params.op) continue;
-      while (LoadAcquireSystem(flags[k]) < params.op) {
-        if (GlobalTimerNs() - start_ns > params.timeout_ns) return;
+      while (!stuck && LoadAcquireSystem(flags[k]) < params.op) {
+        stuck = GlobalTimerNs() - start_ns > params.timeout_ns;
       }
     }
+    if (stuck) *stuck_peers |= 1u << peer;
   }
 }
 

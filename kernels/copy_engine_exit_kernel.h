@@ -40,7 +40,9 @@ struct CopyEngineExitParams {
 // given up (that timeout, or the abort flag set before or during the waits) the kernel stops
 // waiting for copies that were never queued, but still waits, up to `timeout_ns` more, for
 // each flag whose copy `queued` shows queued for `op`, so that no copy of the op lands in this
-// rank's output or reads its input after its stream went on. Returns the launch error.
+// rank's output or reads its input after its stream went on; a peer whose copies are still
+// missing then is not waited for again by this rank's later exit kernels, until Reset
+// (CopyEngineDeviceSignals::stuck_peers). Returns the launch error.
 // Thread-safe; the caller's current device must be the stream's.
 cudaError_t LaunchCopyEngineExit(const CopyEngineExitParams& params, cudaStream_t stream);
 

@@ -32,6 +32,10 @@ struct CopyEngineDeviceSignals {
   // The waits' error handling (barrier.cuh): only `error_claimed` and `abort` are used. The
   // host sets `abort` with a stream memory write.
   SignalRegion control;
+  // Bit s: an exit kernel of this rank gave up waiting for queued copies with rank s (after its
+  // op was given up); later ones, whose copies with s queue behind those, do not wait for them
+  // again. Read and written only by this rank's exit kernels (stream order); zeroed by Reset.
+  uint32_t stuck_peers;
 };
 
 // One per rank, in one host-mapped array indexed by rank (every GPU reaches it, with or without

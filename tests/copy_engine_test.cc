@@ -1,11 +1,10 @@
 // GPU tests of the copy-engine protocol's per-rank calls, on the copy-engine transport and as
 // Protocol::kCopyEngine on the peer-store transport: one host thread issuing every rank's calls
 // (which must never wait for each other), ranks drifting apart by many ops, a rank that never
-// calls, and ops abandoned with their copies queued; and of copy-engine calls captured into
-// CUDA graphs on the peer-store transport: replays byte-exact, drifting replays, a rank that
-// never replays or never captures, a kernel against the copy engines, Reset. Random data,
-// outputs poisoned before every call, byte-exact checks. Skips, with the reason, without two
-// GPUs.
+// calls, ops abandoned with their copies queued, and a stuck peer; and of copy-engine calls
+// captured into CUDA graphs on the peer-store transport: replays byte-exact, drifting replays, a
+// rank that never replays or never captures, a kernel against the copy engines, Reset. Random data,
+// outputs poisoned before every call, byte-exact checks. Skips, with the reason, without two GPUs.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -243,6 +242,46 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
   // The Runtime works again.
   ASSERT_TRUE(harness_->Prepare(c).ok());
   ASSERT_TRUE(CallInOrder(c, Ascending(world_)).ok());
+  ASSERT_TRUE(runtime_->Synchronize(kTestWait).ok());
+  EXPECT_TRUE(harness_->Verify().ok());
+}
+
+// A peer whose stream other work holds far beyond the timeout, with many ops queued with it:
+// the other rank's stream waits for the first op's flags, then once more for its queued copies,
+// and then passes every later op at once (the peer is marked stuck), instead of waiting one
+// more timeout per op. DeadlineExceeded; Reset recovers once the peer is free.
+TEST_P(CopyEngineRankCallTest, AStuckPeerCostsOneExtraTimeoutNotOnePerOp) {
+  LTX_REQUIRE_GPUS(2);
+  constexpr int kQueuedOps = 8;
+  constexpr absl::Duration kTimeout = absl::Milliseconds(300);
+  constexpr absl::Duration kStuckFor = absl::Seconds(4);
+  const AllGatherCase c = CaseOf(world_, kMiB);
+  ASSERT_TRUE(harness_->Prepare(c).ok());
+  const int stuck = world_ - 1;
+  ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[stuck]), cudaSuccess);
+  ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(kStuckFor), harness_->Buffers(stuck).stream),
+            cudaSuccess);
+  CallOptions call = call_;
+  call.timeout = kTimeout;
+  const absl::Time start = absl::Now();
+  for (int op = 0; op < kQueuedOps; ++op) {
+    for (int rank : Ascending(world_)) {
+      ASSERT_TRUE(runtime_->AllGatherRank(rank, c.Shape(), harness_->Buffers(rank), call).ok());
+    }
+  }
+  ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[0]), cudaSuccess);
+  while (cudaStreamQuery(harness_->Buffers(0).stream) == cudaErrorNotReady &&
+         absl::Now() - start < kStuckFor) {
+    absl::SleepFor(absl::Milliseconds(1));
+  }
+  const absl::Duration released = absl::Now() - start;
+  // Two timeouts and a margin; one more timeout per op would take 2.7 s.
+  EXPECT_LT(released, 2 * kTimeout + absl::Milliseconds(500))
+      << "rank 0's stream went on after " << released;
+  EXPECT_EQ(runtime_->Synchronize(kTestWait).code(), absl::StatusCode::kDeadlineExceeded);
+  ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
+  ASSERT_TRUE(harness_->Prepare(c).ok());
+  ASSERT_TRUE(CallInOrder(c, Descending(world_)).ok());
   ASSERT_TRUE(runtime_->Synchronize(kTestWait).ok());
   EXPECT_TRUE(harness_->Verify().ok());
 }
