@@ -73,6 +73,16 @@ class CopyEngineRankCallTest : public ::testing::TestWithParam<Transport> {
     return absl::OkStatus();
   }
 
+  // One op of `c` from fresh data and poisoned outputs, called in `order`, byte-exact.
+  void ExpectOneOpByteExact(const AllGatherCase& c, const std::vector<int>& order) {
+    ASSERT_TRUE(harness_->Prepare(c).ok());
+    ASSERT_TRUE(CallInOrder(c, order).ok());
+    const absl::Status status = runtime_->Synchronize(kTestWait);
+    ASSERT_TRUE(status.ok()) << status;
+    const absl::Status verified = harness_->Verify();
+    EXPECT_TRUE(verified.ok()) << verified;
+  }
+
   // Every rank's output bytes.
   std::vector<std::vector<uint8_t>> ReadOutputs() {
     std::vector<std::vector<uint8_t>> outputs;
@@ -142,10 +152,7 @@ TEST_P(CopyEngineRankCallTest, RanksDriftApartWithoutHostSynchronisation) {
   ASSERT_TRUE(status.ok()) << status;
   EXPECT_TRUE(harness_->Verify().ok());
   // And a fresh op after the drift, from poisoned outputs.
-  ASSERT_TRUE(harness_->Prepare(c).ok());
-  ASSERT_TRUE(CallInOrder(c, Ascending(world_)).ok());
-  ASSERT_TRUE(runtime_->Synchronize(kTestWait).ok());
-  EXPECT_TRUE(harness_->Verify().ok());
+  ExpectOneOpByteExact(c, Ascending(world_));
 }
 
 // A rank that never calls: the others' calls return at once, their streams give up after the
@@ -183,10 +190,7 @@ TEST_P(CopyEngineRankCallTest, MissingRankTimesOutOnTheDeviceAndTouchesNothing) 
   // The late call is refused; Reset recovers.
   EXPECT_FALSE(CallInOrder(c, {missing}).ok());
   ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
-  ASSERT_TRUE(harness_->Prepare(c).ok());
-  ASSERT_TRUE(CallInOrder(c, Descending(world_)).ok());
-  ASSERT_TRUE(runtime_->Synchronize(kTestWait).ok());
-  EXPECT_TRUE(harness_->Verify().ok());
+  ExpectOneOpByteExact(c, Descending(world_));
 }
 
 // Ops queued far ahead of the GPUs, then one on which the ranks disagree: the failure abandons
@@ -240,10 +244,7 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
                               << ": bytes a copy stored after the stream went on";
   }
   // The Runtime works again.
-  ASSERT_TRUE(harness_->Prepare(c).ok());
-  ASSERT_TRUE(CallInOrder(c, Ascending(world_)).ok());
-  ASSERT_TRUE(runtime_->Synchronize(kTestWait).ok());
-  EXPECT_TRUE(harness_->Verify().ok());
+  ExpectOneOpByteExact(c, Ascending(world_));
 }
 
 // A peer whose stream other work holds far beyond the timeout, with many ops queued with it:
@@ -280,10 +281,7 @@ TEST_P(CopyEngineRankCallTest, AStuckPeerCostsOneExtraTimeoutNotOnePerOp) {
       << "rank 0's stream went on after " << released;
   EXPECT_EQ(runtime_->Synchronize(kTestWait).code(), absl::StatusCode::kDeadlineExceeded);
   ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
-  ASSERT_TRUE(harness_->Prepare(c).ok());
-  ASSERT_TRUE(CallInOrder(c, Descending(world_)).ok());
-  ASSERT_TRUE(runtime_->Synchronize(kTestWait).ok());
-  EXPECT_TRUE(harness_->Verify().ok());
+  ExpectOneOpByteExact(c, Descending(world_));
 }
 
 INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineRankCallTest,
