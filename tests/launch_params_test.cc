@@ -56,20 +56,30 @@ ResolvedCall FakeCall() {
   return call;
 }
 
+// What SetViewParams fills.
 template <typename KernelParams>
-void ExpectSharedFields(const KernelParams& params) {
+void ExpectViewFields(const KernelParams& params) {
   const PeerStoreView view = FakeView();
-  const RankBuffers buffers = FakeBuffers();
-  EXPECT_EQ(params.input, buffers.input);
-  EXPECT_EQ(params.output, buffers.output);
   for (int r = 0; r < kMaxWorldSize; ++r) {
     EXPECT_EQ(params.signals[r], r < kWorld ? view.signals[r] : nullptr) << r;
-    EXPECT_EQ(params.staging[r], r < kWorld ? view.staging[r] : nullptr) << r;
   }
   EXPECT_EQ(params.error_record, view.error_record);
   EXPECT_EQ(params.rank, kRank);
   EXPECT_EQ(params.world_size, kWorld);
   EXPECT_EQ(params.timeout_ns, uint64_t{1500000000});
+}
+
+// What SetSharedKernelParams fills.
+template <typename KernelParams>
+void ExpectSharedFields(const KernelParams& params) {
+  ExpectViewFields(params);
+  const PeerStoreView view = FakeView();
+  const RankBuffers buffers = FakeBuffers();
+  EXPECT_EQ(params.input, buffers.input);
+  EXPECT_EQ(params.output, buffers.output);
+  for (int r = 0; r < kMaxWorldSize; ++r) {
+    EXPECT_EQ(params.staging[r], r < kWorld ? view.staging[r] : nullptr) << r;
+  }
   EXPECT_EQ(params.generation, 7u);
 }
 
@@ -159,16 +169,9 @@ TEST(LaunchParamsTest, CopyEngineAnnouncementsAreTheKernelsButForTheProtocol) {
 }
 
 TEST(LaunchParamsTest, CapturedCopyEngineParamsCarryTheViewFields) {
-  const PeerStoreView view = FakeView();
   CopyEngineGraphParams params;
-  SetViewParams(view, FakeCall(), &params);
-  for (int r = 0; r < kMaxWorldSize; ++r) {
-    EXPECT_EQ(params.signals[r], r < kWorld ? view.signals[r] : nullptr) << r;
-  }
-  EXPECT_EQ(params.error_record, view.error_record);
-  EXPECT_EQ(params.rank, kRank);
-  EXPECT_EQ(params.world_size, kWorld);
-  EXPECT_EQ(params.timeout_ns, uint64_t{1500000000});
+  SetViewParams(FakeView(), FakeCall(), &params);
+  ExpectViewFields(params);
 }
 
 }  // namespace
