@@ -9,6 +9,7 @@
 #include "kernels/block_copy.cuh"
 #include "kernels/copy_plan.h"
 #include "kernels/direct_protocol.cuh"
+#include "kernels/kernel_residency.cuh"
 #include "kernels/phase_clock.cuh"
 #include "kernels/phase_timestamps.h"
 
@@ -41,11 +42,12 @@ cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int block
   return cudaGetLastError();
 }
 
-cudaError_t LoadAllGatherKernel() {
-  cudaFuncAttributes attributes;
-  const cudaError_t error = cudaFuncGetAttributes(&attributes, AllGatherKernel<NoPhaseClock>);
+cudaError_t LoadAllGatherKernel(int* resident_blocks_per_sm) {
+  const cudaError_t error =
+      LoadKernel(AllGatherKernel<NoPhaseClock>, kAllGatherThreads, resident_blocks_per_sm);
   if (error != cudaSuccess) return error;
-  return cudaFuncGetAttributes(&attributes, AllGatherKernel<PhaseClock<DirectPhase>>);
+  return LoadKernel(AllGatherKernel<PhaseClock<DirectPhase>>, kAllGatherThreads,
+                    resident_blocks_per_sm);
 }
 
 }  // namespace ltx

@@ -80,9 +80,10 @@ cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTr
 // Load the direct and the one-trip kernel (each in both instantiations) onto the current device.
 // Under CUDA's lazy loading (the default) a kernel is otherwise loaded at its first launch, and
 // loading waits until the device is idle: a first call would block the host behind unrelated work.
-// Return the CUDA error.
-cudaError_t LoadAllGatherKernel();
-cudaError_t LoadOneTripKernel();
+// Each lowers *resident_blocks_per_sm to the fewest blocks of its instantiations that one SM of
+// the device keeps resident (the occupancy API). Return the CUDA error.
+cudaError_t LoadAllGatherKernel(int* resident_blocks_per_sm);
+cudaError_t LoadOneTripKernel(int* resident_blocks_per_sm);
 
 }  // namespace ltx
 

@@ -11,6 +11,7 @@
 #include "kernels/alltoall_plan.h"
 #include "kernels/copy_plan.h"
 #include "kernels/direct_protocol.cuh"
+#include "kernels/kernel_residency.cuh"
 #include "kernels/phase_clock.cuh"
 #include "kernels/phase_timestamps.h"
 #include "kernels/signal_layout.h"
@@ -51,11 +52,12 @@ cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
   return cudaGetLastError();
 }
 
-cudaError_t LoadAllToAllKernel() {
-  cudaFuncAttributes attributes;
-  const cudaError_t error = cudaFuncGetAttributes(&attributes, AllToAllKernel<NoPhaseClock>);
+cudaError_t LoadAllToAllKernel(int* resident_blocks_per_sm) {
+  const cudaError_t error =
+      LoadKernel(AllToAllKernel<NoPhaseClock>, kAllToAllThreads, resident_blocks_per_sm);
   if (error != cudaSuccess) return error;
-  return cudaFuncGetAttributes(&attributes, AllToAllKernel<PhaseClock<DirectPhase>>);
+  return LoadKernel(AllToAllKernel<PhaseClock<DirectPhase>>, kAllToAllThreads,
+                    resident_blocks_per_sm);
 }
 
 }  // namespace ltx

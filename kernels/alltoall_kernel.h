@@ -81,9 +81,9 @@ cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params,
 
 // Load the direct and the one-trip kernel (each in both instantiations) onto the current
 // device, so that no first call waits for the device to be idle under CUDA's lazy loading.
-// Return the CUDA error.
-cudaError_t LoadAllToAllKernel();
-cudaError_t LoadAllToAllOneTripKernel();
+// Each lowers *resident_blocks_per_sm as LoadAllGatherKernel does. Return the CUDA error.
+cudaError_t LoadAllToAllKernel(int* resident_blocks_per_sm);
+cudaError_t LoadAllToAllOneTripKernel(int* resident_blocks_per_sm);
 
 }  // namespace ltx
 

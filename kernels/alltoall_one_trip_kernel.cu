@@ -89,9 +89,10 @@ cudaError_t LaunchAllToAllOneTripKernel(const AllToAllKernelParams& params,
                                stream);
 }
 
-cudaError_t LoadAllToAllOneTripKernel() {
+cudaError_t LoadAllToAllOneTripKernel(int* resident_blocks_per_sm) {
   return LoadOneTripKernelAs(AllToAllOneTripKernel<NoPhaseClock>,
-                             AllToAllOneTripKernel<PhaseClock<OneTripPhase>>);
+                             AllToAllOneTripKernel<PhaseClock<OneTripPhase>>,
+                             resident_blocks_per_sm);
 }
 
 }  // namespace ltx

@@ -4,6 +4,7 @@
 #include "kernels/barrier.cuh"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "kernels/direct_protocol.cuh"
+#include "kernels/kernel_residency.cuh"
 
 namespace ltx {
 namespace {
@@ -51,11 +52,11 @@ cudaError_t LaunchCopyEngineGraphExit(const CopyEngineGraphParams& params, cudaS
   return cudaGetLastError();
 }
 
-cudaError_t LoadCopyEngineGraphKernels() {
-  cudaFuncAttributes attributes;
-  const cudaError_t error = cudaFuncGetAttributes(&attributes, CopyEngineGraphEntryKernel);
+cudaError_t LoadCopyEngineGraphKernels(int* resident_blocks_per_sm) {
+  const cudaError_t error =
+      LoadKernel(CopyEngineGraphEntryKernel, kCopyEngineGraphThreads, resident_blocks_per_sm);
   if (error != cudaSuccess) return error;
-  return cudaFuncGetAttributes(&attributes, CopyEngineGraphExitKernel);
+  return LoadKernel(CopyEngineGraphExitKernel, kCopyEngineGraphThreads, resident_blocks_per_sm);
 }
 
 }  // namespace ltx

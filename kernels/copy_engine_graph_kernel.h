@@ -61,8 +61,9 @@ cudaError_t LaunchCopyEngineGraphEntry(const CopyEngineGraphParams& params, cuda
 // deadline, claims revoked if abandoned, last_op advanced). Returns the launch error.
 cudaError_t LaunchCopyEngineGraphExit(const CopyEngineGraphParams& params, cudaStream_t stream);
 
-// Loads both kernels onto the current device (see LoadAllGatherKernel). Returns the CUDA error.
-cudaError_t LoadCopyEngineGraphKernels();
+// Loads both kernels onto the current device and lowers *resident_blocks_per_sm (see
+// LoadAllGatherKernel). Returns the CUDA error.
+cudaError_t LoadCopyEngineGraphKernels(int* resident_blocks_per_sm);
 
 }  // namespace ltx
 

@@ -88,8 +88,9 @@ cudaError_t LaunchOneTripKernel(const AllGatherKernelParams& params, const OneTr
                                params, launch, stream);
 }
 
-cudaError_t LoadOneTripKernel() {
-  return LoadOneTripKernelAs(OneTripKernel<NoPhaseClock>, OneTripKernel<PhaseClock<OneTripPhase>>);
+cudaError_t LoadOneTripKernel(int* resident_blocks_per_sm) {
+  return LoadOneTripKernelAs(OneTripKernel<NoPhaseClock>, OneTripKernel<PhaseClock<OneTripPhase>>,
+                             resident_blocks_per_sm);
 }
 
 }  // namespace ltx

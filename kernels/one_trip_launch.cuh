@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include "kernels/kernel_residency.cuh"
 #include "kernels/one_trip_launch.h"
 #include "kernels/one_trip_protocol.cuh"
 #include "kernels/phase_clock.cuh"
@@ -50,15 +51,16 @@ cudaError_t LaunchOneTripKernelAs(void (*untimed)(Params, NoPhaseClock),
                                      PhaseClock<OneTripPhase>(*launch.timestamps), stream);
 }
 
-// Loads both instantiations of a one-trip kernel onto the current device, so that no first
-// call waits for the device to be idle under CUDA's lazy loading. Returns the CUDA error.
+// Loads both instantiations of a one-trip kernel onto the current device and lowers
+// *resident_blocks_per_sm to what one SM keeps resident of either (LoadKernel). Returns the CUDA
+// error.
 template <typename Params>
 cudaError_t LoadOneTripKernelAs(void (*untimed)(Params, NoPhaseClock),
-                                void (*timed)(Params, PhaseClock<OneTripPhase>)) {
-  cudaFuncAttributes attributes;
-  const cudaError_t error = cudaFuncGetAttributes(&attributes, untimed);
+                                void (*timed)(Params, PhaseClock<OneTripPhase>),
+                                int* resident_blocks_per_sm) {
+  const cudaError_t error = LoadKernel(untimed, kOneTripThreads, resident_blocks_per_sm);
   if (error != cudaSuccess) return error;
-  return cudaFuncGetAttributes(&attributes, timed);
+  return LoadKernel(timed, kOneTripThreads, resident_blocks_per_sm);
 }
 
 }  // namespace ltx

@@ -42,9 +42,11 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
   return LaunchOneTripKernel(params, OneTripLaunchOf(call), buffers.stream);
 }
 
-absl::Status LoadAllGatherKernels() {
-  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllGatherKernel(), "loading the direct AllGather kernel"));
-  return CudaStatus(LoadOneTripKernel(), "loading the one-trip AllGather kernel");
+absl::Status LoadAllGatherKernels(int* resident_blocks_per_sm) {
+  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllGatherKernel(resident_blocks_per_sm),
+                                 "loading the direct AllGather kernel"));
+  return CudaStatus(LoadOneTripKernel(resident_blocks_per_sm),
+                    "loading the one-trip AllGather kernel");
 }
 
 }  // namespace ltx

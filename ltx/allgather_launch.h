@@ -35,8 +35,9 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
                             const RankBuffers& buffers, const ResolvedCall& call);
 
 // Loads every AllGather kernel onto the current device, so that no later call waits for it on
-// the host. Errors: as CUDA reports them. Thread-safe.
-absl::Status LoadAllGatherKernels();
+// the host, and lowers *resident_blocks_per_sm to the fewest blocks of any of them that one SM
+// keeps resident. Errors: as CUDA reports them. Thread-safe.
+absl::Status LoadAllGatherKernels(int* resident_blocks_per_sm);
 
 }  // namespace ltx
 

@@ -37,9 +37,11 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
   return LaunchAllToAllOneTripKernel(params, OneTripLaunchOf(call), buffers.stream);
 }
 
-absl::Status LoadAllToAllKernels() {
-  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllToAllKernel(), "loading the direct all-to-all kernel"));
-  return CudaStatus(LoadAllToAllOneTripKernel(), "loading the one-trip all-to-all kernel");
+absl::Status LoadAllToAllKernels(int* resident_blocks_per_sm) {
+  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllToAllKernel(resident_blocks_per_sm),
+                                 "loading the direct all-to-all kernel"));
+  return CudaStatus(LoadAllToAllOneTripKernel(resident_blocks_per_sm),
+                    "loading the one-trip all-to-all kernel");
 }
 
 }  // namespace ltx

@@ -102,7 +102,8 @@ typedef struct ltx_op ltx_op;
  * (later fields keep their defaults). */
 typedef struct ltx_runtime_options {
   size_t struct_size;
-  /* CUDA device ordinals in rank order; NULL with num_devices 0: every visible GPU. */
+  /* CUDA device ordinals in rank order, a GPU repeated for ranks that share it ({0, 0}: two
+   * ranks on GPU 0); NULL with num_devices 0: every visible GPU. */
   const int* devices;
   int num_devices;
   /* How long a GPU waits for its peers at a barrier, > 0. */
@@ -208,7 +209,7 @@ int ltx_call_options_init(ltx_call_options* call);
 
 /* Creates a Runtime over the devices of `options` (ltx::Runtime::Create) and stores it in
  * *runtime (NULL on error). Errors: INVALID_ARGUMENT for NULL pointers, a struct_size this
- * library does not know, or bad options (unknown or repeated device, a non-positive timeout,
+ * library does not know, or bad options (unknown device, more than 8 ranks, a non-positive timeout,
  * ...); FAILED_PRECONDITION when no GPU is visible, or when peer stores are asked for and a pair
  * of GPUs lacks peer access; others as CUDA reports them. Thread-safe. */
 int ltx_runtime_create(const ltx_runtime_options* options, ltx_runtime** runtime);

@@ -14,9 +14,9 @@
 namespace ltx {
 namespace {
 
-// Creates in `*pool` a memory pool of `device`'s memory that every other device of `devices`
-// may read and write (peer stores and atomics over NVLink).
-absl::Status CreatePeerPool(int device, const std::vector<int>& devices, cudaMemPool_t* pool) {
+// Creates in `*pool` a memory pool of `device`'s memory that every GPU of `peers` (distinct,
+// other than `device`) may read and write (peer stores and atomics over NVLink).
+absl::Status CreatePeerPool(int device, const std::vector<int>& peers, cudaMemPool_t* pool) {
   cudaMemPoolProps properties = {};
   properties.allocType = cudaMemAllocationTypePinned;
   properties.handleTypes = cudaMemHandleTypeNone;
@@ -24,8 +24,7 @@ absl::Status CreatePeerPool(int device, const std::vector<int>& devices, cudaMem
   properties.location.id = device;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaMemPoolCreate(pool, &properties), "cudaMemPoolCreate"));
   std::vector<cudaMemAccessDesc> grants;
-  for (int peer : devices) {
-    if (peer == device) continue;
+  for (int peer : peers) {
     cudaMemAccessDesc grant = {};
     grant.location.type = cudaMemLocationTypeDevice;
     grant.location.id = peer;
@@ -44,11 +43,12 @@ PeerStoreTransport::PeerStoreTransport(const std::vector<int>& devices) : ranks_
 }
 
 absl::StatusOr<std::unique_ptr<PeerStoreTransport>> PeerStoreTransport::Create(
-    const std::vector<int>& devices, int max_blocks) {
-  std::unique_ptr<PeerStoreTransport> transport(new PeerStoreTransport(devices));
+    const RankPlacement& placement, int max_blocks) {
+  std::unique_ptr<PeerStoreTransport> transport(new PeerStoreTransport(placement.devices()));
   LTX_RETURN_IF_ERROR(transport->ForEachRank(
-      [&](int rank) { return transport->Allocate(rank, devices, max_blocks); }));
-  LTX_ASSIGN_OR_RETURN(transport->peer_atomics_, HaveNativePeerAtomics(devices));
+      [&](int rank) { return transport->Allocate(rank, placement, max_blocks); }));
+  LTX_ASSIGN_OR_RETURN(transport->peer_atomics_,
+                       HaveNativePeerAtomics(placement.distinct_devices()));
   for (Rank& rank : transport->ranks_) {
     for (int peer = 0; peer < transport->world_size(); ++peer) {
       rank.view.signals[peer] = transport->ranks_[peer].view.signals[peer];
@@ -72,25 +72,22 @@ absl::Status PeerStoreTransport::ForEachRank(Step step) {
   return status;
 }
 
-absl::Status PeerStoreTransport::Allocate(int rank, const std::vector<int>& devices,
+absl::Status PeerStoreTransport::Allocate(int rank, const RankPlacement& placement,
                                           int max_blocks) {
   Rank& r = ranks_[rank];
   PeerStoreView& view = r.view;
   view.rank = rank;
   view.world_size = world_size();
-  LTX_RETURN_IF_ERROR(EnablePeerAccess(r.device, devices));
-  int sm_count = 0;
-  LTX_RETURN_IF_ERROR(
-      CudaStatus(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, r.device),
-                 "cudaDeviceGetAttribute(MultiProcessorCount)"));
-  view.max_blocks = max_blocks > 0 ? max_blocks : sm_count;
+  const std::vector<int> peers = placement.PeersOf(r.device);
+  LTX_RETURN_IF_ERROR(EnablePeerAccess(r.device, peers));
+  view.max_blocks = max_blocks;
   r.staging_bytes = OneTripStagingBytes(world_size());
   LTX_RETURN_IF_ERROR(CudaStatus(
       cudaStreamCreateWithFlags(&r.control_stream, cudaStreamNonBlocking), "cudaStreamCreate"));
   // The peers' stores land in memory of a pool of this transport's own, which can be freed
   // without synchronising the device (see FreeMemory). The allocations are ordered on the
   // control stream: Clear, which Create runs, waits for them.
-  LTX_RETURN_IF_ERROR(CreatePeerPool(r.device, devices, &r.pool));
+  LTX_RETURN_IF_ERROR(CreatePeerPool(r.device, peers, &r.pool));
   LTX_RETURN_IF_ERROR(
       CudaStatus(cudaMallocFromPoolAsync(reinterpret_cast<void**>(&view.signals[rank]),
                                          sizeof(SignalRegion), r.pool, r.control_stream),

@@ -22,6 +22,7 @@
 #include "kernels/error_record.h"
 #include "kernels/one_trip_layout.h"
 #include "kernels/signal_layout.h"
+#include "ltx/rank_placement.h"
 
 namespace ltx {
 
@@ -40,13 +41,13 @@ struct PeerStoreView {
 
 class PeerStoreTransport {
  public:
-  // Enables peer access from each of `devices` (rank order) to the others (tolerating
-  // "already enabled"), and allocates each GPU's signal region, staging and error record,
-  // cleared. `max_blocks` caps the blocks of one rank's kernel (0: one per SM). The calling
-  // thread's current device is restored. Errors: as CUDA reports them; whatever was allocated
-  // is freed, as by the destructor.
-  static absl::StatusOr<std::unique_ptr<PeerStoreTransport>> Create(const std::vector<int>& devices,
-                                                                    int max_blocks);
+  // Enables peer access between the distinct GPUs of `placement` (once per pair, tolerating
+  // "already enabled"), and allocates each rank's signal region, staging and error record,
+  // cleared (ranks that share a GPU each have their own). `max_blocks` (>= 1) caps the blocks of
+  // every rank's kernel. The calling thread's current device is restored. Errors: as CUDA
+  // reports them; whatever was allocated is freed, as by the destructor.
+  static absl::StatusOr<std::unique_ptr<PeerStoreTransport>> Create(
+      const RankPlacement& placement, int max_blocks);
 
   // Frees the memory unless KeepMemoryAtExit was called. Waits for nothing but its own control
   // streams: kernels of others on the same GPUs may run on. No kernel of this transport may be
@@ -94,7 +95,7 @@ class PeerStoreTransport {
 
   explicit PeerStoreTransport(const std::vector<int>& devices);
   // Allocates rank `rank`'s memory on its GPU, the current device.
-  absl::Status Allocate(int rank, const std::vector<int>& devices, int max_blocks);
+  absl::Status Allocate(int rank, const RankPlacement& placement, int max_blocks);
   // Frees rank `rank`'s memory on its GPU, the current device, without synchronising it.
   void FreeMemory(int rank);
   // Runs `step` for every rank with the rank's GPU current; restores the current device.

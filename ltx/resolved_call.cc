@@ -94,7 +94,8 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
   if (resolved.protocol != Protocol::kCopyEngine) {
     resolved.phase_timestamps = call.phase_timestamps;
   }
-  resolved.early_start = resolved.protocol == Protocol::kOneTrip && call.early_start;
+  resolved.early_start =
+      resolved.protocol == Protocol::kOneTrip && call.early_start && !context.shares_gpu;
   resolved.generation = context.generation;
   return resolved;
 }

@@ -68,6 +68,8 @@ struct CallContext {
   int max_blocks = 1;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
+  // Whether other ranks run on this rank's GPU (then no call starts early).
+  bool shares_gpu = false;
   // The rank the call is for (for messages), and the Runtime's current reset generation.
   int rank = 0;
   uint64_t generation = 0;
@@ -85,7 +87,8 @@ struct CallContext {
 //     limit applies to its largest piece.
 // The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
 // shard. The phase timestamps: passed on for direct and one-trip calls; early start: for one-trip
-// calls only. The generation: the context's. Errors: Aborted for a call.generation older than the
+// calls of a rank that has its GPU to itself only (kernels/PROTOCOL.md, "Ranks that share a
+// GPU"). The generation: the context's. Errors: Aborted for a call.generation older than the
 // context's (a straggler from before a Reset; the message says so and that nothing was launched);
 // InvalidArgument for a call.generation newer than the context's, a non-positive or infinite call
 // timeout, negative blocks, or Protocol::kOneTrip with a shard (all-to-all: a piece) over

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <string>
 #include <thread>
 #include <utility>
@@ -31,6 +32,7 @@
 #include "ltx/peer_access.h"
 #include "ltx/peer_memory.h"
 #include "ltx/peer_store_transport.h"
+#include "ltx/rank_placement.h"
 #include "ltx/resolved_call.h"
 #include "ltx/status_macros.h"
 #include "ltx/strided_copy.h"
@@ -44,7 +46,7 @@ constexpr absl::Duration kPollSleep = absl::Microseconds(20);
 // Extra time the destructor grants in-flight kernels beyond their own device timeout.
 constexpr absl::Duration kTeardownMargin = absl::Seconds(2);
 
-absl::StatusOr<std::vector<int>> ResolveDevices(const RuntimeOptions& options) {
+absl::StatusOr<RankPlacement> ResolvePlacement(const RuntimeOptions& options) {
   int visible = 0;
   const cudaError_t error = cudaGetDeviceCount(&visible);
   if (error != cudaSuccess || visible == 0) {
@@ -55,29 +57,7 @@ absl::StatusOr<std::vector<int>> ResolveDevices(const RuntimeOptions& options) {
                                             ": ", cudaGetErrorString(error), ")")
                              : ""));
   }
-  std::vector<int> devices = options.devices;
-  if (devices.empty()) {
-    for (int device = 0; device < visible; ++device) devices.push_back(device);
-  }
-  if (static_cast<int>(devices.size()) > kMaxWorldSize) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "devices: %d GPUs given (or visible), at most %d per Runtime; list them in "
-        "RuntimeOptions::devices",
-        devices.size(), kMaxWorldSize));
-  }
-  for (size_t i = 0; i < devices.size(); ++i) {
-    if (devices[i] < 0 || devices[i] >= visible) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "devices[%d] = %d: no such GPU (%d visible)", i, devices[i], visible));
-    }
-    for (size_t j = 0; j < i; ++j) {
-      if (devices[j] == devices[i]) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("devices: GPU %d is listed twice", devices[i]));
-      }
-    }
-  }
-  return devices;
+  return RankPlacement::Resolve(options.devices, visible);
 }
 
 // InvalidArgument unless `pointer` is memory of GPU `device` (managed memory too if
@@ -107,8 +87,33 @@ absl::Status CheckPointerDevice(const void* pointer, int device, int rank, const
   return absl::OkStatus();
 }
 
+bool IsLegacyStream(cudaStream_t stream) {
+  return stream == nullptr || stream == cudaStreamLegacy;
+}
+
 bool IsLegacyOrPerThreadStream(cudaStream_t stream) {
-  return stream == nullptr || stream == cudaStreamLegacy || stream == cudaStreamPerThread;
+  return IsLegacyStream(stream) || stream == cudaStreamPerThread;
+}
+
+// InvalidArgument when rank `rank`, which shares its GPU with other ranks, passes the legacy
+// default stream: it serialises with the other ranks' streams, so their kernels, which wait for
+// each other, could not run at the same time.
+absl::Status CheckSharedGpuStream(int rank, int device, cudaStream_t stream) {
+  if (!IsLegacyStream(stream)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "rank %d shares GPU %d with other ranks: the legacy default stream would serialise their "
+      "kernels, which wait for each other; pass a stream of the rank's own "
+      "(cudaStreamNonBlocking)",
+      rank, device));
+}
+
+// InvalidArgument naming both ranks: ranks `rank` and `other` of GPU `device` pass the same
+// stream.
+absl::Status SameStreamError(int rank, int other, int device) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "ranks %d and %d share GPU %d and pass the same stream: their kernels, which wait for each "
+      "other, would run one after the other; give each rank a stream of its own",
+      std::min(rank, other), std::max(rank, other), device));
 }
 
 // Blocks until every non-null event has completed or `deadline` passes. Returns the ranks whose
@@ -148,6 +153,11 @@ absl::optional<DeviceErrorRecord> ReadRankError(const PeerStoreTransport* peer_s
 
 struct Runtime::Rank {
   int device = -1;
+  // The other ranks on this rank's GPU.
+  std::vector<int> co_located;
+  // The stream of this rank's latest call, for the check that no two ranks of one GPU pass the
+  // same stream (cudaStreamPerThread and the legacy stream are not recorded).
+  std::atomic<cudaStream_t> last_stream{nullptr};
   std::unique_ptr<DeviceWorker> worker;
   cudaEvent_t last_done = nullptr;  // Recorded after each call outside capture.
   // The last input, output and stream of this rank that passed the CUDA checks; touched only
@@ -213,9 +223,11 @@ absl::Status CollectiveHandle::Wait(absl::Duration timeout) {
 
 // ------------------------------------------------------------------------------------ Runtime
 
-Runtime::Runtime(RuntimeOptions options, std::vector<int> devices, Transport transport)
+Runtime::Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> placement,
+                 Transport transport)
     : options_(std::move(options)),
-      devices_(std::move(devices)),
+      placement_(std::move(placement)),
+      devices_(placement_->devices()),
       transport_(transport),
       ledger_(std::make_unique<CallLedger>(static_cast<int>(devices_.size()))),
       capture_exchange_(std::make_unique<CaptureExchange>(static_cast<int>(devices_.size()))) {}
@@ -244,44 +256,56 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
     return absl::InvalidArgumentError(absl::StrFormat(
         "copy_engine_min_bytes must be >= 0 (0 = never), got %d", options.copy_engine_min_bytes));
   }
-  LTX_ASSIGN_OR_RETURN(std::vector<int> devices, ResolveDevices(options));
+  LTX_ASSIGN_OR_RETURN(RankPlacement placement, ResolvePlacement(options));
   Transport transport = options.transport;
   if (transport != Transport::kCopyEngine) {
-    const absl::Status peer_access = CheckPeerAccess(devices);
+    const absl::Status peer_access = CheckPeerAccess(placement.distinct_devices());
     if (!peer_access.ok() &&
         (transport == Transport::kPeerStores || !absl::IsFailedPrecondition(peer_access))) {
       return peer_access;
     }
     transport = peer_access.ok() ? Transport::kPeerStores : Transport::kCopyEngine;
   }
-  std::unique_ptr<Runtime> runtime(new Runtime(options, std::move(devices), transport));
+  std::unique_ptr<Runtime> runtime(new Runtime(
+      options, std::make_unique<const RankPlacement>(std::move(placement)), transport));
   LTX_RETURN_IF_ERROR(runtime->Initialize());
   return runtime;
 }
 
 absl::Status Runtime::Initialize() {
-  for (int device : devices_) {
-    auto rank = std::make_unique<Rank>();
-    rank->device = device;
-    rank->worker = std::make_unique<DeviceWorker>(device, options_.worker_spin);
-    ranks_.push_back(std::move(rank));
+  for (int rank = 0; rank < placement_->world_size(); ++rank) {
+    auto r = std::make_unique<Rank>();
+    r->device = placement_->device(rank);
+    r->co_located = placement_->CoLocatedRanks(rank);
+    r->worker = std::make_unique<DeviceWorker>(r->device, options_.worker_spin);
+    ranks_.push_back(std::move(r));
   }
-  for (auto& rank : ranks_) {
-    Rank* r = rank.get();
+  // Every rank's kernels get the same block budget: the one-trip protocol pairs block b of each
+  // rank with block b of its peers (kernels/PROTOCOL.md).
+  int max_blocks = std::numeric_limits<int>::max();
+  for (int rank = 0; rank < world_size(); ++rank) {
+    Rank* r = ranks_[rank].get();
     const bool kernels = transport_ == Transport::kPeerStores;
-    LTX_RETURN_IF_ERROR(r->worker->Run([r, kernels] {
+    GpuBlockCapacity capacity;
+    capacity.resident_blocks_per_sm = std::numeric_limits<int>::max();
+    LTX_RETURN_IF_ERROR(r->worker->Run([r, kernels, &capacity] {
       LTX_RETURN_IF_ERROR(CudaStatus(
           cudaEventCreateWithFlags(&r->last_done, cudaEventDisableTiming), "cudaEventCreate"));
       if (!kernels) return absl::OkStatus();
-      LTX_RETURN_IF_ERROR(LoadAllGatherKernels());
-      LTX_RETURN_IF_ERROR(
-          CudaStatus(LoadCopyEngineGraphKernels(), "loading the copy-engine graph kernels"));
-      return LoadAllToAllKernels();
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          cudaDeviceGetAttribute(&capacity.sm_count, cudaDevAttrMultiProcessorCount, r->device),
+          "cudaDeviceGetAttribute(MultiProcessorCount)"));
+      int* resident = &capacity.resident_blocks_per_sm;
+      LTX_RETURN_IF_ERROR(LoadAllGatherKernels(resident));
+      LTX_RETURN_IF_ERROR(CudaStatus(LoadCopyEngineGraphKernels(resident),
+                                     "loading the copy-engine graph kernels"));
+      return LoadAllToAllKernels(resident);
     }));
+    max_blocks = std::min(
+        max_blocks, RankBlockBudget(options_.max_blocks, capacity, placement_->RanksOnGpuOf(rank)));
   }
   if (transport_ == Transport::kPeerStores) {
-    LTX_ASSIGN_OR_RETURN(peer_stores_,
-                         PeerStoreTransport::Create(devices_, options_.max_blocks));
+    LTX_ASSIGN_OR_RETURN(peer_stores_, PeerStoreTransport::Create(*placement_, max_blocks));
   }
   const bool peer_access = peer_stores_ != nullptr;
   LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(devices_, peer_access));
@@ -438,8 +462,8 @@ absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers
         CheckPointerDevice(buffers.output, r.device, rank, "output", /*allow_managed=*/false));
     // Peers store into the output: pool and virtual-memory mappings need access granted.
     if (transport_ == Transport::kPeerStores) {
-      const absl::Status writable =
-          EnsurePeerWritable(buffers.output, output_bytes, r.device, devices_);
+      const absl::Status writable = EnsurePeerWritable(buffers.output, output_bytes, r.device,
+                                                       placement_->PeersOf(r.device));
       if (!writable.ok()) {
         return absl::Status(writable.code(),
                             absl::StrFormat("rank %d: output: %s", rank, writable.message()));
@@ -447,6 +471,19 @@ absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers
     }
     r.checked_output = buffers.output;
     r.checked_output_bytes = output_bytes;
+  }
+  if (!r.co_located.empty()) {
+    LTX_RETURN_IF_ERROR(CheckSharedGpuStream(rank, r.device, buffers.stream));
+    if (buffers.stream != cudaStreamPerThread) {
+      // Sequentially consistent: of two ranks that record the same stream at once, at least one
+      // sees the other's.
+      r.last_stream.store(buffers.stream);
+      for (int other : r.co_located) {
+        if (ranks_[other]->last_stream.load() == buffers.stream) {
+          return SameStreamError(rank, other, r.device);
+        }
+      }
+    }
   }
   if (!IsLegacyOrPerThreadStream(buffers.stream) && buffers.stream != r.checked_stream) {
     // CUDA cannot name a stream's device while the stream captures; the launch itself then
@@ -479,6 +516,7 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
   context.shard_bytes = op.shard_bytes[rank];
   context.max_blocks = peer_stores_ != nullptr ? peer_stores_->view(rank).max_blocks : 1;
   context.capturing = capturing;
+  context.shares_gpu = !ranks_[rank]->co_located.empty();
   context.rank = rank;
   context.generation = generation();
   return ResolveCall(options_, context, call);
@@ -544,6 +582,11 @@ absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
   if (call.phase_timestamps != nullptr) {
     return absl::InvalidArgumentError(
         "phase_timestamps belong to one rank's GPU: pass them to per-rank calls only");
+  }
+  // Every rank's stream is recorded before any is checked against its GPU's other ranks, so
+  // that a call whose ranks swap streams is judged by its own streams.
+  for (int rank = 0; rank < world_size(); ++rank) {
+    ranks_[rank]->last_stream.store(buffers[rank].stream);
   }
   // Everything is checked and resolved before the first rank launches: a rejected call
   // enqueues nothing anywhere.

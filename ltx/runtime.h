@@ -64,6 +64,7 @@ class CallLedger;
 class CaptureExchange;
 class CopyEngineTransport;
 class PeerStoreTransport;
+class RankPlacement;
 class Runtime;
 struct AllGatherLayout;
 struct AllToAllLayout;
@@ -99,10 +100,11 @@ using AllGatherHandle = CollectiveHandle;
 class Runtime {
  public:
   // Validates the devices, picks the transport (RuntimeOptions::transport), enables peer
-  // access both ways for the peer-store transport (tolerating "already enabled"), allocates each
-  // GPU's signal region, staging and host-mapped error record, and starts one host thread per
-  // GPU. Errors: InvalidArgument for bad options (unknown or repeated device, more than
-  // kMaxWorldSize, a non-positive timeout, negative max_blocks, worker_spin,
+  // access both ways between distinct GPUs for the peer-store transport (tolerating "already
+  // enabled"), allocates each rank's signal region, staging and host-mapped error record, and
+  // starts one host thread per rank. Ranks may share a GPU (RuntimeOptions::devices). Errors:
+  // InvalidArgument for bad options (unknown device, more than
+  // kMaxWorldSize ranks, a non-positive timeout, negative max_blocks, worker_spin,
   // one_trip_max_bytes or copy_engine_min_bytes out of range); FailedPrecondition when no GPU
   // is visible, or when Transport::kPeerStores is asked for and a pair of GPUs lacks peer
   // access (the message lists the pairs); others as CUDA reports them.
@@ -119,7 +121,7 @@ class Runtime {
   Runtime& operator=(const Runtime&) = delete;
 
   int world_size() const { return static_cast<int>(ranks_.size()); }
-  // CUDA device ordinal of each rank.
+  // CUDA device ordinal of each rank (a GPU appears once per rank on it).
   const std::vector<int>& devices() const { return devices_; }
   const RuntimeOptions& options() const { return options_; }
   // The transport in use: kPeerStores or kCopyEngine (never kAuto).
@@ -226,7 +228,8 @@ class Runtime {
   struct OpCall;
   friend class CollectiveHandle;
 
-  Runtime(RuntimeOptions options, std::vector<int> devices, Transport transport);
+  Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> placement,
+          Transport transport);
   absl::Status Initialize();
   // OK, or the error that calls must return now (records a newly found device error).
   absl::Status CheckUsable();
@@ -281,6 +284,8 @@ class Runtime {
   absl::Status CollectDeviceErrors();
 
   const RuntimeOptions options_;
+  // The GPU of each rank, and which ranks share one.
+  const std::unique_ptr<const RankPlacement> placement_;
   const std::vector<int> devices_;
   const Transport transport_;
   std::vector<std::unique_ptr<Rank>> ranks_;

@@ -57,14 +57,22 @@ inline constexpr int64_t kOneTripLimitByWorldSize = -1;
 
 struct RuntimeOptions {
   // CUDA device ordinals in rank order, e.g. {3, 1}: rank 0 is GPU 3, rank 1 is GPU 1. Empty
-  // means every visible GPU in ordinal order. At most kMaxWorldSize, no repeats.
+  // means every visible GPU in ordinal order. At most kMaxWorldSize ranks. A GPU named more
+  // than once hosts several ranks ({0, 0, 0, 0}: four ranks on GPU 0; {0, 1, 0, 1}: four on
+  // two), each with everything a rank has (its thread, signal memory, staging, error record):
+  // a correctness and development mode, which runs every rank count on any machine, not a fast
+  // one. Ranks of one GPU need streams of their own (not the legacy default stream, not one
+  // stream for two ranks: InvalidArgument), split the GPU's blocks (max_blocks) and never start
+  // early (CallOptions::early_start); see kernels/PROTOCOL.md, "Ranks that share a GPU".
   std::vector<int> devices;
   // How long a GPU waits for its peers at a barrier before it gives up on the op and records
   // DeadlineExceeded. Must be positive and finite.
   absl::Duration timeout = absl::Seconds(10);
   // Most thread blocks one rank's kernel may use, so that compute can run beside the
   // collective (a block of 512 threads occupies part of one SM). 0 means one block per SM;
-  // more than one per SM is allowed.
+  // more than one per SM is allowed. Ranks that share a GPU split it: each gets at most its
+  // share of the blocks the GPU keeps resident (by the occupancy API), by default its share of
+  // the SMs; every rank then gets the smallest rank's budget.
   int max_blocks = 0;
   // How long each GPU's host thread keeps polling for the next coordinated call before it
   // sleeps. Polling makes the hand-off fast at the price of CPU time; zero never polls.
@@ -101,7 +109,9 @@ struct CallOptions {
   // Launches a one-trip kernel with programmatic dependent launch (needs sm_90): its blocks may
   // be scheduled while the previous kernel on the stream finishes, and wait for it on the GPU
   // before touching memory; it also lets a kernel launched after it the same way be scheduled
-  // early. Other paths ignore it.
+  // early. Other paths ignore it, and so does a rank that shares its GPU with other ranks (its
+  // next kernel, scheduled early, could hold the SMs that a co-located rank's kernel of the
+  // current op needs).
   bool early_start = false;
   // The Runtime's reset generation (Runtime::generation()) the caller issued this call for,
   // read when its step began. A call for an earlier generation (a rank thread that was late for

@@ -161,6 +161,11 @@ TEST(ResolvedCallTest, PhaseTimestampsGoToKernelsAndEarlyStartToOneTripCalls) {
   EXPECT_FALSE(one_trip->early_start);
   call.early_start = true;
   EXPECT_TRUE(ResolveCall(options, context, call)->early_start);
+  // A rank that shares its GPU never starts early (kernels/PROTOCOL.md).
+  CallContext shared = context;
+  shared.shares_gpu = true;
+  EXPECT_FALSE(ResolveCall(options, shared, call)->early_start);
+  EXPECT_EQ(ResolveCall(options, shared, call)->protocol, Protocol::kOneTrip);
   call.protocol = Protocol::kDirect;
   absl::StatusOr<ResolvedCall> direct = ResolveCall(options, context, call);
   ASSERT_TRUE(direct.ok()) << direct.status();

@@ -1,9 +1,11 @@
 // Loading NCCL for the benchmarks, and the type mapping.
 #include "tools/ltx_allgather/nccl_side.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 
 namespace ltx {
 
@@ -27,8 +29,27 @@ tools::NcclType NcclTypeOf(DataType dtype) {
   return tools::NcclType::kUint8;
 }
 
+bool RanksShareGpus(const std::vector<int>& devices) {
+  for (size_t rank = 0; rank < devices.size(); ++rank) {
+    if (std::count(devices.begin(), devices.end(), devices[rank]) > 1) return true;
+  }
+  return false;
+}
+
+std::string SharedGpusNote(const std::vector<int>& devices) {
+  return absl::StrFormat(
+      "# ranks share GPUs (devices %s): a correctness and development mode, not a fast one; "
+      "these times are not those of separate GPUs, and NCCL, which refuses two ranks on one GPU, "
+      "is not compared\n",
+      absl::StrJoin(devices, ","));
+}
+
 NcclSide LoadNccl(const std::string& path, const std::vector<int>& devices) {
   NcclSide nccl;
+  if (RanksShareGpus(devices)) {
+    absl::PrintF("%s", SharedGpusNote(devices));
+    return nccl;
+  }
   if (path.empty()) return nccl;
   auto loaded = tools::NcclLibrary::Load(path);
   if (!loaded.ok()) {

@@ -22,8 +22,17 @@ struct NcclSide {
   std::string version = "none";
 };
 
-// Loads `path` and makes a clique over `devices`; an empty path loads nothing. When loading or
-// ncclCommInitAll fails, prints a '#' note on stdout saying why and returns no clique.
+// Whether some GPU of `devices` (rank order) hosts more than one rank.
+bool RanksShareGpus(const std::vector<int>& devices);
+
+// The '#' line a benchmark prints when ranks share GPUs: the timings are of a correctness and
+// development mode, not of separate GPUs, and NCCL (which refuses two ranks on one GPU) is not
+// compared.
+std::string SharedGpusNote(const std::vector<int>& devices);
+
+// Loads `path` and makes a clique over `devices`; an empty path loads nothing. When ranks share
+// GPUs, or loading or ncclCommInitAll fails, prints a '#' note on stdout saying why and returns
+// no clique.
 NcclSide LoadNccl(const std::string& path, const std::vector<int>& devices);
 
 }  // namespace ltx

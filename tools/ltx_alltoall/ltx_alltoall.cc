@@ -55,6 +55,7 @@
 #include "tools/ltx_allgather/bench_timing.h"
 #include "tools/ltx_allgather/breakdown_config.h"
 #include "tools/ltx_allgather/nccl_library.h"
+#include "tools/ltx_allgather/nccl_side.h"
 #include "tools/ltx_allgather/tool_config.h"
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
 #include "tools/ltx_alltoall/head_counts.h"
@@ -454,20 +455,9 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   const int64_t capacity = LargestBuffer(cases, world);
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
                        AllToAllHarness::Create(devices, capacity, capacity, /*seed=*/1));
-  std::unique_ptr<tools::NcclLibrary> library;
-  std::unique_ptr<tools::NcclClique> clique;
-  if (!absl::GetFlag(FLAGS_nccl).empty()) {
-    absl::StatusOr<std::unique_ptr<tools::NcclLibrary>> loaded =
-        tools::NcclLibrary::Load(absl::GetFlag(FLAGS_nccl));
-    if (loaded.ok()) {
-      library = std::move(*loaded);
-      LTX_ASSIGN_OR_RETURN(clique, tools::NcclClique::Create(*library, devices));
-      absl::PrintF("# NCCL %s\n", library->Version().c_str());
-    } else {
-      absl::PrintF("# NCCL not compared: %s\n", loaded.status().ToString().c_str());
-    }
-  }
-  BenchContext bench{&runtime, harness.get(), clique.get(), dtype, protocols, head_counts};
+  const NcclSide nccl = LoadNccl(absl::GetFlag(FLAGS_nccl), devices);
+  if (nccl.clique != nullptr) absl::PrintF("# NCCL %s\n", nccl.version);
+  BenchContext bench{&runtime, harness.get(), nccl.clique.get(), dtype, protocols, head_counts};
   absl::PrintF(
       "# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us); ltx: per-rank "
       "calls, one thread per GPU; NCCL: grouped from one thread\n",
