@@ -155,9 +155,11 @@ struct Runtime::Rank {
   int device = -1;
   // The other ranks on this rank's GPU.
   std::vector<int> co_located;
-  // The stream of this rank's latest call, for the check that no two ranks of one GPU pass the
-  // same stream (cudaStreamPerThread and the legacy stream are not recorded).
-  std::atomic<cudaStream_t> last_stream{nullptr};
+  // The call number and stream of this rank's latest call on a shared GPU (0: none since the
+  // last Reset), for the check that no two ranks of one GPU pass one stream for the same op.
+  // Guarded by Runtime::streams_mu_.
+  uint64_t stream_call = 0;
+  cudaStream_t stream = nullptr;
   std::unique_ptr<DeviceWorker> worker;
   cudaEvent_t last_done = nullptr;  // Recorded after each call outside capture.
   // The last input, output and stream of this rank that passed the CUDA checks; touched only
@@ -474,16 +476,6 @@ absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers
   }
   if (!r.co_located.empty()) {
     LTX_RETURN_IF_ERROR(CheckSharedGpuStream(rank, r.device, buffers.stream));
-    if (buffers.stream != cudaStreamPerThread) {
-      // Sequentially consistent: of two ranks that record the same stream at once, at least one
-      // sees the other's.
-      r.last_stream.store(buffers.stream);
-      for (int other : r.co_located) {
-        if (ranks_[other]->last_stream.load() == buffers.stream) {
-          return SameStreamError(rank, other, r.device);
-        }
-      }
-    }
   }
   if (!IsLegacyOrPerThreadStream(buffers.stream) && buffers.stream != r.checked_stream) {
     // CUDA cannot name a stream's device while the stream captures; the launch itself then
@@ -525,7 +517,8 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
 absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                              const ResolvedCall& call) {
   const uint64_t number = ledger_->Record(rank, call.protocol);
-  const absl::Status agreed = ledger_->Check(rank, number, call.protocol);
+  absl::Status agreed = ledger_->Check(rank, number, call.protocol);
+  if (agreed.ok()) agreed = ClaimStream(rank, number, buffers.stream);
   if (!agreed.ok()) {
     // The peer's side of the op (a kernel, or an exit kernel waiting for copies) waits on its
     // GPU for this rank, which will never come: make the error sticky, so that the peer's
@@ -566,6 +559,21 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
   return launched;
 }
 
+absl::Status Runtime::ClaimStream(int rank, uint64_t number, cudaStream_t stream) {
+  Rank& r = *ranks_[rank];
+  if (r.co_located.empty() || stream == cudaStreamPerThread) return absl::OkStatus();
+  absl::MutexLock lock(&streams_mu_);
+  r.stream_call = number;
+  r.stream = stream;
+  for (int other : r.co_located) {
+    const Rank& o = *ranks_[other];
+    if (o.stream_call == number && o.stream == stream) {
+      return SameStreamError(rank, other, r.device);
+    }
+  }
+  return absl::OkStatus();
+}
+
 void Runtime::AbandonDevices(const absl::Status& error) {
   if (peer_stores_ != nullptr) peer_stores_->Abandon().IgnoreError();
   copy_engines_->Abandon(error);
@@ -583,10 +591,12 @@ absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
     return absl::InvalidArgumentError(
         "phase_timestamps belong to one rank's GPU: pass them to per-rank calls only");
   }
-  // Every rank's stream is recorded before any is checked against its GPU's other ranks, so
-  // that a call whose ranks swap streams is judged by its own streams.
   for (int rank = 0; rank < world_size(); ++rank) {
-    ranks_[rank]->last_stream.store(buffers[rank].stream);
+    for (int other : ranks_[rank]->co_located) {
+      if (other < rank && buffers[other].stream == buffers[rank].stream) {
+        return SameStreamError(rank, other, ranks_[rank]->device);
+      }
+    }
   }
   // Everything is checked and resolved before the first rank launches: a rejected call
   // enqueues nothing anywhere.
@@ -786,6 +796,10 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
   LTX_RETURN_IF_ERROR(copy_engines_->Reset(absl::Now() + timeout));
   if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
   ledger_->Reset();
+  {
+    absl::MutexLock lock(&streams_mu_);
+    for (auto& rank : ranks_) rank->stream_call = 0;
+  }
   capture_exchange_->Reset();
   generation_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock lock(&mu_);

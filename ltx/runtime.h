@@ -259,6 +259,11 @@ class Runtime {
   // abandoned) when a peer took the other kind of path for it.
   absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
+  // For a rank that shares its GPU: records that call `number` of rank `rank` runs on `stream`,
+  // and refuses it (InvalidArgument naming both ranks) when another rank of the GPU ran the same
+  // call on the same stream: the second kernel would queue behind the first, which waits for
+  // it. cudaStreamPerThread is one stream per thread and is not compared. Thread-safe.
+  absl::Status ClaimStream(int rank, uint64_t number, cudaStream_t stream);
   // Sets the abort flag of every wait on the devices (kernels of both transports), and ends
   // every capture's wait in the capture exchange with `error`.
   void AbandonDevices(const absl::Status& error);
@@ -299,6 +304,9 @@ class Runtime {
   const std::unique_ptr<CaptureExchange> capture_exchange_;
   // Successful Resets so far.
   std::atomic<uint64_t> generation_{0};
+
+  // Guards every rank's stream record (ClaimStream).
+  absl::Mutex streams_mu_;
 
   std::atomic<bool> failed_{false};
   mutable absl::Mutex mu_;
