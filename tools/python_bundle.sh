@@ -4,6 +4,7 @@
 #
 #   bash tools/python_bundle.sh            # here
 #   bash device-bundle/py/run_gpu.sh       # on the GPU machine (python3 with torch)
+#   LTX_TEST_DEVICES=0,0 LTX_REQUIRE_RUN=1 bash device-bundle/py/run_gpu.sh  # two ranks on GPU 0
 #
 # The bundle holds an install tree (tools/install.sh, -c opt), the Python tests, the examples,
 # the benchmark and the ltx_allgather tool it compares with. run_gpu.sh runs the GPU tests in

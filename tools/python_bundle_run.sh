@@ -3,13 +3,19 @@
 # the PyTorch examples and the Python benchmark on a GPU machine, then one summary line:
 #   python bundle: gpu_test <status>, torch_loop <status>, ulysses_attention <status>,
 #   benchmark <status>
+# Each runs on the rank layout of the environment, which this script passes on unchanged:
+#   LTX_TEST_DEVICES=0,0,1 | LTX_TEST_RANKS=N, and LTX_REQUIRE_RUN=1 (a skip is a failure), e.g.
+#   LTX_TEST_DEVICES=0,0,0,0 LTX_REQUIRE_RUN=1 bash run_gpu.sh
+# gpu_test fails when either allocator mode fails. Exit 0 only when everything passed.
 cd "$(dirname "$0")" || exit 1
 export PYTHONPATH="${PWD}/prefix/lib/python"
 export NCCL_NVLS_ENABLE=0
 python3 -c 'import torch; print("torch", torch.__version__, "GPUs:", torch.cuda.device_count())'
 ldd prefix/lib/libltx.so | grep -E 'not found|absl_base' || true
+echo "rank layout: LTX_TEST_DEVICES=${LTX_TEST_DEVICES-unset}" \
+  "LTX_TEST_RANKS=${LTX_TEST_RANKS-unset} LTX_REQUIRE_RUN=${LTX_REQUIRE_RUN-unset}"
 
-# Exit 0: PASS; 77: SKIPPED (no torch or too few GPUs); else FAIL.
+# Exit 0: PASS; 77: SKIPPED (no torch or no GPU); else FAIL.
 status() {
   case "$1" in 0) echo PASS ;; 77) echo SKIPPED ;; *) echo "FAIL(exit $1)" ;; esac
 }

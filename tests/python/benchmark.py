@@ -1,11 +1,14 @@
 """Per-call cost of ltx.Runtime.all_gather_rank from Python, beside the C++ tool's figures:
 
     PYTHONPATH=<prefix>/lib/python python3 tests/python/benchmark.py [--cpp PATH/ltx_allgather]
+        [--devices 0,1]
 
-One thread per GPU calls all_gather_rank on its own stream (bf16, hidden 4096, an even split).
-For each size per rank: the host time of one call (median over the calls of every rank), and the
-device time per call (CUDA events around `iters` calls, median of `windows` windows, slowest
-GPU), as `ltx_allgather --bench --style=rank` measures it. A last row per size has one thread
+The ranks are those of --devices, else of the rank layout (ltx.rank_layout: LTX_TEST_DEVICES,
+LTX_TEST_RANKS, else every visible GPU), at least two. One thread per rank calls all_gather_rank
+on the rank's own stream (bf16, hidden 4096, an even split). For each size per rank: the host
+time of one call (median over the calls of every rank), and the device time per call (CUDA
+events around `iters` calls, median of `windows` windows, slowest rank), as
+`ltx_allgather --bench --style=rank` measures it. A last row per size has one thread
 issue every rank's prepared calls in turn (kernel protocols never wait on the host), which
 shows what the GIL hand-off between rank threads costs. With --cpp it then runs that tool on
 the same sizes.
@@ -18,14 +21,13 @@ import sys
 import threading
 import time
 
+import ltx
+from ltx import _library, rank_layout
+
 try:
     import torch
 except ImportError:
-    print("benchmark: skipped, no torch")
-    sys.exit(77)
-
-import ltx
-from ltx import _library
+    sys.exit(rank_layout.skip_status("benchmark", "no torch"))
 
 HIDDEN = 4096
 ROW_BYTES = HIDDEN * 2
@@ -135,14 +137,16 @@ def main():
     parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--iters", type=int, default=100)
     parser.add_argument("--windows", type=int, default=5)
+    parser.add_argument("--devices", help="device ordinals in rank order, e.g. 0,0,1 "
+                                          "(default: the rank layout)")
     args = parser.parse_args()
-    if torch.cuda.device_count() < 2:
-        print(f"benchmark: skipped, needs 2 GPUs ({torch.cuda.device_count()} visible)")
-        return 77
+    devices = rank_layout.devices_for_run(torch.cuda.device_count(), needed=2, flag=args.devices)
+    if not devices:
+        return rank_layout.skip_status("benchmark", "no GPU visible")
     sizes = [int(s) for s in args.sizes.split(",")]
-    with ltx.Runtime() as runtime:
-        print(f"python all_gather_rank, {runtime.world_size} GPUs, bf16, hidden {HIDDEN}; "
-              f"empty ctypes call: {ctypes_floor():.2f} us")
+    with ltx.Runtime(devices=devices) as runtime:
+        print(f"python all_gather_rank, {runtime.world_size} ranks on GPUs {devices}, bf16, "
+              f"hidden {HIDDEN}; empty ctypes call: {ctypes_floor():.2f} us")
         print(f"{'per rank':>10} {'call':>9} {'host us/call':>13} {'device us/call':>15}")
         for size in sizes:
             for prepared in (False, True):
@@ -154,8 +158,9 @@ def main():
             print(f"{size // 1024:>8} KB {'1 thread':>9} {host_us:>13.2f} {device_us:>15.2f}",
                   flush=True)
     if args.cpp:
-        n = torch.cuda.device_count()
-        command = [args.cpp, "--bench", "--style=rank", f"-b={sizes[0] * n // 1024}K",
+        n = len(devices)
+        command = [args.cpp, "--bench", "--style=rank", f"--devices={','.join(map(str, devices))}",
+                   f"-b={sizes[0] * n // 1024}K",
                    f"-e={sizes[-1] * n // 1024}K", "-f=4", f"--iters={args.iters}",
                    f"--windows={args.windows}"]
         print("+ " + " ".join(command), flush=True)

@@ -1,15 +1,18 @@
 """Tests of the Python package ltx that need no GPU: loading libltx.so, the errors without a
-GPU, the exception classes, and the checks of tensors and streams (with tensor-like objects).
+GPU, the exception classes, the checks of tensors and streams (with tensor-like objects), and
+the rank layout of the tests (ltx.rank_layout).
 
     PYTHONPATH=<prefix>/lib/python python3 tests/python/cpu_test.py
 """
 
+import contextlib
 import ctypes
+import io
 import unittest
 
 import ltx
 import ltx.runtime
-from ltx import _library, tensors
+from ltx import _library, rank_layout, tensors
 
 
 class FakeDevice:
@@ -96,6 +99,63 @@ class ErrorTest(unittest.TestCase):
         self.assertEqual(len(ltx.ERROR_CLASSES), 16)
         for cls in ltx.ERROR_CLASSES:
             self.assertTrue(issubclass(cls, ltx.Error))
+
+
+class RankLayoutTest(unittest.TestCase):
+    def layout(self, visible, **environ):
+        return rank_layout.environment_layout(visible, environ)
+
+    def test_devices_name_the_layout(self):
+        self.assertEqual(self.layout(2, LTX_TEST_DEVICES="0,0,1", LTX_TEST_RANKS="5"), [0, 0, 1])
+        self.assertEqual(self.layout(1, LTX_TEST_DEVICES=" 0, 0 ,0,0"), [0, 0, 0, 0])
+        self.assertEqual(self.layout(0, LTX_TEST_DEVICES="0,1"), [])
+
+    def test_ranks_spread_round_robin(self):
+        self.assertEqual(self.layout(2, LTX_TEST_RANKS="5"), [0, 1, 0, 1, 0])
+        self.assertEqual(self.layout(1, LTX_TEST_RANKS="3"), [0, 0, 0])
+        self.assertEqual(self.layout(0, LTX_TEST_RANKS="3"), [])
+
+    def test_default_is_one_rank_per_visible_gpu(self):
+        self.assertEqual(self.layout(3), [0, 1, 2])
+        self.assertEqual(self.layout(3, LTX_TEST_DEVICES="", LTX_TEST_RANKS=""), [0, 1, 2])
+        self.assertEqual(self.layout(16), list(range(8)))
+        self.assertEqual(self.layout(0), [])
+
+    def test_malformed_values_raise(self):
+        for environ, needle in [({"LTX_TEST_DEVICES": "0,x"}, "separated by commas"),
+                                ({"LTX_TEST_DEVICES": "0,-1"}, "separated by commas"),
+                                ({"LTX_TEST_DEVICES": "0,,1"}, "separated by commas"),
+                                ({"LTX_TEST_DEVICES": ",".join("0" * 9)}, "names 9 ranks"),
+                                ({"LTX_TEST_DEVICES": "0,2"}, "names GPU 2, but 2 GPU"),
+                                ({"LTX_TEST_RANKS": "0"}, "from 1 to 8"),
+                                ({"LTX_TEST_RANKS": "9"}, "from 1 to 8"),
+                                ({"LTX_TEST_RANKS": "two"}, "from 1 to 8")]:
+            with self.subTest(environ=environ):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
+                    self.layout(2, **environ)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "expected 0 or 1"):
+            rank_layout.require_run({"LTX_REQUIRE_RUN": "yes"})
+
+    def test_too_few_ranks_share_the_layout_gpus(self):
+        self.assertEqual(rank_layout.widen([1], 2), [1, 1])
+        self.assertEqual(rank_layout.widen([0, 1, 0], 4), [0, 1, 0, 1])
+        self.assertEqual(rank_layout.widen([2, 0, 1], 2), [2, 0, 1])
+        printed = io.StringIO()
+        with contextlib.redirect_stdout(printed):
+            devices = rank_layout.devices_for_run(1, needed=2, environ={})
+        self.assertEqual(devices, [0, 0])
+        self.assertIn("ranks share GPUs, [0, 0]", printed.getvalue())
+        self.assertEqual(rank_layout.devices_for_run(4, 2, flag="3,1", environ={}), [3, 1])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "--devices='4'"):
+            rank_layout.devices_for_run(4, 2, flag="4", environ={})
+
+    def test_skips_fail_under_require_run(self):
+        with contextlib.redirect_stdout(io.StringIO()) as printed:
+            self.assertEqual(rank_layout.skip_status("t", "no GPU", {}), 77)
+            self.assertEqual(rank_layout.skip_status("t", "no GPU", {"LTX_REQUIRE_RUN": "0"}), 77)
+            self.assertEqual(rank_layout.skip_status("t", "no GPU", {"LTX_REQUIRE_RUN": "1"}), 1)
+        self.assertIn("t: skipped, no GPU", printed.getvalue())
+        self.assertIn("t: FAILED", printed.getvalue())
 
 
 class TensorCheckTest(unittest.TestCase):

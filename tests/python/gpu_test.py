@@ -5,11 +5,15 @@
 Run without arguments, it runs the tests twice, each in a child process: with PyTorch's default
 caching allocator and with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, and prints one line
 per allocator mode (a child that fails or crashes is reported, never taken down with the parent).
-The parent's exit status is that of the default mode (77 when it skipped every test). With --child it runs the tests in this
-process. Every case uses random data, poisons the outputs before every call and compares the
-outputs byte-exact with torch.cat of the shards along the token dimension (AllGather) or with
-the head slices or token slices of the concatenated shards (all-to-all). Fewer than two GPUs
-(or no torch): the tests are skipped, and say why.
+The parent's exit status is 0 when both modes passed, 1 when either failed, else 77 (skipped;
+1 under LTX_REQUIRE_RUN=1). With --child it runs the tests in this process.
+
+The ranks are those of the rank layout (ltx.rank_layout: LTX_TEST_DEVICES, LTX_TEST_RANKS, else
+every visible GPU), at least two: on one GPU two ranks share it. Rank r's tensors live on
+cuda:{devices[r]}, each rank with its own stream. Every case uses random data, poisons the
+outputs before every call and compares the outputs byte-exact with torch.cat of the shards along
+the token dimension (AllGather) or with the head slices or token slices of the concatenated
+shards (all-to-all). Without a GPU (or torch) the tests are skipped, and say why.
 """
 
 import os
@@ -25,13 +29,25 @@ except ImportError:  # Reported as a skip below.
     torch = None
 
 import ltx
+from ltx import rank_layout
 
-GPUS = torch.cuda.device_count() if torch is not None and torch.cuda.is_available() else 0
-SKIP = None if GPUS >= 2 else f"needs 2 GPUs and torch with CUDA ({GPUS} visible)"
 POISON = 0xA5
-SKIPPED_EXIT = 77  # Exit status when every test was skipped.
 DTYPES = ([torch.bfloat16, torch.float16, torch.float32, torch.float8_e4m3fn,
            torch.float8_e5m2, torch.int8, torch.uint8] if torch is not None else [])
+
+
+def choose_devices():
+    """(devices, why the tests skip or None): the rank layout, widened to two ranks. Raises
+    ltx.InvalidArgumentError for a malformed layout, also without torch or a GPU."""
+    usable = torch is not None and torch.cuda.is_available()
+    devices = rank_layout.devices_for_run(torch.cuda.device_count() if usable else 0, needed=2)
+    return devices, None if devices else "needs torch with CUDA and a GPU"
+
+
+def synchronize(devices):
+    """Waits for the work on every GPU of `devices`."""
+    for device in set(devices):
+        torch.cuda.synchronize(device)
 
 
 def random_tensor(shape, dtype, device, generator):
@@ -43,16 +59,17 @@ def random_tensor(shape, dtype, device, generator):
 
 
 class Case:
-    """One AllGather: per-rank inputs of [batch, counts[r], hidden] and poisoned outputs."""
+    """One AllGather over the ranks on `devices`: per-rank inputs of [batch, counts[r], hidden]
+    on cuda:{devices[r]}, poisoned outputs, and one stream per rank."""
 
-    def __init__(self, counts, dtype, batch=2, hidden=64, seed=0):
-        self.counts, self.dtype = counts, dtype
+    def __init__(self, devices, counts, dtype, batch=2, hidden=64, seed=0):
+        self.devices, self.counts, self.dtype = devices, counts, dtype
         generator = torch.Generator().manual_seed(seed)
-        self.inputs = [random_tensor((batch, c, hidden), dtype, f"cuda:{r}", generator)
-                       for r, c in enumerate(counts)]
-        self.outputs = [torch.empty((batch, sum(counts), hidden), dtype=dtype, device=f"cuda:{r}")
-                        for r in range(len(counts))]
-        self.streams = [torch.cuda.Stream(device=r) for r in range(len(counts))]
+        self.inputs = [random_tensor((batch, c, hidden), dtype, f"cuda:{d}", generator)
+                       for d, c in zip(devices, counts)]
+        self.outputs = [torch.empty((batch, sum(counts), hidden), dtype=dtype, device=f"cuda:{d}")
+                        for d in devices]
+        self.streams = [torch.cuda.Stream(device=d) for d in devices]
 
     def refill(self, seed):
         """New random inputs (same buffers), poisoned outputs; waits until both are done."""
@@ -64,38 +81,37 @@ class Case:
     def poison(self):
         for output in self.outputs:
             output.view(torch.uint8).fill_(POISON)
-        for r in range(len(self.counts)):
-            torch.cuda.synchronize(r)
+        synchronize(self.devices)
 
     def check(self, test):
+        synchronize(self.devices)
         expected = torch.cat([t.cpu().view(torch.uint8) for t in self.inputs], dim=1)
         for r, output in enumerate(self.outputs):
-            torch.cuda.synchronize(r)
             test.assertTrue(torch.equal(output.cpu().view(torch.uint8), expected),
                             f"rank {r}: output differs from torch.cat of the shards "
                             f"(dtype {self.dtype}, counts {self.counts})")
 
 
 class AllToAllCase(Case):
-    """One all-to-all over n ranks: random inputs and poisoned outputs of the direction's
-    layouts ([batch, counts[r], heads, head_dim] and [batch, sum(counts), head_counts[r],
-    head_dim], head_counts defaulting to heads_per_rank each); refill and poison are those of
-    Case."""
+    """One all-to-all over the ranks on `devices`: random inputs and poisoned outputs of the
+    direction's layouts ([batch, counts[r], heads, head_dim] and [batch, sum(counts),
+    head_counts[r], head_dim], head_counts defaulting to heads_per_rank each); refill and poison
+    are those of Case."""
 
-    def __init__(self, counts, dtype, direction, batch=2, heads_per_rank=2, head_dim=24,
-                 seed=0, head_counts=None):
+    def __init__(self, devices, counts, dtype, direction, batch=2, heads_per_rank=2,
+                 head_dim=24, seed=0, head_counts=None):
         n = len(counts)
-        self.counts, self.dtype, self.direction = counts, dtype, direction
+        self.devices, self.counts, self.dtype, self.direction = devices, counts, dtype, direction
         self.head_counts = list(head_counts or [heads_per_rank] * n)
         seq = [(batch, c, sum(self.head_counts), head_dim) for c in counts]
         split = [(batch, sum(counts), h, head_dim) for h in self.head_counts]
         in_shapes, out_shapes = (seq, split) if direction == "seq_to_heads" else (split, seq)
         generator = torch.Generator().manual_seed(seed)
-        self.inputs = [random_tensor(shape, dtype, f"cuda:{r}", generator)
-                       for r, shape in enumerate(in_shapes)]
-        self.outputs = [torch.empty(shape, dtype=dtype, device=f"cuda:{r}")
-                        for r, shape in enumerate(out_shapes)]
-        self.streams = [torch.cuda.Stream(device=r) for r in range(n)]
+        self.inputs = [random_tensor(shape, dtype, f"cuda:{d}", generator)
+                       for d, shape in zip(devices, in_shapes)]
+        self.outputs = [torch.empty(shape, dtype=dtype, device=f"cuda:{d}")
+                        for d, shape in zip(devices, out_shapes)]
+        self.streams = [torch.cuda.Stream(device=d) for d in devices]
 
     def expected(self, rank):
         """Rank `rank`'s output computed by torch from the inputs, as bytes."""
@@ -109,8 +125,8 @@ class AllToAllCase(Case):
         return full[:, start:start + self.counts[rank]].contiguous()
 
     def check(self, test):
+        synchronize(self.devices)
         for r, output in enumerate(self.outputs):
-            torch.cuda.synchronize(r)
             test.assertTrue(torch.equal(output.cpu().view(torch.uint8), self.expected(r)),
                             f"rank {r}: all-to-all output differs from torch's slices "
                             f"(dtype {self.dtype}, counts {self.counts}, head_counts "
@@ -121,11 +137,13 @@ def count_patterns(n):
     return [[5] * n, [3 + 2 * r for r in range(n)], [0] + [7] * (n - 1), [0] * (n - 1) + [1]]
 
 
-@unittest.skipIf(SKIP, SKIP)
 class GpuTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.runtime = ltx.Runtime(timeout=10.0)
+        cls.devices, skip = choose_devices()
+        if skip:
+            raise unittest.SkipTest(skip)
+        cls.runtime = ltx.Runtime(devices=cls.devices, timeout=10.0)
 
     @classmethod
     def tearDownClass(cls):
@@ -138,7 +156,7 @@ class GpuTest(unittest.TestCase):
         for dtype in DTYPES:
             for counts in count_patterns(self.n):
                 with self.subTest(dtype=str(dtype), counts=counts):
-                    case = Case(counts, dtype, seed=len(counts) + sum(counts))
+                    case = Case(self.devices, counts, dtype, seed=len(counts) + sum(counts))
                     case.poison()
                     self.runtime.all_gather(case.inputs, case.outputs, streams=case.streams)
                     case.check(self)
@@ -148,8 +166,8 @@ class GpuTest(unittest.TestCase):
                                         ("one_trip", 3, 17), ("copy_engine", 4096, 40),
                                         ("auto", 7, 1001)]:
             with self.subTest(protocol=protocol, hidden=hidden):
-                case = Case([count + r for r in range(self.n)], torch.bfloat16, batch=1,
-                            hidden=hidden, seed=hidden)
+                case = Case(self.devices, [count + r for r in range(self.n)], torch.bfloat16,
+                            batch=1, hidden=hidden, seed=hidden)
                 case.poison()
                 op = self.runtime.all_gather(case.inputs, case.outputs, streams=case.streams,
                                              protocol=protocol, wait=False)
@@ -179,7 +197,7 @@ class GpuTest(unittest.TestCase):
         for dtype in DTYPES:
             for counts in count_patterns(self.n):
                 with self.subTest(dtype=str(dtype), counts=counts):
-                    case = Case(counts, dtype, seed=7 * sum(counts))
+                    case = Case(self.devices, counts, dtype, seed=7 * sum(counts))
                     for step in range(3):
                         case.refill(step)
                         self.run_ranks(lambda r: self.runtime.all_gather_rank(
@@ -189,7 +207,7 @@ class GpuTest(unittest.TestCase):
     def test_prepared_rank_calls_repeat_with_new_data(self):
         for counts in count_patterns(self.n):
             with self.subTest(counts=counts):
-                case = Case(counts, torch.bfloat16, seed=11 * sum(counts))
+                case = Case(self.devices, counts, torch.bfloat16, seed=11 * sum(counts))
                 calls = [self.runtime.prepare_all_gather_rank(r, case.inputs[r], case.outputs[r],
                                                               counts, case.streams[r])
                          for r in range(self.n)]
@@ -201,10 +219,10 @@ class GpuTest(unittest.TestCase):
     def test_graph_capture_and_replay(self):
         for counts, hidden in [([3 + r for r in range(self.n)], 64), ([100] * self.n, 4096)]:
             with self.subTest(counts=counts, hidden=hidden):
-                case = Case(counts, torch.bfloat16, batch=1, hidden=hidden)
+                case = Case(self.devices, counts, torch.bfloat16, batch=1, hidden=hidden)
                 graphs = []
-                for r in range(self.n):
-                    with torch.cuda.device(r):
+                for r, device in enumerate(self.devices):
+                    with torch.cuda.device(device):
                         graph = torch.cuda.CUDAGraph()
                         with torch.cuda.graph(graph, stream=case.streams[r],
                                               capture_error_mode="thread_local"):
@@ -214,13 +232,13 @@ class GpuTest(unittest.TestCase):
                 for step in range(4):
                     case.refill(100 + step)
                     for r, graph in enumerate(graphs):
-                        with torch.cuda.device(r), torch.cuda.stream(case.streams[r]):
+                        with torch.cuda.device(self.devices[r]), torch.cuda.stream(case.streams[r]):
                             graph.replay()
                     case.check(self)
 
     def test_missing_rank_times_out_and_reset_recovers(self):
         counts = [4] * self.n
-        case = Case(counts, torch.float16)
+        case = Case(self.devices, counts, torch.float16)
         self.runtime.all_gather_rank(0, case.inputs[0], case.outputs[0], counts,
                                      case.streams[0], timeout=0.2)
         with self.assertRaises(ltx.DeadlineExceededError) as caught:
@@ -238,7 +256,8 @@ class GpuTest(unittest.TestCase):
             for dtype in DTYPES:
                 for counts in count_patterns(self.n):
                     with self.subTest(direction=direction, dtype=str(dtype), counts=counts):
-                        case = AllToAllCase(counts, dtype, direction, seed=3 * sum(counts))
+                        case = AllToAllCase(self.devices, counts, dtype, direction,
+                                            seed=3 * sum(counts))
                         case.poison()
                         self.runtime.all_to_all(case.inputs, case.outputs, streams=case.streams,
                                                 direction=direction)
@@ -248,8 +267,8 @@ class GpuTest(unittest.TestCase):
         for direction in ltx.DIRECTIONS:
             for counts in count_patterns(self.n) + [[257 + 3 * r for r in range(self.n)]]:
                 with self.subTest(direction=direction, counts=counts):
-                    case = AllToAllCase(counts, torch.bfloat16, direction, heads_per_rank=3,
-                                        head_dim=64, seed=5 * sum(counts))
+                    case = AllToAllCase(self.devices, counts, torch.bfloat16, direction,
+                                        heads_per_rank=3, head_dim=64, seed=5 * sum(counts))
                     calls = [self.runtime.prepare_all_to_all_rank(
                         r, case.inputs[r], case.outputs[r], counts, case.streams[r],
                         direction=direction) for r in range(self.n)]
@@ -269,8 +288,9 @@ class GpuTest(unittest.TestCase):
             for head_counts in splits:
                 with self.subTest(direction=direction, head_counts=head_counts):
                     counts = [3 + 2 * r for r in range(self.n)]
-                    case = AllToAllCase(counts, torch.bfloat16, direction, head_dim=40,
-                                        seed=sum(head_counts), head_counts=head_counts)
+                    case = AllToAllCase(self.devices, counts, torch.bfloat16, direction,
+                                        head_dim=40, seed=sum(head_counts),
+                                        head_counts=head_counts)
                     case.poison()
                     self.runtime.all_to_all(case.inputs, case.outputs, streams=case.streams,
                                             direction=direction, head_counts=head_counts)
@@ -287,8 +307,8 @@ class GpuTest(unittest.TestCase):
         for protocol in ("direct", "one_trip", "copy_engine"):
             for direction in ltx.DIRECTIONS:
                 with self.subTest(protocol=protocol, direction=direction):
-                    case = AllToAllCase(counts, torch.bfloat16, direction, head_dim=40,
-                                        seed=len(protocol), head_counts=head_counts)
+                    case = AllToAllCase(self.devices, counts, torch.bfloat16, direction,
+                                        head_dim=40, seed=len(protocol), head_counts=head_counts)
                     case.poison()
                     self.runtime.all_to_all(case.inputs, case.outputs, streams=case.streams,
                                             direction=direction, head_counts=head_counts,
@@ -303,7 +323,8 @@ class GpuTest(unittest.TestCase):
     def test_all_to_all_round_trip_returns_the_input(self):
         for counts in count_patterns(self.n):
             with self.subTest(counts=counts):
-                there = AllToAllCase(counts, torch.float16, "seq_to_heads", seed=sum(counts))
+                there = AllToAllCase(self.devices, counts, torch.float16, "seq_to_heads",
+                                     seed=sum(counts))
                 back = [torch.empty_like(t) for t in there.inputs]
                 for tensor in back:
                     tensor.view(torch.uint8).fill_(POISON)
@@ -312,16 +333,16 @@ class GpuTest(unittest.TestCase):
                 self.run_ranks(lambda r: self.runtime.all_to_all_rank(
                     r, there.outputs[r], back[r], counts, there.streams[r],
                     direction="heads_to_seq"))
+                synchronize(self.devices)
                 for r in range(self.n):
-                    torch.cuda.synchronize(r)
                     self.assertTrue(torch.equal(back[r].cpu().view(torch.uint8),
                                                 there.inputs[r].cpu().view(torch.uint8)),
                                     f"rank {r}: seq -> heads -> seq changed the input")
 
     def test_all_to_all_and_all_gather_interleave(self):
         counts = [4 + r for r in range(self.n)]
-        gather = Case(counts, torch.bfloat16, seed=1)
-        a2a = AllToAllCase(counts, torch.bfloat16, "seq_to_heads", seed=2)
+        gather = Case(self.devices, counts, torch.bfloat16, seed=1)
+        a2a = AllToAllCase(self.devices, counts, torch.bfloat16, "seq_to_heads", seed=2)
         for step in range(3):
             gather.refill(500 + step)
             a2a.refill(600 + step)
@@ -335,7 +356,7 @@ class GpuTest(unittest.TestCase):
 
     def test_all_to_all_bad_shapes_raise_before_the_call(self):
         counts = [2] * self.n
-        case = AllToAllCase(counts, torch.bfloat16, "seq_to_heads")
+        case = AllToAllCase(self.devices, counts, torch.bfloat16, "seq_to_heads")
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "do not match token counts"):
             self.runtime.all_to_all(case.inputs, case.outputs, counts=[3] * self.n)
         with self.assertRaises(ltx.InvalidArgumentError):
@@ -347,9 +368,9 @@ class GpuTest(unittest.TestCase):
 
     def test_bad_tensors_raise_before_the_call(self):
         counts = [2] * self.n
-        case = Case(counts, torch.bfloat16)
-        with self.assertRaisesRegex(ltx.InvalidArgumentError, "is on cuda:1"):
-            self.runtime.all_gather_rank(0, case.inputs[1], case.outputs[0], counts)
+        case = Case(self.devices, counts, torch.bfloat16)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "is on cpu"):
+            self.runtime.all_gather_rank(0, case.inputs[0].cpu(), case.outputs[0], counts)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "not contiguous"):
             self.runtime.all_gather_rank(0, case.inputs[0].transpose(1, 2), case.outputs[0],
                                          counts)
@@ -362,8 +383,19 @@ class GpuTest(unittest.TestCase):
 MODES = [("default", None), ("expandable_segments", "expandable_segments:True")]
 
 
-def run_children():
-    """Runs the tests in one child process per allocator mode; returns the default's status."""
+def run_child() -> int:
+    """Runs the tests in this process: 0 when they passed, SKIPPED_EXIT when every test was
+    skipped, else 1."""
+    result = unittest.main(verbosity=2, exit=False).result
+    if not result.wasSuccessful():
+        return 1
+    skipped_all = result.skipped and len(result.skipped) >= result.testsRun
+    return rank_layout.SKIPPED_EXIT if skipped_all else 0
+
+
+def run_children() -> int:
+    """Runs the tests in one child process per allocator mode: 0 when both passed, 1 when
+    either failed, else the skip's status (rank_layout.skip_status)."""
     results = {}
     for name, conf in MODES:
         env = dict(os.environ)
@@ -380,10 +412,9 @@ def run_children():
             output, code = (e.stdout or b"").decode(errors="replace"), "timeout"
         print(output, flush=True)
         tail = [line for line in output.splitlines() if line.strip()][-1:] or [""]
-        ran = re.search(r"^Ran (\d+) test", output, re.M)
-        skipped = re.search(r"skipped=(\d+)", tail[0])
-        if code == 0 and ran and skipped and ran.group(1) == skipped.group(1):
-            results[name] = f"SKIPPED ({SKIP or tail[0]})"
+        if code == rank_layout.SKIPPED_EXIT:
+            reason = re.search(r"skipped '(.*)'", output)
+            results[name] = f"SKIPPED ({reason.group(1) if reason else tail[0]})"
         elif code == 0:
             results[name] = f"PASS ({tail[0]})"
         elif isinstance(code, int) and code < 0:
@@ -393,14 +424,29 @@ def run_children():
             cause = first.group(0)[:300] if first else "no exception printed"
             results[name] = f"FAIL (exit {code}: {tail[0]}; first error: {cause})"
     summary = "; ".join(f"{name}: {result}" for name, result in results.items())
-    print(f"python gpu tests: {summary}")
-    if results["default"].startswith("SKIPPED"):
-        return SKIPPED_EXIT
-    return 0 if results["default"].startswith("PASS") else 1
+    print(f"python gpu tests: {summary}", flush=True)
+    if not all(result.startswith(("PASS", "SKIPPED")) for result in results.values()):
+        return 1
+    skipped = [name for name, result in results.items() if result.startswith("SKIPPED")]
+    if skipped:
+        return rank_layout.skip_status("python gpu tests",
+                                       f"allocator mode(s) {', '.join(skipped)} skipped")
+    return 0
+
+
+def main() -> int:
+    if "--child" in sys.argv:
+        sys.argv.remove("--child")
+        return run_child()
+    try:  # A malformed layout or LTX_REQUIRE_RUN fails here, before any child runs.
+        rank_layout.require_run()
+        devices, skip = choose_devices()
+    except ltx.InvalidArgumentError as e:
+        print(f"python gpu tests: FAILED, {e}")
+        return 1
+    print(f"python gpu tests: {f'rank layout {devices}' if devices else skip}", flush=True)
+    return run_children()
 
 
 if __name__ == "__main__":
-    if "--child" in sys.argv:
-        sys.argv.remove("--child")
-        unittest.main(verbosity=2)
-    sys.exit(run_children())
+    sys.exit(main())

@@ -1,7 +1,12 @@
-"""A PyTorch server loop over ltx: one thread per GPU runs compute -> all-gather -> compute,
+"""A PyTorch server loop over ltx: one thread per rank runs compute -> all-gather -> compute,
 first eagerly, then captured once into a CUDA graph with torch.cuda.graph and replayed.
 
     PYTHONPATH=<prefix>/lib/python python3 ltx/python/examples/torch_loop.py [--steps 20]
+        [--devices 0,1]
+
+The ranks run on --devices (device ordinals in rank order; a GPU may host several ranks), by
+default on the rank layout of ltx.rank_layout (LTX_TEST_DEVICES, LTX_TEST_RANKS, else every
+visible GPU), at least two. Each rank has its own stream.
 
 Each rank owns a shard of the tokens (uneven counts): it projects its shard, gathers every
 rank's projected shard with all_gather_rank, and reduces the whole sequence. Every step's result
@@ -12,13 +17,13 @@ import argparse
 import sys
 import threading
 
+import ltx
+from ltx import rank_layout
+
 try:
     import torch
 except ImportError:
-    print("torch_loop: skipped, no torch")
-    sys.exit(77)
-
-import ltx
+    sys.exit(rank_layout.skip_status("torch_loop", "no torch"))
 
 HIDDEN = 1024
 
@@ -79,11 +84,13 @@ def rank_loop(runtime, rank, counts, steps, barrier, results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--devices", help="device ordinals in rank order, e.g. 0,0,1 "
+                                          "(default: the rank layout)")
     args = parser.parse_args()
-    if torch.cuda.device_count() == 0:
-        print("torch_loop: skipped, no GPU visible")
-        return 77
-    with ltx.Runtime() as runtime:
+    devices = rank_layout.devices_for_run(torch.cuda.device_count(), needed=2, flag=args.devices)
+    if not devices:
+        return rank_layout.skip_status("torch_loop", "no GPU visible")
+    with ltx.Runtime(devices=devices) as runtime:
         n = runtime.world_size
         counts = [64 + 32 * r for r in range(n)]
         results = [None] * n
@@ -97,7 +104,7 @@ def main():
             t.join()
         runtime.synchronize()
     ok = all(r is not None and r < 1e-3 for r in results)
-    print(f"torch_loop: {n} GPUs, counts {counts}, {args.steps} steps "
+    print(f"torch_loop: {n} ranks on GPUs {devices}, counts {counts}, {args.steps} steps "
           f"(graph from step {args.steps // 2}): max error {results} -> {'PASS' if ok else 'FAIL'}")
     return 0 if ok else 1
 

@@ -1,8 +1,9 @@
-"""One Ulysses (sequence-parallel) attention step over ltx: one thread per GPU re-shards its
+"""One Ulysses (sequence-parallel) attention step over ltx: one thread per rank re-shards its
 query, key and value from tokens to heads with all_to_all_rank, runs attention over the whole
 sequence for its heads, and re-shards the result back from heads to tokens.
 
     PYTHONPATH=<prefix>/lib/python python3 ltx/python/examples/ulysses_attention.py [--steps 3]
+        [--devices 0,1]
 
 Rank r owns counts[r] tokens (uneven) of q, k, v [1, counts[r], heads, head_dim]. Sequence ->
 heads gives it [1, sum(counts), heads / P, head_dim]: heads [r * heads / P, (r + 1) * heads / P)
@@ -10,21 +11,25 @@ of the whole sequence, where scaled_dot_product_attention runs unchanged; heads 
 brings its tokens of every head back. Each step checks the re-sharded q, k, v byte-exact
 against slices of the whole tensors, and the attention output against attention computed on one
 GPU over the whole tensors (bf16 tolerance). Prints PASS or FAIL; exit 0, 1, or 77 (skipped:
-no torch or fewer than two GPUs).
+no torch or no GPU; 1 under LTX_REQUIRE_RUN=1).
+
+The ranks run on --devices (device ordinals in rank order; a GPU may host several ranks), by
+default on the rank layout of ltx.rank_layout (LTX_TEST_DEVICES, LTX_TEST_RANKS, else every
+visible GPU), at least two. Each rank has its own stream.
 """
 
 import argparse
 import sys
 import threading
 
+import ltx
+from ltx import rank_layout
+
 try:
     import torch
     import torch.nn.functional as F
 except ImportError:
-    print("ulysses_attention: skipped, no torch")
-    sys.exit(77)
-
-import ltx
+    sys.exit(rank_layout.skip_status("ulysses_attention", "no torch"))
 
 HEADS_PER_RANK = 4
 HEAD_DIM = 64
@@ -81,11 +86,13 @@ def rank_loop(runtime, rank, counts, steps, results):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--devices", help="device ordinals in rank order, e.g. 0,0,1 "
+                                          "(default: the rank layout)")
     args = parser.parse_args()
-    if not torch.cuda.is_available() or torch.cuda.device_count() < 2:
-        print(f"ulysses_attention: skipped, needs 2 GPUs ({torch.cuda.device_count()} visible)")
-        return 77
-    with ltx.Runtime(timeout=30.0) as runtime:
+    devices = rank_layout.devices_for_run(torch.cuda.device_count(), needed=2, flag=args.devices)
+    if not devices:
+        return rank_layout.skip_status("ulysses_attention", "no GPU visible")
+    with ltx.Runtime(devices=devices, timeout=30.0) as runtime:
         n = runtime.world_size
         counts = [96 + 64 * r for r in range(n)]
         results, errors = [None] * n, []
@@ -107,8 +114,8 @@ def main():
     summary = ", ".join(
         f"rank {r}: {'exact' if result[0] else 'NOT exact'} re-shard, max error {result[1]:.3g}"
         for r, result in enumerate(results) if result is not None)
-    print(f"ulysses_attention: {n} GPUs, tokens {counts}, {HEADS_PER_RANK * n} heads x "
-          f"{HEAD_DIM}, {args.steps} steps; {summary}")
+    print(f"ulysses_attention: {n} ranks on GPUs {devices}, tokens {counts}, "
+          f"{HEADS_PER_RANK * n} heads x {HEAD_DIM}, {args.steps} steps; {summary}")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

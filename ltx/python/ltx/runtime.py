@@ -127,7 +127,10 @@ class RankCall:
 
 
 class Runtime:
-    """One process driving the GPUs `devices` (rank order; None: every visible GPU).
+    """One process driving the GPUs `devices` (rank order; None: every visible GPU). A GPU may
+    host several ranks ([0, 0] is two ranks on GPU 0); each of them then needs a stream of its
+    own (torch.cuda.Stream per rank), since stream=None would give them the GPU's one current
+    stream.
 
     timeout: seconds a GPU waits for its peers at a barrier. worker_spin: seconds the host
     threads poll before they sleep. max_blocks, one_trip_max_bytes (-1: set by the world size),
