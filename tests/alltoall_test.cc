@@ -6,8 +6,8 @@
 // interleaved with AllGathers on one Runtime, a one-trip call too large for the staging
 // (InvalidArgument), the own piece beside the sends, early start, the timed direct and one-trip
 // kernels (phase records of every block). Random data, outputs poisoned before every call,
-// byte-exact checks on every rank. Cases skip, with the reason, where there are fewer GPUs than
-// they need.
+// byte-exact checks on every rank. The ranks come from the layout switch
+// (tools/testing/test_ranks.h), at least two of them.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -178,16 +178,16 @@ class AllToAllMatrixTest : public ::testing::TestWithParam<std::tuple<CallStyle,
     options.protocol = std::get<1>(GetParam()).protocol;
     return options;
   }
-  // A fixture on every visible GPU and the path's transport.
+  // A fixture on the layout's ranks (at least two) and the path's transport.
   AllToAllFixture Fixture() const {
     RuntimeOptions options;
     options.transport = std::get<1>(GetParam()).transport;
-    return MakeFixture(FirstDevices(VisibleGpuCount()), options);
+    return MakeFixture(TestRankDevices(2), options);
   }
 };
 
 TEST_P(AllToAllMatrixTest, EveryDtypeBothDirections) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -207,7 +207,7 @@ TEST_P(AllToAllMatrixTest, EveryDtypeBothDirections) {
 }
 
 TEST_P(AllToAllMatrixTest, OddHeadDimsBatchesAndMisalignment) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -233,7 +233,7 @@ TEST_P(AllToAllMatrixTest, OddHeadDimsBatchesAndMisalignment) {
 }
 
 TEST_P(AllToAllMatrixTest, UnevenAndZeroTokenCounts) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -254,7 +254,7 @@ TEST_P(AllToAllMatrixTest, UnevenAndZeroTokenCounts) {
 }
 
 TEST_P(AllToAllMatrixTest, UnevenAndZeroHeadSplits) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -278,7 +278,7 @@ TEST_P(AllToAllMatrixTest, UnevenAndZeroHeadSplits) {
 }
 
 TEST_P(AllToAllMatrixTest, ModelShapes) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -304,7 +304,7 @@ TEST_P(AllToAllMatrixTest, ModelShapes) {
 
 // Sequence -> heads, then heads -> sequence on its output, returns the input byte-exact.
 TEST_P(AllToAllMatrixTest, RoundTripReturnsTheInput) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -349,8 +349,8 @@ class AllToAllProtocolTest : public ::testing::TestWithParam<Protocol> {
 };
 
 TEST_P(AllToAllProtocolTest, WorldSizeOneIsACopy) {
-  LTX_REQUIRE_GPUS(1);
-  AllToAllFixture f = MakeFixture({0});
+  LTX_REQUIRE_RANKS(1);
+  AllToAllFixture f = MakeFixture(TestDevices(1));
   ASSERT_NE(f.runtime, nullptr);
   for (AllToAllDirection direction : kDirections) {
     for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
@@ -369,8 +369,8 @@ TEST_P(AllToAllProtocolTest, WorldSizeOneIsACopy) {
 // Every rank's per-rank call captured from its own thread (as the copy engines need), even and
 // uneven head splits, batch 2: every replay byte-exact with new data.
 TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
-  LTX_REQUIRE_GPUS(1);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   for (const auto& [heads, split] : EvenThenUnevenSplits(2 * world, world)) {
@@ -409,7 +409,7 @@ TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
 // coordinated call, which would hand one rank's buffer to every GPU, refuses timestamps.
 template <typename Phase>
 void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  AllToAllFixture f = MakeFixture(TestRankDevices(2));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   constexpr int kBlocks = 3;
@@ -441,7 +441,7 @@ void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase
 
 // Every block of the direct kernel reaches every phase up to its stores' fence.
 TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   ExpectTimedCallsRecordEveryBlock(
       Protocol::kDirect,
       std::vector<DirectPhase>{DirectPhase::kEntryPublished, DirectPhase::kTargetSeen,
@@ -452,11 +452,11 @@ TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
 // AllGathers (one-trip and direct) and all-to-alls alternate on one Runtime, in both call
 // styles; every op is verified.
 TEST(AllToAllTest, InterleavesWithAllGathersOnOneRuntime) {
-  LTX_REQUIRE_GPUS(1);
-  GpuFixture gather = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture gather = MakeGpuFixture(TestRankDevices(2));
   ASSERT_NE(gather.runtime, nullptr);
   const int world = gather.runtime->world_size();
-  auto harness = AllToAllHarness::Create(FirstDevices(world), kCapacity, kCapacity, 17);
+  auto harness = AllToAllHarness::Create(gather.runtime->devices(), kCapacity, kCapacity, 17);
   ASSERT_TRUE(harness.ok());
   for (int round = 0; round < 20; ++round) {
     const CallStyle style = round % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
@@ -481,10 +481,10 @@ TEST(AllToAllTest, InterleavesWithAllGathersOnOneRuntime) {
 // (the entry announcements of the direct path, the header lines of the one-trip path) or from
 // the rank that pairs them on the copy engines, no hang; Reset makes the Runtime usable.
 TEST_P(AllToAllProtocolTest, RanksThatDisagreeGetInvalidArgument) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   RuntimeOptions options;
   options.timeout = absl::Seconds(5);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()), options);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2), options);
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   AllToAllCase c;
@@ -540,8 +540,8 @@ INSTANTIATE_TEST_SUITE_P(Protocols, AllToAllProtocolTest, ::testing::ValuesIn(kP
 // A one-trip call with a piece over the staging is refused alike on every rank, before any
 // launch; the Runtime stays usable.
 TEST(AllToAllTest, OneTripTooLargeForTheStagingIsInvalidArgument) {
-  LTX_REQUIRE_GPUS(1);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   AllToAllCase c;
@@ -567,8 +567,8 @@ TEST(AllToAllTest, OneTripTooLargeForTheStagingIsInvalidArgument) {
 // of changing shapes, rows that are not multiples of 8 bytes, misaligned buffers, both call
 // styles, several block counts.
 TEST(AllToAllTest, OneTripOwnPieceAndEarlyStartMoveAlike) {
-  LTX_REQUIRE_GPUS(2);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   for (bool early : {false, true}) {
@@ -602,15 +602,15 @@ TEST(AllToAllTest, OneTripOwnPieceAndEarlyStartMoveAlike) {
 
 // Every block of the one-trip kernel sends, stores its own part and unpacks.
 TEST(AllToAllTest, OneTripTimestampsRecordEveryBlock) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   ExpectTimedCallsRecordEveryBlock(
       Protocol::kOneTrip, std::vector<OneTripPhase>{OneTripPhase::kSent, OneTripPhase::kOwnCopied,
                                                     OneTripPhase::kUnpacked});
 }
 
 TEST(AllToAllTest, RejectsBadArgumentsBeforeLaunching) {
-  LTX_REQUIRE_GPUS(1);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2));
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   AllToAllCase c;

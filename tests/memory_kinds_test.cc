@@ -89,12 +89,14 @@ std::vector<Call> Calls(int world) {
 
 // Each rank's input, and its output with kGuardBytes before and after, of one kind of memory.
 struct KindBuffers {
+  std::vector<int> devices;  // Each rank's GPU.
   std::vector<std::unique_ptr<MemoryKindBuffer>> inputs;
   std::vector<std::unique_ptr<MemoryKindBuffer>> output_areas;
 };
 
-absl::StatusOr<KindBuffers> AllocateKindBuffers(MemoryKind kind, int world,
+absl::StatusOr<KindBuffers> AllocateKindBuffers(MemoryKind kind, const std::vector<int>& devices,
                                                 const std::vector<Call>& calls) {
+  const int world = static_cast<int>(devices.size());
   int64_t input_bytes = 1;
   int64_t output_bytes = 1;
   for (const Call& call : calls) {
@@ -105,10 +107,13 @@ absl::StatusOr<KindBuffers> AllocateKindBuffers(MemoryKind kind, int world,
     }
   }
   KindBuffers buffers;
+  buffers.devices = devices;
   for (int rank = 0; rank < world; ++rank) {
-    LTX_ASSIGN_OR_RETURN(auto input, MemoryKindBuffer::Allocate(kind, rank, input_bytes));
-    LTX_ASSIGN_OR_RETURN(auto output, MemoryKindBuffer::Allocate(
-                                          kind, rank, kGuardBytes + output_bytes + kGuardBytes));
+    LTX_ASSIGN_OR_RETURN(auto input,
+                         MemoryKindBuffer::Allocate(kind, devices[rank], input_bytes));
+    LTX_ASSIGN_OR_RETURN(auto output,
+                         MemoryKindBuffer::Allocate(kind, devices[rank],
+                                                    kGuardBytes + output_bytes + kGuardBytes));
     buffers.inputs.push_back(std::move(input));
     buffers.output_areas.push_back(std::move(output));
   }
@@ -135,9 +140,11 @@ absl::StatusOr<std::vector<RankBuffers>> LoadCase(const AllGatherHarness& harnes
   for (int rank = 0; rank < harness.world_size(); ++rank) {
     const RankBuffers source = harness.Buffers(rank);
     LTX_RETURN_IF_ERROR(
-        Copy(buffers.inputs[rank]->data(), source.input, layout.InputBytes(rank), rank));
+        Copy(buffers.inputs[rank]->data(), source.input, layout.InputBytes(rank),
+             buffers.devices[rank]));
     LTX_RETURN_IF_ERROR(Copy(buffers.output_areas[rank]->data(), HarnessOutputArea(harness, rank),
-                             kGuardBytes + layout.output_bytes + kGuardBytes, rank));
+                             kGuardBytes + layout.output_bytes + kGuardBytes,
+                             buffers.devices[rank]));
     rank_buffers.push_back({buffers.inputs[rank]->data(),
                             buffers.output_areas[rank]->data() + kGuardBytes, source.stream});
   }
@@ -149,7 +156,7 @@ absl::Status VerifyCase(AllGatherHarness& harness, const KindBuffers& buffers) {
   const int64_t area_bytes = kGuardBytes + harness.layout().output_bytes + kGuardBytes;
   for (int rank = 0; rank < harness.world_size(); ++rank) {
     LTX_RETURN_IF_ERROR(Copy(HarnessOutputArea(harness, rank), buffers.output_areas[rank]->data(),
-                             area_bytes, rank));
+                             area_bytes, buffers.devices[rank]));
   }
   return harness.Verify();
 }
@@ -186,9 +193,9 @@ absl::Status GatherOnce(GpuFixture& f, const KindBuffers& buffers, const Call& c
   return VerifyCase(*f.harness, buffers);
 }
 
-// OK if a cudaMemset and a cudaDeviceSynchronize succeed on each of the first `world` GPUs.
-absl::Status CheckContexts(int world) {
-  for (int device = 0; device < world; ++device) {
+// OK if a cudaMemset and a cudaDeviceSynchronize succeed on each GPU of `gpus`.
+absl::Status CheckContexts(const std::vector<int>& gpus) {
+  for (int device : gpus) {
     const std::string on = absl::StrCat(" on GPU ", device);
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), absl::StrCat("cudaSetDevice", on)));
     void* memory = nullptr;
@@ -210,17 +217,18 @@ class MemoryKindsChildTest : public ::testing::Test {
 
   void TestBody() override {
     ASSERT_TRUE(kind_.has_value()) << kKindVariable << " names no memory kind";
-    LTX_REQUIRE_GPUS(2);
-    const int world = std::min(VisibleGpuCount(), kMaxWorldSize);
-    GpuFixture f = MakeGpuFixture(FirstDevices(world));
+    LTX_REQUIRE_RANKS(2);
+    const std::vector<int> devices = TestRankDevices(2);
+    const int world = static_cast<int>(devices.size());
+    GpuFixture f = MakeGpuFixture(devices);
     ASSERT_NE(f.runtime, nullptr);
     if (f.runtime->transport() != Transport::kPeerStores) {
       std::cout << kSkipPrefix << "the GPUs lack peer access, so ltx uses the copy engines"
                 << std::endl;
-      GTEST_SKIP() << "the GPUs lack peer access";
+      LTX_SKIP_GPU_TEST("the GPUs lack peer access");
     }
     const std::vector<Call> calls = Calls(world);
-    absl::StatusOr<KindBuffers> buffers = AllocateKindBuffers(*kind_, world, calls);
+    absl::StatusOr<KindBuffers> buffers = AllocateKindBuffers(*kind_, devices, calls);
     ASSERT_TRUE(buffers.ok()) << buffers.status();
     int gathered = 0;
     std::vector<std::string> refusals;
@@ -241,7 +249,7 @@ class MemoryKindsChildTest : public ::testing::Test {
     std::cout << kSummaryPrefix << MemoryKindName(*kind_) << ": " << gathered
               << " call(s) gathered byte-exact, " << refusals.size() << " refused"
               << (refusals.empty() ? "" : absl::StrCat(" (first: ", refusals[0], ")")) << std::endl;
-    const absl::Status contexts = CheckContexts(world);
+    const absl::Status contexts = CheckContexts(DistinctDevices(devices));
     EXPECT_TRUE(contexts.ok()) << contexts;
     if (contexts.ok()) std::cout << kContextLine << std::endl;
   }
@@ -273,7 +281,7 @@ std::string LineStartingWith(const std::string& output, absl::string_view prefix
 class MemoryKindsTest : public ::testing::TestWithParam<MemoryKind> {};
 
 TEST_P(MemoryKindsTest, GathersByteExactOrRefusesAndTheContextSurvives) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   const char* name = MemoryKindName(GetParam());
   absl::StatusOr<ChildResult> child = RunSelfAsChild(
       {absl::StrCat("--gtest_filter=", kChildSuite, ".", kChildTest), "--gtest_color=no"},
@@ -282,7 +290,7 @@ TEST_P(MemoryKindsTest, GathersByteExactOrRefusesAndTheContextSurvives) {
   const std::string& output = child->output;
   const std::string context = absl::StrCat("memory kind ", name, "; the child's output:\n", output);
   if (absl::StrContains(output, "[  SKIPPED ]")) {
-    GTEST_SKIP() << LineStartingWith(output, kSkipPrefix) << "\n" << context;
+    LTX_SKIP_GPU_TEST(LineStartingWith(output, kSkipPrefix) << "\n" << context);
   }
   EXPECT_FALSE(child->timed_out) << "killed after " << kChildTimeout << "; " << context;
   EXPECT_EQ(child->signal, 0) << context;
