@@ -24,6 +24,7 @@
 #include "tests/phase_record_buffers.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/harness_ring.h"
 #include "tools/testing/token_counts.h"
 
 namespace ltx {
@@ -59,7 +60,7 @@ class AllGatherMatrixTest : public ::testing::TestWithParam<std::tuple<CallStyle
 
 TEST_P(AllGatherMatrixTest, EveryDtype) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (DataType dtype : kAllDataTypes) {
     AllGatherCase c;
@@ -73,7 +74,7 @@ TEST_P(AllGatherMatrixTest, EveryDtype) {
 
 TEST_P(AllGatherMatrixTest, HiddenSizesAndBatches) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (int64_t hidden : {1, 7, 64, 1000, 4096, 8192, 12288, 65536}) {
     for (int64_t batch : {1, 3}) {
@@ -89,7 +90,7 @@ TEST_P(AllGatherMatrixTest, HiddenSizesAndBatches) {
 
 TEST_P(AllGatherMatrixTest, ZeroTokenRanks) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   const std::vector<std::vector<int64_t>> patterns = ZeroTokenPatterns(world, 9, 33);
@@ -120,7 +121,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (int in_off : {0, 1, 3, 8}) {
     for (int out_off : {0, 2, 5, 8, 13}) {
@@ -146,7 +147,7 @@ TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
 // a rank without tokens.
 TEST(AllGatherTest, InPlaceInputs) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   std::vector<int64_t> with_zero = UnevenCounts(world, 7);
@@ -173,7 +174,7 @@ TEST(AllGatherTest, InPlaceInputs) {
 
 TEST(AllGatherTest, AnyBlockCountIncludingFewerBlocksThanRanks) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (int blocks : {1, 2, 3, 5, 8, 33, 132}) {
     AllGatherCase c;
@@ -195,7 +196,7 @@ TEST(AllGatherTest, AnyBlockCountIncludingFewerBlocksThanRanks) {
 // store: back-to-back one-trip calls of changing shapes, both call styles, several block counts.
 TEST(AllGatherTest, OneTripEarlyStartGathersAlike) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (int blocks : {0, 1, 3}) {
     for (int64_t tokens : {1, 7, 40}) {
@@ -215,12 +216,13 @@ TEST(AllGatherTest, OneTripEarlyStartGathersAlike) {
   }
 }
 
-// The timed kernel of `protocol` (kDirect or kOneTrip) gathers alike and records every block
-// of every op, each phase from the block's start to its end where it was reached; a coordinated
-// call, which would hand one rank's buffer to every GPU, refuses timestamps.
+// The timed kernel of `protocol` (kDirect or kOneTrip) gathers alike (every op into buffers of
+// its own, with its own random data) and records every block of every op, each phase from the
+// block's start to its end where it was reached; a coordinated call, which would hand one rank's
+// buffer to every GPU, refuses timestamps.
 template <typename Phase>
 void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   constexpr int kBlocks = 3;
@@ -229,21 +231,27 @@ void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase
   c.dtype = DataType::kFloat32;
   c.hidden = 512;
   c.token_counts = UnevenCounts(world, 5);
-  ASSERT_TRUE(f.harness->Prepare(c).ok());
-  const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
+  absl::StatusOr<HarnessRing<AllGatherHarness>> ring = HarnessRing<AllGatherHarness>::Create(
+      f.runtime->devices(), kOps, int64_t{1} << 20, int64_t{4} << 20, /*seed=*/31);
+  ASSERT_TRUE(ring.ok()) << ring.status();
   absl::StatusOr<std::unique_ptr<PhaseRecordBuffers>> records =
       PhaseRecordBuffers::Create(f.runtime->devices(), kOps, kBlocks);
   ASSERT_TRUE(records.ok()) << records.status();
   std::vector<CallOptions> calls;
   for (int rank = 0; rank < world; ++rank) calls.push_back((*records)->TimedCall(rank, protocol));
   for (int op = 0; op < kOps; ++op) {
+    ASSERT_TRUE(ring->slot(op).Prepare(c).ok());
     for (int rank = 0; rank < world; ++rank) {
-      ASSERT_TRUE(f.runtime->AllGatherRank(rank, c.Shape(), buffers[rank], calls[rank]).ok());
+      ASSERT_TRUE(
+          f.runtime->AllGatherRank(rank, c.Shape(), ring->Buffers(op, rank), calls[rank]).ok());
     }
   }
-  EXPECT_TRUE(f.harness->Verify().ok());
+  for (int op = 0; op < kOps; ++op) {
+    const absl::Status verified = ring->Verify(op);
+    EXPECT_TRUE(verified.ok()) << "op " << op << ": " << verified;
+  }
   (*records)->ExpectEveryBlockRecorded(reached);
-  EXPECT_EQ(f.runtime->AllGather(c.Shape(), buffers, calls[0]).status().code(),
+  EXPECT_EQ(f.runtime->AllGather(c.Shape(), ring->AllBuffers(0), calls[0]).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
@@ -265,7 +273,7 @@ TEST(AllGatherTest, DirectTimestampsRecordEveryBlock) {
 
 TEST(AllGatherTest, LargeShards) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   AllGatherCase c;
@@ -301,7 +309,7 @@ TEST(AllGatherTest, WorldSizesAndDeviceOrders) {
 // alternating the call styles.
 TEST(AllGatherTest, ThousandBackToBackCallsWithChangingShapes) {
   LTX_REQUIRE_RANKS(2);
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   std::mt19937_64 random(1234);

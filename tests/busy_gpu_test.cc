@@ -27,7 +27,7 @@ constexpr absl::Duration kFirstCallLimit = absl::Milliseconds(50);
 void ExpectFirstCallIsQuick(Protocol protocol) {
   LTX_REQUIRE_RANKS(2);
   const int world = TestWorldSize(2);
-  GpuFixture f = MakeGpuFixture(TestDevices(world));
+  GpuFixture f = MakeGpuFixture(TestDevices(world), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   AllGatherCase c;
   c.hidden = 1024;
@@ -83,7 +83,7 @@ TEST(BusyGpuTest, FirstOneTripCallDoesNotWaitForTheGpu) {
 void ExpectOneBlockBesideCompute(Protocol protocol, int64_t hidden) {
   LTX_REQUIRE_RANKS(2);
   const int world = TestWorldSize(2);
-  RuntimeOptions options;
+  RuntimeOptions options = OnPeerStores();
   options.max_blocks = 1;
   GpuFixture f = MakeGpuFixture(TestDevices(world), options);
   ASSERT_NE(f.runtime, nullptr);

@@ -24,6 +24,7 @@
 #include "tests/busy_kernel.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/harness_ring.h"
 
 namespace ltx {
 namespace {
@@ -128,27 +129,37 @@ TEST_P(CopyEngineRankCallTest, OneThreadIssuesEveryRankAt64MiBInEitherOrder) {
   }
 }
 
-// Rank 0 runs many ops ahead of the others (up to the pairing ring), then the others catch up
-// in turns, without any host synchronisation; the last op is checked byte-exact.
+// In each round one rank runs many ops ahead of the others (up to the pairing ring), then the
+// others catch up in turns, without any host synchronisation; every op has its own buffers with
+// fresh random data, and each is checked byte-exact once the round is over.
 TEST_P(CopyEngineRankCallTest, RanksDriftApartWithoutHostSynchronisation) {
   constexpr int kLead = 12;
   constexpr int kRounds = 20;
   const AllGatherCase c = CaseOf(world_, kMiB);
-  ASSERT_TRUE(harness_->Prepare(c).ok());
+  absl::StatusOr<HarnessRing<AllGatherHarness>> ring = HarnessRing<AllGatherHarness>::Create(
+      runtime_->devices(), kLead, kMiB, world_ * kMiB, /*seed=*/77 + world_);
+  ASSERT_TRUE(ring.ok()) << ring.status();
   for (int round = 0; round < kRounds; ++round) {
     const int leader = round % world_;
-    for (int op = 0; op < kLead; ++op) ASSERT_TRUE(CallInOrder(c, {leader}).ok());
+    for (int op = 0; op < kLead; ++op) ASSERT_TRUE(ring->slot(op).Prepare(c).ok());
+    const auto call = [&](int op, int rank) {
+      return runtime_->AllGatherRank(rank, c.Shape(), ring->Buffers(op, rank), call_);
+    };
+    for (int op = 0; op < kLead; ++op) ASSERT_TRUE(call(op, leader).ok());
     for (int op = 0; op < kLead; ++op) {
       for (int rank : Descending(world_)) {
         if (rank != leader) {
-          ASSERT_TRUE(CallInOrder(c, {rank}).ok());
+          ASSERT_TRUE(call(op, rank).ok());
         }
       }
     }
+    const absl::Status status = runtime_->Synchronize(kTestWait);
+    ASSERT_TRUE(status.ok()) << status;
+    for (int op = 0; op < kLead; ++op) {
+      const absl::Status verified = ring->Verify(op);
+      ASSERT_TRUE(verified.ok()) << "round " << round << ", op " << op << ": " << verified;
+    }
   }
-  const absl::Status status = runtime_->Synchronize(kTestWait);
-  ASSERT_TRUE(status.ok()) << status;
-  EXPECT_TRUE(harness_->Verify().ok());
   // And a fresh op after the drift, from poisoned outputs.
   ExpectOneOpByteExact(c, Ascending(world_));
 }
@@ -290,7 +301,8 @@ INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineRankCallTest,
 
 constexpr absl::Duration kGraphTimeout = absl::Seconds(1);
 
-// A Runtime on the layout's ranks, at least two (peer stores, a short timeout) and calls on the copy engines.
+// A Runtime on the layout's ranks, at least two (peer stores, a short timeout), and calls on the
+// copy engines.
 class CopyEngineGraphTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -381,28 +393,39 @@ TEST_F(CopyEngineGraphTest, LargeShardsReplayByteExact) {
   }
 }
 
-// Rank 0 replays several times before the others start, without host synchronisation; every
-// op pairs on the devices.
+// Rank 0 replays several graphs before the others start, without host synchronisation; every
+// op pairs on the devices. Each graph has its own buffers, with fresh random data before each
+// of two rounds, and every op is checked byte-exact.
 TEST_F(CopyEngineGraphTest, OneRankReplaysAheadWithoutHostSynchronisation) {
   constexpr int kAhead = 6;
   const AllGatherCase c = UnevenCase(2);
-  ASSERT_TRUE(f_.harness->Prepare(c).ok());
-  CapturedRankCalls graphs;
-  ASSERT_TRUE(CaptureAll(graphs, c, call_).ok());
-  const std::vector<RankBuffers> buffers = f_.harness->AllBuffers();
+  absl::StatusOr<HarnessRing<AllGatherHarness>> ring = HarnessRing<AllGatherHarness>::Create(
+      f_.runtime->devices(), kAhead, int64_t{1} << 20, int64_t{16} << 20, /*seed=*/91);
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  std::vector<CapturedRankCalls> graphs(kAhead);
+  for (int op = 0; op < kAhead; ++op) {
+    ASSERT_TRUE(ring->slot(op).Prepare(c).ok());
+    ASSERT_TRUE(graphs[op]
+                    .CaptureAllGather(*f_.runtime, c.Shape(), ring->AllBuffers(op), call_)
+                    .ok());
+  }
   std::vector<int> others = Ascending(world_);
   others.erase(others.begin());
-  for (int round = 0; round < kAhead; ++round) {
-    ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers, {0}).ok());
+  for (int round = 0; round < 2; ++round) {
+    for (int op = 0; op < kAhead; ++op) ASSERT_TRUE(ring->slot(op).RefreshInputs().ok());
+    for (int op = 0; op < kAhead; ++op) {
+      ASSERT_TRUE(graphs[op].Replay(f_.runtime->devices(), ring->AllBuffers(op), {0}).ok());
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+    for (int op = 0; op < kAhead; ++op) {
+      ASSERT_TRUE(graphs[op].Replay(f_.runtime->devices(), ring->AllBuffers(op), others).ok());
+    }
+    for (int op = 0; op < kAhead; ++op) {
+      const absl::Status verified = ring->Verify(op);
+      EXPECT_TRUE(verified.ok()) << "round " << round << ", graph " << op << ": " << verified;
+    }
+    EXPECT_TRUE(f_.runtime->status().ok()) << f_.runtime->status();
   }
-  absl::SleepFor(absl::Milliseconds(100));
-  for (int round = 0; round < kAhead; ++round) {
-    ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers, others).ok());
-  }
-  const absl::Status verified = f_.harness->Verify();
-  EXPECT_TRUE(verified.ok()) << verified;
-  EXPECT_TRUE(f_.runtime->status().ok()) << f_.runtime->status();
-  EXPECT_TRUE(ReplayAndVerify(graphs).ok());
 }
 
 // A rank that never replays: the others give up by the deadline with DeadlineExceeded, store

@@ -133,7 +133,7 @@ absl::Status RunRank(Runtime& runtime, int rank, const std::vector<PlannedOp>& o
 TEST(DriftTest, TenThousandOpsWithoutHostSynchronisationAllProtocolsRandomDelays) {
   LTX_REQUIRE_RANKS(2);
   const int world = std::min(TestWorldSize(2), kPatternMaxRanks);
-  RuntimeOptions options;
+  RuntimeOptions options = OnPeerStores();
   options.devices = TestDevices(world);
   options.timeout = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);

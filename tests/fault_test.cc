@@ -5,6 +5,7 @@
 // per-rank callers with random delays, Runtime churn and two Runtimes at once. Each fault asserts
 // the Status code and what its message names, and that no byte outside the outputs changed.
 #include <cuda_runtime_api.h>
+#include <dirent.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -43,8 +44,9 @@ AllGatherCase SmallCase(int world) {
 
 std::vector<int> AllButLast(int world) { return RankIndices(world - 1); }
 
+// The peer-store transport (the tests force kernel protocols) and `timeout`.
 RuntimeOptions WithTimeout(absl::Duration timeout) {
-  RuntimeOptions options;
+  RuntimeOptions options = OnPeerStores();
   options.timeout = timeout;
   return options;
 }
@@ -441,6 +443,7 @@ void ExpectPathMismatchDetected(RuntimeOptions options, const std::vector<AllGat
                                 const std::vector<CallOptions>& calls, const std::string& what,
                                 absl::Duration within) {
   options.timeout = absl::Seconds(5);
+  options.transport = Transport::kPeerStores;
   GpuFixture f = MakeGpuFixture(TestDevices(2), options);
   ASSERT_NE(f.runtime, nullptr);
   ASSERT_TRUE(f.harness->Prepare(cases[0]).ok());
@@ -628,14 +631,66 @@ TEST(LoadTest, PerRankCallersWithRandomDelays) {
   }
 }
 
+// The number of entries of directory `path` (besides . and ..); -1 if it cannot be read.
+int CountEntries(const char* path) {
+  DIR* dir = opendir(path);
+  if (dir == nullptr) return -1;
+  int entries = 0;
+  while (const dirent* entry = readdir(dir)) {
+    if (std::string(entry->d_name) != "." && std::string(entry->d_name) != "..") ++entries;
+  }
+  closedir(dir);
+  return entries;
+}
+
+// What a Runtime could leak: the used memory of each GPU, open file descriptors, threads.
+struct HeldResources {
+  std::vector<int64_t> used_bytes;  // Per GPU of the list measured.
+  int descriptors = 0;
+  int threads = 0;
+};
+
+HeldResources Measure(const std::vector<int>& gpus) {
+  HeldResources held;
+  for (int gpu : gpus) {
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    EXPECT_EQ(cudaSetDevice(gpu), cudaSuccess);
+    EXPECT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+    held.used_bytes.push_back(static_cast<int64_t>(total_bytes - free_bytes));
+  }
+  held.descriptors = CountEntries("/proc/self/fd");  // This count's own descriptor included.
+  held.threads = CountEntries("/proc/self/task");
+  return held;
+}
+
+// A hundred Runtimes, created and destroyed one after another, hold nothing afterwards: device
+// memory, file descriptors and threads as after the first (within a margin far below one
+// Runtime's share per iteration).
 TEST(LoadTest, CreateAndDestroyARuntimeHundredTimes) {
   LTX_REQUIRE_RANKS(2);
+  constexpr int64_t kMemoryMargin = int64_t{16} << 20;
+  constexpr int kDescriptorMargin = 4;
+  constexpr int kThreadMargin = 2;
+  RuntimeOptions options;
+  options.devices = TestRankDevices(2);
+  const std::vector<int> gpus = DistinctDevices(options.devices);
+  ASSERT_TRUE(Runtime::Create(options).ok());  // What CUDA sets up once per process is set up.
+  const HeldResources before = Measure(gpus);
   for (int i = 0; i < 100; ++i) {
-    RuntimeOptions options;
-    options.devices = TestRankDevices(2);
     auto runtime = Runtime::Create(options);
     ASSERT_TRUE(runtime.ok()) << "iteration " << i << ": " << runtime.status();
   }
+  const HeldResources after = Measure(gpus);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    EXPECT_LE(after.used_bytes[i] - before.used_bytes[i], kMemoryMargin)
+        << "GPU " << gpus[i] << ": " << before.used_bytes[i] << " bytes used before, "
+        << after.used_bytes[i] << " after";
+  }
+  EXPECT_LE(after.descriptors - before.descriptors, kDescriptorMargin)
+      << before.descriptors << " file descriptors open before, " << after.descriptors << " after";
+  EXPECT_LE(after.threads - before.threads, kThreadMargin)
+      << before.threads << " threads before, " << after.threads << " after";
 }
 
 // Two Runtimes at once, over ranks 0, 1 and ranks 2, 3 of a four-rank layout (disjoint GPUs

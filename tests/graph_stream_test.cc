@@ -23,7 +23,7 @@ class GraphReplayTest : public ::testing::TestWithParam<Protocol> {};
 TEST_P(GraphReplayTest, ThousandReplaysWithNewDataEveryOneVerified) {
   LTX_REQUIRE_RANKS(2);
   const int world = TestWorldSize(2);
-  GpuFixture f = MakeGpuFixture(TestDevices(world));
+  GpuFixture f = MakeGpuFixture(TestDevices(world), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   AllGatherCase c;
   c.dtype = DataType::kBFloat16;

@@ -54,7 +54,7 @@ TEST_P(LatePeerTest, StoresNothingIntoAnOutputWhoseOwnerGaveUp) {
   LTX_REQUIRE_RANKS(2);
   const int world = TestWorldSize(2);
   const int late = world - 1;
-  RuntimeOptions options;
+  RuntimeOptions options = OnPeerStores();
   options.timeout = kTimeout;
   GpuFixture f = MakeGpuFixture(TestDevices(world), options);
   ASSERT_NE(f.runtime, nullptr);

@@ -116,14 +116,14 @@ void DestroyWhileTheGpusAreBusy() {
   LTX_REQUIRE_RANKS(2);
   const std::vector<int> devices = TestRankDevices(2);
   const std::vector<int> gpus = DistinctDevices(devices);
-  GpuFixture f = MakeGpuFixture(devices);
+  GpuFixture f = MakeGpuFixture(devices, OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   ExpectGathersByteExact(f, "before the GPUs were busy");
   std::vector<cudaStream_t> busy(gpus.size(), nullptr);
   KeepGpusBusy(gpus, busy);
   if (::testing::Test::HasFatalFailure()) return;
   const absl::Duration first = TimeDestroyWhileBusy(f.runtime, busy, "first");
-  RuntimeOptions options;
+  RuntimeOptions options = OnPeerStores();
   options.devices = devices;
   const absl::Time start = absl::Now();
   absl::StatusOr<std::unique_ptr<Runtime>> second = Runtime::Create(options);
@@ -189,7 +189,7 @@ void GatherAfterDeviceReset() {
       EXPECT_EQ(now[i] != contexts[i], was_reset) << when << ": GPU " << gpus[i];
     }
     contexts = now;
-    GpuFixture f = MakeGpuFixture(devices);
+    GpuFixture f = MakeGpuFixture(devices, OnPeerStores());
     ASSERT_NE(f.runtime, nullptr) << when;
     ExpectGathersByteExact(f, when);
     // The harness and the Runtime go before the next reset.

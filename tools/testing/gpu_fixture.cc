@@ -25,6 +25,11 @@ GpuFixture MakeGpuFixture(std::vector<int> devices, RuntimeOptions options) {
   return f;
 }
 
+RuntimeOptions OnPeerStores(RuntimeOptions options) {
+  options.transport = Transport::kPeerStores;
+  return options;
+}
+
 absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
                         const CallOptions& call, std::vector<int> ranks) {
   absl::Status status = f.harness->Prepare(c);

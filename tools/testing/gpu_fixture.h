@@ -36,6 +36,11 @@ struct GpuFixture {
 };
 GpuFixture MakeGpuFixture(std::vector<int> devices, RuntimeOptions options = {});
 
+// `options` on the peer-store transport, for tests that force a kernel protocol (kDirect,
+// kOneTrip): on the automatic transport, GPUs without peer access would move their calls on the
+// copy engines unseen. Creating a Runtime then fails where a pair of GPUs lacks peer access.
+RuntimeOptions OnPeerStores(RuntimeOptions options = {});
+
 // Prepares `c` in the harness and enqueues it on `ranks` (all ranks if empty) in `style`,
 // without waiting. Returns the first launch error.
 absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
