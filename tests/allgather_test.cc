@@ -4,7 +4,9 @@
 // subsets in any order, long runs of back-to-back calls into re-used buffers, one-trip
 // kernels launched early, and the timed kernels of both protocols (phase records of every
 // block). Random data, outputs poisoned before every call, byte-exact checks on
-// every rank. Cases skip, with the reason, where there are fewer GPUs than they need.
+// every rank. The ranks come from the layout switch (tools/testing/test_ranks.h).
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <random>
@@ -22,6 +24,7 @@
 #include "tests/phase_record_buffers.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/harness_ring.h"
 #include "tools/testing/token_counts.h"
 
 namespace ltx {
@@ -56,8 +59,8 @@ class AllGatherMatrixTest : public ::testing::TestWithParam<std::tuple<CallStyle
 };
 
 TEST_P(AllGatherMatrixTest, EveryDtype) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (DataType dtype : kAllDataTypes) {
     AllGatherCase c;
@@ -70,8 +73,8 @@ TEST_P(AllGatherMatrixTest, EveryDtype) {
 }
 
 TEST_P(AllGatherMatrixTest, HiddenSizesAndBatches) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (int64_t hidden : {1, 7, 64, 1000, 4096, 8192, 12288, 65536}) {
     for (int64_t batch : {1, 3}) {
@@ -86,8 +89,8 @@ TEST_P(AllGatherMatrixTest, HiddenSizesAndBatches) {
 }
 
 TEST_P(AllGatherMatrixTest, ZeroTokenRanks) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   const std::vector<std::vector<int64_t>> patterns = ZeroTokenPatterns(world, 9, 33);
@@ -117,8 +120,8 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (int in_off : {0, 1, 3, 8}) {
     for (int out_off : {0, 2, 5, 8, 13}) {
@@ -143,8 +146,8 @@ TEST(AllGatherTest, MisalignedBuffersTakeTheNarrowPath) {
 // protocol and in both call styles, small (one-trip sizes) and large (copy-engine sizes), with
 // a rank without tokens.
 TEST(AllGatherTest, InPlaceInputs) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   std::vector<int64_t> with_zero = UnevenCounts(world, 7);
@@ -170,8 +173,8 @@ TEST(AllGatherTest, InPlaceInputs) {
 }
 
 TEST(AllGatherTest, AnyBlockCountIncludingFewerBlocksThanRanks) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (int blocks : {1, 2, 3, 5, 8, 33, 132}) {
     AllGatherCase c;
@@ -192,8 +195,8 @@ TEST(AllGatherTest, AnyBlockCountIncludingFewerBlocksThanRanks) {
 // Early start (programmatic dependent launch) changes when blocks are scheduled, not what they
 // store: back-to-back one-trip calls of changing shapes, both call styles, several block counts.
 TEST(AllGatherTest, OneTripEarlyStartGathersAlike) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (int blocks : {0, 1, 3}) {
     for (int64_t tokens : {1, 7, 40}) {
@@ -213,12 +216,13 @@ TEST(AllGatherTest, OneTripEarlyStartGathersAlike) {
   }
 }
 
-// The timed kernel of `protocol` (kDirect or kOneTrip) gathers alike and records every block
-// of every op, each phase from the block's start to its end where it was reached; a coordinated
-// call, which would hand one rank's buffer to every GPU, refuses timestamps.
+// The timed kernel of `protocol` (kDirect or kOneTrip) gathers alike (every op into buffers of
+// its own, with its own random data) and records every block of every op, each phase from the
+// block's start to its end where it was reached; a coordinated call, which would hand one rank's
+// buffer to every GPU, refuses timestamps.
 template <typename Phase>
 void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   constexpr int kBlocks = 3;
@@ -227,33 +231,39 @@ void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase
   c.dtype = DataType::kFloat32;
   c.hidden = 512;
   c.token_counts = UnevenCounts(world, 5);
-  ASSERT_TRUE(f.harness->Prepare(c).ok());
-  const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
+  absl::StatusOr<HarnessRing<AllGatherHarness>> ring = HarnessRing<AllGatherHarness>::Create(
+      f.runtime->devices(), kOps, int64_t{1} << 20, int64_t{4} << 20, /*seed=*/31);
+  ASSERT_TRUE(ring.ok()) << ring.status();
   absl::StatusOr<std::unique_ptr<PhaseRecordBuffers>> records =
       PhaseRecordBuffers::Create(f.runtime->devices(), kOps, kBlocks);
   ASSERT_TRUE(records.ok()) << records.status();
   std::vector<CallOptions> calls;
   for (int rank = 0; rank < world; ++rank) calls.push_back((*records)->TimedCall(rank, protocol));
   for (int op = 0; op < kOps; ++op) {
+    ASSERT_TRUE(ring->slot(op).Prepare(c).ok());
     for (int rank = 0; rank < world; ++rank) {
-      ASSERT_TRUE(f.runtime->AllGatherRank(rank, c.Shape(), buffers[rank], calls[rank]).ok());
+      ASSERT_TRUE(
+          f.runtime->AllGatherRank(rank, c.Shape(), ring->Buffers(op, rank), calls[rank]).ok());
     }
   }
-  EXPECT_TRUE(f.harness->Verify().ok());
+  for (int op = 0; op < kOps; ++op) {
+    const absl::Status verified = ring->Verify(op);
+    EXPECT_TRUE(verified.ok()) << "op " << op << ": " << verified;
+  }
   (*records)->ExpectEveryBlockRecorded(reached);
-  EXPECT_EQ(f.runtime->AllGather(c.Shape(), buffers, calls[0]).status().code(),
+  EXPECT_EQ(f.runtime->AllGather(c.Shape(), ring->AllBuffers(0), calls[0]).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST(AllGatherTest, OneTripTimestampsRecordEveryBlock) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   ExpectTimedCallsRecordEveryBlock(Protocol::kOneTrip,
                                    std::vector<OneTripPhase>{OneTripPhase::kUnpacked});
 }
 
 // Every block of the direct kernel reaches every phase but the last block's exit steps.
 TEST(AllGatherTest, DirectTimestampsRecordEveryBlock) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   ExpectTimedCallsRecordEveryBlock(
       Protocol::kDirect,
       std::vector<DirectPhase>{DirectPhase::kEntryPublished, DirectPhase::kTargetSeen,
@@ -262,8 +272,8 @@ TEST(AllGatherTest, DirectTimestampsRecordEveryBlock) {
 }
 
 TEST(AllGatherTest, LargeShards) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   AllGatherCase c;
@@ -276,15 +286,10 @@ TEST(AllGatherTest, LargeShards) {
   EXPECT_TRUE(status.ok()) << status;
 }
 
-// World sizes 1..N over prefixes and reversed or shuffled subsets of the GPUs.
+// World sizes 1..N over prefixes and reordered subsets of the layout's ranks.
 TEST(AllGatherTest, WorldSizesAndDeviceOrders) {
-  LTX_REQUIRE_GPUS(1);
-  const int visible = VisibleGpuCount();
-  std::vector<std::vector<int>> subsets;
-  for (int n = 1; n <= std::min(visible, kMaxWorldSize); ++n) subsets.push_back(FirstDevices(n));
-  if (visible >= 4) subsets.push_back({3, 1});
-  if (visible >= 3) subsets.push_back({2, 0, 1});
-  if (visible >= 2) subsets.push_back({1, 0});
+  LTX_REQUIRE_RANKS(2);
+  const std::vector<std::vector<int>> subsets = SubLayouts(TestRankDevices(2));
   for (const auto& devices : subsets) {
     GpuFixture f = MakeGpuFixture(devices);
     ASSERT_NE(f.runtime, nullptr);
@@ -303,8 +308,8 @@ TEST(AllGatherTest, WorldSizesAndDeviceOrders) {
 // 1000 calls back to back with changing shapes into the same buffers, each one verified,
 // alternating the call styles.
 TEST(AllGatherTest, ThousandBackToBackCallsWithChangingShapes) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   std::mt19937_64 random(1234);
@@ -329,10 +334,27 @@ TEST(AllGatherTest, ThousandBackToBackCallsWithChangingShapes) {
   }
 }
 
+// Rank 0's per-rank call on `rank0` is refused with InvalidArgument naming the stream. A
+// rejected per-rank call may leave peers that already launched waiting, so it stops the Runtime:
+// rank 1's call is refused with FailedPrecondition until Reset.
+void ExpectStreamRefusedUntilReset(GpuFixture& f, const AllGatherShape& shape,
+                                   const RankBuffers& rank0) {
+  const absl::Status status = f.runtime->AllGatherRank(0, shape, rank0);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_NE(status.message().find("stream"), absl::string_view::npos) << status;
+  EXPECT_EQ(f.runtime->AllGatherRank(1, shape, f.harness->Buffers(1)).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(f.runtime->Reset(kTestWait).ok());
+}
+
+// Buffers the Runtime must refuse: an output on another rank's GPU (where the two ranks are on
+// two GPUs), host memory, null, too few buffers, too many counts; per rank, a stream of another
+// GPU, or, on a GPU that hosts both ranks, the legacy default stream and one stream for both.
 TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(2));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(2));
   ASSERT_NE(f.runtime, nullptr);
+  const std::vector<int> devices = f.runtime->devices();
   AllGatherCase c;
   c.hidden = 64;
   c.token_counts = {4, 4};
@@ -340,12 +362,16 @@ TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
   const AllGatherShape shape = c.Shape();
   std::vector<RankBuffers> buffers = f.harness->AllBuffers();
 
-  std::vector<RankBuffers> swapped = buffers;
-  std::swap(swapped[0].output, swapped[1].output);
-  absl::Status status = f.runtime->AllGather(shape, swapped).status();
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-  EXPECT_NE(status.message().find("output"), absl::string_view::npos) << status;
-  EXPECT_NE(status.message().find("GPU 1"), absl::string_view::npos) << status;
+  absl::Status status;
+  if (devices[0] != devices[1]) {
+    std::vector<RankBuffers> swapped = buffers;
+    std::swap(swapped[0].output, swapped[1].output);
+    status = f.runtime->AllGather(shape, swapped).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("output"), absl::string_view::npos) << status;
+    EXPECT_NE(status.message().find(absl::StrCat("GPU ", devices[1])), absl::string_view::npos)
+        << status;
+  }
 
   int host_value = 0;
   std::vector<RankBuffers> host_output = buffers;
@@ -372,16 +398,26 @@ TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
   // Nothing was launched by the rejected coordinated calls: a good call still works.
   EXPECT_TRUE(RunAndVerify(f, c, CallStyle::kCoordinated).ok());
 
-  // A rejected per-rank call may leave peers that already launched waiting, so it stops the
-  // Runtime until Reset.
-  std::vector<RankBuffers> wrong_stream = buffers;
-  std::swap(wrong_stream[0].stream, wrong_stream[1].stream);
-  status = f.runtime->AllGatherRank(0, shape, wrong_stream[0]);
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-  EXPECT_NE(status.message().find("stream"), absl::string_view::npos) << status;
-  EXPECT_EQ(f.runtime->AllGatherRank(1, shape, buffers[1]).code(),
-            absl::StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(f.runtime->Reset(absl::Seconds(10)).ok());
+  if (devices[0] != devices[1]) {
+    RankBuffers other_gpus_stream = buffers[0];
+    other_gpus_stream.stream = buffers[1].stream;
+    ExpectStreamRefusedUntilReset(f, shape, other_gpus_stream);
+  } else {
+    for (cudaStream_t legacy : {cudaStream_t{nullptr}, cudaStreamLegacy}) {
+      RankBuffers on_legacy = buffers[0];
+      on_legacy.stream = legacy;
+      ExpectStreamRefusedUntilReset(f, shape, on_legacy);
+    }
+    // Rank 1 on rank 0's stream: its call is refused; rank 0's kernel gives up or is aborted.
+    RankBuffers on_rank0s_stream = buffers[1];
+    on_rank0s_stream.stream = buffers[0].stream;
+    const absl::Status first = f.runtime->AllGatherRank(0, shape, buffers[0]);
+    EXPECT_TRUE(first.ok()) << first;
+    status = f.runtime->AllGatherRank(1, shape, on_rank0s_stream);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_NE(status.message().find("stream"), absl::string_view::npos) << status;
+    ASSERT_TRUE(f.runtime->Reset(kTestWait).ok());
+  }
 
   status = f.runtime->AllGatherRank(2, shape, buffers[0]);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
@@ -393,10 +429,10 @@ TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
 // The copy-engine transport (for GPUs without peer access), forced on GPUs that have it: the
 // same shapes, both call styles, byte-exact.
 TEST(AllGatherTest, CopyEngineTransportGathersTheSameShapes) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   RuntimeOptions options;
   options.transport = Transport::kCopyEngine;
-  GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()), options);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), options);
   ASSERT_NE(f.runtime, nullptr);
   EXPECT_EQ(f.runtime->transport(), Transport::kCopyEngine);
   const int world = f.runtime->world_size();
@@ -433,11 +469,11 @@ TEST(AllGatherTest, CopyEngineTransportGathersTheSameShapes) {
 // Batches of odd-sized rows at odd offsets, with ranks that send nothing, on both transports
 // and in both call styles: every row lands at its pitch in every output.
 TEST(CopyEngineStridedTest, BatchesOfOddRowsAtOddOffsets) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   for (Transport transport : {Transport::kCopyEngine, Transport::kPeerStores}) {
     RuntimeOptions options;
     options.transport = transport;
-    GpuFixture f = MakeGpuFixture(FirstDevices(VisibleGpuCount()), options);
+    GpuFixture f = MakeGpuFixture(TestRankDevices(2), options);
     ASSERT_NE(f.runtime, nullptr);
     CallOptions call;
     call.protocol = Protocol::kCopyEngine;

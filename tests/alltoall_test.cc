@@ -6,13 +6,14 @@
 // interleaved with AllGathers on one Runtime, a one-trip call too large for the staging
 // (InvalidArgument), the own piece beside the sends, early start, the timed direct and one-trip
 // kernels (phase records of every block). Random data, outputs poisoned before every call,
-// byte-exact checks on every rank. Cases skip, with the reason, where there are fewer GPUs than
-// they need.
+// byte-exact checks on every rank. The ranks come from the layout switch
+// (tools/testing/test_ranks.h), at least two of them.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <string>
 #include <thread>
 #include <tuple>
@@ -30,6 +31,7 @@
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/harness_ring.h"
 #include "tools/testing/token_counts.h"
 #include "tools/testing/rank_threads.h"
 
@@ -138,15 +140,15 @@ std::string PathTestName(const Path& path) {
 }
 
 // Head splits for `world` ranks, each with its sum of heads: uneven (heads not divisible by the
-// world size for most sizes), one rank without heads (for two ranks or more), and every head on
-// the last rank.
+// world size for most sizes), one rank without heads (for two ranks or more: the middle rank,
+// world / 2, so rank 0 always holds heads), and every head on the last rank.
 std::vector<std::pair<int64_t, std::vector<int64_t>>> HeadSplits(int world) {
   std::vector<std::vector<int64_t>> splits;
   std::vector<int64_t> uneven;
   for (int rank = 0; rank < world; ++rank) uneven.push_back(1 + (2 * rank) % 3);
   splits.push_back(uneven);
   if (world > 1) {
-    uneven[0] = 0;
+    uneven[world / 2] = 0;
     splits.push_back(uneven);
   }
   std::vector<int64_t> last_only(world, 0);
@@ -157,6 +159,15 @@ std::vector<std::pair<int64_t, std::vector<int64_t>>> HeadSplits(int world) {
     with_heads.push_back({std::accumulate(split.begin(), split.end(), int64_t{0}), split});
   }
   return with_heads;
+}
+
+// `heads` heads over `world` ranks: empty (the even split) where `world` divides them, else
+// heads / world on every rank and one more on each of the first heads % world ranks.
+std::vector<int64_t> NearlyEvenSplit(int64_t heads, int world) {
+  std::vector<int64_t> split;
+  if (heads % world == 0) return split;
+  for (int rank = 0; rank < world; ++rank) split.push_back(heads / world + (rank < heads % world));
+  return split;
 }
 
 // The even split of `even_heads` heads, then an uneven one (HeadSplits) with a rank without
@@ -178,16 +189,16 @@ class AllToAllMatrixTest : public ::testing::TestWithParam<std::tuple<CallStyle,
     options.protocol = std::get<1>(GetParam()).protocol;
     return options;
   }
-  // A fixture on every visible GPU and the path's transport.
+  // A fixture on the layout's ranks (at least two) and the path's transport.
   AllToAllFixture Fixture() const {
     RuntimeOptions options;
     options.transport = std::get<1>(GetParam()).transport;
-    return MakeFixture(FirstDevices(VisibleGpuCount()), options);
+    return MakeFixture(TestRankDevices(2), options);
   }
 };
 
 TEST_P(AllToAllMatrixTest, EveryDtypeBothDirections) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -207,7 +218,7 @@ TEST_P(AllToAllMatrixTest, EveryDtypeBothDirections) {
 }
 
 TEST_P(AllToAllMatrixTest, OddHeadDimsBatchesAndMisalignment) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -233,7 +244,7 @@ TEST_P(AllToAllMatrixTest, OddHeadDimsBatchesAndMisalignment) {
 }
 
 TEST_P(AllToAllMatrixTest, UnevenAndZeroTokenCounts) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -254,7 +265,7 @@ TEST_P(AllToAllMatrixTest, UnevenAndZeroTokenCounts) {
 }
 
 TEST_P(AllToAllMatrixTest, UnevenAndZeroHeadSplits) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -278,12 +289,13 @@ TEST_P(AllToAllMatrixTest, UnevenAndZeroHeadSplits) {
 }
 
 TEST_P(AllToAllMatrixTest, ModelShapes) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
-  // Total tokens x 32 heads x head_dim, bf16, batch 1, split as evenly as possible (the
-  // largest is a quarter of 15360 x 32 x 128, to fit one GPU's buffers).
+  // Total tokens x 32 heads x head_dim, bf16, batch 1, tokens and heads split as evenly as
+  // possible: the even split where the world size divides 32, else one head more on the first
+  // 32 % world ranks (the largest is a quarter of 15360 x 32 x 128, to fit one GPU's buffers).
   for (const auto& [tokens, head_dim] :
        {std::pair<int64_t, int64_t>{1024, 128}, std::pair<int64_t, int64_t>{6144, 64},
         std::pair<int64_t, int64_t>{3840, 128}}) {
@@ -295,7 +307,7 @@ TEST_P(AllToAllMatrixTest, ModelShapes) {
         c.token_counts.push_back(tokens / world + (rank < tokens % world ? 1 : 0));
       }
       c.direction = direction;
-      if (32 % world != 0) continue;
+      c.head_counts = NearlyEvenSplit(c.heads, world);
       const absl::Status status = RunAndVerify(f, c, style(), call());
       EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
     }
@@ -304,7 +316,7 @@ TEST_P(AllToAllMatrixTest, ModelShapes) {
 
 // Sequence -> heads, then heads -> sequence on its output, returns the input byte-exact.
 TEST_P(AllToAllMatrixTest, RoundTripReturnsTheInput) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   AllToAllFixture f = Fixture();
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
@@ -349,8 +361,8 @@ class AllToAllProtocolTest : public ::testing::TestWithParam<Protocol> {
 };
 
 TEST_P(AllToAllProtocolTest, WorldSizeOneIsACopy) {
-  LTX_REQUIRE_GPUS(1);
-  AllToAllFixture f = MakeFixture({0});
+  LTX_REQUIRE_RANKS(1);
+  AllToAllFixture f = MakeFixture(TestDevices(1), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   for (AllToAllDirection direction : kDirections) {
     for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
@@ -369,8 +381,8 @@ TEST_P(AllToAllProtocolTest, WorldSizeOneIsACopy) {
 // Every rank's per-rank call captured from its own thread (as the copy engines need), even and
 // uneven head splits, batch 2: every replay byte-exact with new data.
 TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
-  LTX_REQUIRE_GPUS(1);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   for (const auto& [heads, split] : EvenThenUnevenSplits(2 * world, world)) {
@@ -409,7 +421,7 @@ TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
 // coordinated call, which would hand one rank's buffer to every GPU, refuses timestamps.
 template <typename Phase>
 void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  AllToAllFixture f = MakeFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   constexpr int kBlocks = 3;
@@ -441,7 +453,7 @@ void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase
 
 // Every block of the direct kernel reaches every phase up to its stores' fence.
 TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   ExpectTimedCallsRecordEveryBlock(
       Protocol::kDirect,
       std::vector<DirectPhase>{DirectPhase::kEntryPublished, DirectPhase::kTargetSeen,
@@ -452,11 +464,11 @@ TEST(AllToAllTest, DirectTimestampsRecordEveryBlock) {
 // AllGathers (one-trip and direct) and all-to-alls alternate on one Runtime, in both call
 // styles; every op is verified.
 TEST(AllToAllTest, InterleavesWithAllGathersOnOneRuntime) {
-  LTX_REQUIRE_GPUS(1);
-  GpuFixture gather = MakeGpuFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture gather = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(gather.runtime, nullptr);
   const int world = gather.runtime->world_size();
-  auto harness = AllToAllHarness::Create(FirstDevices(world), kCapacity, kCapacity, 17);
+  auto harness = AllToAllHarness::Create(gather.runtime->devices(), kCapacity, kCapacity, 17);
   ASSERT_TRUE(harness.ok());
   for (int round = 0; round < 20; ++round) {
     const CallStyle style = round % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
@@ -481,10 +493,10 @@ TEST(AllToAllTest, InterleavesWithAllGathersOnOneRuntime) {
 // (the entry announcements of the direct path, the header lines of the one-trip path) or from
 // the rank that pairs them on the copy engines, no hang; Reset makes the Runtime usable.
 TEST_P(AllToAllProtocolTest, RanksThatDisagreeGetInvalidArgument) {
-  LTX_REQUIRE_GPUS(2);
-  RuntimeOptions options;
+  LTX_REQUIRE_RANKS(2);
+  RuntimeOptions options = OnPeerStores();
   options.timeout = absl::Seconds(5);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()), options);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2), options);
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   AllToAllCase c;
@@ -540,8 +552,8 @@ INSTANTIATE_TEST_SUITE_P(Protocols, AllToAllProtocolTest, ::testing::ValuesIn(kP
 // A one-trip call with a piece over the staging is refused alike on every rank, before any
 // launch; the Runtime stays usable.
 TEST(AllToAllTest, OneTripTooLargeForTheStagingIsInvalidArgument) {
-  LTX_REQUIRE_GPUS(1);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   AllToAllCase c;
@@ -567,8 +579,8 @@ TEST(AllToAllTest, OneTripTooLargeForTheStagingIsInvalidArgument) {
 // of changing shapes, rows that are not multiples of 8 bytes, misaligned buffers, both call
 // styles, several block counts.
 TEST(AllToAllTest, OneTripOwnPieceAndEarlyStartMoveAlike) {
-  LTX_REQUIRE_GPUS(2);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   for (bool early : {false, true}) {
@@ -602,15 +614,70 @@ TEST(AllToAllTest, OneTripOwnPieceAndEarlyStartMoveAlike) {
 
 // Every block of the one-trip kernel sends, stores its own part and unpacks.
 TEST(AllToAllTest, OneTripTimestampsRecordEveryBlock) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   ExpectTimedCallsRecordEveryBlock(
       Protocol::kOneTrip, std::vector<OneTripPhase>{OneTripPhase::kSent, OneTripPhase::kOwnCopied,
                                                     OneTripPhase::kUnpacked});
 }
 
+// Rounds of all-to-all ops of changing shapes (directions, dtypes, batches, token counts with
+// zeros, head splits with a rank without heads) and paths, issued from one thread per rank
+// without host synchronisation between the ops of a round; every op has buffers of its own with
+// fresh random data, and each is checked byte-exact after its round.
+TEST(AllToAllTest, ManyOpsOfChangingShapesWithoutHostSynchronisation) {
+  LTX_REQUIRE_RANKS(2);
+  constexpr int kOpsPerRound = 16;
+  constexpr int kRounds = 8;
+  constexpr int64_t kSlotCapacity = int64_t{1} << 20;
+  AllToAllFixture f = MakeFixture(TestRankDevices(2), OnPeerStores());
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  absl::StatusOr<HarnessRing<AllToAllHarness>> ring = HarnessRing<AllToAllHarness>::Create(
+      f.runtime->devices(), kOpsPerRound, kSlotCapacity, kSlotCapacity, /*seed=*/5);
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  const std::vector<std::pair<int64_t, std::vector<int64_t>>> splits = HeadSplits(world);
+  constexpr Protocol kAnyProtocol[] = {Protocol::kAuto, Protocol::kDirect, Protocol::kOneTrip,
+                                       Protocol::kCopyEngine};
+  std::mt19937_64 random(2024);
+  for (int round = 0; round < kRounds; ++round) {
+    std::vector<AllToAllCase> cases(kOpsPerRound);
+    std::vector<CallOptions> calls(kOpsPerRound);
+    for (int op = 0; op < kOpsPerRound; ++op) {
+      AllToAllCase& c = cases[op];
+      c.dtype = random() % 2 ? DataType::kBFloat16 : DataType::kFloat32;
+      c.batch = 1 + random() % 2;
+      const auto& [heads, split] = splits[random() % splits.size()];
+      c.heads = heads;
+      c.head_counts = split;
+      c.head_dim = 8 + random() % 57;
+      for (int rank = 0; rank < world; ++rank) {
+        c.token_counts.push_back(random() % 4 == 0 ? 0 : 1 + random() % 16);
+      }
+      c.direction = kDirections[random() % 2];
+      calls[op].protocol = kAnyProtocol[random() % 4];
+      ASSERT_TRUE(ring->slot(op).Prepare(c).ok()) << c.ToString();
+    }
+    absl::Status status = RunOnRankThreads(world, [&](int rank) {
+      for (int op = 0; op < kOpsPerRound; ++op) {
+        const absl::Status called = f.runtime->AllToAllRank(rank, cases[op].Shape(),
+                                                            ring->Buffers(op, rank), calls[op]);
+        if (!called.ok()) return called;
+      }
+      return absl::OkStatus();
+    });
+    if (status.ok()) status = f.runtime->Synchronize(kTestWait);
+    ASSERT_TRUE(status.ok()) << "round " << round << ": " << status;
+    for (int op = 0; op < kOpsPerRound; ++op) {
+      const absl::Status verified = ring->Verify(op);
+      ASSERT_TRUE(verified.ok()) << "round " << round << ", op " << op << " "
+                                 << ProtocolName(calls[op].protocol) << ": " << verified;
+    }
+  }
+}
+
 TEST(AllToAllTest, RejectsBadArgumentsBeforeLaunching) {
-  LTX_REQUIRE_GPUS(1);
-  AllToAllFixture f = MakeFixture(FirstDevices(VisibleGpuCount()));
+  LTX_REQUIRE_RANKS(2);
+  AllToAllFixture f = MakeFixture(TestRankDevices(2), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   AllToAllCase c;

@@ -4,6 +4,7 @@
 // complete beside compute that holds every other SM.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <thread>
 #include <vector>
 
@@ -21,12 +22,12 @@ namespace {
 constexpr absl::Duration kBusyFor = absl::Seconds(2);
 constexpr absl::Duration kFirstCallLimit = absl::Milliseconds(50);
 
-// Creates a Runtime over every visible GPU, makes every GPU busy with a kernel on a stream of
-// its own, and then times each rank's first per-rank call of `protocol` (from its own thread).
+// Creates a Runtime over the layout's ranks, makes every rank's GPU busy with a kernel on a stream
+// of its own, and then times each rank's first per-rank call of `protocol` (from its own thread).
 void ExpectFirstCallIsQuick(Protocol protocol) {
-  LTX_REQUIRE_GPUS(1);
-  const int world = VisibleGpuCount();
-  GpuFixture f = MakeGpuFixture(FirstDevices(world));
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(world), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   AllGatherCase c;
   c.hidden = 1024;
@@ -35,7 +36,7 @@ void ExpectFirstCallIsQuick(Protocol protocol) {
 
   std::vector<cudaStream_t> busy(world, nullptr);
   for (int rank = 0; rank < world; ++rank) {
-    ASSERT_EQ(cudaSetDevice(rank), cudaSuccess);
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[rank]), cudaSuccess);
     ASSERT_EQ(cudaStreamCreateWithFlags(&busy[rank], cudaStreamNonBlocking), cudaSuccess);
     ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(kBusyFor), busy[rank]), cudaSuccess);
   }
@@ -62,7 +63,7 @@ void ExpectFirstCallIsQuick(Protocol protocol) {
   EXPECT_TRUE(f.runtime->Synchronize(kTestWait).ok());
   EXPECT_TRUE(f.harness->Verify().ok());
   for (int rank = 0; rank < world; ++rank) {
-    cudaSetDevice(rank);
+    cudaSetDevice(f.runtime->devices()[rank]);
     EXPECT_EQ(cudaStreamSynchronize(busy[rank]), cudaSuccess);
     cudaStreamDestroy(busy[rank]);
   }
@@ -77,26 +78,30 @@ TEST(BusyGpuTest, FirstOneTripCallDoesNotWaitForTheGpu) {
 }
 
 // Runs `protocol` with a budget of one block per rank while a kernel on another stream of every
-// GPU holds all SMs but one: the op must finish, right, while that kernel still runs.
+// GPU holds all SMs but one per rank on that GPU: the op must finish, right, while that kernel
+// still runs.
 void ExpectOneBlockBesideCompute(Protocol protocol, int64_t hidden) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
-  RuntimeOptions options;
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
+  RuntimeOptions options = OnPeerStores();
   options.max_blocks = 1;
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
+  GpuFixture f = MakeGpuFixture(TestDevices(world), options);
   ASSERT_NE(f.runtime, nullptr);
+  const std::vector<int> devices = f.runtime->devices();
+  const std::vector<int> gpus = DistinctDevices(devices);
   AllGatherCase c;
   c.hidden = hidden;
   for (int rank = 0; rank < world; ++rank) c.token_counts.push_back(7 + rank);
   ASSERT_TRUE(f.harness->Prepare(c).ok());
 
-  std::vector<cudaStream_t> busy(world, nullptr);
-  for (int rank = 0; rank < world; ++rank) {
+  std::vector<cudaStream_t> busy(gpus.size(), nullptr);
+  for (size_t i = 0; i < gpus.size(); ++i) {
     int sms = 0;
-    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, rank), cudaSuccess);
-    ASSERT_EQ(cudaSetDevice(rank), cudaSuccess);
-    ASSERT_EQ(cudaStreamCreateWithFlags(&busy[rank], cudaStreamNonBlocking), cudaSuccess);
-    ASSERT_EQ(LaunchBusySms(absl::ToInt64Nanoseconds(kBusyFor), sms - 1, busy[rank]),
+    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, gpus[i]), cudaSuccess);
+    const int ranks_here = static_cast<int>(std::count(devices.begin(), devices.end(), gpus[i]));
+    ASSERT_EQ(cudaSetDevice(gpus[i]), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&busy[i], cudaStreamNonBlocking), cudaSuccess);
+    ASSERT_EQ(LaunchBusySms(absl::ToInt64Nanoseconds(kBusyFor), sms - ranks_here, busy[i]),
               cudaSuccess);
   }
   absl::SleepFor(absl::Milliseconds(50));  // The busy blocks are resident by now.
@@ -108,18 +113,18 @@ void ExpectOneBlockBesideCompute(Protocol protocol, int64_t hidden) {
   ASSERT_TRUE(f.harness->SynchronizeStreams().ok());
   const absl::Duration took = absl::Now() - start;
   EXPECT_LT(took, kBusyFor / 2) << "the op waited for the compute kernel to end";
-  for (int rank = 0; rank < world; ++rank) {
-    cudaSetDevice(rank);
-    EXPECT_EQ(cudaStreamQuery(busy[rank]), cudaErrorNotReady)
-        << "rank " << rank << "'s compute kernel ended before the op did";
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    cudaSetDevice(gpus[i]);
+    EXPECT_EQ(cudaStreamQuery(busy[i]), cudaErrorNotReady)
+        << "GPU " << gpus[i] << "'s compute kernel ended before the op did";
   }
   EXPECT_TRUE(f.runtime->Synchronize(kTestWait).ok());
   const absl::Status verified = f.harness->Verify();
   EXPECT_TRUE(verified.ok()) << verified;
-  for (int rank = 0; rank < world; ++rank) {
-    cudaSetDevice(rank);
-    EXPECT_EQ(cudaStreamSynchronize(busy[rank]), cudaSuccess);
-    cudaStreamDestroy(busy[rank]);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    cudaSetDevice(gpus[i]);
+    EXPECT_EQ(cudaStreamSynchronize(busy[i]), cudaSuccess);
+    cudaStreamDestroy(busy[i]);
   }
 }
 

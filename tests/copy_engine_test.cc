@@ -4,7 +4,7 @@
 // calls, ops abandoned with their copies queued, and a stuck peer; and of copy-engine calls
 // captured into CUDA graphs on the peer-store transport: replays byte-exact, drifting replays, a
 // rank that never replays or never captures, a kernel against the copy engines, Reset. Random data,
-// outputs poisoned before every call, byte-exact checks. Skips, with the reason, without two GPUs.
+// outputs poisoned before every call, byte-exact checks, on at least two ranks of the layout.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -24,6 +24,7 @@
 #include "tests/busy_kernel.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/harness_ring.h"
 
 namespace ltx {
 namespace {
@@ -47,17 +48,17 @@ AllGatherCase CaseOf(int world, int64_t bytes) {
 class CopyEngineRankCallTest : public ::testing::TestWithParam<Transport> {
  protected:
   void SetUp() override {
-    world_ = VisibleGpuCount();
-    if (world_ < 2) return;
+    LTX_REQUIRE_RANKS(2);
+    world_ = TestWorldSize(2);
     RuntimeOptions options;
-    options.devices = FirstDevices(world_);
+    options.devices = TestDevices(world_);
     options.transport = GetParam();
     options.timeout = absl::Seconds(2);
     absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
     ASSERT_TRUE(runtime.ok()) << runtime.status();
     runtime_ = std::move(*runtime);
     absl::StatusOr<std::unique_ptr<AllGatherHarness>> harness = AllGatherHarness::Create(
-        FirstDevices(world_), kShardBytes, world_ * kShardBytes, /*seed=*/4242 + world_);
+        options.devices, kShardBytes, world_ * kShardBytes, /*seed=*/4242 + world_);
     ASSERT_TRUE(harness.ok()) << harness.status();
     harness_ = std::move(*harness);
     call_.protocol = Protocol::kCopyEngine;
@@ -102,7 +103,7 @@ class CopyEngineRankCallTest : public ::testing::TestWithParam<Transport> {
   CallOptions call_;
 };
 
-std::vector<int> Ascending(int world) { return FirstDevices(world); }
+std::vector<int> Ascending(int world) { return RankIndices(world); }
 
 std::vector<int> Descending(int world) {
   std::vector<int> ranks;
@@ -111,7 +112,6 @@ std::vector<int> Descending(int world) {
 }
 
 TEST_P(CopyEngineRankCallTest, OneThreadIssuesEveryRankAt64MiBInEitherOrder) {
-  LTX_REQUIRE_GPUS(2);
   const AllGatherCase c = CaseOf(world_, kShardBytes);
   for (const std::vector<int>& order : {Ascending(world_), Descending(world_)}) {
     for (int repeat = 0; repeat < 3; ++repeat) {
@@ -129,28 +129,37 @@ TEST_P(CopyEngineRankCallTest, OneThreadIssuesEveryRankAt64MiBInEitherOrder) {
   }
 }
 
-// Rank 0 runs many ops ahead of the others (up to the pairing ring), then the others catch up
-// in turns, without any host synchronisation; the last op is checked byte-exact.
+// In each round one rank runs many ops ahead of the others (up to the pairing ring), then the
+// others catch up in turns, without any host synchronisation; every op has its own buffers with
+// fresh random data, and each is checked byte-exact once the round is over.
 TEST_P(CopyEngineRankCallTest, RanksDriftApartWithoutHostSynchronisation) {
-  LTX_REQUIRE_GPUS(2);
   constexpr int kLead = 12;
   constexpr int kRounds = 20;
   const AllGatherCase c = CaseOf(world_, kMiB);
-  ASSERT_TRUE(harness_->Prepare(c).ok());
+  absl::StatusOr<HarnessRing<AllGatherHarness>> ring = HarnessRing<AllGatherHarness>::Create(
+      runtime_->devices(), kLead, kMiB, world_ * kMiB, /*seed=*/77 + world_);
+  ASSERT_TRUE(ring.ok()) << ring.status();
   for (int round = 0; round < kRounds; ++round) {
     const int leader = round % world_;
-    for (int op = 0; op < kLead; ++op) ASSERT_TRUE(CallInOrder(c, {leader}).ok());
+    for (int op = 0; op < kLead; ++op) ASSERT_TRUE(ring->slot(op).Prepare(c).ok());
+    const auto call = [&](int op, int rank) {
+      return runtime_->AllGatherRank(rank, c.Shape(), ring->Buffers(op, rank), call_);
+    };
+    for (int op = 0; op < kLead; ++op) ASSERT_TRUE(call(op, leader).ok());
     for (int op = 0; op < kLead; ++op) {
       for (int rank : Descending(world_)) {
         if (rank != leader) {
-          ASSERT_TRUE(CallInOrder(c, {rank}).ok());
+          ASSERT_TRUE(call(op, rank).ok());
         }
       }
     }
+    const absl::Status status = runtime_->Synchronize(kTestWait);
+    ASSERT_TRUE(status.ok()) << status;
+    for (int op = 0; op < kLead; ++op) {
+      const absl::Status verified = ring->Verify(op);
+      ASSERT_TRUE(verified.ok()) << "round " << round << ", op " << op << ": " << verified;
+    }
   }
-  const absl::Status status = runtime_->Synchronize(kTestWait);
-  ASSERT_TRUE(status.ok()) << status;
-  EXPECT_TRUE(harness_->Verify().ok());
   // And a fresh op after the drift, from poisoned outputs.
   ExpectOneOpByteExact(c, Ascending(world_));
 }
@@ -159,7 +168,6 @@ TEST_P(CopyEngineRankCallTest, RanksDriftApartWithoutHostSynchronisation) {
 // timeout with DeadlineExceeded, and nothing of the missing rank lands anywhere (its output and
 // its shard in every output keep their poison). Reset recovers.
 TEST_P(CopyEngineRankCallTest, MissingRankTimesOutOnTheDeviceAndTouchesNothing) {
-  LTX_REQUIRE_GPUS(2);
   const int missing = world_ - 1;
   const AllGatherCase c = CaseOf(world_, 4 * kMiB);
   ASSERT_TRUE(harness_->Prepare(c).ok());
@@ -198,14 +206,13 @@ TEST_P(CopyEngineRankCallTest, MissingRankTimesOutOnTheDeviceAndTouchesNothing) 
 // stream goes on past an op only once that op's queued copies have landed, so a memset queued
 // on every rank's stream after the calls is the last write into its output.
 TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
-  LTX_REQUIRE_GPUS(2);
   constexpr int kQueuedOps = 8;
   constexpr uint8_t kStamp = 0x5a;
   const AllGatherCase c = CaseOf(world_, 16 * kMiB);
   ASSERT_TRUE(harness_->Prepare(c).ok());
   // Hold every GPU, so that the host queues every op (and the failure) before any copy runs.
   for (int rank = 0; rank < world_; ++rank) {
-    ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[rank]), cudaSuccess);
+    ASSERT_EQ(cudaSetDevice(runtime_->devices()[rank]), cudaSuccess);
     ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(absl::Milliseconds(200)),
                                harness_->Buffers(rank).stream),
               cudaSuccess);
@@ -227,7 +234,7 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
         << "rank " << rank << "'s GPU finished its busy kernel before the calls were queued";
   }
   for (int rank = 0; rank < world_; ++rank) {
-    ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[rank]), cudaSuccess);
+    ASSERT_EQ(cudaSetDevice(runtime_->devices()[rank]), cudaSuccess);
     ASSERT_EQ(cudaMemsetAsync(harness_->Buffers(rank).output, kStamp,
                               harness_->layout().output_bytes, harness_->Buffers(rank).stream),
               cudaSuccess);
@@ -252,14 +259,13 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
 // and then passes every later op at once (the peer is marked stuck), instead of waiting one
 // more timeout per op. DeadlineExceeded; Reset recovers once the peer is free.
 TEST_P(CopyEngineRankCallTest, AStuckPeerCostsOneExtraTimeoutNotOnePerOp) {
-  LTX_REQUIRE_GPUS(2);
   constexpr int kQueuedOps = 8;
   constexpr absl::Duration kTimeout = absl::Milliseconds(300);
   constexpr absl::Duration kStuckFor = absl::Seconds(4);
   const AllGatherCase c = CaseOf(world_, kMiB);
   ASSERT_TRUE(harness_->Prepare(c).ok());
   const int stuck = world_ - 1;
-  ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[stuck]), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(runtime_->devices()[stuck]), cudaSuccess);
   ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(kStuckFor), harness_->Buffers(stuck).stream),
             cudaSuccess);
   CallOptions call = call_;
@@ -270,7 +276,7 @@ TEST_P(CopyEngineRankCallTest, AStuckPeerCostsOneExtraTimeoutNotOnePerOp) {
       ASSERT_TRUE(runtime_->AllGatherRank(rank, c.Shape(), harness_->Buffers(rank), call).ok());
     }
   }
-  ASSERT_EQ(cudaSetDevice(FirstDevices(world_)[0]), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(runtime_->devices()[0]), cudaSuccess);
   while (cudaStreamQuery(harness_->Buffers(0).stream) == cudaErrorNotReady &&
          absl::Now() - start < kStuckFor) {
     absl::SleepFor(absl::Milliseconds(1));
@@ -295,15 +301,16 @@ INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineRankCallTest,
 
 constexpr absl::Duration kGraphTimeout = absl::Seconds(1);
 
-// A Runtime on every visible GPU (peer stores, a short timeout) and calls on the copy engines.
+// A Runtime on the layout's ranks, at least two (peer stores, a short timeout), and calls on the
+// copy engines.
 class CopyEngineGraphTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    world_ = VisibleGpuCount();
-    if (world_ < 2) return;
+    LTX_REQUIRE_RANKS(2);
+    world_ = TestWorldSize(2);
     RuntimeOptions options;
     options.timeout = kGraphTimeout;
-    f_ = MakeGpuFixture(FirstDevices(world_), options);
+    f_ = MakeGpuFixture(TestDevices(world_), options);
     ASSERT_NE(f_.runtime, nullptr);
     call_.protocol = Protocol::kCopyEngine;
   }
@@ -356,7 +363,6 @@ class CopyEngineGraphTest : public ::testing::Test {
 };
 
 TEST_F(CopyEngineGraphTest, ReplaysAreByteExactForBatchOneAndThree) {
-  LTX_REQUIRE_GPUS(2);
   for (int64_t batch : {1, 3}) {
     SCOPED_TRACE(absl::StrCat("batch ", batch));
     const AllGatherCase c = UnevenCase(batch);
@@ -376,7 +382,6 @@ TEST_F(CopyEngineGraphTest, ReplaysAreByteExactForBatchOneAndThree) {
 }
 
 TEST_F(CopyEngineGraphTest, LargeShardsReplayByteExact) {
-  LTX_REQUIRE_GPUS(2);
   AllGatherCase c = CaseOf(world_, 8 * kMiB);
   c.token_counts[0] += 3;  // Uneven.
   ASSERT_TRUE(f_.harness->Prepare(c).ok());
@@ -388,36 +393,45 @@ TEST_F(CopyEngineGraphTest, LargeShardsReplayByteExact) {
   }
 }
 
-// Rank 0 replays several times before the others start, without host synchronisation; every
-// op pairs on the devices.
+// Rank 0 replays several graphs before the others start, without host synchronisation; every
+// op pairs on the devices. Each graph has its own buffers, with fresh random data before each
+// of two rounds, and every op is checked byte-exact.
 TEST_F(CopyEngineGraphTest, OneRankReplaysAheadWithoutHostSynchronisation) {
-  LTX_REQUIRE_GPUS(2);
   constexpr int kAhead = 6;
   const AllGatherCase c = UnevenCase(2);
-  ASSERT_TRUE(f_.harness->Prepare(c).ok());
-  CapturedRankCalls graphs;
-  ASSERT_TRUE(CaptureAll(graphs, c, call_).ok());
-  const std::vector<RankBuffers> buffers = f_.harness->AllBuffers();
+  absl::StatusOr<HarnessRing<AllGatherHarness>> ring = HarnessRing<AllGatherHarness>::Create(
+      f_.runtime->devices(), kAhead, int64_t{1} << 20, int64_t{16} << 20, /*seed=*/91);
+  ASSERT_TRUE(ring.ok()) << ring.status();
+  std::vector<CapturedRankCalls> graphs(kAhead);
+  for (int op = 0; op < kAhead; ++op) {
+    ASSERT_TRUE(ring->slot(op).Prepare(c).ok());
+    ASSERT_TRUE(graphs[op]
+                    .CaptureAllGather(*f_.runtime, c.Shape(), ring->AllBuffers(op), call_)
+                    .ok());
+  }
   std::vector<int> others = Ascending(world_);
   others.erase(others.begin());
-  for (int round = 0; round < kAhead; ++round) {
-    ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers, {0}).ok());
+  for (int round = 0; round < 2; ++round) {
+    for (int op = 0; op < kAhead; ++op) ASSERT_TRUE(ring->slot(op).RefreshInputs().ok());
+    for (int op = 0; op < kAhead; ++op) {
+      ASSERT_TRUE(graphs[op].Replay(f_.runtime->devices(), ring->AllBuffers(op), {0}).ok());
+    }
+    absl::SleepFor(absl::Milliseconds(100));
+    for (int op = 0; op < kAhead; ++op) {
+      ASSERT_TRUE(graphs[op].Replay(f_.runtime->devices(), ring->AllBuffers(op), others).ok());
+    }
+    for (int op = 0; op < kAhead; ++op) {
+      const absl::Status verified = ring->Verify(op);
+      EXPECT_TRUE(verified.ok()) << "round " << round << ", graph " << op << ": " << verified;
+    }
+    EXPECT_TRUE(f_.runtime->status().ok()) << f_.runtime->status();
   }
-  absl::SleepFor(absl::Milliseconds(100));
-  for (int round = 0; round < kAhead; ++round) {
-    ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers, others).ok());
-  }
-  const absl::Status verified = f_.harness->Verify();
-  EXPECT_TRUE(verified.ok()) << verified;
-  EXPECT_TRUE(f_.runtime->status().ok()) << f_.runtime->status();
-  EXPECT_TRUE(ReplayAndVerify(graphs).ok());
 }
 
 // A rank that never replays: the others give up by the deadline with DeadlineExceeded, store
 // nothing (every output keeps its poison, the present ranks' own included), and Reset recovers;
 // the graphs captured before the Reset then disagree on the reset generation.
 TEST_F(CopyEngineGraphTest, MissingRankTimesOutAndNothingIsStored) {
-  LTX_REQUIRE_GPUS(2);
   const int missing = world_ - 1;
   const AllGatherCase c = CaseOf(world_, 4 * kMiB);
   ASSERT_TRUE(f_.harness->Prepare(c).ok());
@@ -462,7 +476,6 @@ TEST_F(CopyEngineGraphTest, MissingRankTimesOutAndNothingIsStored) {
 // A rank that never captures: the other captures fail with DeadlineExceeded naming it, within
 // the timeout and a second; the Runtime stops until Reset.
 TEST_F(CopyEngineGraphTest, MissingRankAtCaptureIsDeadlineExceeded) {
-  LTX_REQUIRE_GPUS(2);
   const int missing = world_ - 1;
   const AllGatherCase c = UnevenCase(1);
   ASSERT_TRUE(f_.harness->Prepare(c).ok());
@@ -484,7 +497,6 @@ TEST_F(CopyEngineGraphTest, MissingRankAtCaptureIsDeadlineExceeded) {
 // same op: INVALID_ARGUMENT naming the protocols, long before the timeout, nothing stored by
 // the copy engines; Reset recovers.
 TEST_F(CopyEngineGraphTest, KernelAgainstCopyEnginesIsInvalidArgument) {
-  LTX_REQUIRE_GPUS(2);
   const AllGatherCase c = CaseOf(world_, kMiB);
   ASSERT_TRUE(f_.harness->Prepare(c).ok());
   CapturedRankCalls engines;
@@ -517,7 +529,6 @@ TEST_F(CopyEngineGraphTest, KernelAgainstCopyEnginesIsInvalidArgument) {
 
 // Capturing ranks whose shapes disagree: INVALID_ARGUMENT at capture, on every rank.
 TEST_F(CopyEngineGraphTest, DisagreeingShapesAtCaptureAreInvalidArgument) {
-  LTX_REQUIRE_GPUS(2);
   const AllGatherCase c = UnevenCase(1);
   AllGatherCase other = c;
   other.token_counts[0] += 1;

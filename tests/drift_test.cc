@@ -5,6 +5,7 @@
 // ring of three is used again. Nothing but the collectives themselves orders the ranks.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <random>
 #include <thread>
 #include <vector>
@@ -95,7 +96,9 @@ struct RankMemory {
 // Issues every op of rank `rank`; returns the first error.
 absl::Status RunRank(Runtime& runtime, int rank, const std::vector<PlannedOp>& ops,
                      const RankMemory& m) {
-  if (cudaSetDevice(rank) != cudaSuccess) return absl::InternalError("cudaSetDevice");
+  if (cudaSetDevice(runtime.devices()[rank]) != cudaSuccess) {
+    return absl::InternalError("cudaSetDevice");
+  }
   auto check = [&](int i) {
     return LaunchCheckPattern(ops[i].pattern, m.outputs[i % kRing], m.mismatches, m.stream);
   };
@@ -128,10 +131,10 @@ absl::Status RunRank(Runtime& runtime, int rank, const std::vector<PlannedOp>& o
 }
 
 TEST(DriftTest, TenThousandOpsWithoutHostSynchronisationAllProtocolsRandomDelays) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount() > kPatternMaxRanks ? kPatternMaxRanks : VisibleGpuCount();
-  RuntimeOptions options;
-  options.devices = FirstDevices(world);
+  LTX_REQUIRE_RANKS(2);
+  const int world = std::min(TestWorldSize(2), kPatternMaxRanks);
+  RuntimeOptions options = OnPeerStores();
+  options.devices = TestDevices(world);
   options.timeout = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
   ASSERT_TRUE(runtime.ok()) << runtime.status();
@@ -140,7 +143,7 @@ TEST(DriftTest, TenThousandOpsWithoutHostSynchronisationAllProtocolsRandomDelays
   std::vector<RankMemory> memory(world);
   for (int rank = 0; rank < world; ++rank) {
     RankMemory& m = memory[rank];
-    ASSERT_EQ(cudaSetDevice(rank), cudaSuccess);
+    ASSERT_EQ(cudaSetDevice(options.devices[rank]), cudaSuccess);
     ASSERT_EQ(cudaStreamCreateWithFlags(&m.stream, cudaStreamNonBlocking), cudaSuccess);
     ASSERT_EQ(cudaMalloc(&m.input, kInputBytes), cudaSuccess);
     for (void*& output : m.outputs) ASSERT_EQ(cudaMalloc(&output, kOutputBytes), cudaSuccess);
@@ -161,7 +164,7 @@ TEST(DriftTest, TenThousandOpsWithoutHostSynchronisationAllProtocolsRandomDelays
 
   for (int rank = 0; rank < world; ++rank) {
     RankMemory& m = memory[rank];
-    cudaSetDevice(rank);
+    cudaSetDevice(options.devices[rank]);
     ASSERT_EQ(cudaStreamSynchronize(m.stream), cudaSuccess);
     PatternMismatches found = {};
     ASSERT_EQ(cudaMemcpy(&found, m.mismatches, sizeof(found), cudaMemcpyDeviceToHost), cudaSuccess);

@@ -5,6 +5,7 @@
 // per-rank callers with random delays, Runtime churn and two Runtimes at once. Each fault asserts
 // the Status code and what its message names, and that no byte outside the outputs changed.
 #include <cuda_runtime_api.h>
+#include <dirent.h>
 
 #include <algorithm>
 #include <cstdint>
@@ -41,10 +42,11 @@ AllGatherCase SmallCase(int world) {
   return c;
 }
 
-std::vector<int> AllButLast(int world) { return FirstDevices(world - 1); }
+std::vector<int> AllButLast(int world) { return RankIndices(world - 1); }
 
+// The peer-store transport (the tests force kernel protocols) and `timeout`.
 RuntimeOptions WithTimeout(absl::Duration timeout) {
-  RuntimeOptions options;
+  RuntimeOptions options = OnPeerStores();
   options.timeout = timeout;
   return options;
 }
@@ -117,7 +119,7 @@ class AllToAllTarget : public FaultTarget {
     if (style == CallStyle::kCoordinated) {
       return runtime_->AllToAll(good_.Shape(), harness_->AllBuffers(), call).status();
     }
-    const std::vector<int> callers = ranks.empty() ? FirstDevices(world()) : ranks;
+    const std::vector<int> callers = ranks.empty() ? RankIndices(world()) : ranks;
     return RunOnRankThreads(static_cast<int>(callers.size()), [&](int i) {
       const int rank = callers[i];
       const bool bad = rank1_disagrees && rank == 1;
@@ -180,10 +182,10 @@ class ProtocolFaultTest : public ::testing::TestWithParam<Protocol> {
 };
 
 TEST_P(ProtocolFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
   const absl::Duration timeout = absl::Seconds(1);
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), WithTimeout(timeout));
+  GpuFixture f = MakeGpuFixture(TestDevices(world), WithTimeout(timeout));
   ASSERT_NE(f.runtime, nullptr);
   ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads, call()).ok());
 
@@ -212,18 +214,18 @@ class CopyEngineFaultTest
     : public ::testing::TestWithParam<std::tuple<Transport, FaultCollective>> {};
 
 TEST_P(CopyEngineFaultTest, TimesOutDisagreesAndRecovers) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
   const absl::Duration timeout = absl::Milliseconds(500);
   RuntimeOptions options = WithTimeout(timeout);
   options.transport = std::get<0>(GetParam());
   GpuFixture gather;
   std::unique_ptr<FaultTarget> target;
   if (std::get<1>(GetParam()) == FaultCollective::kAllGather) {
-    gather = MakeGpuFixture(FirstDevices(world), options);
+    gather = MakeGpuFixture(TestDevices(world), options);
     if (gather.runtime != nullptr) target = std::make_unique<AllGatherTarget>(&gather);
   } else {
-    target = AllToAllTarget::Create(FirstDevices(world), options);
+    target = AllToAllTarget::Create(TestDevices(world), options);
   }
   ASSERT_NE(target, nullptr);
   CallOptions call;
@@ -262,10 +264,10 @@ TEST_P(CopyEngineFaultTest, TimesOutDisagreesAndRecovers) {
 }
 
 TEST(FaultTest, LateRankWithinTheTimeoutSucceeds) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
   const absl::Duration timeout = absl::Seconds(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), WithTimeout(timeout));
+  GpuFixture f = MakeGpuFixture(TestDevices(world), WithTimeout(timeout));
   ASSERT_NE(f.runtime, nullptr);
   const AllGatherCase c = SmallCase(world);
   ASSERT_TRUE(LaunchCase(f, c, CallStyle::kPerRankThreads, {}, AllButLast(world)).ok());
@@ -283,7 +285,7 @@ TEST(FaultTest, LateRankWithinTheTimeoutSucceeds) {
 void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
                             const std::string& field, const CallOptions& call) {
   const int world = static_cast<int>(good.token_counts.size());
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), WithTimeout(absl::Seconds(2)));
+  GpuFixture f = MakeGpuFixture(TestDevices(world), WithTimeout(absl::Seconds(2)));
   ASSERT_NE(f.runtime, nullptr);
   ASSERT_TRUE(f.harness->Prepare(good).ok());
   std::vector<absl::Status> launches(world);
@@ -322,24 +324,24 @@ INSTANTIATE_TEST_SUITE_P(
     });
 
 TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheCountsFail) {
-  LTX_REQUIRE_GPUS(2);
-  const AllGatherCase good = SmallCase(VisibleGpuCount());
+  LTX_REQUIRE_RANKS(2);
+  const AllGatherCase good = SmallCase(TestWorldSize(2));
   AllGatherCase bad = good;
   std::swap(bad.token_counts[0], bad.token_counts[1]);  // Same total, other split.
   ExpectMismatchDetected(good, bad, "token_counts", call());
 }
 
 TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheRowSizeFail) {
-  LTX_REQUIRE_GPUS(2);
-  const AllGatherCase good = SmallCase(VisibleGpuCount());
+  LTX_REQUIRE_RANKS(2);
+  const AllGatherCase good = SmallCase(TestWorldSize(2));
   AllGatherCase bad = good;
   bad.hidden = good.hidden / 2;
   ExpectMismatchDetected(good, bad, "row size in bytes", call());
 }
 
 TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheDtypeFail) {
-  LTX_REQUIRE_GPUS(2);
-  const AllGatherCase good = SmallCase(VisibleGpuCount());
+  LTX_REQUIRE_RANKS(2);
+  const AllGatherCase good = SmallCase(TestWorldSize(2));
   AllGatherCase bad = good;
   bad.dtype = DataType::kFloat16;  // Same element size as bf16.
   ExpectMismatchDetected(good, bad, "dtype: rank", call());
@@ -368,8 +370,8 @@ std::vector<std::vector<uint8_t>> ReadOutputs(GpuFixture& f) {
 }
 
 TEST(GenerationTest, StragglerAfterResetIsAbortedAndTouchesNothing) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(2), WithTimeout(absl::Milliseconds(200)));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(2), WithTimeout(absl::Milliseconds(200)));
   ASSERT_NE(f.runtime, nullptr);
   const AllGatherCase c = SmallCase(2);
   const uint64_t stale = f.runtime->generation();
@@ -403,8 +405,8 @@ TEST(GenerationTest, StragglerAfterResetIsAbortedAndTouchesNothing) {
 }
 
 TEST_P(ProtocolFaultTest, GraphCapturedBeforeResetDisagreesWithAFreshCall) {
-  LTX_REQUIRE_GPUS(2);
-  GpuFixture f = MakeGpuFixture(FirstDevices(2), WithTimeout(absl::Seconds(5)));
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(2), WithTimeout(absl::Seconds(5)));
   ASSERT_NE(f.runtime, nullptr);
   const AllGatherCase c = SmallCase(2);
   ASSERT_TRUE(f.harness->Prepare(c).ok());
@@ -441,7 +443,8 @@ void ExpectPathMismatchDetected(RuntimeOptions options, const std::vector<AllGat
                                 const std::vector<CallOptions>& calls, const std::string& what,
                                 absl::Duration within) {
   options.timeout = absl::Seconds(5);
-  GpuFixture f = MakeGpuFixture(FirstDevices(2), options);
+  options.transport = Transport::kPeerStores;
+  GpuFixture f = MakeGpuFixture(TestDevices(2), options);
   ASSERT_NE(f.runtime, nullptr);
   ASSERT_TRUE(f.harness->Prepare(cases[0]).ok());
   std::vector<absl::Status> launches(2);
@@ -472,7 +475,7 @@ CallOptions WithProtocol(Protocol protocol) {
 }
 
 TEST(PathMismatchTest, OneTripAgainstDirectFailsFastOnBothRanks) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   const AllGatherCase c = SmallCase(2);
   for (bool one_trip_first : {true, false}) {
     SCOPED_TRACE(one_trip_first ? "rank 0 one-trip" : "rank 0 direct");
@@ -486,7 +489,7 @@ TEST(PathMismatchTest, OneTripAgainstDirectFailsFastOnBothRanks) {
 }
 
 TEST(PathMismatchTest, ShapesAcrossTheOneTripLimitFailFast) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   RuntimeOptions options;
   const AllGatherCase direct = SmallCase(2);  // Largest shard: 2 * 4 * 512 = 4096 bytes.
   AllGatherCase one_trip = direct;
@@ -497,7 +500,7 @@ TEST(PathMismatchTest, ShapesAcrossTheOneTripLimitFailFast) {
 }
 
 TEST(PathMismatchTest, CopyEnginesAgainstAKernelFailOnBothRanks) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   const AllGatherCase c = SmallCase(2);
   const absl::Duration within = absl::Seconds(5) + absl::Seconds(1);
   for (Protocol kernel : {Protocol::kDirect, Protocol::kOneTrip}) {
@@ -519,9 +522,9 @@ TEST(PathMismatchTest, CopyEnginesAgainstAKernelFailOnBothRanks) {
 }
 
 TEST(FaultTest, PerCallTimeoutOverridesTheRuntimeTimeout) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), WithTimeout(absl::Seconds(60)));
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(world), WithTimeout(absl::Seconds(60)));
   ASSERT_NE(f.runtime, nullptr);
   CallOptions call;
   call.timeout = absl::Milliseconds(300);
@@ -536,9 +539,9 @@ TEST(FaultTest, PerCallTimeoutOverridesTheRuntimeTimeout) {
 }
 
 TEST(FaultTest, HostWaitTimesOutWhenARankNeverLaunched) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), WithTimeout(absl::Seconds(3)));
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(world), WithTimeout(absl::Seconds(3)));
   ASSERT_NE(f.runtime, nullptr);
   ASSERT_TRUE(
       LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, {}, AllButLast(world)).ok());
@@ -561,26 +564,21 @@ TEST(FaultTest, HostWaitTimesOutWhenARankNeverLaunched) {
 }
 
 TEST(FaultTest, DestroyRightAfterATimeout) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), WithTimeout(absl::Milliseconds(500)));
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(world), WithTimeout(absl::Milliseconds(500)));
   ASSERT_NE(f.runtime, nullptr);
   ASSERT_TRUE(
       LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, {}, AllButLast(world)).ok());
   f.runtime.reset();  // Kernels still waiting: the destructor must not hang or crash.
-  GpuFixture again = MakeGpuFixture(FirstDevices(world));
+  GpuFixture again = MakeGpuFixture(TestDevices(world));
   ASSERT_NE(again.runtime, nullptr);
   EXPECT_TRUE(RunAndVerify(again, SmallCase(world), CallStyle::kCoordinated).ok());
 }
 
 TEST(LoadTest, ManyCallsWithRandomShapesDtypesAndDeviceSubsets) {
-  LTX_REQUIRE_GPUS(2);
-  const int visible = VisibleGpuCount();
-  std::vector<std::vector<int>> subsets;
-  for (int n = 1; n <= visible; ++n) subsets.push_back(FirstDevices(n));
-  std::vector<int> reversed = FirstDevices(visible);
-  std::reverse(reversed.begin(), reversed.end());
-  subsets.push_back(reversed);
+  LTX_REQUIRE_RANKS(2);
+  const std::vector<std::vector<int>> subsets = SubLayouts(TestRankDevices(2));
   std::vector<GpuFixture> fixtures;
   for (const auto& devices : subsets) {
     fixtures.push_back(MakeGpuFixture(devices));
@@ -606,9 +604,9 @@ TEST(LoadTest, ManyCallsWithRandomShapesDtypesAndDeviceSubsets) {
 }
 
 TEST(LoadTest, PerRankCallersWithRandomDelays) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
-  GpuFixture f = MakeGpuFixture(FirstDevices(world));
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(world));
   ASSERT_NE(f.runtime, nullptr);
   std::mt19937_64 random(7);
   for (int round = 0; round < 1000; ++round) {
@@ -633,23 +631,78 @@ TEST(LoadTest, PerRankCallersWithRandomDelays) {
   }
 }
 
+// The number of entries of directory `path` (besides . and ..); -1 if it cannot be read.
+int CountEntries(const char* path) {
+  DIR* dir = opendir(path);
+  if (dir == nullptr) return -1;
+  int entries = 0;
+  while (const dirent* entry = readdir(dir)) {
+    if (std::string(entry->d_name) != "." && std::string(entry->d_name) != "..") ++entries;
+  }
+  closedir(dir);
+  return entries;
+}
+
+// What a Runtime could leak: the used memory of each GPU, open file descriptors, threads.
+struct HeldResources {
+  std::vector<int64_t> used_bytes;  // Per GPU of the list measured.
+  int descriptors = 0;
+  int threads = 0;
+};
+
+HeldResources Measure(const std::vector<int>& gpus) {
+  HeldResources held;
+  for (int gpu : gpus) {
+    size_t free_bytes = 0;
+    size_t total_bytes = 0;
+    EXPECT_EQ(cudaSetDevice(gpu), cudaSuccess);
+    EXPECT_EQ(cudaMemGetInfo(&free_bytes, &total_bytes), cudaSuccess);
+    held.used_bytes.push_back(static_cast<int64_t>(total_bytes - free_bytes));
+  }
+  held.descriptors = CountEntries("/proc/self/fd");  // This count's own descriptor included.
+  held.threads = CountEntries("/proc/self/task");
+  return held;
+}
+
+// A hundred Runtimes, created and destroyed one after another, hold nothing afterwards: device
+// memory, file descriptors and threads as after the first (within a margin far below one
+// Runtime's share per iteration).
 TEST(LoadTest, CreateAndDestroyARuntimeHundredTimes) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
+  constexpr int64_t kMemoryMargin = int64_t{16} << 20;
+  constexpr int kDescriptorMargin = 4;
+  constexpr int kThreadMargin = 2;
+  RuntimeOptions options;
+  options.devices = TestRankDevices(2);
+  const std::vector<int> gpus = DistinctDevices(options.devices);
+  ASSERT_TRUE(Runtime::Create(options).ok());  // What CUDA sets up once per process is set up.
+  const HeldResources before = Measure(gpus);
   for (int i = 0; i < 100; ++i) {
-    RuntimeOptions options;
-    options.devices = FirstDevices(VisibleGpuCount());
     auto runtime = Runtime::Create(options);
     ASSERT_TRUE(runtime.ok()) << "iteration " << i << ": " << runtime.status();
   }
+  const HeldResources after = Measure(gpus);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    EXPECT_LE(after.used_bytes[i] - before.used_bytes[i], kMemoryMargin)
+        << "GPU " << gpus[i] << ": " << before.used_bytes[i] << " bytes used before, "
+        << after.used_bytes[i] << " after";
+  }
+  EXPECT_LE(after.descriptors - before.descriptors, kDescriptorMargin)
+      << before.descriptors << " file descriptors open before, " << after.descriptors << " after";
+  EXPECT_LE(after.threads - before.threads, kThreadMargin)
+      << before.threads << " threads before, " << after.threads << " after";
 }
 
-TEST(LoadTest, TwoRuntimesOverDisjointGpusAtOnce) {
-  LTX_REQUIRE_GPUS(4);
+// Two Runtimes at once, over ranks 0, 1 and ranks 2, 3 of a four-rank layout (disjoint GPUs
+// where there are four, the same GPUs where the ranks share them).
+TEST(LoadTest, TwoRuntimesOverDisjointRanksAtOnce) {
+  LTX_REQUIRE_RANKS(4);
+  const std::vector<int> devices = TestDevices(4);
   std::vector<absl::Status> results(2);
   std::vector<std::thread> threads;
   for (int half = 0; half < 2; ++half) {
-    threads.emplace_back([&results, half] {
-      GpuFixture f = MakeGpuFixture({2 * half, 2 * half + 1});
+    threads.emplace_back([&results, &devices, half] {
+      GpuFixture f = MakeGpuFixture({devices[2 * half], devices[2 * half + 1]});
       if (f.runtime == nullptr) return;
       for (int i = 0; i < 300 && results[half].ok(); ++i) {
         AllGatherCase c = SmallCase(2);

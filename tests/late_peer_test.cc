@@ -51,12 +51,12 @@ int64_t CountOtherThan(const std::vector<uint8_t>& bytes, uint8_t value) {
 class LatePeerTest : public ::testing::TestWithParam<Protocol> {};
 
 TEST_P(LatePeerTest, StoresNothingIntoAnOutputWhoseOwnerGaveUp) {
-  LTX_REQUIRE_GPUS(2);
-  const int world = VisibleGpuCount();
+  LTX_REQUIRE_RANKS(2);
+  const int world = TestWorldSize(2);
   const int late = world - 1;
-  RuntimeOptions options;
+  RuntimeOptions options = OnPeerStores();
   options.timeout = kTimeout;
-  GpuFixture f = MakeGpuFixture(FirstDevices(world), options);
+  GpuFixture f = MakeGpuFixture(TestDevices(world), options);
   ASSERT_NE(f.runtime, nullptr);
   AllGatherCase c;
   c.hidden = 2048;
@@ -69,7 +69,7 @@ TEST_P(LatePeerTest, StoresNothingIntoAnOutputWhoseOwnerGaveUp) {
   // Every rank calls from its own thread; the late rank's kernel waits on its stream behind a
   // busy kernel three times as long as the timeout.
   const RankBuffers late_buffers = f.harness->Buffers(late);
-  ASSERT_EQ(cudaSetDevice(late), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(f.runtime->devices()[late]), cudaSuccess);
   ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(3 * kTimeout), late_buffers.stream),
             cudaSuccess);
   std::vector<absl::Status> launched(world);
@@ -87,7 +87,7 @@ TEST_P(LatePeerTest, StoresNothingIntoAnOutputWhoseOwnerGaveUp) {
   const absl::Status error = AwaitError(*f.runtime, 10 * kTimeout);
   EXPECT_EQ(error.code(), absl::StatusCode::kDeadlineExceeded) << error;
   const RankBuffers first = f.harness->Buffers(0);
-  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  ASSERT_EQ(cudaSetDevice(f.runtime->devices()[0]), cudaSuccess);
   ASSERT_EQ(cudaStreamSynchronize(first.stream), cudaSuccess);
   const int64_t output_bytes = f.harness->layout().output_bytes;
   ASSERT_EQ(cudaMemsetAsync(first.output, kRefill, output_bytes, first.stream), cudaSuccess);

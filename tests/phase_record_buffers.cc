@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -27,6 +28,9 @@ absl::StatusOr<std::unique_ptr<PhaseRecordBuffers>> PhaseRecordBuffers::Create(
         cudaMalloc(reinterpret_cast<void**>(&buffers->timestamps_[rank].records),
                    sizeof(PhaseTimestampRecord) * ops * blocks),
         "cudaMalloc(phase records)"));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaMemset(buffers->timestamps_[rank].records, kPoisonByte,
+                                              sizeof(PhaseTimestampRecord) * ops * blocks),
+                                   "cudaMemset(phase records)"));
   }
   return buffers;
 }
@@ -55,8 +59,17 @@ void PhaseRecordBuffers::ExpectSlotsRecorded(int start_slot, int end_slot,
     ASSERT_EQ(cudaMemcpy(host.data(), timestamps_[rank].records,
                          sizeof(PhaseTimestampRecord) * host.size(), cudaMemcpyDeviceToHost),
               cudaSuccess);
-    for (const PhaseTimestampRecord& record : host) {
+    uint64_t first_op = host[0].op;
+    for (const PhaseTimestampRecord& record : host) first_op = std::min(first_op, record.op);
+    for (size_t i = 0; i < host.size(); ++i) {
+      const PhaseTimestampRecord& record = host[i];
+      const int block = static_cast<int>(i % blocks_);
       EXPECT_NE(record.op, 0u) << "rank " << rank;
+      EXPECT_LT(record.op - first_op, static_cast<uint64_t>(ops_))
+          << "rank " << rank << " block " << block << ": op " << record.op
+          << " is not among the last ops (a record no block wrote?)";
+      EXPECT_EQ(PhaseRecordIndex(record.op, block, ops_, blocks_), static_cast<int64_t>(i))
+          << "rank " << rank << ": op " << record.op << " in the record of another op";
       const uint64_t start = record.ns[start_slot];
       const uint64_t end = record.ns[end_slot];
       EXPECT_GE(end, start) << "rank " << rank;

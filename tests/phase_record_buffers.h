@@ -5,6 +5,7 @@
 #ifndef LTX_TESTS_PHASE_RECORD_BUFFERS_H_
 #define LTX_TESTS_PHASE_RECORD_BUFFERS_H_
 
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -16,9 +17,13 @@ namespace ltx {
 
 class PhaseRecordBuffers {
  public:
-  // Allocates `ops * blocks` records on each of `devices` (rank order). The calling thread's
-  // current device is left at the last one. Errors: as CUDA reports them; whatever was
-  // allocated is freed.
+  // What every byte of the records holds until a timed kernel writes them.
+  static constexpr uint8_t kPoisonByte = 0xa7;
+
+  // Allocates `ops * blocks` records on each of `devices` (rank order), every byte poisoned
+  // (kPoisonByte), so that a record no block wrote cannot pass. The calling thread's current
+  // device is left at the last one. Errors: as CUDA reports them; whatever was allocated is
+  // freed.
   static absl::StatusOr<std::unique_ptr<PhaseRecordBuffers>> Create(
       const std::vector<int>& devices, int ops, int blocks);
 
@@ -32,10 +37,12 @@ class PhaseRecordBuffers {
   // the buffers' block count, recording into rank `rank`'s buffer. They point into this object.
   CallOptions TimedCall(int rank, Protocol protocol) const;
 
-  // Copies every rank's records back and checks each with GoogleTest expectations: a nonzero op
-  // number, end >= start, and every phase of `reached` in [start, end + kPhaseEndSlackNs] (a
-  // block's end may be read before its other warps' last phases). `Phase` is OneTripPhase or
-  // DirectPhase. Not thread-safe with timed kernels still running.
+  // Copies every rank's records back and checks each with GoogleTest expectations: the op number
+  // of its slot (PhaseRecordIndex), the `ops` records of a rank holding `ops` successive ops (so
+  // none kept its poison or an older op), end >= start, and every phase of `reached` in
+  // [start, end + kPhaseEndSlackNs] (a block's end may be read before its other warps' last
+  // phases). `Phase` is OneTripPhase or DirectPhase. Not thread-safe with timed kernels still
+  // running.
   template <typename Phase>
   void ExpectEveryBlockRecorded(const std::vector<Phase>& reached) const {
     std::vector<int> slots;

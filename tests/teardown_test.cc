@@ -73,15 +73,15 @@ void ExpectGathersByteExact(GpuFixture& f, const std::string& when) {
   }
 }
 
-// Enqueues a kernel that spins for kBusyFor on `streams[d]` of every GPU d, creating the
+// Enqueues a kernel that spins for kBusyFor on `streams[i]` of every GPU gpus[i], creating the
 // non-blocking streams on first use.
-void KeepGpusBusy(std::vector<cudaStream_t>& streams) {
-  for (int device = 0; device < static_cast<int>(streams.size()); ++device) {
-    ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
-    if (streams[device] == nullptr) {
-      ASSERT_EQ(cudaStreamCreateWithFlags(&streams[device], cudaStreamNonBlocking), cudaSuccess);
+void KeepGpusBusy(const std::vector<int>& gpus, std::vector<cudaStream_t>& streams) {
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    ASSERT_EQ(cudaSetDevice(gpus[i]), cudaSuccess);
+    if (streams[i] == nullptr) {
+      ASSERT_EQ(cudaStreamCreateWithFlags(&streams[i], cudaStreamNonBlocking), cudaSuccess);
     }
-    ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(kBusyFor), streams[device]), cudaSuccess);
+    ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(kBusyFor), streams[i]), cudaSuccess);
   }
 }
 
@@ -109,21 +109,22 @@ absl::Duration TimeDestroyWhileBusy(std::unique_ptr<Runtime>& runtime,
   return took;
 }
 
-// Child "busy": a Runtime over every GPU gathers, then every GPU gets a kBusyFor kernel on a
-// stream of the user's; destroying the Runtime returns at once, a second Runtime is created
-// and gathers byte-exact meanwhile, and destroying it returns at once too.
+// Child "busy": a Runtime over the layout's ranks gathers, then each of their GPUs gets a
+// kBusyFor kernel on a stream of the user's; destroying the Runtime returns at once, a second
+// Runtime is created and gathers byte-exact meanwhile, and destroying it returns at once too.
 void DestroyWhileTheGpusAreBusy() {
-  LTX_REQUIRE_GPUS(1);
-  const int world = VisibleGpuCount();
-  GpuFixture f = MakeGpuFixture(FirstDevices(world));
+  LTX_REQUIRE_RANKS(2);
+  const std::vector<int> devices = TestRankDevices(2);
+  const std::vector<int> gpus = DistinctDevices(devices);
+  GpuFixture f = MakeGpuFixture(devices, OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   ExpectGathersByteExact(f, "before the GPUs were busy");
-  std::vector<cudaStream_t> busy(world, nullptr);
-  KeepGpusBusy(busy);
+  std::vector<cudaStream_t> busy(gpus.size(), nullptr);
+  KeepGpusBusy(gpus, busy);
   if (::testing::Test::HasFatalFailure()) return;
   const absl::Duration first = TimeDestroyWhileBusy(f.runtime, busy, "first");
-  RuntimeOptions options;
-  options.devices = FirstDevices(world);
+  RuntimeOptions options = OnPeerStores();
+  options.devices = devices;
   const absl::Time start = absl::Now();
   absl::StatusOr<std::unique_ptr<Runtime>> second = Runtime::Create(options);
   const absl::Duration created = absl::Now() - start;
@@ -131,17 +132,18 @@ void DestroyWhileTheGpusAreBusy() {
   f.runtime = std::move(*second);
   ExpectGathersByteExact(f, "with the GPUs busy");
   // A fresh round, so that the GPUs are surely still busy when the second Runtime goes.
-  KeepGpusBusy(busy);
+  KeepGpusBusy(gpus, busy);
   if (::testing::Test::HasFatalFailure()) return;
   const absl::Duration last = TimeDestroyWhileBusy(f.runtime, busy, "second");
-  std::cout << kSummaryPrefix << world << " GPU(s) busy with a " << absl::FormatDuration(kBusyFor)
+  std::cout << kSummaryPrefix << devices.size() << " rank(s) on " << gpus.size()
+            << " GPU(s) busy with a " << absl::FormatDuration(kBusyFor)
             << " kernel each: destroying took " << absl::FormatDuration(first) << " and "
             << absl::FormatDuration(last) << ", creating the second Runtime "
             << absl::FormatDuration(created) << std::endl;
-  for (int device = 0; device < world; ++device) {
-    cudaSetDevice(device);
-    EXPECT_EQ(cudaStreamSynchronize(busy[device]), cudaSuccess);
-    cudaStreamDestroy(busy[device]);
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    cudaSetDevice(gpus[i]);
+    EXPECT_EQ(cudaStreamSynchronize(busy[i]), cudaSuccess);
+    cudaStreamDestroy(busy[i]);
   }
 }
 
@@ -164,33 +166,35 @@ std::vector<uint64_t> ContextIds(const std::vector<int>& devices) {
   return ids;
 }
 
-// Child "reset": a Runtime over every GPU gathers and is destroyed; every GPU is reset; a new
-// Runtime over the same GPUs gathers byte-exact (peer access was enabled again, and no error
-// record of the old contexts was reused). Then only the last GPU is reset, and once more.
+// Child "reset": a Runtime over the layout's ranks gathers and is destroyed; each of their GPUs
+// is reset; a new Runtime over the same ranks gathers byte-exact (peer access was enabled again,
+// and no error record of the old contexts was reused). Then only the last GPU is reset, and once
+// more.
 void GatherAfterDeviceReset() {
-  LTX_REQUIRE_GPUS(2);
-  const std::vector<int> devices = FirstDevices(VisibleGpuCount());
+  LTX_REQUIRE_RANKS(2);
+  const std::vector<int> devices = TestRankDevices(2);
+  const std::vector<int> gpus = DistinctDevices(devices);
   const std::vector<std::pair<std::string, std::vector<int>>> rounds = {
       {"before any reset", {}},
-      {"after every GPU was reset", devices},
-      {"after the last GPU was reset", {devices.back()}}};
-  std::vector<uint64_t> contexts = ContextIds(devices);
+      {"after every GPU was reset", gpus},
+      {"after the last GPU was reset", {gpus.back()}}};
+  std::vector<uint64_t> contexts = ContextIds(gpus);
   for (const auto& [when, reset] : rounds) {
     ResetGpus(reset);
     if (::testing::Test::HasFatalFailure()) return;
     // What the process-wide records are keyed by: a new context for each reset GPU only.
-    const std::vector<uint64_t> now = ContextIds(devices);
-    for (int device : devices) {
-      const bool was_reset = std::find(reset.begin(), reset.end(), device) != reset.end();
-      EXPECT_EQ(now[device] != contexts[device], was_reset) << when << ": GPU " << device;
+    const std::vector<uint64_t> now = ContextIds(gpus);
+    for (size_t i = 0; i < gpus.size(); ++i) {
+      const bool was_reset = std::find(reset.begin(), reset.end(), gpus[i]) != reset.end();
+      EXPECT_EQ(now[i] != contexts[i], was_reset) << when << ": GPU " << gpus[i];
     }
     contexts = now;
-    GpuFixture f = MakeGpuFixture(devices);
+    GpuFixture f = MakeGpuFixture(devices, OnPeerStores());
     ASSERT_NE(f.runtime, nullptr) << when;
     ExpectGathersByteExact(f, when);
     // The harness and the Runtime go before the next reset.
   }
-  std::cout << kSummaryPrefix << devices.size()
+  std::cout << kSummaryPrefix << devices.size() << " rank(s) on " << gpus.size()
             << " GPU(s): byte-exact one-trip and direct gathers before and after resets"
             << std::endl;
 }
@@ -221,14 +225,15 @@ class TeardownChildTest : public ::testing::Test {
   return true;
 }();
 
-// Runs the child `mode` and expects it to pass; skips as the child did.
+// Runs the child `mode` (which inherits the layout switch) and expects it to pass; skips as the
+// child did.
 void ExpectChildPasses(const std::string& mode) {
   absl::StatusOr<ChildResult> child = RunSelfAsChild(
       {absl::StrCat("--gtest_filter=", kChildSuite, ".", kChildTest), "--gtest_color=no"},
       {{kModeVariable, mode}}, kChildTimeout);
   ASSERT_TRUE(child.ok()) << child.status();
   const std::string context = absl::StrCat("child ", mode, "; its output:\n", child->output);
-  if (absl::StrContains(child->output, "[  SKIPPED ]")) GTEST_SKIP() << context;
+  if (absl::StrContains(child->output, "[  SKIPPED ]")) LTX_SKIP_GPU_TEST(context);
   EXPECT_FALSE(child->timed_out) << "killed after " << kChildTimeout << "; " << context;
   EXPECT_EQ(child->signal, 0) << context;
   EXPECT_EQ(child->exit_code, 0) << context;
@@ -239,12 +244,12 @@ void ExpectChildPasses(const std::string& mode) {
 }
 
 TEST(TeardownTest, DestroyingDoesNotWaitForOtherKernels) {
-  LTX_REQUIRE_GPUS(1);
+  LTX_REQUIRE_RANKS(2);
   ExpectChildPasses("busy");
 }
 
 TEST(TeardownTest, NewRuntimeGathersAfterDeviceReset) {
-  LTX_REQUIRE_GPUS(2);
+  LTX_REQUIRE_RANKS(2);
   ExpectChildPasses("reset");
 }
 

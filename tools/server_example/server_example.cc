@@ -72,10 +72,14 @@ class GpuServer {
     return total;
   }
 
+  // The checksum of the gathered sequence: rank 0's elements, then rank 1's, and so on.
   unsigned long long ExpectedSum(uint64_t step) const {
     unsigned long long sum = 0;
+    int64_t index = 0;
     for (size_t r = 0; r < shape_.token_counts.size(); ++r) {
-      for (int64_t i = 0; i < Elements(r); ++i) sum += ExampleActivation(r, step, i);
+      for (int64_t i = 0; i < Elements(r); ++i, ++index) {
+        sum += ChecksumTerm(index, ExampleActivation(r, step, i));
+      }
     }
     return sum;
   }

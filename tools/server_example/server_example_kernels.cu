@@ -18,7 +18,7 @@ __global__ void Checksum(const uint16_t* values, int64_t count, unsigned long lo
   unsigned long long local = 0;
   for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < count;
        i += int64_t{gridDim.x} * blockDim.x) {
-    local += values[i];
+    local += ChecksumTerm(i, values[i]);
   }
   atomicAdd(sum, local);
 }

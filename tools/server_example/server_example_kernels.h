@@ -1,6 +1,6 @@
 // The stand-in compute of the server example: a kernel that produces this step's activations and
-// one that reduces the gathered sequence to a checksum, plus the host-side value function both
-// sides agree on.
+// one that reduces the gathered sequence to a checksum that depends on where each element lies,
+// plus the host-side functions both sides agree on.
 #ifndef LTX_TOOLS_SERVER_EXAMPLE_SERVER_EXAMPLE_KERNELS_H_
 #define LTX_TOOLS_SERVER_EXAMPLE_SERVER_EXAMPLE_KERNELS_H_
 
@@ -26,7 +26,14 @@ LTX_HOST_DEVICE inline uint16_t ExampleActivation(int rank, uint64_t step, int64
 cudaError_t LaunchFillActivations(uint16_t* out, int64_t count, int rank, const uint64_t* step,
                                   cudaStream_t stream);
 
-// Adds the `count` elements of `values` into `*sum` (which the caller zeroes).
+// What element `index` with value `value` adds to the checksum: the value weighted by its place,
+// so that elements gathered out of order change the sum.
+LTX_HOST_DEVICE inline unsigned long long ChecksumTerm(int64_t index, uint16_t value) {
+  return value * (2 * static_cast<unsigned long long>(index) + 1);
+}
+
+// Adds ChecksumTerm of each of the `count` elements of `values` into `*sum` (which the caller
+// zeroes); the sum wraps modulo 2^64.
 cudaError_t LaunchChecksum(const uint16_t* values, int64_t count, unsigned long long* sum,
                            cudaStream_t stream);
 

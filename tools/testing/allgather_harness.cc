@@ -67,17 +67,17 @@ absl::Status AllGatherHarness::Prepare(const AllGatherCase& c) {
 absl::Status AllGatherHarness::RefreshInputs() {
   const int64_t row = layout_.row_bytes;
   expected_.assign(layout_.output_bytes, 0);
-  std::vector<std::vector<uint8_t>> inputs(world_size());
+  inputs_.assign(world_size(), {});
   for (int rank = 0; rank < world_size(); ++rank) {
-    inputs[rank].resize(layout_.InputBytes(rank));
-    areas_->FillRandom(&inputs[rank]);
+    inputs_[rank].resize(layout_.InputBytes(rank));
+    areas_->FillRandom(&inputs_[rank]);
     const int64_t slice = layout_.token_counts[rank] * row;
     for (int64_t b = 0; b < layout_.batch; ++b) {
       std::memcpy(expected_.data() + (b * layout_.total_tokens + layout_.prefix_tokens[rank]) * row,
-                  inputs[rank].data() + b * slice, slice);
+                  inputs_[rank].data() + b * slice, slice);
     }
   }
-  LTX_RETURN_IF_ERROR(areas_->UploadAndPoison(inputs, case_.input_misalignment));
+  LTX_RETURN_IF_ERROR(areas_->UploadAndPoison(inputs_, case_.input_misalignment));
   if (!case_.in_place) return absl::OkStatus();
   // The poisoned output's own slot takes the input, where the calls will find it.
   for (int rank = 0; rank < world_size(); ++rank) {
@@ -126,6 +126,8 @@ absl::Status AllGatherHarness::Check(bool check_data) {
   for (int rank = 0; rank < world_size(); ++rank) {
     LTX_RETURN_IF_ERROR(areas_->CheckArea(RankAreas::Area::kOutput, rank, case_.output_misalignment,
                                           expected_, check_data, case_.ToString(), describe));
+    LTX_RETURN_IF_ERROR(areas_->CheckInput(RankAreas::Area::kInput, rank, case_.input_misalignment,
+                                           inputs_[rank], case_.ToString()));
   }
   return absl::OkStatus();
 }

@@ -72,12 +72,13 @@ class AllGatherHarness {
   absl::Status RefreshInputs();
 
   // Waits for every harness stream, then compares every rank's output with the expected bytes
-  // and checks the guard bytes around it. DataLoss names the rank, the offset (with its batch
-  // slice and source rank) and both byte values.
+  // and checks the guard bytes around it, and checks that every input and its guards are as
+  // they were. DataLoss names the rank, the offset (with its batch slice and source rank) and
+  // both byte values.
   absl::Status Verify();
 
-  // Like Verify, but checks only the guard bytes around every output: for calls that failed,
-  // where the output itself is undefined but nothing outside it may change.
+  // Like Verify, but checks only the guard bytes around every output (and every input): for
+  // calls that failed, where the output itself is undefined but nothing outside it may change.
   absl::Status VerifyGuards();
 
   // Waits for every harness stream.
@@ -93,6 +94,7 @@ class AllGatherHarness {
   std::unique_ptr<RankAreas> areas_;
   AllGatherCase case_;
   AllGatherLayout layout_;
+  std::vector<std::vector<uint8_t>> inputs_;  // Each rank's, as uploaded.
   std::vector<uint8_t> expected_;
 };
 

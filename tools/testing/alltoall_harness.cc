@@ -147,6 +147,9 @@ absl::Status AllToAllHarness::Check(bool check_data) {
         areas_->CheckArea(swapped_ ? RankAreas::Area::kInput : RankAreas::Area::kOutput, rank,
                           case_.output_misalignment, expected_[rank], check_data,
                           case_.ToString(), describe));
+    LTX_RETURN_IF_ERROR(
+        areas_->CheckInput(swapped_ ? RankAreas::Area::kOutput : RankAreas::Area::kInput, rank,
+                           case_.input_misalignment, inputs_[rank], case_.ToString()));
   }
   return absl::OkStatus();
 }

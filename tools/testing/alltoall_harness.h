@@ -79,11 +79,12 @@ class AllToAllHarness {
   std::vector<RankBuffers> AllBuffers() const;
 
   // Waits for every harness stream, then compares every rank's output with the expected bytes
-  // and checks the guard bytes around it. DataLoss names the rank, the offset and both bytes.
+  // and checks the guard bytes around it, and checks that every input and its guards are as
+  // they were. DataLoss names the rank, the offset and both bytes.
   absl::Status Verify();
 
-  // Like Verify, but checks only the guard bytes around every output: for calls that failed,
-  // where the output itself is undefined but nothing outside it may change.
+  // Like Verify, but checks only the guard bytes around every output (and every input): for
+  // calls that failed, where the output itself is undefined but nothing outside it may change.
   absl::Status VerifyGuards();
 
   // Waits for every harness stream.

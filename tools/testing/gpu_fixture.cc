@@ -8,12 +8,6 @@
 
 namespace ltx {
 
-std::vector<int> FirstDevices(int n) {
-  std::vector<int> devices;
-  for (int i = 0; i < n; ++i) devices.push_back(i);
-  return devices;
-}
-
 GpuFixture MakeGpuFixture(std::vector<int> devices, RuntimeOptions options) {
   constexpr int64_t kInputCapacity = int64_t{24} << 20;
   constexpr int64_t kOutputCapacity = int64_t{96} << 20;
@@ -31,6 +25,11 @@ GpuFixture MakeGpuFixture(std::vector<int> devices, RuntimeOptions options) {
   return f;
 }
 
+RuntimeOptions OnPeerStores(RuntimeOptions options) {
+  options.transport = Transport::kPeerStores;
+  return options;
+}
+
 absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
                         const CallOptions& call, std::vector<int> ranks) {
   absl::Status status = f.harness->Prepare(c);
@@ -39,7 +38,7 @@ absl::Status LaunchCase(GpuFixture& f, const AllGatherCase& c, CallStyle style,
   if (style == CallStyle::kCoordinated) {
     return f.runtime->AllGather(shape, f.harness->AllBuffers(), call).status();
   }
-  if (ranks.empty()) ranks = FirstDevices(f.runtime->world_size());
+  if (ranks.empty()) ranks = RankIndices(f.runtime->world_size());
   return RunOnRankThreads(static_cast<int>(ranks.size()), [&](int i) {
     return f.runtime->AllGatherRank(ranks[i], shape, f.harness->Buffers(ranks[i]), call);
   });
@@ -108,7 +107,7 @@ absl::Status CapturedRankCalls::Replay(const std::vector<int>& devices,
                                        const std::vector<RankBuffers>& buffers,
                                        const std::vector<int>& ranks) {
   const std::vector<int> replayed =
-      ranks.empty() ? FirstDevices(static_cast<int>(execs_.size())) : ranks;
+      ranks.empty() ? RankIndices(static_cast<int>(execs_.size())) : ranks;
   for (int rank : replayed) {
     cudaSetDevice(devices[rank]);
     const absl::Status status =

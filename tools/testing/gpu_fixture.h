@@ -1,6 +1,6 @@
-// The fixture of the GPU tests (testonly): skipping, with the reason, where there are too few
-// GPUs; a Runtime with a harness over the same GPUs; running one case in either call style; and
-// per-rank calls captured into CUDA graphs.
+// The fixture of the GPU tests (testonly): the rank layout and the skips (test_ranks.h); a
+// Runtime with a harness over the same GPUs; running one case in either call style; and per-rank
+// calls captured into CUDA graphs.
 #ifndef LTX_TOOLS_TESTING_GPU_FIXTURE_H_
 #define LTX_TOOLS_TESTING_GPU_FIXTURE_H_
 
@@ -15,26 +15,13 @@
 #include "gtest/gtest.h"
 #include "ltx/runtime.h"
 #include "tools/testing/allgather_harness.h"
+#include "tools/testing/test_ranks.h"
 #include "tools/testing/visible_gpus.h"
-
-// Skips the current test unless `needed` GPUs are visible. (A macro: GTEST_SKIP must return
-// from the test body itself.)
-#define LTX_REQUIRE_GPUS(needed)                                                      \
-  do {                                                                                \
-    const int ltx_visible_gpus = ::ltx::VisibleGpuCount();                            \
-    if (ltx_visible_gpus < (needed)) {                                                \
-      GTEST_SKIP() << "needs " << (needed) << " GPU(s) with peer access, "            \
-                   << ltx_visible_gpus << " visible";                                 \
-    }                                                                                 \
-  } while (false)
 
 namespace ltx {
 
 // How long the tests wait on the host for a call that should succeed.
 inline constexpr absl::Duration kTestWait = absl::Seconds(30);
-
-// Device ordinals 0..n-1.
-std::vector<int> FirstDevices(int n);
 
 enum class CallStyle {
   kCoordinated,     // Runtime::AllGather from the test thread.
@@ -48,6 +35,11 @@ struct GpuFixture {
   std::unique_ptr<AllGatherHarness> harness;
 };
 GpuFixture MakeGpuFixture(std::vector<int> devices, RuntimeOptions options = {});
+
+// `options` on the peer-store transport, for tests that force a kernel protocol (kDirect,
+// kOneTrip): on the automatic transport, GPUs without peer access would move their calls on the
+// copy engines unseen. Creating a Runtime then fails where a pair of GPUs lacks peer access.
+RuntimeOptions OnPeerStores(RuntimeOptions options = {});
 
 // Prepares `c` in the harness and enqueues it on `ranks` (all ranks if empty) in `style`,
 // without waiting. Returns the first launch error.

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ltx/cuda_status.h"
 #include "ltx/status_macros.h"
@@ -74,6 +75,7 @@ void RankAreas::FillRandom(std::vector<uint8_t>* bytes) {
 
 absl::Status RankAreas::UploadAndPoison(const std::vector<std::vector<uint8_t>>& inputs,
                                         int misalignment) {
+  LTX_RETURN_IF_ERROR(Poison(Area::kInput));
   for (int rank = 0; rank < world_size(); ++rank) {
     Rank& r = ranks_[rank];
     if (inputs[rank].empty()) continue;
@@ -88,13 +90,14 @@ absl::Status RankAreas::UploadAndPoison(const std::vector<std::vector<uint8_t>>&
 
 absl::Status RankAreas::Poison(Area area) {
   // A fresh poison byte per call, so a stale output from an earlier call cannot pass.
-  uint8_t poison = poison_;
-  while (poison == poison_ || poison == 0) poison = static_cast<uint8_t>(random_());
-  poison_ = poison;
+  uint8_t& current = poison_[static_cast<int>(area)];
+  uint8_t poison = current;
+  while (poison == current || poison == 0) poison = static_cast<uint8_t>(random_());
+  current = poison;
   for (Rank& r : ranks_) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
     LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaMemsetAsync(AreaOf(r, area), poison_, AreaBytes(CapacityOf(area)), r.stream),
+        CudaStatus(cudaMemsetAsync(AreaOf(r, area), poison, AreaBytes(CapacityOf(area)), r.stream),
                    "cudaMemsetAsync(poison)"));
   }
   return SynchronizeStreams();
@@ -126,6 +129,8 @@ absl::Status RankAreas::CheckArea(Area area, int rank, int misalignment,
                                   const std::function<std::string(int64_t)>& describe) {
   LTX_RETURN_IF_ERROR(SynchronizeStreams());
   const Rank& r = ranks_[rank];
+  const char* const name = area == Area::kInput ? "input" : "output";
+  const uint8_t poison = poison_[static_cast<int>(area)];
   const int64_t bytes = static_cast<int64_t>(expected.size());
   const int64_t before = kGuardBytes + misalignment;
   const int64_t checked = before + bytes + kGuardBytes;
@@ -133,23 +138,30 @@ absl::Status RankAreas::CheckArea(Area area, int rank, int misalignment,
   LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
   LTX_RETURN_IF_ERROR(
       CudaStatus(cudaMemcpy(found.data(), AreaOf(r, area), checked, cudaMemcpyDeviceToHost),
-                 "cudaMemcpy(output)"));
+                 absl::StrFormat("cudaMemcpy(%s)", name)));
   for (int64_t i = 0; i < checked; ++i) {
     const bool guard = i < before || i >= before + bytes;
     if (!guard && !check_data) continue;
-    const uint8_t want = guard ? poison_ : expected[i - before];
+    const uint8_t want = guard ? poison : expected[i - before];
     if (found[i] == want) continue;
     if (guard) {
       return absl::DataLossError(absl::StrFormat(
-          "%s: rank %d (GPU %d) wrote outside its output: guard byte at offset %d is %#x, "
+          "%s: something wrote outside rank %d's (GPU %d) %s: guard byte at offset %d is %#x, "
           "poison %#x",
-          what, rank, r.device, i - before, found[i], want));
+          what, rank, r.device, name, i - before, found[i], want));
     }
     return absl::DataLossError(absl::StrFormat(
-        "%s: rank %d (GPU %d) output byte %d (%s) is %#x, expected %#x (poison %#x)", what, rank,
-        r.device, i - before, describe(i - before), found[i], want, poison_));
+        "%s: rank %d (GPU %d) %s byte %d (%s) is %#x, expected %#x (poison %#x)", what, rank,
+        r.device, name, i - before, describe(i - before), found[i], want, poison));
   }
   return absl::OkStatus();
+}
+
+absl::Status RankAreas::CheckInput(Area area, int rank, int misalignment,
+                                   absl::Span<const uint8_t> expected, const std::string& what) {
+  return CheckArea(area, rank, misalignment, expected, /*check_data=*/true,
+                   absl::StrCat(what, " (an input the op must leave as it was)"),
+                   [](int64_t) { return std::string("input"); });
 }
 
 }  // namespace ltx

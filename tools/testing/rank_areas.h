@@ -1,12 +1,13 @@
 // GPU buffers for running collective cases on real GPUs, shared by the AllGather and all-to-all
 // harnesses: per rank an input and an output area with guard bytes around them and room to
-// misalign, a stream, random data (never all zeros), a fresh poison byte for the outputs before
-// every call, and a byte-exact comparison of an output with the expected bytes.
+// misalign, a stream, random data (never all zeros), a fresh poison byte for each area before
+// every call, and a byte-exact comparison of an area with the expected bytes and its guards.
 #ifndef LTX_TOOLS_TESTING_RANK_AREAS_H_
 #define LTX_TOOLS_TESTING_RANK_AREAS_H_
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -21,7 +22,7 @@
 
 namespace ltx {
 
-// Bytes of guard space before and after every output (and after every input).
+// Bytes of guard space before and after every input and output.
 inline constexpr int64_t kGuardBytes = 256;
 // Room for moving a buffer off its allocation's alignment: misalignments are in [0, this).
 inline constexpr int kMisalignmentRoom = 64;
@@ -46,7 +47,8 @@ class RankAreas {
   int device(int rank) const { return ranks_[rank].device; }
   int64_t input_capacity() const { return input_capacity_; }
   int64_t output_capacity() const { return output_capacity_; }
-  uint8_t poison() const { return poison_; }
+  // The byte that area `area` (guards included) was last poisoned with.
+  uint8_t poison(Area area) const { return poison_[static_cast<int>(area)]; }
 
   // InvalidArgument unless both misalignments are in [0, kMisalignmentRoom).
   static absl::Status CheckMisalignment(int input_misalignment, int output_misalignment);
@@ -54,8 +56,9 @@ class RankAreas {
   // Fills `bytes` with random data.
   void FillRandom(std::vector<uint8_t>* bytes);
 
-  // Copies `inputs[r]` into rank r's input area at `misalignment`, then poisons every output
-  // area (guards included) with a fresh random byte; returns when the GPUs hold it.
+  // Poisons every input area, copies `inputs[r]` into rank r's input area at `misalignment`,
+  // then poisons every output area (guards included), each area with a fresh random byte;
+  // returns when the GPUs hold it.
   absl::Status UploadAndPoison(const std::vector<std::vector<uint8_t>>& inputs, int misalignment);
 
   // Poisons every rank's area `area` (guards included) with a fresh random byte; returns when
@@ -73,11 +76,17 @@ class RankAreas {
 
   // Waits for every stream, then compares the data at `misalignment` in rank `rank`'s area
   // `area` with `expected` and checks the poison of the guard bytes around it; only the guards
-  // when `check_data` is false. DataLoss names the rank, the offset, `describe(offset)` (where
-  // the byte comes from) and both byte values; `what` prefixes the message.
+  // when `check_data` is false. DataLoss names the rank, the area, the offset,
+  // `describe(offset)` (where the byte comes from) and both byte values; `what` prefixes the
+  // message.
   absl::Status CheckArea(Area area, int rank, int misalignment, absl::Span<const uint8_t> expected,
                          bool check_data, const std::string& what,
                          const std::function<std::string(int64_t)>& describe);
+
+  // CheckArea of an op's input in area `area`, which the op must leave as it was: `expected` at
+  // `misalignment`, and the poison around it.
+  absl::Status CheckInput(Area area, int rank, int misalignment,
+                          absl::Span<const uint8_t> expected, const std::string& what);
 
  private:
   struct Rank {
@@ -98,7 +107,7 @@ class RankAreas {
   const int64_t output_capacity_;
   std::mt19937_64 random_;
   std::vector<Rank> ranks_;
-  uint8_t poison_ = 0;
+  std::array<uint8_t, 2> poison_ = {};  // By Area.
 };
 
 }  // namespace ltx
