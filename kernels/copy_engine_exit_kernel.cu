@@ -3,6 +3,7 @@
 #include "kernels/copy_engine_exit_kernel.h"
 
 #include "kernels/barrier.cuh"
+#include "kernels/kernel_residency.cuh"
 #include "kernels/error_record.h"
 
 namespace ltx {
@@ -57,6 +58,10 @@ __global__ void CopyEngineExitKernel(CopyEngineExitParams params) {
 cudaError_t LaunchCopyEngineExit(const CopyEngineExitParams& params, cudaStream_t stream) {
   CopyEngineExitKernel<<<1, 1, 0, stream>>>(params);
   return cudaGetLastError();
+}
+
+cudaError_t LoadCopyEngineExitKernel(int* resident_blocks_per_sm) {
+  return LoadKernel(CopyEngineExitKernel, 1, resident_blocks_per_sm);
 }
 
 }  // namespace ltx

@@ -46,6 +46,11 @@ struct CopyEngineExitParams {
 // Thread-safe; the caller's current device must be the stream's.
 cudaError_t LaunchCopyEngineExit(const CopyEngineExitParams& params, cudaStream_t stream);
 
+// Loads the exit kernel onto the current device (see LoadAllGatherKernel: on either transport,
+// a first launch must not wait for the device to be idle, which a GPU whose ranks wait for
+// each other is not) and lowers *resident_blocks_per_sm. Returns the CUDA error.
+cudaError_t LoadCopyEngineExitKernel(int* resident_blocks_per_sm);
+
 }  // namespace ltx
 
 #endif  // LTX_KERNELS_COPY_ENGINE_EXIT_KERNEL_H_

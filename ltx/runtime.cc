@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "kernels/copy_engine_exit_kernel.h"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "ltx/allgather_launch.h"
 #include "ltx/allgather_spec.h"
@@ -293,11 +294,13 @@ absl::Status Runtime::Initialize() {
     LTX_RETURN_IF_ERROR(r->worker->Run([r, kernels, &capacity] {
       LTX_RETURN_IF_ERROR(CudaStatus(
           cudaEventCreateWithFlags(&r->last_done, cudaEventDisableTiming), "cudaEventCreate"));
+      int* resident = &capacity.resident_blocks_per_sm;
+      LTX_RETURN_IF_ERROR(CudaStatus(LoadCopyEngineExitKernel(resident),
+                                     "loading the copy-engine exit kernel"));
       if (!kernels) return absl::OkStatus();
       LTX_RETURN_IF_ERROR(CudaStatus(
           cudaDeviceGetAttribute(&capacity.sm_count, cudaDevAttrMultiProcessorCount, r->device),
           "cudaDeviceGetAttribute(MultiProcessorCount)"));
-      int* resident = &capacity.resident_blocks_per_sm;
       LTX_RETURN_IF_ERROR(LoadAllGatherKernels(resident));
       LTX_RETURN_IF_ERROR(CudaStatus(LoadCopyEngineGraphKernels(resident),
                                      "loading the copy-engine graph kernels"));

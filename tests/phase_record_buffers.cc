@@ -10,6 +10,7 @@
 #include "gtest/gtest.h"
 #include "ltx/cuda_status.h"
 #include "ltx/status_macros.h"
+#include "tools/testing/test_ranks.h"
 
 namespace ltx {
 
@@ -53,6 +54,9 @@ CallOptions PhaseRecordBuffers::TimedCall(int rank, Protocol protocol) const {
 
 void PhaseRecordBuffers::ExpectSlotsRecorded(int start_slot, int end_slot,
                                              const std::vector<int>& reached) const {
+  // On a GPU that other ranks' spinning blocks share, a block's warps are scheduled beside theirs,
+  // and its other warps may record their last phases long after warp 0 read the end.
+  const uint64_t slack = SharesGpus(devices_) ? kSharedGpuPhaseSlackNs : kPhaseEndSlackNs;
   for (size_t rank = 0; rank < devices_.size(); ++rank) {
     std::vector<PhaseTimestampRecord> host(static_cast<size_t>(ops_) * blocks_);
     ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
@@ -75,7 +79,7 @@ void PhaseRecordBuffers::ExpectSlotsRecorded(int start_slot, int end_slot,
       EXPECT_GE(end, start) << "rank " << rank;
       for (int slot : reached) {
         EXPECT_GE(record.ns[slot], start) << "rank " << rank << " phase " << slot;
-        EXPECT_LE(record.ns[slot], end + kPhaseEndSlackNs) << "rank " << rank << " phase " << slot;
+        EXPECT_LE(record.ns[slot], end + slack) << "rank " << rank << " phase " << slot;
       }
     }
   }

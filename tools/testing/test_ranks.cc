@@ -18,6 +18,20 @@ namespace {
 
 bool IsSet(const char* value) { return value != nullptr && value[0] != '\0'; }
 
+// Ranks that share a GPU wait for each other inside their kernels and copy-engine streams, so
+// every GPU test process sets, before CUDA starts (at static initialisation, unless its
+// environment already says otherwise), what kernels/PROTOCOL.md ("Ranks that share a GPU") asks
+// of a process whose ranks share GPUs:
+// - eager module loading: under lazy loading the first launch of a kernel (a test's pattern,
+//   busy or delay kernel) waits until the device is idle, which a GPU whose co-located rank
+//   waits in a collective is not before that collective's timeout;
+// - the most hardware queues per GPU: the streams of several ranks share fewer queues, and a
+//   stream's wait for another rank's event at the head of a shared queue holds every stream
+//   behind it.
+const bool kSharedGpuEnvironment =
+    setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0) == 0 &&
+    setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", /*overwrite=*/0) == 0;
+
 // InvalidArgument naming the variable, its value and what is wrong with it.
 absl::Status Malformed(const char* variable, const char* value, absl::string_view why) {
   return absl::InvalidArgumentError(

@@ -19,11 +19,20 @@ visible GPU), at least two. Each rank has its own stream.
 """
 
 import argparse
+import os
 import sys
 import threading
 
 import ltx
 from ltx import rank_layout
+
+# Ranks may share a GPU here, and wait for each other inside their kernels: set before torch
+# starts CUDA what kernels/PROTOCOL.md ("Ranks that share a GPU") asks of such a process. Under
+# lazy module loading the first launch of a kernel waits until the GPU is idle, which it is not
+# while a co-located rank waits in a collective; and the ranks' streams need their own hardware
+# queues.
+os.environ.setdefault("CUDA_MODULE_LOADING", "EAGER")
+os.environ.setdefault("CUDA_DEVICE_MAX_CONNECTIONS", "32")
 
 try:
     import torch
