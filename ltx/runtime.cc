@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <limits>
@@ -115,6 +116,20 @@ absl::Status SameStreamError(int rank, int other, int device) {
       "ranks %d and %d share GPU %d and pass the same stream: their kernels, which wait for each "
       "other, would run one after the other; give each rank a stream of its own",
       std::min(rank, other), std::max(rank, other), device));
+}
+
+// What a timeout most often means where ranks share a GPU, for its message: the GPU itself held
+// a rank's kernel back (kernels/PROTOCOL.md, "Ranks that share a GPU").
+std::string SharedGpuTimeoutNote() {
+  const char* loading = std::getenv("CUDA_MODULE_LOADING");
+  const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  return absl::StrFormat(
+      "; ranks share GPUs, where the GPU itself can hold a rank's kernel back: a kernel loaded "
+      "lazily while a co-located rank waits, or streams that share a hardware queue (this "
+      "process has CUDA_MODULE_LOADING=%s and CUDA_DEVICE_MAX_CONNECTIONS=%s; set EAGER and 32 "
+      "before CUDA starts, and keep few streams per GPU: kernels/PROTOCOL.md, \"Ranks that share "
+      "a GPU\")",
+      loading != nullptr ? loading : "unset", connections != nullptr ? connections : "unset");
 }
 
 // Blocks until every non-null event has completed or `deadline` passes. Returns the ranks whose
@@ -375,6 +390,10 @@ absl::Status Runtime::CollectDeviceErrors() {
     first = absl::Status(first.code(), absl::StrCat(first.message(), " (rank(s) ",
                                                     absl::StrJoin(others, ", "),
                                                     " also reported errors)"));
+  }
+  if (placement_->ranks_share_gpus() &&
+      reported->kind == static_cast<uint32_t>(DeviceErrorKind::kTimeout)) {
+    first = absl::Status(first.code(), absl::StrCat(first.message(), SharedGpuTimeoutNote()));
   }
   failure_ = first;
   failed_.store(true, std::memory_order_release);

@@ -62,8 +62,11 @@ struct RuntimeOptions {
   // two), each with everything a rank has (its thread, signal memory, staging, error record):
   // a correctness and development mode, which runs every rank count on any machine, not a fast
   // one. Ranks of one GPU need streams of their own (not the legacy default stream, not one
-  // stream for two ranks: InvalidArgument), split the GPU's blocks (max_blocks) and never start
-  // early (CallOptions::early_start); see kernels/PROTOCOL.md, "Ranks that share a GPU".
+  // stream for two ranks in the same op: InvalidArgument), split the GPU's blocks (max_blocks)
+  // and never start early (CallOptions::early_start). They wait for each other inside the GPU,
+  // so the process should set CUDA_MODULE_LOADING=EAGER and CUDA_DEVICE_MAX_CONNECTIONS=32
+  // before CUDA starts and keep few streams per GPU; see kernels/PROTOCOL.md, "Ranks that share
+  // a GPU".
   std::vector<int> devices;
   // How long a GPU waits for its peers at a barrier before it gives up on the op and records
   // DeadlineExceeded. Must be positive and finite.

@@ -130,7 +130,7 @@ absl::StatusOr<SmokeResult> RunSmoke(const SmokeConfig& config) {
       if (!runtime->status().ok()) runtime->Reset(config.host_wait).IgnoreError();
     }
   }
-  absl::PrintF("%s: %d cases x 2 call styles on %d GPU(s) [%s], %d failed\n",
+  absl::PrintF("%s: %d cases x 2 call styles on %d rank(s), GPUs [%s], %d failed\n",
                result.failures == 0 ? "PASS" : "FAIL", cases.size(), devices.size(),
                absl::StrJoin(devices, ","), result.failures);
   return result;

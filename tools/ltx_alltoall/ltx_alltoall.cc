@@ -459,7 +459,7 @@ absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
   if (nccl.clique != nullptr) absl::PrintF("# NCCL %s\n", nccl.version);
   BenchContext bench{&runtime, harness.get(), nccl.clique.get(), dtype, protocols, head_counts};
   absl::PrintF(
-      "# ltx_alltoall: %d GPU(s), batch 1, medians of %d windows of %d calls (us); ltx: per-rank "
+      "# ltx_alltoall: %d rank(s), batch 1, medians of %d windows of %d calls (us); ltx: per-rank "
       "calls, one thread per GPU; NCCL: grouped from one thread\n",
       runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
   PrintBenchHeader(bench);
