@@ -25,7 +25,7 @@
  *   ltx_runtime_destroy(runtime);
  *
  * The semantics (shapes, ordering, threads, CUDA graphs, errors, Reset) are those of
- * ltx::Runtime in ltx/runtime.h and the README. No C++ exception crosses this API; null pointers
+ * ltx::Runtime in ltx/runtime.h and the guides (ltx/docs/). No C++ exception crosses this API; null pointers
  * and values outside an enum give LTX_INVALID_ARGUMENT. Durations are int64_t microseconds. */
 #ifndef LTX_C_API_H_
 #define LTX_C_API_H_

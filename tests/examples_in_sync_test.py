@@ -1,6 +1,8 @@
-"""Checks that the C++ examples of README.md and ltx/runtime.h are the code that
-tests/examples_test.cc compiles: each example's lines (indentation aside) must appear,
-in order and contiguously, between that file's "// [<name>]" and "// [end]" markers."""
+"""Checks that the examples of README.md and the guides are the code that is built and run:
+the C++ examples of README.md, ltx/docs/alltoall.md and ltx/runtime.h are what
+tests/examples_test.cc compiles (each example's lines, indentation aside, in order and
+contiguously between that file's "// [<name>]" and "// [end]" markers), and README's C and
+Python examples are tools/c_api_example/quick_start.c and ltx/python/examples/quick_start.py."""
 import os
 import re
 import sys
@@ -37,11 +39,20 @@ class ExamplesInSyncTest(unittest.TestCase):
         code = [l for l in blocks[0].splitlines() if not l.startswith("#include")]
         self.assertEqual(normalise(code), marked(self.examples, "README example"))
 
-    def test_readme_alltoall_example(self):
-        blocks = re.findall(r"```cpp\n(.*?)```", read("README.md"), re.S)
-        self.assertGreater(len(blocks), 1, "README.md has no all-to-all example")
-        self.assertEqual(normalise(blocks[1].splitlines()),
-                         marked(self.examples, "README all-to-all example"))
+    def test_alltoall_guide_example(self):
+        blocks = re.findall(r"```cpp\n(.*?)```", read("ltx/docs/alltoall.md"), re.S)
+        self.assertTrue(blocks, "ltx/docs/alltoall.md has no C++ example")
+        self.assertEqual(normalise(blocks[0].splitlines()),
+                         marked(self.examples, "all-to-all guide example"))
+
+    def test_readme_c_and_python_examples_are_the_built_files(self):
+        readme = read("README.md")
+        for fence, path in (("c", "tools/c_api_example/quick_start.c"),
+                            ("python", "ltx/python/examples/quick_start.py")):
+            blocks = re.findall(r"```" + fence + r"\n(.*?)```", readme, re.S)
+            self.assertEqual(len(blocks), 1, f"README.md has no single {fence} example")
+            self.assertEqual(normalise(blocks[0].splitlines()),
+                             normalise(read(path).splitlines()), f"README.md's {fence} example")
 
     def test_runtime_header_example(self):
         header = read("ltx/runtime.h").splitlines()

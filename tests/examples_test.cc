@@ -27,7 +27,7 @@ absl::Status RuntimeHeaderExample(int rank, const std::vector<ltx::RankBuffers>&
   return absl::OkStatus();
 }
 
-// The example of README.md's "Using it".
+// The C++ example of README.md.
 absl::Status ReadmeExample(int rank, void* in0, void* in1, void* in2, void* in3, void* out0,
                            void* out1, void* out2, void* out3, cudaStream_t stream0,
                            cudaStream_t stream1, cudaStream_t stream2, cudaStream_t stream3) {
@@ -61,11 +61,11 @@ absl::Status ReadmeExample(int rank, void* in0, void* in1, void* in2, void* in3,
   return status;
 }
 
-// The all-to-all example of README.md: compiled only (it needs four GPUs and real buffers).
+// The example of ltx/docs/alltoall.md: compiled only (it needs four GPUs and real buffers).
 [[maybe_unused]] absl::Status ReadmeAllToAllExample(ltx::Runtime* runtime, int rank,
                                    const std::vector<ltx::RankBuffers>& buffers, const void** q,
                                    void** q_heads, cudaStream_t* stream) {
-  // [README all-to-all example]
+  // [all-to-all guide example]
   std::vector<int64_t> counts = {3840, 3840, 3840, 3840};  // Must outlive the calls.
   ltx::AllToAllShape shape;
   shape.dtype = ltx::DataType::kBFloat16;

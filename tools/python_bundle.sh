@@ -17,7 +17,8 @@ bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
 rm -rf "${bundle}" && mkdir -p "${bundle}"
 bash tools/install.sh --prefix "${bundle}/prefix" --library "${bin}/ltx/libltx.so"
 cp tests/python/gpu_test.py tests/python/cpu_test.py tests/python/benchmark.py \
-  ltx/python/examples/torch_loop.py ltx/python/examples/ulysses_attention.py "${bundle}/"
+  ltx/python/examples/quick_start.py ltx/python/examples/torch_loop.py \
+  ltx/python/examples/ulysses_attention.py "${bundle}/"
 cp -L "${bin}/tools/ltx_allgather/ltx_allgather" "${bundle}/"
 cp tools/python_bundle_run.sh "${bundle}/run_gpu.sh"
 du -sh "${bundle}"

@@ -1,5 +1,5 @@
-// A program in another Bazel workspace that depends on @ltx//ltx (see README, "Use it from
-// your build"): it creates a Runtime over every visible GPU and exits 0 when that works or
+// A program in another Bazel workspace that depends on @ltx//ltx (see ltx/docs/building.md):
+// it creates a Runtime over every visible GPU and exits 0 when that works or
 // fails only because there is no GPU.
 #include <cstdio>
 #include <memory>

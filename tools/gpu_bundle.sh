@@ -1,0 +1,83 @@
+#!/bin/bash
+# Builds every test and tool executable (-c opt) and packs them into device-bundle/ (ignored by
+# git) with a run.sh, for a GPU machine that has no Bazel: the executables link Abseil and the
+# CUDA runtime statically, so they run there as they are.
+#
+#   bash tools/gpu_bundle.sh                      # every cc_test and cc_binary of //tests, //tools
+#   bash tools/gpu_bundle.sh //tests:allgather_test //tools/ltx_allgather   # only these
+#
+# On the GPU machine:
+#   bash device-bundle/run.sh                     # every test binary, one line each, a summary
+#   LTX_TEST_RANKS=8 LTX_REQUIRE_RUN=1 bash device-bundle/run.sh   # 8 ranks, no skip allowed
+#   LTX_BUNDLE_ONLY="allgather_test alltoall_test" bash device-bundle/run.sh
+#   bash device-bundle/unpack.sh && device-bundle/ltx_allgather --help
+# run.sh passes its arguments to every test binary (e.g. --gtest_filter=...) and the rank layout
+# variables (tools/testing/test_ranks.h) through the environment; it exits 0 only when every
+# test binary passed. `bash tools/python_bundle.sh` afterwards adds the Python tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bundle=device-bundle
+if [[ $# -gt 0 ]]; then
+  targets=("$@")
+else
+  mapfile -t targets < <(bazel query --noshow_progress \
+    'kind("cc_test rule|cc_binary rule", //tests/... + //tools/...)' 2>/dev/null)
+fi
+if [[ ${#targets[@]} -eq 0 ]]; then
+  echo "gpu_bundle: no cc_test or cc_binary target found" >&2
+  exit 1
+fi
+mapfile -t tests < <(bazel query --noshow_progress \
+  "kind('cc_test rule', set(${targets[*]}))" 2>/dev/null)
+bazel build -c opt "${targets[@]}"
+bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
+rm -rf "${bundle}" && mkdir -p "${bundle}/bin"
+names=()
+for target in "${targets[@]}"; do
+  package="${target#//}"
+  package="${package%%:*}"
+  name="${target##*:}"
+  [[ "${name}" == "${target}" ]] && name="${package##*/}"
+  cp -L "${bin}/${package}/${name}" "${bundle}/bin/${name}"
+  for test in "${tests[@]}"; do
+    [[ "${test}" == "${target}" || "${test}" == "//${package}:${name}" ]] && names+=("${name}")
+  done
+done
+(cd "${bundle}/bin" && tar -cJf ../bins.tar.xz -- * && cd .. && rm -rf bin)
+
+cat > "${bundle}/unpack.sh" <<'EOF'
+#!/bin/bash
+# Unpacks the bundle's executables next to this script, once.
+cd "$(dirname "$0")" && { [[ -f .unpacked ]] || { tar -xJf bins.tar.xz && touch .unpacked; }; }
+EOF
+
+cat > "${bundle}/run.sh" <<EOF
+#!/bin/bash
+# Runs every test binary of the bundle: one line per binary, then "bundle: P passed, F failed".
+cd "\$(dirname "\$0")" && bash ./unpack.sh || { echo "bundle: unpacking failed"; exit 1; }
+export NCCL_NVLS_ENABLE=0
+nvidia-smi --query-gpu=index,name --format=csv,noheader 2>/dev/null || echo "no nvidia-smi"
+echo "rank layout: LTX_TEST_DEVICES=\${LTX_TEST_DEVICES-unset} LTX_TEST_RANKS=\${LTX_TEST_RANKS-unset} LTX_REQUIRE_RUN=\${LTX_REQUIRE_RUN-unset}"
+passed=0
+failed=0
+for test in ${names[*]}; do
+  if [[ -n "\${LTX_BUNDLE_ONLY:-}" && " \${LTX_BUNDLE_ONLY} " != *" \${test} "* ]]; then
+    continue
+  fi
+  echo "=== \${test}"
+  timeout 540 "./\${test}" --gtest_brief=1 "\$@"
+  code=\$?
+  if [[ \${code} -eq 0 ]]; then
+    passed=\$((passed + 1))
+    echo "=== \${test}: PASSED"
+  else
+    failed=\$((failed + 1))
+    echo "=== \${test}: FAILED (exit \${code})"
+  fi
+done
+echo "bundle: \${passed} passed, \${failed} failed"
+[[ \${failed} -eq 0 ]]
+EOF
+chmod +x "${bundle}/run.sh" "${bundle}/unpack.sh"
+echo "gpu_bundle: ${#targets[@]} executables ($(du -sh "${bundle}" | cut -f1)), tests: ${names[*]:-none}"
+echo "on the GPU machine: bash ${bundle}/run.sh"
