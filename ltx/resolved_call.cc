@@ -11,21 +11,33 @@
 namespace ltx {
 namespace {
 
+// The protocol of a call, and why (a static string, for the debug log).
 Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& context,
-                        Protocol requested) {
-  if (context.transport == Transport::kCopyEngine) return Protocol::kCopyEngine;
-  if (requested != Protocol::kAuto) return requested;
+                        Protocol requested, const char** reason) {
+  if (context.transport == Transport::kCopyEngine) {
+    *reason = "the copy-engine transport";
+    return Protocol::kCopyEngine;
+  }
+  if (requested != Protocol::kAuto) {
+    *reason = "CallOptions::protocol";
+    return requested;
+  }
   // For both collectives by what one rank sends one target (an AllGather shard, the largest
   // all-to-all piece): on 2 x H200 the all-to-all's kernels and copy engines tie at 30 MiB
   // pieces and the copy engines lead by 3 % at 64 MiB, as for the AllGather.
   if (!context.capturing &&
       options.copy_engine_min_bytes > 0 &&
       context.max_shard_bytes >= options.copy_engine_min_bytes) {
+    *reason = "auto: an eager call whose largest shard reaches copy_engine_min_bytes";
     return Protocol::kCopyEngine;
   }
-  return context.max_shard_bytes <= OneTripLimit(options.one_trip_max_bytes, context.world_size)
-             ? Protocol::kOneTrip
-             : Protocol::kDirect;
+  if (context.max_shard_bytes <= OneTripLimit(options.one_trip_max_bytes, context.world_size)) {
+    *reason = "auto: the largest shard is within the one-trip limit";
+    return Protocol::kOneTrip;
+  }
+  *reason = context.capturing ? "auto: a captured call above the one-trip limit"
+                              : "auto: above the one-trip limit, below copy_engine_min_bytes";
+  return Protocol::kDirect;
 }
 
 int ChooseBlocks(const CallContext& context, Protocol protocol, int requested) {
@@ -87,7 +99,8 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
         absl::StrCat("call blocks must be >= 0 (0 = automatic), got ", call.blocks));
   }
   ResolvedCall resolved;
-  resolved.protocol = ChooseProtocol(options, context, call.protocol);
+  resolved.protocol =
+      ChooseProtocol(options, context, call.protocol, &resolved.protocol_reason);
   resolved.blocks = ChooseBlocks(context, resolved.protocol, call.blocks);
   resolved.timeout = call.timeout.value_or(options.timeout);
   resolved.capturing = context.capturing;

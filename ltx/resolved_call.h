@@ -29,6 +29,9 @@ int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size);
 struct ResolvedCall {
   // kDirect, kOneTrip or kCopyEngine; never kAuto.
   Protocol protocol = Protocol::kDirect;
+  // Why that protocol, for the debug log: a static string, e.g. "auto: the largest shard is
+  // within the one-trip limit".
+  const char* protocol_reason = "";
   // Thread blocks of the kernel (kDirect and kOneTrip), >= 1.
   int blocks = 1;
   // How long each wait of the op may last.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 #include <thread>
 #include <utility>
@@ -29,6 +30,7 @@
 #include "ltx/copy_engine_graph.h"
 #include "ltx/copy_engine_transport.h"
 #include "ltx/cuda_status.h"
+#include "ltx/debug_log.h"
 #include "ltx/device_error.h"
 #include "ltx/device_worker.h"
 #include "ltx/peer_access.h"
@@ -132,6 +134,18 @@ std::string SharedGpuTimeoutNote() {
       loading != nullptr ? loading : "unset", connections != nullptr ? connections : "unset");
 }
 
+// "all_gather rank 0: shard 8192 B (largest 8192 B), protocol one_trip (why), 4 blocks,
+// timeout 10s, eager": a call as the debug log describes it.
+std::string DescribeCall(Collective collective, int rank, int64_t shard_bytes,
+                         int64_t max_shard_bytes, const ResolvedCall& call) {
+  return absl::StrFormat(
+      "%s rank %d: shard %d B (largest %d B), protocol %s (%s), %d blocks%s, timeout %s, %s",
+      collective == Collective::kAllToAll ? "all_to_all" : "all_gather", rank, shard_bytes,
+      max_shard_bytes, ProtocolName(call.protocol), call.protocol_reason, call.blocks,
+      call.early_start ? " started early" : "", absl::FormatDuration(call.timeout),
+      call.capturing ? "captured" : "eager");
+}
+
 // Blocks until every non-null event has completed or `deadline` passes. Returns the ranks whose
 // events are still pending (empty: all done), or a CUDA error.
 absl::StatusOr<std::vector<int>> AwaitEvents(absl::Span<const cudaEvent_t> events,
@@ -176,6 +190,9 @@ struct Runtime::Rank {
   // Guarded by Runtime::streams_mu_.
   uint64_t stream_call = 0;
   cudaStream_t stream = nullptr;
+  // The calls of this rank the debug log has described (LTX_DEBUG=INFO: once each); touched only
+  // by this rank's calls.
+  std::set<std::string> logged_calls;
   std::unique_ptr<DeviceWorker> worker;
   cudaEvent_t last_done = nullptr;  // Recorded after each call outside capture.
   // The last input, output and stream of this rank that passed the CUDA checks; touched only
@@ -327,6 +344,22 @@ absl::Status Runtime::Initialize() {
   if (transport_ == Transport::kPeerStores) {
     LTX_ASSIGN_OR_RETURN(peer_stores_, PeerStoreTransport::Create(*placement_, max_blocks));
   }
+  if (DebugEnabled(DebugLevel::kInfo)) {
+    const char* loading = std::getenv("CUDA_MODULE_LOADING");
+    const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    DebugLine(DebugLevel::kInfo,
+              absl::StrFormat(
+                  "Runtime: %d ranks on GPUs %s%s, transport %s, %s, timeout %s; "
+                  "CUDA_MODULE_LOADING=%s CUDA_DEVICE_MAX_CONNECTIONS=%s",
+                  world_size(), placement_->Describe(),
+                  placement_->ranks_share_gpus() ? " (ranks share GPUs)" : "",
+                  TransportName(transport_),
+                  transport_ == Transport::kPeerStores
+                      ? absl::StrCat("at most ", max_blocks, " blocks per rank's kernel")
+                      : std::string("no kernels but the copy engines' exit kernels"),
+                  absl::FormatDuration(options_.timeout), loading != nullptr ? loading : "unset",
+                  connections != nullptr ? connections : "unset"));
+  }
   const bool peer_access = peer_stores_ != nullptr;
   LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(devices_, peer_access));
   return absl::OkStatus();
@@ -397,12 +430,16 @@ absl::Status Runtime::CollectDeviceErrors() {
   }
   failure_ = first;
   failed_.store(true, std::memory_order_release);
+  DebugLine(DebugLevel::kInfo, absl::StrCat("stopped: ", first.ToString()));
   return first;
 }
 
 void Runtime::StopWith(const absl::Status& error) {
   absl::MutexLock lock(&mu_);
-  if (failure_.ok()) failure_ = error;
+  if (failure_.ok()) {
+    failure_ = error;
+    DebugLine(DebugLevel::kInfo, absl::StrCat("stopped: ", error.ToString()));
+  }
   failed_.store(true, std::memory_order_release);
 }
 
@@ -539,6 +576,7 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
 absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                              const ResolvedCall& call) {
   const uint64_t number = ledger_->Record(rank, call.protocol);
+  if (DebugEnabled(DebugLevel::kInfo)) LogCall(rank, number, op, call);
   absl::Status agreed = ledger_->Check(rank, number, call.protocol);
   if (agreed.ok()) agreed = ClaimStream(rank, number, buffers.stream);
   if (!agreed.ok()) {
@@ -579,6 +617,17 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
     }
   }
   return launched;
+}
+
+void Runtime::LogCall(int rank, uint64_t number, const OpCall& op, const ResolvedCall& call) {
+  const std::string line =
+      DescribeCall(op.collective, rank, op.shard_bytes[rank],
+                   *std::max_element(op.shard_bytes.begin(), op.shard_bytes.end()), call);
+  if (DebugEnabled(DebugLevel::kTrace)) {
+    DebugLine(DebugLevel::kTrace, absl::StrCat("call #", number, ": ", line));
+  } else if (ranks_[rank]->logged_calls.insert(line).second) {
+    DebugLine(DebugLevel::kInfo, line);
+  }
 }
 
 absl::Status Runtime::ClaimStream(int rank, uint64_t number, cudaStream_t stream) {

@@ -259,6 +259,9 @@ class Runtime {
   // abandoned) when a peer took the other kind of path for it.
   absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
+  // Writes call `number` of rank `rank` to the debug log (ltx/debug_log.h): every call at
+  // TRACE, each distinct call of the rank once at INFO.
+  void LogCall(int rank, uint64_t number, const OpCall& op, const ResolvedCall& call);
   // For a rank that shares its GPU: records that call `number` of rank `rank` runs on `stream`,
   // and refuses it (InvalidArgument naming both ranks) when another rank of the GPU ran the same
   // call on the same stream: the second kernel would queue behind the first, which waits for

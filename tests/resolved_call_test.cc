@@ -3,6 +3,7 @@
 #include "ltx/resolved_call.h"
 
 #include <cstdint>
+#include <string>
 
 #include "gtest/gtest.h"
 #include "kernels/copy_plan.h"
@@ -14,9 +15,9 @@ namespace {
 
 constexpr int64_t kMiB = int64_t{1} << 20;
 
-// The protocol of a call on `world` ranks whose largest shard is `bytes`.
-Protocol ProtocolOf(Transport transport, const RuntimeOptions& options, int world,
-                    Protocol protocol, int64_t bytes, bool capturing) {
+// A call on `world` ranks whose largest shard is `bytes`, resolved.
+ResolvedCall ResolvedOf(Transport transport, const RuntimeOptions& options, int world,
+                        Protocol protocol, int64_t bytes, bool capturing) {
   CallContext context;
   context.transport = transport;
   context.world_size = world;
@@ -28,7 +29,13 @@ Protocol ProtocolOf(Transport transport, const RuntimeOptions& options, int worl
   call.protocol = protocol;
   absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
   EXPECT_TRUE(resolved.ok()) << resolved.status();
-  return resolved.ok() ? resolved->protocol : Protocol::kAuto;
+  return resolved.ok() ? *resolved : ResolvedCall();
+}
+
+// The protocol of that call.
+Protocol ProtocolOf(Transport transport, const RuntimeOptions& options, int world,
+                    Protocol protocol, int64_t bytes, bool capturing) {
+  return ResolvedOf(transport, options, world, protocol, bytes, capturing).protocol;
 }
 
 TEST(ResolvedCallTest, AutoPicksByTheLargestShard) {
@@ -45,6 +52,28 @@ TEST(ResolvedCallTest, AutoPicksByTheLargestShard) {
   EXPECT_EQ(path(16 * kMiB - 1), Protocol::kDirect);
   EXPECT_EQ(path(16 * kMiB), Protocol::kCopyEngine);
   EXPECT_EQ(path(int64_t{1} << 40), Protocol::kCopyEngine);
+}
+
+// Every choice says why, for the debug log.
+TEST(ResolvedCallTest, EveryChoiceSaysWhy) {
+  RuntimeOptions options;
+  options.one_trip_max_bytes = 256 * 1024;
+  options.copy_engine_min_bytes = 16 * kMiB;
+  auto why = [&](Transport transport, Protocol protocol, int64_t bytes, bool capturing) {
+    return std::string(
+        ResolvedOf(transport, options, 4, protocol, bytes, capturing).protocol_reason);
+  };
+  EXPECT_EQ(why(Transport::kPeerStores, Protocol::kAuto, 1024, false),
+            "auto: the largest shard is within the one-trip limit");
+  EXPECT_EQ(why(Transport::kPeerStores, Protocol::kAuto, kMiB, false),
+            "auto: above the one-trip limit, below copy_engine_min_bytes");
+  EXPECT_EQ(why(Transport::kPeerStores, Protocol::kAuto, 64 * kMiB, true),
+            "auto: a captured call above the one-trip limit");
+  EXPECT_EQ(why(Transport::kPeerStores, Protocol::kAuto, 64 * kMiB, false),
+            "auto: an eager call whose largest shard reaches copy_engine_min_bytes");
+  EXPECT_EQ(why(Transport::kPeerStores, Protocol::kDirect, 1024, false), "CallOptions::protocol");
+  EXPECT_EQ(why(Transport::kCopyEngine, Protocol::kDirect, 1024, false),
+            "the copy-engine transport");
 }
 
 TEST(ResolvedCallTest, OneTripLimitFollowsTheWorldSizeByDefault) {
