@@ -3,8 +3,9 @@
 // token counts, misaligned buffers, fewer blocks than ranks, world sizes 1..N and device
 // subsets in any order, long runs of back-to-back calls into re-used buffers, one-trip
 // kernels launched early, and the timed kernels of both protocols (phase records of every
-// block). Random data, outputs poisoned before every call, byte-exact checks on
-// every rank. The ranks come from the layout switch (tools/testing/test_ranks.h).
+// block); the one-trip path among three ranks or more. Random data, outputs poisoned before
+// every call, byte-exact checks on every rank. The ranks come from the layout switch
+// (tools/testing/test_ranks.h).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -219,18 +220,23 @@ TEST(AllGatherTest, OneTripEarlyStartGathersAlike) {
 // The timed kernel of `protocol` (kDirect or kOneTrip) gathers alike (every op into buffers of
 // its own, with its own random data) and records every block of every op, each phase from the
 // block's start to its end where it was reached; a coordinated call, which would hand one rank's
-// buffer to every GPU, refuses timestamps.
+// buffer to every GPU, refuses timestamps. On at least `min_ranks` ranks of the layout, `batch`
+// slices, uneven counts with none on rank `zero_token_rank` (-1: every rank has tokens).
 template <typename Phase>
-void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
-  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
+void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached,
+                                      int min_ranks = 2, int64_t batch = 1,
+                                      int zero_token_rank = -1) {
+  GpuFixture f = MakeGpuFixture(TestRankDevices(min_ranks), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   constexpr int kBlocks = 3;
   constexpr int kOps = 4;
   AllGatherCase c;
   c.dtype = DataType::kFloat32;
+  c.batch = batch;
   c.hidden = 512;
   c.token_counts = UnevenCounts(world, 5);
+  if (zero_token_rank >= 0) c.token_counts[zero_token_rank] = 0;
   absl::StatusOr<HarnessRing<AllGatherHarness>> ring = HarnessRing<AllGatherHarness>::Create(
       f.runtime->devices(), kOps, int64_t{1} << 20, int64_t{4} << 20, /*seed=*/31);
   ASSERT_TRUE(ring.ok()) << ring.status();
@@ -269,6 +275,36 @@ TEST(AllGatherTest, DirectTimestampsRecordEveryBlock) {
       std::vector<DirectPhase>{DirectPhase::kEntryPublished, DirectPhase::kTargetSeen,
                                DirectPhase::kFirstStore, DirectPhase::kStoresDone,
                                DirectPhase::kFenced, DirectPhase::kCounted});
+}
+
+// Three ranks or more on the one-trip path, where every sender's lines go to two or more peers:
+// uneven counts with none on rank 1 (between ranks with tokens), batch 2, rows of 16 bytes to
+// 4 KiB, both call styles, byte-exact; and the timed kernel on such a case, every block of every
+// op recording its sends, its own shard and its unpacking.
+TEST(AllGatherTest, OneTripAmongThreeOrMoreRanks) {
+  LTX_REQUIRE_RANKS(3);
+  ExpectTimedCallsRecordEveryBlock(
+      Protocol::kOneTrip,
+      std::vector<OneTripPhase>{OneTripPhase::kSent, OneTripPhase::kOwnCopied,
+                                OneTripPhase::kUnpacked},
+      /*min_ranks=*/3, /*batch=*/2, /*zero_token_rank=*/1);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(3), OnPeerStores());
+  ASSERT_NE(f.runtime, nullptr);
+  CallOptions call;
+  call.protocol = Protocol::kOneTrip;
+  for (int64_t hidden : {8, 1000, 2048}) {
+    AllGatherCase c;
+    c.dtype = DataType::kBFloat16;
+    c.batch = 2;
+    c.hidden = hidden;
+    c.token_counts = UnevenCounts(f.runtime->world_size(), 5);
+    c.token_counts[1] = 0;
+    ASSERT_TRUE(Fits(c, call.protocol)) << c.ToString();
+    for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+      const absl::Status status = RunAndVerify(f, c, style, call);
+      EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+    }
+  }
 }
 
 TEST(AllGatherTest, LargeShards) {

@@ -5,9 +5,10 @@
 // and replay, ranks that disagree on heads or on the head split (InvalidArgument, not a hang), ops
 // interleaved with AllGathers on one Runtime, a one-trip call too large for the staging
 // (InvalidArgument), the own piece beside the sends, early start, the timed direct and one-trip
-// kernels (phase records of every block). Random data, outputs poisoned before every call,
-// byte-exact checks on every rank. The ranks come from the layout switch
-// (tools/testing/test_ranks.h), at least two of them.
+// kernels (phase records of every block), the one-trip path among three ranks or more, and eight
+// ranks with an uneven head split that leaves ranks in the middle without heads. Random data,
+// outputs poisoned before every call, byte-exact checks on every rank. The ranks come from the
+// layout switch (tools/testing/test_ranks.h), at least two of them.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -61,20 +62,29 @@ AllToAllFixture MakeFixture(std::vector<int> devices, RuntimeOptions options = {
   return f;
 }
 
+// Runs the harness's current case on `runtime` from one thread per rank, rank r with
+// `calls[r]`, waits, and verifies every rank's output.
+absl::Status RunCurrentPerRank(Runtime& runtime, AllToAllHarness& harness,
+                               const std::vector<CallOptions>& calls) {
+  const AllToAllShape shape = harness.current_case().Shape();
+  absl::Status status = RunOnRankThreads(runtime.world_size(), [&](int rank) {
+    return runtime.AllToAllRank(rank, shape, harness.Buffers(rank), calls[rank]);
+  });
+  if (status.ok()) status = runtime.Synchronize(kTestWait);
+  if (status.ok()) status = harness.Verify();
+  return status;
+}
+
 // Runs the harness's current case on `runtime` in `style` with `call`, waits, and verifies
 // every rank's output.
 absl::Status RunCurrent(Runtime& runtime, AllToAllHarness& harness, CallStyle style,
                         const CallOptions& call = {}) {
-  const AllToAllShape shape = harness.current_case().Shape();
-  absl::Status status;
-  if (style == CallStyle::kCoordinated) {
-    status = runtime.AllToAllAndWait(shape, harness.AllBuffers(), kTestWait, call);
-  } else {
-    status = RunOnRankThreads(runtime.world_size(), [&](int rank) {
-      return runtime.AllToAllRank(rank, shape, harness.Buffers(rank), call);
-    });
-    if (status.ok()) status = runtime.Synchronize(kTestWait);
+  if (style == CallStyle::kPerRankThreads) {
+    return RunCurrentPerRank(runtime, harness,
+                             std::vector<CallOptions>(runtime.world_size(), call));
   }
+  absl::Status status = runtime.AllToAllAndWait(harness.current_case().Shape(),
+                                                harness.AllBuffers(), kTestWait, call);
   if (status.ok()) status = harness.Verify();
   return status;
 }
@@ -189,11 +199,11 @@ class AllToAllMatrixTest : public ::testing::TestWithParam<std::tuple<CallStyle,
     options.protocol = std::get<1>(GetParam()).protocol;
     return options;
   }
-  // A fixture on the layout's ranks (at least two) and the path's transport.
-  AllToAllFixture Fixture() const {
+  // A fixture on the layout's ranks (at least `min_ranks`) and the path's transport.
+  AllToAllFixture Fixture(int min_ranks = 2) const {
     RuntimeOptions options;
     options.transport = std::get<1>(GetParam()).transport;
-    return MakeFixture(TestRankDevices(2), options);
+    return MakeFixture(TestRankDevices(min_ranks), options);
   }
 };
 
@@ -340,6 +350,36 @@ TEST_P(AllToAllMatrixTest, RoundTripReturnsTheInput) {
   }
 }
 
+// Eight ranks (shared GPUs where there are fewer) with heads split {3,0,2,5,1,0,4,1}: ranks
+// without heads in the middle, neither of them rank 0; token counts uneven with zeros (ranks 1
+// and 4); both directions, odd and wide heads, batch 2, each op followed by its inverse, which
+// must return the input byte-exact.
+TEST_P(AllToAllMatrixTest, EightRanksWithUnevenHeadSplitsAndZeros) {
+  LTX_REQUIRE_RANKS(8);
+  AllToAllFixture f = Fixture(8);
+  ASSERT_NE(f.runtime, nullptr);
+  const std::vector<int64_t> split = {3, 0, 2, 5, 1, 0, 4, 1};
+  ASSERT_EQ(f.runtime->world_size(), static_cast<int>(split.size()));
+  for (AllToAllDirection direction : kDirections) {
+    for (int64_t head_dim : {3, 128}) {
+      AllToAllCase c;
+      c.dtype = head_dim == 3 ? DataType::kFloat8E4M3 : DataType::kBFloat16;
+      c.batch = 2;
+      c.heads = std::accumulate(split.begin(), split.end(), int64_t{0});
+      c.head_counts = split;
+      c.head_dim = head_dim;
+      c.token_counts = {7, 0, 12, 5, 0, 9, 1, 20};
+      c.direction = direction;
+      c.output_misalignment = head_dim == 3 ? 1 : 0;
+      const absl::Status status = RunAndVerify(f, c, style(), call());
+      ASSERT_TRUE(status.ok()) << c.ToString() << ": " << status;
+      ASSERT_TRUE(f.harness->PrepareInverse().ok());
+      const absl::Status back = RunCurrent(f, style(), call());
+      EXPECT_TRUE(back.ok()) << "inverse of " << c.ToString() << ": " << back;
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(
     StylesAndPaths, AllToAllMatrixTest,
     ::testing::Combine(::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads),
@@ -418,10 +458,13 @@ TEST_P(AllToAllProtocolTest, CapturedCallsReplayWithNewData) {
 // The timed kernel of `protocol` (kDirect or kOneTrip; CallOptions::phase_timestamps) moves
 // the data alike, over changing shapes in both directions from one thread per rank, and records
 // every block of every op, each phase of `reached` from the block's start to its end; a
-// coordinated call, which would hand one rank's buffer to every GPU, refuses timestamps.
+// coordinated call, which would hand one rank's buffer to every GPU, refuses timestamps. On at
+// least `min_ranks` ranks of the layout; with `zeros`, batch 2, a rank without heads
+// (HeadSplits) and the last rank without tokens.
 template <typename Phase>
-void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached) {
-  AllToAllFixture f = MakeFixture(TestRankDevices(2), OnPeerStores());
+void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase>& reached,
+                                      int min_ranks = 2, bool zeros = false) {
+  AllToAllFixture f = MakeFixture(TestRankDevices(min_ranks), OnPeerStores());
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   constexpr int kBlocks = 3;
@@ -438,12 +481,13 @@ void ExpectTimedCallsRecordEveryBlock(Protocol protocol, const std::vector<Phase
     c.head_dim = 64;
     c.token_counts = UnevenCounts(world, 30 + op);
     c.direction = kDirections[op % 2];
+    if (zeros) {
+      c.batch = 2;
+      std::tie(c.heads, c.head_counts) = HeadSplits(world)[1];
+      c.token_counts[world - 1] = 0;
+    }
     ASSERT_TRUE(f.harness->Prepare(c).ok());
-    absl::Status status = RunOnRankThreads(world, [&](int rank) {
-      return f.runtime->AllToAllRank(rank, c.Shape(), f.harness->Buffers(rank), calls[rank]);
-    });
-    if (status.ok()) status = f.runtime->Synchronize(kTestWait);
-    if (status.ok()) status = f.harness->Verify();
+    const absl::Status status = RunCurrentPerRank(*f.runtime, *f.harness, calls);
     ASSERT_TRUE(status.ok()) << "op " << op << " " << c.ToString() << ": " << status;
   }
   (*records)->ExpectEveryBlockRecorded(reached);
@@ -618,6 +662,43 @@ TEST(AllToAllTest, OneTripTimestampsRecordEveryBlock) {
   ExpectTimedCallsRecordEveryBlock(
       Protocol::kOneTrip, std::vector<OneTripPhase>{OneTripPhase::kSent, OneTripPhase::kOwnCopied,
                                                     OneTripPhase::kUnpacked});
+}
+
+// Three ranks or more on the one-trip path, where every sender packs a different piece for each
+// of two or more peers: uneven head and token splits with a rank without heads (HeadSplits: the
+// middle rank) and the last rank without tokens, batch 2, both directions, odd and wide heads,
+// both call styles, byte-exact; and the timed kernel on such cases, every block of every op
+// recording its sends, its own piece and its unpacking.
+TEST(AllToAllTest, OneTripAmongThreeOrMoreRanks) {
+  LTX_REQUIRE_RANKS(3);
+  ExpectTimedCallsRecordEveryBlock(
+      Protocol::kOneTrip,
+      std::vector<OneTripPhase>{OneTripPhase::kSent, OneTripPhase::kOwnCopied,
+                                OneTripPhase::kUnpacked},
+      /*min_ranks=*/3, /*zeros=*/true);
+  AllToAllFixture f = MakeFixture(TestRankDevices(3), OnPeerStores());
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  CallOptions call;
+  call.protocol = Protocol::kOneTrip;
+  for (AllToAllDirection direction : kDirections) {
+    for (int64_t head_dim : {3, 128}) {
+      AllToAllCase c;
+      c.dtype = head_dim == 3 ? DataType::kFloat8E4M3 : DataType::kBFloat16;
+      c.batch = 2;
+      std::tie(c.heads, c.head_counts) = HeadSplits(world)[1];
+      c.head_dim = head_dim;
+      c.token_counts = UnevenCounts(world, 6);
+      c.token_counts[world - 1] = 0;
+      c.direction = direction;
+      ASSERT_TRUE(f.harness->Prepare(c).ok());
+      ASSERT_TRUE(FitsOneTrip(*f.harness)) << c.ToString();
+      for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+        const absl::Status status = RunAndVerify(f, c, style, call);
+        EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+      }
+    }
+  }
 }
 
 // Rounds of all-to-all ops of changing shapes (directions, dtypes, batches, token counts with

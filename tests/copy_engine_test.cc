@@ -1,10 +1,12 @@
 // GPU tests of the copy-engine protocol's per-rank calls, on the copy-engine transport and as
 // Protocol::kCopyEngine on the peer-store transport: one host thread issuing every rank's calls
 // (which must never wait for each other), ranks drifting apart by many ops, a rank that never
-// calls, ops abandoned with their copies queued, and a stuck peer; and of copy-engine calls
-// captured into CUDA graphs on the peer-store transport: replays byte-exact, drifting replays, a
-// rank that never replays or never captures, a kernel against the copy engines, Reset. Random data,
-// outputs poisoned before every call, byte-exact checks, on at least two ranks of the layout.
+// calls, ops abandoned with their copies queued, a call that fails after it published while an
+// earlier pair of its op is queued (three ranks or more), and a stuck peer; and of copy-engine
+// calls captured into CUDA graphs on the peer-store transport: replays byte-exact, drifting
+// replays, a rank that never replays or never captures, a kernel against the copy engines,
+// Reset. Random data, outputs poisoned before every call, byte-exact checks, on at least two
+// ranks of the layout.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -47,11 +49,14 @@ AllGatherCase CaseOf(int world, int64_t bytes) {
 // on the peer-store transport.
 class CopyEngineRankCallTest : public ::testing::TestWithParam<Transport> {
  protected:
-  void SetUp() override {
-    LTX_REQUIRE_RANKS(2);
-    world_ = TestWorldSize(2);
+  void SetUp() override { SetUpRanks(2); }
+
+  // The Runtime and harness on the layout's ranks, at least `min_ranks` of them.
+  void SetUpRanks(int min_ranks) {
+    LTX_REQUIRE_RANKS(min_ranks);
     RuntimeOptions options;
-    options.devices = TestDevices(world_);
+    options.devices = TestRankDevices(min_ranks);
+    world_ = static_cast<int>(options.devices.size());
     options.transport = GetParam();
     options.timeout = absl::Seconds(2);
     absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
@@ -95,6 +100,46 @@ class CopyEngineRankCallTest : public ::testing::TestWithParam<Transport> {
       outputs.push_back(std::move(bytes));
     }
     return outputs;
+  }
+
+  // Holds every rank's stream with a busy kernel (`late` for `late_for`, every other rank for
+  // `for_each`), so that the calls that follow are queued before any of their copies runs.
+  void HoldStreams(absl::Duration for_each, int late = -1, absl::Duration late_for = {}) {
+    for (int rank = 0; rank < world_; ++rank) {
+      ASSERT_EQ(cudaSetDevice(runtime_->devices()[rank]), cudaSuccess);
+      ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(rank == late ? late_for : for_each),
+                                 harness_->Buffers(rank).stream),
+                cudaSuccess);
+    }
+  }
+
+  // Asserts that every rank's stream is still busy: the calls were queued before anything ran.
+  void ExpectStreamsStillHeld() {
+    for (int rank = 0; rank < world_; ++rank) {
+      ASSERT_EQ(cudaStreamQuery(harness_->Buffers(rank).stream), cudaErrorNotReady)
+          << "rank " << rank << "'s GPU finished its busy kernel before the calls were queued";
+    }
+  }
+
+  // Queues a fill of every rank's output with `stamp` on the rank's stream.
+  void StampOutputs(uint8_t stamp) {
+    for (int rank = 0; rank < world_; ++rank) {
+      ASSERT_EQ(cudaSetDevice(runtime_->devices()[rank]), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(harness_->Buffers(rank).output, stamp,
+                                harness_->layout().output_bytes, harness_->Buffers(rank).stream),
+                cudaSuccess);
+    }
+  }
+
+  // Expects every byte of every rank's output to be `stamp` (the streams must be idle).
+  void ExpectOutputsHold(uint8_t stamp, const std::string& what) {
+    const std::vector<std::vector<uint8_t>> outputs = ReadOutputs();
+    for (int rank = 0; rank < world_; ++rank) {
+      const int64_t overwritten =
+          std::count_if(outputs[rank].begin(), outputs[rank].end(),
+                        [stamp](uint8_t byte) { return byte != stamp; });
+      EXPECT_EQ(overwritten, 0) << "rank " << rank << ": " << what;
+    }
   }
 
   int world_ = 0;
@@ -211,12 +256,7 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
   const AllGatherCase c = CaseOf(world_, 16 * kMiB);
   ASSERT_TRUE(harness_->Prepare(c).ok());
   // Hold every GPU, so that the host queues every op (and the failure) before any copy runs.
-  for (int rank = 0; rank < world_; ++rank) {
-    ASSERT_EQ(cudaSetDevice(runtime_->devices()[rank]), cudaSuccess);
-    ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(absl::Milliseconds(200)),
-                               harness_->Buffers(rank).stream),
-              cudaSuccess);
-  }
+  ASSERT_NO_FATAL_FAILURE(HoldStreams(absl::Milliseconds(200)));
   for (int op = 0; op < kQueuedOps; ++op) ASSERT_TRUE(CallInOrder(c, Ascending(world_)).ok());
   AllGatherCase disagreeing = c;
   disagreeing.token_counts.back() /= 2;
@@ -229,27 +269,12 @@ TEST_P(CopyEngineRankCallTest, QueuedCopiesLandBeforeAbandonedStreamsGoOn) {
   }
   EXPECT_EQ(failed.code(), absl::StatusCode::kInvalidArgument) << failed;
   // Else the ops ran before the failure and the test shows nothing.
-  for (int rank = 0; rank < world_; ++rank) {
-    ASSERT_EQ(cudaStreamQuery(harness_->Buffers(rank).stream), cudaErrorNotReady)
-        << "rank " << rank << "'s GPU finished its busy kernel before the calls were queued";
-  }
-  for (int rank = 0; rank < world_; ++rank) {
-    ASSERT_EQ(cudaSetDevice(runtime_->devices()[rank]), cudaSuccess);
-    ASSERT_EQ(cudaMemsetAsync(harness_->Buffers(rank).output, kStamp,
-                              harness_->layout().output_bytes, harness_->Buffers(rank).stream),
-              cudaSuccess);
-  }
+  ASSERT_NO_FATAL_FAILURE(ExpectStreamsStillHeld());
+  ASSERT_NO_FATAL_FAILURE(StampOutputs(kStamp));
   EXPECT_EQ(runtime_->Synchronize(kTestWait).code(), absl::StatusCode::kInvalidArgument);
   ASSERT_TRUE(runtime_->Reset(kTestWait).ok());  // Waits for every copy stream.
   ASSERT_TRUE(harness_->SynchronizeStreams().ok());  // And for the memsets.
-  const std::vector<std::vector<uint8_t>> outputs = ReadOutputs();
-  for (int rank = 0; rank < world_; ++rank) {
-    const int64_t overwritten =
-        std::count_if(outputs[rank].begin(), outputs[rank].end(),
-                      [](uint8_t byte) { return byte != kStamp; });
-    EXPECT_EQ(overwritten, 0) << "rank " << rank
-                              << ": bytes a copy stored after the stream went on";
-  }
+  ExpectOutputsHold(kStamp, "bytes a copy stored after the stream went on");
   // The Runtime works again.
   ExpectOneOpByteExact(c, Ascending(world_));
 }
@@ -290,12 +315,69 @@ TEST_P(CopyEngineRankCallTest, AStuckPeerCostsOneExtraTimeoutNotOnePerOp) {
   ExpectOneOpByteExact(c, Descending(world_));
 }
 
+std::string TransportTestName(const ::testing::TestParamInfo<Transport>& info) {
+  return info.param == Transport::kCopyEngine ? "CopyEngineTransport" : "PeerStoreTransport";
+}
+
 INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineRankCallTest,
                          ::testing::Values(Transport::kCopyEngine, Transport::kPeerStores),
-                         [](const ::testing::TestParamInfo<Transport>& info) {
-                           return info.param == Transport::kCopyEngine ? "CopyEngineTransport"
-                                                                       : "PeerStoreTransport";
-                         });
+                         TransportTestName);
+
+// The copy-engine calls of three ranks or more.
+class CopyEngineDrainTest : public CopyEngineRankCallTest {
+ protected:
+  void SetUp() override { SetUpRanks(3); }
+};
+
+// A call that fails after it published, while an earlier pair of its op is queued. Every rank
+// but the last calls first, from this thread: they pair with each other and queue their copies,
+// which wait behind busy kernels on the ranks' streams (rank `late`'s for longest). Then the last
+// rank calls with fewer tokens of its own: it publishes, finds the disagreement while pairing
+// with rank 0, and fails, naming itself; the Runtime aborts the op. Each other rank's exit
+// kernel, aborted, still waits for the copies queued into its output and out of its input (those
+// from and to rank `late` land only when its busy kernel ends), so no byte lands in an output
+// once its stream has gone on: a stamp queued on every stream right after the calls is intact
+// once the streams are idle, and a fresh fill written after Synchronize returned is intact a
+// timeout later. Reset recovers.
+TEST_P(CopyEngineDrainTest, CallThatFailsAfterPublishingDrainsTheQueuedPairs) {
+  constexpr absl::Duration kHeld = absl::Milliseconds(200);
+  constexpr absl::Duration kLateHeld = absl::Milliseconds(600);  // Below the 2 s timeout.
+  constexpr uint8_t kStamp = 0x3c;
+  constexpr uint8_t kRefill = 0xc3;
+  const int failing = world_ - 1;
+  const AllGatherCase c = CaseOf(world_, 4 * kMiB);
+  AllGatherCase fewer = c;
+  fewer.token_counts[failing] /= 2;  // Its own shard stays inside its output.
+  std::vector<int> pairing = Ascending(world_);
+  pairing.pop_back();
+  for (int late : {0, 1}) {
+    SCOPED_TRACE(absl::StrCat("rank ", late, " held longest"));
+    ASSERT_TRUE(harness_->Prepare(c).ok());
+    ASSERT_NO_FATAL_FAILURE(HoldStreams(kHeld, late, kLateHeld));
+    ASSERT_TRUE(CallInOrder(c, pairing).ok());
+    const absl::Status failed =
+        runtime_->AllGatherRank(failing, fewer.Shape(), harness_->Buffers(failing), call_);
+    EXPECT_EQ(failed.code(), absl::StatusCode::kInvalidArgument) << failed;
+    EXPECT_THAT(std::string(failed.message()), HasSubstr(absl::StrCat("rank ", failing, " has")));
+    ASSERT_NO_FATAL_FAILURE(ExpectStreamsStillHeld());
+    ASSERT_NO_FATAL_FAILURE(StampOutputs(kStamp));
+    const absl::Status status = runtime_->Synchronize(kTestWait);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("rank ", failing, " has")));
+    ASSERT_TRUE(harness_->SynchronizeStreams().ok());
+    ExpectOutputsHold(kStamp, "bytes a copy stored after the stream went on");
+    ASSERT_NO_FATAL_FAILURE(StampOutputs(kRefill));
+    ASSERT_TRUE(harness_->SynchronizeStreams().ok());
+    absl::SleepFor(runtime_->options().timeout);
+    ExpectOutputsHold(kRefill, "bytes a copy stored after Synchronize returned");
+    ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
+  }
+  ExpectOneOpByteExact(c, Ascending(world_));
+}
+
+INSTANTIATE_TEST_SUITE_P(Transports, CopyEngineDrainTest,
+                         ::testing::Values(Transport::kCopyEngine, Transport::kPeerStores),
+                         TransportTestName);
 
 // ------------------------------------------------------------------ captured copy-engine calls
 

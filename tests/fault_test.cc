@@ -1,5 +1,6 @@
-// Faults and load on real GPUs: a rank that never joins, a late rank, ranks that disagree on the
-// arguments (on the copy engines for the all-to-all too), a straggler after Reset and a graph of an
+// Faults and load on real GPUs: a rank that never joins (also the last of eight, named by every
+// caller), a late rank, ranks that disagree on the arguments (on the copy engines for the
+// all-to-all too; also one rank of eight), a straggler after Reset and a graph of an
 // earlier reset generation, ranks on different paths for the same op, per-call timeouts, host-side
 // waits that time out, recovery with Reset, many calls with random shapes and device subsets,
 // per-rank callers with random delays, Runtime churn and two Runtimes at once. Each fault asserts
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
@@ -181,29 +183,57 @@ class ProtocolFaultTest : public ::testing::TestWithParam<Protocol> {
   }
 };
 
-TEST_P(ProtocolFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
-  LTX_REQUIRE_RANKS(2);
-  const int world = TestWorldSize(2);
-  const absl::Duration timeout = absl::Seconds(1);
+// On `world` ranks of the layout with a Runtime timeout of `timeout`, every rank but the last
+// calls AllGatherRank on `protocol` and the last never does: within the timeout and a second,
+// Synchronize reports DeadlineExceeded naming the missing rank as the one waited for, by the
+// first caller and, as having reported errors too, by every other caller; no byte outside the
+// outputs changed, new work is refused, and after Reset every rank is byte-exact again.
+void ExpectMissingLastRankTimesOutAndResetRecovers(int world, absl::Duration timeout,
+                                                   Protocol protocol) {
   GpuFixture f = MakeGpuFixture(TestDevices(world), WithTimeout(timeout));
   ASSERT_NE(f.runtime, nullptr);
-  ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads, call()).ok());
+  CallOptions call;
+  call.protocol = protocol;
+  ASSERT_TRUE(RunAndVerify(f, SmallCase(world), CallStyle::kPerRankThreads, call).ok());
 
   const absl::Time start = absl::Now();
   ASSERT_TRUE(
-      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, call(), AllButLast(world)).ok());
+      LaunchCase(f, SmallCase(world), CallStyle::kPerRankThreads, call, AllButLast(world)).ok());
   const absl::Status status = f.runtime->Synchronize(absl::Seconds(30));
   const absl::Duration took = absl::Now() - start;
   EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("all_gather #2"));
   EXPECT_THAT(std::string(status.message()),
-              HasSubstr(GetParam() == Protocol::kOneTrip ? "for data from" : "at entry for"));
-  EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("rank ", world - 1)));
+              HasSubstr(absl::StrCat(
+                  protocol == Protocol::kOneTrip ? "for data from" : "at entry for", " rank ",
+                  world - 1, " (its flag showed")));
+  if (world > 2) {
+    std::vector<int> others = AllButLast(world);
+    others.erase(others.begin());
+    EXPECT_THAT(std::string(status.message()),
+                HasSubstr(absl::StrCat("(rank(s) ", absl::StrJoin(others, ", "),
+                                       " also reported errors)")));
+  }
   EXPECT_GE(took, timeout);
   EXPECT_LT(took, timeout + absl::Seconds(1)) << "detected after " << took;
   EXPECT_EQ(f.runtime->status().code(), absl::StatusCode::kDeadlineExceeded);
-  EXPECT_TRUE(f.harness->VerifyGuards().ok());
+  const absl::Status guards = f.harness->VerifyGuards();
+  EXPECT_TRUE(guards.ok()) << guards;
   ExpectRefusedThenRecovered(f);
+}
+
+TEST_P(ProtocolFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
+  LTX_REQUIRE_RANKS(2);
+  ExpectMissingLastRankTimesOutAndResetRecovers(TestWorldSize(2), absl::Seconds(1), GetParam());
+}
+
+// Eight ranks (shared GPUs where there are fewer) and a short timeout: ranks 0..6 call, rank 7
+// never does, and each of the seven callers gives the op up on its own, waiting for rank 7.
+TEST_P(ProtocolFaultTest, MissingRankAmongEightIsNamedByEveryCaller) {
+  LTX_REQUIRE_RANKS(8);
+  const std::vector<int> devices = TestRankDevices(8);
+  ExpectMissingLastRankTimesOutAndResetRecovers(static_cast<int>(devices.size()),
+                                                absl::Milliseconds(300), GetParam());
 }
 
 // Copy-engine calls of either collective, on the copy-engine transport and as
@@ -278,12 +308,13 @@ TEST(FaultTest, LateRankWithinTheTimeoutSucceeds) {
   EXPECT_TRUE(f.harness->Verify().ok());
 }
 
-// Rank 1 calls with `bad` while every other rank calls with `good`, each from its own thread;
-// all must fail with InvalidArgument naming `field`, touch nothing outside the outputs, and
-// recover after Reset. (A rank that calls after the disagreement was already recorded gets the
-// error from its call instead of launching.)
+// Rank `disagreeing` calls with `bad` while every other rank calls with `good`, each from its
+// own thread; all must fail with InvalidArgument naming `field` and the disagreeing rank, touch
+// nothing outside the outputs, and recover after Reset. (A rank that calls after the
+// disagreement was already recorded gets the error from its call instead of launching.)
 void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
-                            const std::string& field, const CallOptions& call) {
+                            const std::string& field, const CallOptions& call,
+                            int disagreeing = 1) {
   const int world = static_cast<int>(good.token_counts.size());
   GpuFixture f = MakeGpuFixture(TestDevices(world), WithTimeout(absl::Seconds(2)));
   ASSERT_NE(f.runtime, nullptr);
@@ -292,7 +323,7 @@ void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
   std::vector<std::thread> threads;
   for (int rank = 0; rank < world; ++rank) {
     threads.emplace_back([&, rank] {
-      const AllGatherShape shape = rank == 1 ? bad.Shape() : good.Shape();
+      const AllGatherShape shape = rank == disagreeing ? bad.Shape() : good.Shape();
       launches[rank] = f.runtime->AllGatherRank(rank, shape, f.harness->Buffers(rank), call);
     });
   }
@@ -306,7 +337,7 @@ void ExpectMismatchDetected(const AllGatherCase& good, const AllGatherCase& bad,
   const absl::Status status = f.runtime->Synchronize(absl::Seconds(30));
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr(field));
-  EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr(absl::StrCat("rank ", disagreeing)));
   const absl::Status guards = f.harness->VerifyGuards();
   EXPECT_TRUE(guards.ok()) << guards;
   ExpectRefusedThenRecovered(f);
@@ -345,6 +376,22 @@ TEST_P(ProtocolFaultTest, RanksThatDisagreeOnTheDtypeFail) {
   AllGatherCase bad = good;
   bad.dtype = DataType::kFloat16;  // Same element size as bf16.
   ExpectMismatchDetected(good, bad, "dtype: rank", call());
+}
+
+// Eight ranks (shared GPUs where there are fewer), of which only rank 5 disagrees: on the row
+// size (a smaller hidden, so that its own shard, which it stores by its own view, stays inside
+// its output), then on the token counts (its view swaps the counts of ranks 5 and 6: the same
+// total). Every rank's op fails with InvalidArgument naming rank 5, nothing outside the outputs
+// changes, and after Reset an op of every rank is byte-exact.
+TEST_P(ProtocolFaultTest, OneRankAmongEightThatDisagreesFailsTheOp) {
+  LTX_REQUIRE_RANKS(8);
+  const AllGatherCase good = SmallCase(static_cast<int>(TestRankDevices(8).size()));
+  AllGatherCase smaller_rows = good;
+  smaller_rows.hidden = good.hidden - 8;
+  ExpectMismatchDetected(good, smaller_rows, "row size in bytes", call(), /*disagreeing=*/5);
+  AllGatherCase other_counts = good;
+  std::swap(other_counts.token_counts[5], other_counts.token_counts[6]);
+  ExpectMismatchDetected(good, other_counts, "token_counts", call(), /*disagreeing=*/5);
 }
 
 INSTANTIATE_TEST_SUITE_P(Protocols, ProtocolFaultTest,

@@ -3,6 +3,8 @@
 // stream behind a kernel that runs three times the timeout. Once rank 0 has given the op up
 // and its stream moved on, its output is refilled; when the late rank's kernel has run too,
 // the refill must be intact. Also: the error names the ranks still running, and Reset recovers.
+// And a peer late by less than the timeout, among four ranks or more: on the direct and one-trip
+// kernels and on the copy engines, in both call styles, every rank's op completes byte-exact.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -20,6 +22,7 @@
 #include "tests/busy_kernel.h"
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/rank_threads.h"
 
 namespace ltx {
 namespace {
@@ -118,6 +121,61 @@ TEST_P(LatePeerTest, StoresNothingIntoAnOutputWhoseOwnerGaveUp) {
 
 INSTANTIATE_TEST_SUITE_P(Protocols, LatePeerTest,
                          ::testing::Values(Protocol::kDirect, Protocol::kOneTrip),
+                         [](const ::testing::TestParamInfo<Protocol>& info) {
+                           return ProtocolName(info.param);
+                         });
+
+// A late peer within the timeout, parameterized by protocol (kernels and copy engines).
+class LatePeerWithinTheTimeoutTest : public ::testing::TestWithParam<Protocol> {};
+
+// Four ranks or more, rank 2 late: its call waits on its stream behind a busy kernel of 200 ms
+// (launched before any rank calls), well within the 5 s timeout. The other ranks wait for it on
+// their GPUs; every rank's op completes without error and byte-exact, in both call styles.
+TEST_P(LatePeerWithinTheTimeoutTest, EveryRankCompletesByteExact) {
+  LTX_REQUIRE_RANKS(4);
+  constexpr int kLate = 2;
+  constexpr absl::Duration kBusyFor = absl::Milliseconds(200);
+  RuntimeOptions options = OnPeerStores();
+  options.timeout = absl::Seconds(5);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(4), options);
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  AllGatherCase c;
+  c.dtype = DataType::kBFloat16;
+  c.batch = 2;
+  c.hidden = 1024;
+  for (int rank = 0; rank < world; ++rank) c.token_counts.push_back(rank == 1 ? 0 : 9 + 2 * rank);
+  CallOptions call;
+  call.protocol = GetParam();
+  for (CallStyle style : {CallStyle::kPerRankThreads, CallStyle::kCoordinated}) {
+    SCOPED_TRACE(style == CallStyle::kCoordinated ? "coordinated" : "per-rank threads");
+    ASSERT_TRUE(f.harness->Prepare(c).ok());  // Before the busy kernel: Prepare waits for the GPUs.
+    const RankBuffers late = f.harness->Buffers(kLate);
+    ASSERT_EQ(cudaSetDevice(f.runtime->devices()[kLate]), cudaSuccess);
+    const absl::Time start = absl::Now();
+    ASSERT_EQ(LaunchBusyKernel(absl::ToInt64Nanoseconds(kBusyFor), late.stream), cudaSuccess);
+    absl::Status status;
+    if (style == CallStyle::kCoordinated) {
+      absl::StatusOr<CollectiveHandle> handle =
+          f.runtime->AllGather(c.Shape(), f.harness->AllBuffers(), call);
+      status = handle.ok() ? handle->Wait(kTestWait) : handle.status();
+    } else {
+      status = RunOnRankThreads(world, [&](int rank) {
+        return f.runtime->AllGatherRank(rank, c.Shape(), f.harness->Buffers(rank), call);
+      });
+      if (status.ok()) status = f.runtime->Synchronize(kTestWait);
+    }
+    const absl::Duration took = absl::Now() - start;
+    EXPECT_TRUE(status.ok()) << status;
+    EXPECT_GE(took, kBusyFor) << "the op did not wait for the late rank";
+    const absl::Status verified = f.harness->Verify();
+    EXPECT_TRUE(verified.ok()) << verified;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Protocols, LatePeerWithinTheTimeoutTest,
+                         ::testing::Values(Protocol::kDirect, Protocol::kOneTrip,
+                                           Protocol::kCopyEngine),
                          [](const ::testing::TestParamInfo<Protocol>& info) {
                            return ProtocolName(info.param);
                          });
