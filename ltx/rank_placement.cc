@@ -10,13 +10,22 @@
 
 namespace ltx {
 
-RankPlacement::RankPlacement(std::vector<int> devices) : devices_(std::move(devices)) {
-  for (int device : devices_) {
-    if (std::find(distinct_.begin(), distinct_.end(), device) == distinct_.end()) {
-      distinct_.push_back(device);
+std::vector<int> DistinctDevices(absl::Span<const int> devices) {
+  std::vector<int> distinct;
+  for (int device : devices) {
+    if (std::find(distinct.begin(), distinct.end(), device) == distinct.end()) {
+      distinct.push_back(device);
     }
   }
+  return distinct;
 }
+
+bool RanksShareGpus(absl::Span<const int> devices) {
+  return DistinctDevices(devices).size() < devices.size();
+}
+
+RankPlacement::RankPlacement(std::vector<int> devices)
+    : devices_(std::move(devices)), distinct_(DistinctDevices(devices_)) {}
 
 absl::StatusOr<RankPlacement> RankPlacement::Resolve(absl::Span<const int> devices,
                                                      int visible) {

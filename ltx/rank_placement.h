@@ -51,6 +51,12 @@ class RankPlacement {
   std::vector<int> distinct_;
 };
 
+// The distinct GPUs of `devices` (rank order), in the order of their first rank. Thread-safe.
+std::vector<int> DistinctDevices(absl::Span<const int> devices);
+
+// Whether some GPU of `devices` hosts more than one rank. Thread-safe.
+bool RanksShareGpus(absl::Span<const int> devices);
+
 // What one GPU offers the kernels of the ranks on it.
 struct GpuBlockCapacity {
   int sm_count = 1;

@@ -168,7 +168,7 @@ TEST(StreamTest, LegacyBlockingAndNonBlockingStreamsOrderedWithEvents) {
     c.hidden = hidden;
     for (const auto* streams : {&legacy, &blocking, &non_blocking}) {
       const absl::Status status = RunOnStreams(f, c, *streams);
-      if (streams == &legacy && SharesGpus(devices)) {
+      if (streams == &legacy && RanksShareGpus(devices)) {
         // A call after the refusal of another rank's is refused as the Runtime is stopped.
         EXPECT_TRUE(absl::IsInvalidArgument(status) || absl::IsFailedPrecondition(status))
             << status;

@@ -56,7 +56,7 @@ void PhaseRecordBuffers::ExpectSlotsRecorded(int start_slot, int end_slot,
                                              const std::vector<int>& reached) const {
   // On a GPU that other ranks' spinning blocks share, a block's warps are scheduled beside theirs,
   // and its other warps may record their last phases long after warp 0 read the end.
-  const uint64_t slack = SharesGpus(devices_) ? kSharedGpuPhaseSlackNs : kPhaseEndSlackNs;
+  const uint64_t slack = RanksShareGpus(devices_) ? kSharedGpuPhaseSlackNs : kPhaseEndSlackNs;
   for (size_t rank = 0; rank < devices_.size(); ++rank) {
     std::vector<PhaseTimestampRecord> host(static_cast<size_t>(ops_) * blocks_);
     ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);

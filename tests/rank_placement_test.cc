@@ -61,6 +61,12 @@ TEST(RankPlacementTest, UnevenSharing) {
   EXPECT_THAT(placement.CoLocatedRanks(1), ElementsAre(0, 2));
 }
 
+TEST(RankPlacementTest, DistinctDevicesAndSharing) {
+  EXPECT_THAT(DistinctDevices(std::vector<int>{1, 0, 1, 2}), ElementsAre(1, 0, 2));
+  EXPECT_TRUE(RanksShareGpus(std::vector<int>{0, 1, 0}));
+  EXPECT_FALSE(RanksShareGpus(std::vector<int>{2, 0, 1}));
+}
+
 TEST(RankPlacementTest, RefusesBadLayouts) {
   const absl::StatusOr<RankPlacement> nine = RankPlacement::Resolve({0, 0, 0, 0, 0, 0, 0, 0, 0}, 1);
   EXPECT_EQ(nine.status().code(), absl::StatusCode::kInvalidArgument);

@@ -65,12 +65,7 @@ TEST(SubLayoutsTest, PrefixesThenReorderings) {
                           ElementsAre(3, 1)));
 }
 
-TEST(TestRanksTest, DistinctDevicesAndSharing) {
-  EXPECT_THAT(DistinctDevices({1, 0, 1, 2}), ElementsAre(1, 0, 2));
-  EXPECT_TRUE(SharesGpus({0, 1, 0}));
-  EXPECT_FALSE(SharesGpus({2, 0, 1}));
-  EXPECT_THAT(RankIndices(3), ElementsAre(0, 1, 2));
-}
+TEST(TestRanksTest, RankIndices) { EXPECT_THAT(RankIndices(3), ElementsAre(0, 1, 2)); }
 
 }  // namespace
 }  // namespace ltx

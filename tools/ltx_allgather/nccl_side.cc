@@ -1,11 +1,11 @@
 // Loading NCCL for the benchmarks, and the type mapping.
 #include "tools/ltx_allgather/nccl_side.h"
 
-#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "ltx/rank_placement.h"
 
 namespace ltx {
 
@@ -27,13 +27,6 @@ tools::NcclType NcclTypeOf(DataType dtype) {
       break;
   }
   return tools::NcclType::kUint8;
-}
-
-bool RanksShareGpus(const std::vector<int>& devices) {
-  for (size_t rank = 0; rank < devices.size(); ++rank) {
-    if (std::count(devices.begin(), devices.end(), devices[rank]) > 1) return true;
-  }
-  return false;
 }
 
 std::string SharedGpusNote(const std::vector<int>& devices) {

@@ -22,9 +22,6 @@ struct NcclSide {
   std::string version = "none";
 };
 
-// Whether some GPU of `devices` (rank order) hosts more than one rank.
-bool RanksShareGpus(const std::vector<int>& devices);
-
 // The '#' line a benchmark prints when ranks share GPUs: the timings are of a correctness and
 // development mode, not of separate GPUs, and NCCL (which refuses two ranks on one GPU) is not
 // compared.

@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <iostream>
 
-#include "absl/algorithm/container.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -126,20 +125,9 @@ std::vector<int> RankIndices(int n) {
   return ranks;
 }
 
-std::vector<int> DistinctDevices(const std::vector<int>& devices) {
-  std::vector<int> distinct;
-  for (int device : devices) {
-    if (!absl::c_linear_search(distinct, device)) distinct.push_back(device);
-  }
-  return distinct;
-}
-
-bool SharesGpus(const std::vector<int>& devices) {
-  return DistinctDevices(devices).size() < devices.size();
-}
 
 void AnnounceSharedGpus(const std::vector<int>& devices) {
-  if (!SharesGpus(devices)) return;
+  if (!RanksShareGpus(devices)) return;
   std::cout << "[ ltx      ] " << devices.size() << " ranks on GPUs "
             << absl::StrJoin(devices, ",") << " (ranks share GPUs)" << std::endl;
 }

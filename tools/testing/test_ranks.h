@@ -13,6 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
+#include "ltx/rank_placement.h"
 
 // Skips the current GPU test, saying `reason` (anything GoogleTest can stream, e.g. "a" << n);
 // with LTX_REQUIRE_RUN=1 in the environment the test fails instead. (A macro: GTEST_SKIP and
@@ -72,11 +73,7 @@ std::vector<std::vector<int>> SubLayouts(const std::vector<int>& layout);
 // Rank indices 0..n-1 (for lists of ranks, never of devices).
 std::vector<int> RankIndices(int n);
 
-// The distinct devices of `devices`, in order of first appearance.
-std::vector<int> DistinctDevices(const std::vector<int>& devices);
 
-// Whether some GPU of `devices` hosts more than one rank.
-bool SharesGpus(const std::vector<int>& devices);
 
 // Prints "[ ltx      ] N ranks on GPUs a,b,... (ranks share GPUs)" where ranks of `devices`
 // share GPUs; nothing otherwise.
