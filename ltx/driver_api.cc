@@ -2,6 +2,7 @@
 #include "ltx/driver_api.h"
 
 #include <cudaTypedefs.h>
+#include <dlfcn.h>
 #include <cuda_runtime_api.h>
 
 #include <string>
@@ -46,6 +47,13 @@ absl::StatusOr<void*> DriverEntryPoint(const char* name) {
         kDriverAbiVersion / 1000, kDriverAbiVersion % 1000 / 10, static_cast<int>(found)));
   }
   return address;
+}
+
+bool CudaDriverInstalled() {
+  void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+  if (driver == nullptr) return false;
+  dlclose(driver);
+  return true;
 }
 
 absl::Status DriverStatus(CUresult result, absl::string_view what) {

@@ -31,6 +31,10 @@ absl::StatusOr<Function> DriverFunction(const char* name) {
   return reinterpret_cast<Function>(*address);
 }
 
+// Whether this process can load the CUDA driver library (libcuda.so.1): false on a machine with
+// no driver installed, where the CUDA runtime reports an "insufficient" driver. Thread-safe.
+bool CudaDriverInstalled();
+
 // OK for CUDA_SUCCESS; otherwise a Status whose code fits the driver error
 // (CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE -> InvalidArgument;
 // CUDA_ERROR_OUT_OF_MEMORY -> ResourceExhausted; CUDA_ERROR_NOT_SUPPORTED -> Unimplemented;

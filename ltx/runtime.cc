@@ -33,6 +33,7 @@
 #include "ltx/debug_log.h"
 #include "ltx/device_error.h"
 #include "ltx/device_worker.h"
+#include "ltx/driver_api.h"
 #include "ltx/peer_access.h"
 #include "ltx/peer_memory.h"
 #include "ltx/peer_store_transport.h"
@@ -55,11 +56,15 @@ absl::StatusOr<RankPlacement> ResolvePlacement(const RuntimeOptions& options) {
   const cudaError_t error = cudaGetDeviceCount(&visible);
   if (error != cudaSuccess || visible == 0) {
     cudaGetLastError();
-    return absl::FailedPreconditionError(absl::StrCat(
-        "no CUDA GPU is visible to this process",
-        error != cudaSuccess ? absl::StrCat(" (cudaGetDeviceCount: ", cudaGetErrorName(error),
-                                            ": ", cudaGetErrorString(error), ")")
-                             : ""));
+    std::string why;
+    if (error == cudaErrorInsufficientDriver && !CudaDriverInstalled()) {
+      why = " (no CUDA driver is installed: libcuda.so.1 cannot be loaded)";
+    } else if (error != cudaSuccess) {
+      why = absl::StrCat(" (cudaGetDeviceCount: ", cudaGetErrorName(error), ": ",
+                         cudaGetErrorString(error), ")");
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("no CUDA GPU is visible to this process", why));
   }
   return RankPlacement::Resolve(options.devices, visible);
 }

@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ltx/driver_api.h"
 #include "tools/testing/gpu_fixture.h"
 
 namespace ltx {
@@ -55,6 +56,11 @@ TEST(RuntimeTest, WithoutGpusCreateFailsClearly) {
   auto runtime = Runtime::Create({});
   EXPECT_EQ(runtime.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("no CUDA GPU is visible"));
+  if (!CudaDriverInstalled()) {
+    // A machine without a driver: the message says so, rather than blaming the driver version.
+    EXPECT_THAT(std::string(runtime.status().message()),
+                HasSubstr("no CUDA driver is installed"));
+  }
 }
 
 // A GPU may host several ranks ({0, 0}: two ranks on GPU 0), up to kMaxWorldSize ranks in all.

@@ -17,6 +17,7 @@ PACKAGES=(
   openjdk-17-jdk-headless
   pkgconf
   python3
+  python3-venv
 )
 
 NVCC=/usr/local/cuda/bin/nvcc

@@ -5,12 +5,15 @@ A ctypes binding of libltx.so (standard library only); see ltx.Runtime. Tensors 
 PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()).
 """
 
+# The package's version: the C API's LTX_VERSION_MAJOR.MINOR.PATCH (tools/build_wheel.py checks).
+__version__ = "0.4.0"
+
 from .errors import *  # noqa: F401,F403  (Error and one subclass per canonical code)
 from .errors import ERROR_CLASSES, Error
 from .runtime import (DIRECTIONS, PROTOCOLS, TRANSPORTS, Op, RankCall, Runtime, library_path,
                       version)
 from .tensors import DTYPES
 
-__all__ = ["DIRECTIONS", "DTYPES", "ERROR_CLASSES", "Error", "Op", "PROTOCOLS", "RankCall",
-           "Runtime", "TRANSPORTS", "library_path", "version"]
+__all__ = ["__version__", "DIRECTIONS", "DTYPES", "ERROR_CLASSES", "Error", "Op", "PROTOCOLS",
+           "RankCall", "Runtime", "TRANSPORTS", "library_path", "version"]
 __all__ += [cls.__name__ for cls in ERROR_CLASSES]
