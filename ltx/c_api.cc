@@ -50,6 +50,16 @@ static_assert(LTX_FLOAT8_E4M3 == static_cast<int>(ltx::DataType::kFloat8E4M3), "
 static_assert(LTX_FLOAT8_E5M2 == static_cast<int>(ltx::DataType::kFloat8E5M2), "dtype values");
 static_assert(LTX_INT8 == static_cast<int>(ltx::DataType::kInt8), "dtype values");
 static_assert(LTX_UINT8 == static_cast<int>(ltx::DataType::kUint8), "dtype values");
+static_assert(LTX_INT16 == static_cast<int>(ltx::DataType::kInt16), "dtype values");
+static_assert(LTX_UINT16 == static_cast<int>(ltx::DataType::kUint16), "dtype values");
+static_assert(LTX_INT32 == static_cast<int>(ltx::DataType::kInt32), "dtype values");
+static_assert(LTX_UINT32 == static_cast<int>(ltx::DataType::kUint32), "dtype values");
+static_assert(LTX_INT64 == static_cast<int>(ltx::DataType::kInt64), "dtype values");
+static_assert(LTX_UINT64 == static_cast<int>(ltx::DataType::kUint64), "dtype values");
+static_assert(LTX_FLOAT64 == static_cast<int>(ltx::DataType::kFloat64), "dtype values");
+static_assert(LTX_BOOL == static_cast<int>(ltx::DataType::kBool), "dtype values");
+static_assert(LTX_COMPLEX64 == static_cast<int>(ltx::DataType::kComplex64), "dtype values");
+static_assert(LTX_COMPLEX128 == static_cast<int>(ltx::DataType::kComplex128), "dtype values");
 
 // Names of the codes, indexed by value (absl::StatusCodeToString spells them alike).
 constexpr const char* kCodeNames[] = {

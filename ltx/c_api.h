@@ -40,7 +40,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 4
+#define LTX_VERSION_MINOR 5
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -73,7 +73,17 @@ typedef enum ltx_data_type {
   LTX_FLOAT8_E4M3 = 4,
   LTX_FLOAT8_E5M2 = 5,
   LTX_INT8 = 6,
-  LTX_UINT8 = 7
+  LTX_UINT8 = 7,
+  LTX_INT16 = 8,
+  LTX_UINT16 = 9,
+  LTX_INT32 = 10,
+  LTX_UINT32 = 11,
+  LTX_INT64 = 12,
+  LTX_UINT64 = 13,
+  LTX_FLOAT64 = 14,
+  LTX_BOOL = 15,
+  LTX_COMPLEX64 = 16,
+  LTX_COMPLEX128 = 17
 } ltx_data_type;
 
 /* How a call moves its data (ltx::Protocol). */

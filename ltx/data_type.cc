@@ -2,46 +2,55 @@
 #include "ltx/data_type.h"
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace ltx {
 
-int ElementSize(DataType type) {
-  switch (type) {
-    case DataType::kFloat32:
-      return 4;
-    case DataType::kBFloat16:
-    case DataType::kFloat16:
-      return 2;
-    case DataType::kFloat8E4M3:
-    case DataType::kFloat8E5M2:
-    case DataType::kInt8:
-    case DataType::kUint8:
-      return 1;
+namespace {
+
+struct TypeInfo {
+  DataType type;
+  int size;
+  const char* name;
+};
+
+// Every type's size and name, in enum order.
+constexpr TypeInfo kTypes[] = {
+    {DataType::kBFloat16, 2, "bf16"},       {DataType::kFloat16, 2, "fp16"},
+    {DataType::kFloat32, 4, "fp32"},        {DataType::kFloat8E4M3, 1, "fp8_e4m3"},
+    {DataType::kFloat8E5M2, 1, "fp8_e5m2"}, {DataType::kInt8, 1, "int8"},
+    {DataType::kUint8, 1, "uint8"},         {DataType::kInt16, 2, "int16"},
+    {DataType::kUint16, 2, "uint16"},       {DataType::kInt32, 4, "int32"},
+    {DataType::kUint32, 4, "uint32"},       {DataType::kInt64, 8, "int64"},
+    {DataType::kUint64, 8, "uint64"},       {DataType::kFloat64, 8, "fp64"},
+    {DataType::kBool, 1, "bool"},           {DataType::kComplex64, 8, "complex64"},
+    {DataType::kComplex128, 16, "complex128"},
+};
+static_assert(sizeof(kTypes) / sizeof(kTypes[0]) == sizeof(kAllDataTypes) / sizeof(DataType),
+              "one entry per DataType");
+
+const TypeInfo* InfoOf(DataType type) {
+  for (const TypeInfo& info : kTypes) {
+    if (info.type == type) return &info;
   }
-  return 0;
+  return nullptr;
+}
+
+}  // namespace
+
+int ElementSize(DataType type) {
+  const TypeInfo* info = InfoOf(type);
+  return info != nullptr ? info->size : 0;
 }
 
 std::string DataTypeName(DataType type) {
-  switch (type) {
-    case DataType::kBFloat16:
-      return "bf16";
-    case DataType::kFloat16:
-      return "fp16";
-    case DataType::kFloat32:
-      return "fp32";
-    case DataType::kFloat8E4M3:
-      return "fp8_e4m3";
-    case DataType::kFloat8E5M2:
-      return "fp8_e5m2";
-    case DataType::kInt8:
-      return "int8";
-    case DataType::kUint8:
-      return "uint8";
-  }
+  const TypeInfo* info = InfoOf(type);
+  if (info != nullptr) return info->name;
   return absl::StrCat("unknown(", static_cast<int32_t>(type), ")");
 }
 
@@ -53,9 +62,11 @@ absl::StatusOr<DataType> ParseDataType(absl::string_view name) {
   if (lower == "bfloat16") return DataType::kBFloat16;
   if (lower == "float16" || lower == "half") return DataType::kFloat16;
   if (lower == "float32" || lower == "float") return DataType::kFloat32;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown dtype '", name,
-                   "'; expected one of bf16, fp16, fp32, fp8_e4m3, fp8_e5m2, int8, uint8"));
+  if (lower == "float64" || lower == "double") return DataType::kFloat64;
+  std::vector<std::string> names;
+  for (const TypeInfo& info : kTypes) names.push_back(info.name);
+  return absl::InvalidArgumentError(absl::StrCat("unknown dtype '", name, "'; expected one of ",
+                                                 absl::StrJoin(names, ", ")));
 }
 
 }  // namespace ltx

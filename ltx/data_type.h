@@ -20,23 +20,37 @@ enum class DataType : int32_t {
   kFloat8E5M2 = 5,
   kInt8 = 6,
   kUint8 = 7,
+  kInt16 = 8,
+  kUint16 = 9,
+  kInt32 = 10,
+  kUint32 = 11,
+  kInt64 = 12,
+  kUint64 = 13,
+  kFloat64 = 14,
+  kBool = 15,       // One byte per element, as PyTorch stores it.
+  kComplex64 = 16,  // Two fp32.
+  kComplex128 = 17, // Two fp64.
 };
 
 // Size of one element in bytes, or 0 for a value outside the enum.
 int ElementSize(DataType type);
 
-// Short lower-case name ("bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "int8", "uint8"), or
-// "unknown(N)" for a value outside the enum.
+// Short lower-case name ("bf16", "fp16", "fp32", "fp8_e4m3", "fp8_e5m2", "int8", "uint8",
+// "int16", "uint16", "int32", "uint32", "int64", "uint64", "fp64", "bool", "complex64",
+// "complex128"), or "unknown(N)" for a value outside the enum.
 std::string DataTypeName(DataType type);
 
 // Parses a name as printed by DataTypeName (also accepts "bfloat16", "float16", "float32",
-// "half", "float"). InvalidArgument lists the accepted names.
+// "half", "float", "float64", "double"). InvalidArgument lists the accepted names.
 absl::StatusOr<DataType> ParseDataType(absl::string_view name);
 
 // Every DataType, in enum order.
 inline constexpr DataType kAllDataTypes[] = {
-    DataType::kBFloat16,   DataType::kFloat16, DataType::kFloat32, DataType::kFloat8E4M3,
-    DataType::kFloat8E5M2, DataType::kInt8,    DataType::kUint8,
+    DataType::kBFloat16, DataType::kFloat16,   DataType::kFloat32,   DataType::kFloat8E4M3,
+    DataType::kFloat8E5M2, DataType::kInt8,    DataType::kUint8,     DataType::kInt16,
+    DataType::kUint16,   DataType::kInt32,     DataType::kUint32,    DataType::kInt64,
+    DataType::kUint64,   DataType::kFloat64,   DataType::kBool,      DataType::kComplex64,
+    DataType::kComplex128,
 };
 
 }  // namespace ltx

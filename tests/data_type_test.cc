@@ -12,24 +12,26 @@ namespace {
 
 using ::testing::HasSubstr;
 
-TEST(DataTypeTest, ElementSizeOfEachType) {
-  EXPECT_EQ(ElementSize(DataType::kBFloat16), 2);
-  EXPECT_EQ(ElementSize(DataType::kFloat16), 2);
-  EXPECT_EQ(ElementSize(DataType::kFloat32), 4);
-  EXPECT_EQ(ElementSize(DataType::kFloat8E4M3), 1);
-  EXPECT_EQ(ElementSize(DataType::kFloat8E5M2), 1);
-  EXPECT_EQ(ElementSize(DataType::kInt8), 1);
-  EXPECT_EQ(ElementSize(DataType::kUint8), 1);
-}
-
-TEST(DataTypeTest, NamesOfEachType) {
-  EXPECT_EQ(DataTypeName(DataType::kBFloat16), "bf16");
-  EXPECT_EQ(DataTypeName(DataType::kFloat16), "fp16");
-  EXPECT_EQ(DataTypeName(DataType::kFloat32), "fp32");
-  EXPECT_EQ(DataTypeName(DataType::kFloat8E4M3), "fp8_e4m3");
-  EXPECT_EQ(DataTypeName(DataType::kFloat8E5M2), "fp8_e5m2");
-  EXPECT_EQ(DataTypeName(DataType::kInt8), "int8");
-  EXPECT_EQ(DataTypeName(DataType::kUint8), "uint8");
+TEST(DataTypeTest, SizeAndNameOfEachType) {
+  const struct {
+    DataType type;
+    int size;
+    const char* name;
+  } expected[] = {
+      {DataType::kBFloat16, 2, "bf16"},      {DataType::kFloat16, 2, "fp16"},
+      {DataType::kFloat32, 4, "fp32"},       {DataType::kFloat8E4M3, 1, "fp8_e4m3"},
+      {DataType::kFloat8E5M2, 1, "fp8_e5m2"}, {DataType::kInt8, 1, "int8"},
+      {DataType::kUint8, 1, "uint8"},        {DataType::kInt16, 2, "int16"},
+      {DataType::kUint16, 2, "uint16"},      {DataType::kInt32, 4, "int32"},
+      {DataType::kUint32, 4, "uint32"},      {DataType::kInt64, 8, "int64"},
+      {DataType::kUint64, 8, "uint64"},      {DataType::kFloat64, 8, "fp64"},
+      {DataType::kBool, 1, "bool"},          {DataType::kComplex64, 8, "complex64"},
+      {DataType::kComplex128, 16, "complex128"},
+  };
+  for (const auto& e : expected) {
+    EXPECT_EQ(ElementSize(e.type), e.size) << e.name;
+    EXPECT_EQ(DataTypeName(e.type), e.name);
+  }
 }
 
 TEST(DataTypeTest, AllDataTypesListsEveryTypeInEnumOrder) {
@@ -38,7 +40,7 @@ TEST(DataTypeTest, AllDataTypesListsEveryTypeInEnumOrder) {
     EXPECT_EQ(static_cast<int>(type), expected);
     ++expected;
   }
-  EXPECT_EQ(expected, 8);
+  EXPECT_EQ(expected, 18);
 }
 
 TEST(DataTypeTest, EveryNameParsesBackToItsType) {
@@ -64,10 +66,12 @@ TEST(DataTypeTest, AliasesParse) {
   EXPECT_EQ(ParseDataType("half").value(), DataType::kFloat16);
   EXPECT_EQ(ParseDataType("float32").value(), DataType::kFloat32);
   EXPECT_EQ(ParseDataType("float").value(), DataType::kFloat32);
+  EXPECT_EQ(ParseDataType("float64").value(), DataType::kFloat64);
+  EXPECT_EQ(ParseDataType("double").value(), DataType::kFloat64);
 }
 
 TEST(DataTypeTest, UnknownNameIsInvalidArgumentListingTheAcceptedNames) {
-  for (const char* name : {"", "fp64", "bf16 ", "int4", "unknown(3)"}) {
+  for (const char* name : {"", "fp128", "bf16 ", "int4", "unknown(3)"}) {
     const absl::StatusOr<DataType> parsed = ParseDataType(name);
     ASSERT_FALSE(parsed.ok()) << name;
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument);

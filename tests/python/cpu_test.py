@@ -45,7 +45,8 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 400)
+        self.assertEqual(ltx.version(), 500)
+        self.assertEqual(ltx.__version__, "0.5.0")
 
     def test_loads_the_installed_library(self):
         self.assertTrue(ltx.library_path().endswith("lib/libltx.so"), ltx.library_path())
@@ -162,10 +163,14 @@ class TensorCheckTest(unittest.TestCase):
     def test_dtypes(self):
         for name, code in [("torch.bfloat16", 1), ("torch.float16", 2), ("torch.float32", 3),
                            ("torch.float8_e4m3fn", 4), ("torch.float8_e5m2", 5),
-                           ("torch.int8", 6), ("torch.uint8", 7)]:
+                           ("torch.int8", 6), ("torch.uint8", 7), ("torch.int16", 8),
+                           ("torch.uint16", 9), ("torch.int32", 10), ("torch.uint32", 11),
+                           ("torch.int64", 12), ("torch.uint64", 13), ("torch.float64", 14),
+                           ("torch.bool", 15), ("torch.complex64", 16),
+                           ("torch.complex128", 17)]:
             self.assertEqual(tensors.dtype_code(FakeTensor([1], name), "t"), code)
-        with self.assertRaisesRegex(ltx.InvalidArgumentError, "torch.float64"):
-            tensors.dtype_code(FakeTensor([1], "torch.float64"), "t")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "torch.complex32"):
+            tensors.dtype_code(FakeTensor([1], "torch.complex32"), "t")
 
     def test_rank_call_derives_the_shape(self):
         counts = [3, 0, 5]

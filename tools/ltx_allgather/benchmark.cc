@@ -153,10 +153,10 @@ absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tok
     inputs.push_back(b.input);
     outputs.push_back(b.output);
   }
-  const size_t count = harness_->layout().InputBytes(0) / ElementSize(config_.dtype);
+  const tools::NcclType type = NcclTypeOf(config_.dtype);
+  const size_t count = harness_->layout().InputBytes(0) / tools::NcclTypeSize(type);
   auto nccl_call = [&]() -> absl::Status {
-    return nccl_.clique->AllGather(inputs, outputs, count, NcclTypeOf(config_.dtype),
-                                   ranks_.streams);
+    return nccl_.clique->AllGather(inputs, outputs, count, type, ranks_.streams);
   };
   Measured measured;
   if (config_.style == BenchStyle::kGraph) {

@@ -38,6 +38,16 @@ int ToNcclDataType(NcclType type) {
       return 10;  // ncclFloat8e4m3
     case NcclType::kFloat8E5M2:
       return 11;  // ncclFloat8e5m2
+    case NcclType::kInt32:
+      return 2;  // ncclInt32
+    case NcclType::kUint32:
+      return 3;  // ncclUint32
+    case NcclType::kInt64:
+      return 4;  // ncclInt64
+    case NcclType::kUint64:
+      return 5;  // ncclUint64
+    case NcclType::kFloat64:
+      return 8;  // ncclFloat64
   }
   return -1;
 }
@@ -54,6 +64,28 @@ absl::Status Resolve(void* handle, const char* name, Fn* fn) {
 }
 
 }  // namespace
+
+int NcclTypeSize(NcclType type) {
+  switch (type) {
+    case NcclType::kInt8:
+    case NcclType::kUint8:
+    case NcclType::kFloat8E4M3:
+    case NcclType::kFloat8E5M2:
+      return 1;
+    case NcclType::kFloat16:
+    case NcclType::kBfloat16:
+      return 2;
+    case NcclType::kFloat32:
+    case NcclType::kInt32:
+    case NcclType::kUint32:
+      return 4;
+    case NcclType::kInt64:
+    case NcclType::kUint64:
+    case NcclType::kFloat64:
+      return 8;
+  }
+  return 1;
+}
 
 absl::StatusOr<std::unique_ptr<NcclLibrary>> NcclLibrary::Load(
     const std::string& path) {

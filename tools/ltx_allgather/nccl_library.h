@@ -23,7 +23,8 @@
 namespace ltx::tools {
 
 // Element types NCCL is asked to gather. AllGather copies bytes exactly, so
-// only the element size matters, but the matching NCCL type is passed.
+// only the element size matters, but the matching NCCL type is passed where
+// NCCL has one.
 enum class NcclType {
   kInt8,
   kUint8,
@@ -32,7 +33,15 @@ enum class NcclType {
   kFloat32,
   kFloat8E4M3,
   kFloat8E5M2,
+  kInt32,
+  kUint32,
+  kInt64,
+  kUint64,
+  kFloat64,
 };
+
+// Bytes of one element of `type`.
+int NcclTypeSize(NcclType type);
 
 // A loaded NCCL shared library with its entry points resolved. Not copyable.
 // Must outlive every NcclClique created from it.

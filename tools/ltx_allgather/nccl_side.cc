@@ -23,7 +23,22 @@ tools::NcclType NcclTypeOf(DataType dtype) {
       return tools::NcclType::kFloat8E5M2;
     case DataType::kInt8:
       return tools::NcclType::kInt8;
+    case DataType::kInt32:
+      return tools::NcclType::kInt32;
+    case DataType::kUint32:
+      return tools::NcclType::kUint32;
+    case DataType::kInt64:
+      return tools::NcclType::kInt64;
+    case DataType::kUint64:
+      return tools::NcclType::kUint64;
+    case DataType::kFloat64:
+      return tools::NcclType::kFloat64;
     case DataType::kUint8:
+    case DataType::kInt16:
+    case DataType::kUint16:
+    case DataType::kBool:
+    case DataType::kComplex64:
+    case DataType::kComplex128:
       break;
   }
   return tools::NcclType::kUint8;

@@ -12,7 +12,8 @@
 
 namespace ltx {
 
-// The NCCL type of the same element size and kind as `dtype`.
+// The NCCL type of the same kind and size as `dtype`, or kUint8 (the bytes) where NCCL has none
+// (int16, uint16, bool, complex): count NCCL's elements with NcclTypeSize.
 tools::NcclType NcclTypeOf(DataType dtype);
 
 // NCCL loaded at run time, or nothing.

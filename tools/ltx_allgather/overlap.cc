@@ -155,8 +155,8 @@ absl::StatusOr<StyleCollective> OverlapRun::MakeCollective(OverlapStyle style) {
       inputs.push_back(b.input);
       outputs.push_back(b.output);
     }
-    const size_t count = harness_->layout().InputBytes(0) / ElementSize(config_.dtype);
     const tools::NcclType type = NcclTypeOf(config_.dtype);
+    const size_t count = harness_->layout().InputBytes(0) / tools::NcclTypeSize(type);
     collective.loop.per_rank_threads = false;
     collective.loop.loop = Repeated([this, inputs, outputs, count, type](int) {
       return nccl_.clique->AllGather(inputs, outputs, count, type, ranks_.collective_streams);

@@ -6,7 +6,7 @@ PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()).
 """
 
 # The package's version: the C API's LTX_VERSION_MAJOR.MINOR.PATCH (tools/build_wheel.py checks).
-__version__ = "0.4.0"
+__version__ = "0.5.0"
 
 from .errors import *  # noqa: F401,F403  (Error and one subclass per canonical code)
 from .errors import ERROR_CLASSES, Error

@@ -23,6 +23,16 @@ DTYPES = {
     "torch.float8_e5m2": 5,
     "torch.int8": 6,
     "torch.uint8": 7,
+    "torch.int16": 8,
+    "torch.uint16": 9,
+    "torch.int32": 10,
+    "torch.uint32": 11,
+    "torch.int64": 12,
+    "torch.uint64": 13,
+    "torch.float64": 14,
+    "torch.bool": 15,
+    "torch.complex64": 16,
+    "torch.complex128": 17,
 }
 
 
