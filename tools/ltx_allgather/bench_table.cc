@@ -31,7 +31,8 @@ std::string ColumnHeader() {
   return absl::StrFormat(
       "#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s %6s | %9s %8s | %7s\n", "size",
       "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw", "busbw", "#wrong", "host",
-      "xfloor", "nccl(us)", "busbw", "speedup");
+      "xfloor", "nccl(us)", "busbw", "speedup") +
+         "# (size: output bytes per rank, nccl-tests' size; per-rank: input bytes per rank)\n";
 }
 
 std::string FormatRow(const BenchRow& row, DataType dtype) {

@@ -36,7 +36,7 @@ std::string FormatBytes(int64_t bytes);
 // The header line of the launch floor, e.g. "# launch floor: empty kernel 132 x 512, ...".
 std::string FloorLine(const LaunchFloor& floor);
 
-// The column titles (two lines starting with '#').
+// The column titles and their units (three lines starting with '#').
 std::string ColumnHeader();
 
 // One row of the table, ending in a newline; NCCL columns are "-" when not measured.

@@ -1,148 +1,20 @@
-// Short-flag translation, help and flag checks of ltx_allgather's command line.
+// The short flags and the usage text of ltx_allgather.
 #include "tools/ltx_allgather/command_line.h"
-
-#include <algorithm>
-#include <cctype>
-
-#include "absl/flags/commandlineflag.h"
-#include "absl/flags/reflection.h"
-#include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/string_view.h"
 
 namespace ltx {
 namespace {
 
-// The short flags of nccl-tests that ltx_allgather takes, and the long flag each stands for.
-struct ShortFlag {
-  char letter;
-  const char* long_name;
-};
 constexpr ShortFlag kShortFlags[] = {
     {'b', "min_bytes"}, {'e', "max_bytes"}, {'f', "step_factor"}, {'n', "iters"},   {'w', "warmup"},
     {'c', "check"},     {'d', "dtype"},     {'g', "gpus"},        {'T', "timeout"},
 };
 
-const ShortFlag* FindShortFlag(char letter) {
-  for (const ShortFlag& flag : kShortFlags) {
-    if (flag.letter == letter) return &flag;
-  }
-  return nullptr;
-}
-
-// The long form of short flag `flag` with `value`.
-absl::StatusOr<std::string> LongForm(const ShortFlag& flag, const std::string& value) {
-  if (flag.letter == 'c') {
-    if (value == "0" || value == "false") return std::string("--check=false");
-    if (value == "1" || value == "true") return std::string("--check=true");
-    return absl::InvalidArgumentError(
-        absl::StrFormat("-c %s: expected 0 or 1 (check the results or not)", value));
-  }
-  double seconds = 0;
-  if (flag.letter == 'T' && absl::SimpleAtod(value, &seconds)) {
-    return absl::StrCat("--timeout=", value, "s");
-  }
-  return absl::StrCat("--", flag.long_name, "=", value);
-}
-
-// True for an argument that is a negative number (a value, not a flag).
-bool IsNegativeNumber(absl::string_view arg) {
-  return arg.size() >= 2 && arg[0] == '-' &&
-         (std::isdigit(static_cast<unsigned char>(arg[1])) || arg[1] == '.');
-}
-
-// Checks one flag argument args[*i] (and its value in args[*i + 1], which it then skips).
-absl::Status CheckFlag(const std::vector<std::string>& args, size_t* i) {
-  absl::string_view arg = args[*i];
-  arg.remove_prefix(absl::StartsWith(arg, "--") ? 2 : 1);
-  const size_t equals = arg.find('=');
-  const absl::string_view name = arg.substr(0, equals);
-  const bool has_value = equals != absl::string_view::npos;
-  absl::CommandLineFlag* flag = absl::FindCommandLineFlag(name);
-  if (flag == nullptr && absl::StartsWith(name, "no") && !has_value) {
-    absl::CommandLineFlag* negated = absl::FindCommandLineFlag(name.substr(2));
-    if (negated != nullptr && negated->IsOfType<bool>()) return absl::OkStatus();
-  }
-  if (flag == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("unknown flag '%s'; --help lists the flags", args[*i]));
-  }
-  if (!has_value && flag->IsOfType<bool>()) return absl::OkStatus();
-  std::string value;
-  if (has_value) {
-    value = std::string(arg.substr(equals + 1));
-  } else if (*i + 1 < args.size()) {
-    value = args[++*i];
-  } else {
-    return absl::InvalidArgumentError(absl::StrFormat("--%s needs a value", name));
-  }
-  std::string error;
-  if (!flag->ParseFrom(value, &error)) {
-    return absl::InvalidArgumentError(absl::StrFormat("--%s=%s: %s", name, value, error));
-  }
-  return absl::OkStatus();
-}
-
 }  // namespace
 
-bool WantsHelp(const std::vector<std::string>& args) {
-  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
-    const std::string& arg = args[i];
-    if (arg == "-h" || arg == "-help" || arg == "--help" || arg == "--helpfull" ||
-        arg == "--helpshort") {
-      return true;
-    }
-  }
-  return false;
-}
+absl::Span<const ShortFlag> AllGatherShortFlags() { return kShortFlags; }
 
 absl::StatusOr<std::vector<std::string>> TranslateShortFlags(const std::vector<std::string>& args) {
-  std::vector<std::string> out(args.begin(), args.begin() + std::min<size_t>(1, args.size()));
-  for (size_t i = 1; i < args.size(); ++i) {
-    const std::string& arg = args[i];
-    if (arg == "--") {
-      out.insert(out.end(), args.begin() + i, args.end());
-      break;
-    }
-    const ShortFlag* flag = arg.size() >= 2 && arg[0] == '-' ? FindShortFlag(arg[1]) : nullptr;
-    const std::string rest = flag != nullptr ? arg.substr(2) : std::string();
-    if (flag == nullptr) {
-      out.push_back(arg);
-      continue;
-    }
-    std::string value;
-    if (rest.empty()) {
-      if (i + 1 >= args.size()) {
-        return absl::InvalidArgumentError(
-            absl::StrFormat("-%c needs a value (-%c VALUE is --%s=VALUE)", flag->letter,
-                            flag->letter, flag->long_name));
-      }
-      value = args[++i];
-    } else if (rest[0] == '=') {
-      value = rest.substr(1);
-    } else if (std::isdigit(static_cast<unsigned char>(rest[0])) || rest[0] == '.') {
-      value = rest;
-    } else {
-      out.push_back(arg);  // A long flag with one dash, e.g. -dtype=bf16.
-      continue;
-    }
-    absl::StatusOr<std::string> long_form = LongForm(*flag, value);
-    if (!long_form.ok()) return long_form.status();
-    out.push_back(*std::move(long_form));
-  }
-  return out;
-}
-
-absl::Status CheckFlags(const std::vector<std::string>& args) {
-  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
-    const std::string& arg = args[i];
-    if (arg.size() < 2 || arg[0] != '-' || IsNegativeNumber(arg)) continue;
-    absl::Status status = CheckFlag(args, &i);
-    if (!status.ok()) return status;
-  }
-  return absl::OkStatus();
+  return TranslateShortFlags(args, AllGatherShortFlags());
 }
 
 std::string UsageText() {
@@ -165,7 +37,8 @@ Flags (short forms as in nccl-tests; "-b 16K", "-b16K", "-b=16K" and "--min_byte
 same):
   GPUs and runtime
     -g, --gpus=N                 use GPUs 0..N-1 (default 0: every visible GPU)
-        --devices=3,1            CUDA device ordinals in rank order (instead of -g)
+        --devices=3,1            CUDA device ordinals in rank order, 1 to 8 (instead of -g);
+                                 a GPU may repeat: its ranks share it (e.g. 0,0,0,0)
         --transport=NAME         auto | peer_stores | copy_engine (default auto)
         --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
         --one_trip_max_bytes=N   largest shard the automatic protocol sends one-trip, at most
@@ -180,9 +53,10 @@ same):
         --protocol=NAME          auto | direct | one_trip | copy_engine (default auto)
         --blocks=N               thread blocks per rank per call (default 0: by size)
   Benchmark (--bench)
-    -b, --min_bytes=SIZE         smallest size, total output bytes as nccl-tests counts them,
-                                 with K/M/G suffixes (default 32K: 8K per rank on 4 GPUs)
-    -e, --max_bytes=SIZE         largest size (default 1G)
+    -b, --min_bytes=SIZE         smallest size in output bytes per rank (nccl-tests' size: one
+                                 rank's output, here the whole gathered sequence), with K/M/G
+                                 suffixes (default 32K: 8K of input per rank on 4 GPUs)
+    -e, --max_bytes=SIZE         largest size, output bytes per rank (default 1G)
     -f, --step_factor=F          factor between sizes (default 8)
     -n, --iters=N                calls per timed window (default 100)
     -w, --warmup=N               warm-up calls (default 20)

@@ -1,14 +1,12 @@
 // Flag values to validated run settings for ltx_allgather.
 #include "tools/ltx_allgather/tool_config.h"
 
-#include <limits>
-
 #include "absl/status/status.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ltx/status_macros.h"
-#include "tools/flags/int_list.h"
+#include "tools/flags/device_list.h"
 
 namespace ltx {
 namespace {
@@ -30,14 +28,7 @@ absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
 // Runtime options from the flags shared by both modes.
 absl::StatusOr<RuntimeOptions> MakeRuntimeOptions(const FlagValues& flags) {
   RuntimeOptions options;
-  absl::StatusOr<std::vector<int>> devices = ParseDevices(flags.devices);
-  if (!devices.ok()) return ForFlag("--devices", devices.status());
-  if (flags.gpus < 0) return absl::InvalidArgumentError("-g/--gpus: must be >= 0");
-  if (flags.gpus > 0 && !devices->empty()) {
-    return absl::InvalidArgumentError("-g/--gpus and --devices: give one of them, not both");
-  }
-  for (int device = 0; device < flags.gpus; ++device) devices->push_back(device);
-  options.devices = *devices;
+  LTX_ASSIGN_OR_RETURN(options.devices, DevicesOfFlags(flags.devices, flags.gpus));
   if (flags.max_blocks < 0) return absl::InvalidArgumentError("--max_blocks: must be >= 0");
   options.max_blocks = flags.max_blocks;
   if (flags.one_trip_max_bytes != kOneTripLimitByWorldSize &&
@@ -197,14 +188,10 @@ absl::StatusOr<int64_t> ParseBytes(const std::string& text) {
   return value << shift;
 }
 
-absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text) {
-  return ParseIntList(text, 0, std::numeric_limits<int>::max(),
-                      "a device ordinal (a number >= 0)");
-}
-
 absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
   ToolConfig config;
   LTX_ASSIGN_OR_RETURN(const RuntimeOptions runtime, MakeRuntimeOptions(flags));
+  config.devices = runtime.devices;
   LTX_ASSIGN_OR_RETURN(const CallOptions call, MakeCallOptions(flags));
   absl::optional<DataType> dtype;
   if (!flags.dtype.empty()) {

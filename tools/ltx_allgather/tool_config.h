@@ -13,6 +13,7 @@
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
 #include "tools/ltx_allgather/bench_config.h"
+#include "tools/flags/device_list.h"
 #include "tools/ltx_allgather/breakdown_config.h"
 #include "tools/ltx_allgather/overlap_config.h"
 
@@ -66,6 +67,7 @@ enum class ToolMode { kSmoke, kBench, kOverlap, kBreakdown };
 
 struct ToolConfig {
   ToolMode mode = ToolMode::kSmoke;
+  std::vector<int> devices;      // The ranks' GPUs, every mode's (empty: every visible GPU).
   SmokeConfig smoke;             // Set for kSmoke.
   BenchConfig bench_config;      // Set for kBench.
   OverlapConfig overlap_config;  // Set for kOverlap.
@@ -78,9 +80,6 @@ inline constexpr int kHostWaitFactor = 3;
 // "4096", "16K", "1M", "2G" (K/M/G = 2^10/2^20/2^30, either case) as bytes >= 1; else
 // InvalidArgument quoting the text.
 absl::StatusOr<int64_t> ParseBytes(const std::string& text);
-
-// "3,1" as {3, 1}; empty as {}. InvalidArgument for a part that is not a number >= 0.
-absl::StatusOr<std::vector<int>> ParseDevices(const std::string& text);
 
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
 // form the user typed, e.g. "-b" or "--dtype") and says what it accepts. --bench and --overlap

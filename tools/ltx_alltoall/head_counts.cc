@@ -18,7 +18,7 @@ absl::StatusOr<std::vector<int64_t>> ParseHeadCounts(absl::string_view text, int
                                     "a head count (a number >= 0)"));
   const std::vector<int64_t> counts(parsed.begin(), parsed.end());
   if (counts.empty()) return counts;
-  if (counts.size() != static_cast<size_t>(world)) {
+  if (world != 0 && counts.size() != static_cast<size_t>(world)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%d head counts for %d ranks; give one per rank", counts.size(), world));
   }

@@ -14,7 +14,8 @@ namespace ltx {
 
 // "2,3,0,3" as {2, 3, 0, 3}, the heads of each of `world` ranks (AllToAllShape::head_counts);
 // empty as {} (the even split). InvalidArgument for a part that is not a number >= 0, a list
-// whose length is not `world`, or one without any head. Thread-safe (pure).
+// whose length is not `world` (world 0: the world size is not known yet, any length), or one
+// without any head. Thread-safe (pure).
 absl::StatusOr<std::vector<int64_t>> ParseHeadCounts(absl::string_view text, int world);
 
 // OK when `head_counts` (from ParseHeadCounts) is empty or sums to `heads`; else

@@ -4,11 +4,12 @@
 //   ltx_alltoall                  smoke run: both directions, every dtype, odd shapes, uneven
 //                                 and zero counts, an uneven head split with a rank without
 //                                 heads, both call styles, verified byte-exact;
-//                                 PASS/FAIL (exit 0/1), exit 2 without a GPU.
+//                                 PASS/FAIL (exit 0/1).
 //   ltx_alltoall --bench          the model shapes (total tokens x 32 heads x head_dim, bf16,
 //                                 batch 1), ltx beside NCCL (grouped ncclSend/ncclRecv plus a
 //                                 permute into the final layout) when libnccl.so.2 loads.
-//   ltx_alltoall --bench -b 1M -e 256M -f 4    a sweep of per-rank sizes instead.
+//   ltx_alltoall --bench -b 1M -e 256M -f 4    a sweep of sizes (output bytes per rank)
+//                                 instead.
 //   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip,copy_engine
 //                                 one row per protocol and shape, side by side.
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
@@ -22,13 +23,15 @@
 //                                 direct kernel above (or as --protocol says); one-trip: also
 //                                 with early start. Exit 1 if an output was wrong.
 //   ltx_alltoall --breakdown -b 4M --breakdown_blocks 0,32,64    the direct kernel's phases.
+//   ltx_alltoall --help           the flags, short and long.
 //
+// The command line is checked before anything looks for a GPU (alltoall_flags.h): -h/--help
+// prints the usage and exits 0; a bad flag prints one line and exits 2; so do no GPU, a device
+// that is not visible, and a --head_counts that does not fit the ranks.
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
-// --warmup calls; the table follows nccl-tests (size = bytes per rank, busbw = algbw (n-1)/n).
+// --warmup calls; the table follows nccl-tests (size = output bytes per rank, busbw = algbw (n-1)/n).
 // ltx runs eager per-rank calls from one thread per GPU; NCCL's calls are grouped from one
 // thread.
-#include <cuda_runtime_api.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -38,82 +41,26 @@
 #include <string>
 #include <vector>
 
-#include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
-#include "absl/types/span.h"
-#include "ltx/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_config.h"
 #include "tools/ltx_allgather/bench_timing.h"
-#include "tools/ltx_allgather/breakdown_config.h"
 #include "tools/ltx_allgather/nccl_library.h"
 #include "tools/ltx_allgather/nccl_side.h"
-#include "tools/ltx_allgather/tool_config.h"
+#include "tools/flags/command_line.h"
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
-#include "tools/ltx_alltoall/head_counts.h"
+#include "tools/ltx_alltoall/alltoall_config.h"
+#include "tools/ltx_alltoall/alltoall_flags.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/visible_gpus.h"
 
-ABSL_FLAG(std::string, devices, "", "Comma-separated CUDA devices in rank order (default: all).");
-ABSL_FLAG(bool, smoke, false, "Run the smoke test (the default when --bench is not given).");
-ABSL_FLAG(bool, bench, false, "Run the benchmark.");
-ABSL_FLAG(bool, breakdown, false,
-          "Run the phase breakdown of the one-trip or the direct kernel (--protocol) at the "
-          "size per rank of -b (default 8K), in the directions of --direction, timed with "
-          "--warmup, --iters, --windows.");
-ABSL_FLAG(std::string, breakdown_blocks, "0,1,2,4",
-          "Breakdown: block counts to compare, e.g. 0,1,2,4 (0 = automatic).");
-ABSL_FLAG(std::string, b, "",
-          "Benchmark sweep: smallest size in bytes per rank (K/M/G); "
-          "empty: the model shapes.");
-ABSL_FLAG(std::string, e, "256M", "Benchmark sweep: largest size in bytes per rank (K/M/G).");
-ABSL_FLAG(double, f, 4, "Benchmark sweep: factor between successive sizes.");
-ABSL_FLAG(int64_t, heads, 32, "Benchmark sweep: heads.");
-ABSL_FLAG(int64_t, head_dim, 128, "Benchmark sweep: head_dim.");
-ABSL_FLAG(std::string, head_counts, "",
-          "Heads per rank, comma-separated (one per rank, summing to the shape's heads): the head "
-          "split of the benchmark (ltx and NCCL alike) and of the smoke run's uneven-split case; "
-          "empty: the even split (smoke run: its own uneven split).");
-ABSL_FLAG(std::string, direction, "both", "seq_to_heads, heads_to_seq or both.");
-ABSL_FLAG(std::string, dtype, "bf16", "Benchmark element type (bf16, fp16, fp32, fp8_e4m3, ...).");
-ABSL_FLAG(std::string, protocol, "auto",
-          "Benchmark: comma-separated protocols of ltx's calls (auto, direct, one_trip, "
-          "copy_engine), one row each per shape. Breakdown: the one kernel timed (one_trip, "
-          "direct; auto: one_trip up to 512K per rank, direct above).");
-ABSL_FLAG(int, blocks, 0,
-          "Benchmark: thread blocks per rank of each ltx call (CallOptions::blocks); 0 = by size.");
-ABSL_FLAG(int, max_blocks, 0,
-          "Cap on thread blocks per rank (RuntimeOptions::max_blocks); 0 = one per SM, more "
-          "allows several per SM.");
-ABSL_FLAG(int, warmup, 20, "Benchmark: warm-up calls before timing.");
-ABSL_FLAG(int, iters, 50, "Benchmark: calls per timed window.");
-ABSL_FLAG(int, windows, 5, "Benchmark: timed windows; the median is reported.");
-ABSL_FLAG(std::string, nccl, "libnccl.so.2", "NCCL library to compare with; empty: none.");
-
 namespace ltx {
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitFailed = 1;
-constexpr int kExitNoGpu = 2;
-
-// One benchmark shape: total tokens (split evenly), heads and head_dim.
-struct BenchShape {
-  int64_t tokens;
-  int64_t heads;
-  int64_t head_dim;
-};
-constexpr BenchShape kModelShapes[] = {
-    {15360, 32, 128}, {32640, 32, 128}, {6144, 32, 64}, {1024, 32, 128}};
 
 std::vector<int64_t> EvenCounts(int64_t tokens, int world) {
   std::vector<int64_t> counts;
@@ -123,33 +70,6 @@ std::vector<int64_t> EvenCounts(int64_t tokens, int world) {
 
 const char* DirectionName(AllToAllDirection direction) {
   return direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq";
-}
-
-absl::StatusOr<std::vector<AllToAllDirection>> ParseDirections(const std::string& name) {
-  if (name == "seq_to_heads") return std::vector<AllToAllDirection>{AllToAllDirection::kSeqToHeads};
-  if (name == "heads_to_seq") return std::vector<AllToAllDirection>{AllToAllDirection::kHeadsToSeq};
-  if (name == "both") {
-    return std::vector<AllToAllDirection>{AllToAllDirection::kSeqToHeads,
-                                          AllToAllDirection::kHeadsToSeq};
-  }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("--direction: '%s' is not seq_to_heads, heads_to_seq or both", name));
-}
-
-// The head split of --head_counts on `world` ranks, checked against the heads of each of
-// `shapes`; InvalidArgument naming the flag.
-absl::StatusOr<std::vector<int64_t>> HeadCountsOfFlag(int world,
-                                                      absl::Span<const BenchShape> shapes) {
-  absl::StatusOr<std::vector<int64_t>> head_counts =
-      ParseHeadCounts(absl::GetFlag(FLAGS_head_counts), world);
-  absl::Status status = head_counts.status();
-  for (const BenchShape& shape : shapes) {
-    if (status.ok()) status = CheckHeadCounts(*head_counts, shape.heads);
-  }
-  if (!status.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("--head_counts: ", status.message()));
-  }
-  return head_counts;
 }
 
 // The most bytes any rank's input or output takes in any of `cases` on `world` ranks (a case
@@ -166,30 +86,13 @@ int64_t LargestBuffer(const std::vector<AllToAllCase>& cases, int world) {
   return largest;
 }
 
-absl::StatusOr<std::vector<Protocol>> ParseProtocols(const std::string& names) {
-  std::vector<Protocol> protocols;
-  for (absl::string_view name : absl::StrSplit(names, ',')) {
-    absl::StatusOr<Protocol> protocol = ParseProtocol(name);
-    if (!protocol.ok()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "--protocol: '%s' is not auto, direct, one_trip or copy_engine", std::string(name)));
-    }
-    protocols.push_back(*protocol);
-  }
-  return protocols;
-}
-
-// Runs `step` --warmup times, then --windows windows of --iters; returns the median over
+// Runs `step` as `plan` says (warm-up calls, then timed windows); returns the median over
 // windows of the slowest rank's device time per op (us). With `per_rank_threads`, each rank's
 // thread calls step(rank) (how a server issues per-rank calls, one thread per GPU); else one
 // thread calls step(-1), which enqueues the op on every rank's stream.
-absl::StatusOr<double> MedianMicros(const std::vector<int>& devices,
+absl::StatusOr<double> MedianMicros(const TimingPlan& plan, const std::vector<int>& devices,
                                     const std::vector<RankBuffers>& buffers, bool per_rank_threads,
                                     const std::function<absl::Status(int rank)>& step) {
-  TimingPlan plan;
-  plan.warmup = absl::GetFlag(FLAGS_warmup);
-  plan.iterations = absl::GetFlag(FLAGS_iters);
-  plan.windows = absl::GetFlag(FLAGS_windows);
   LTX_ASSIGN_OR_RETURN(EventPairs events, EventPairs::Create(devices));
   TimedRanks ranks;
   ranks.devices = devices;
@@ -277,18 +180,14 @@ int RunSmokeCases(Runtime& runtime, AllToAllHarness& harness,
   return failures == 0 ? kExitOk : kExitFailed;
 }
 
-// The smoke run, with the head split of --head_counts, on buffers that hold its largest case;
-// the exit code.
-int Smoke(Runtime& runtime) {
+// The smoke run, with the head split `head_counts` (empty: its own), on buffers that hold its
+// largest case; the exit code.
+int Smoke(Runtime& runtime, const std::vector<int64_t>& head_counts) {
   const int world = runtime.world_size();
-  const absl::StatusOr<std::vector<int64_t>> head_counts = HeadCountsOfFlag(world, {});
-  std::vector<AllToAllCase> cases;
-  if (head_counts.ok()) cases = SmokeCases(world, *head_counts);
+  const std::vector<AllToAllCase> cases = SmokeCases(world, head_counts);
   const int64_t capacity = LargestBuffer(cases, world);
   const absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
-      head_counts.ok()
-          ? AllToAllHarness::Create(runtime.devices(), capacity, capacity, /*seed=*/7)
-          : absl::StatusOr<std::unique_ptr<AllToAllHarness>>(head_counts.status());
+      AllToAllHarness::Create(runtime.devices(), capacity, capacity, /*seed=*/7);
   if (!harness.ok()) {
     absl::PrintF("ltx_alltoall: %s\nFAIL\n", harness.status().ToString().c_str());
     return kExitFailed;
@@ -302,6 +201,8 @@ struct BenchContext {
   const tools::NcclClique* clique = nullptr;  // Null: no NCCL comparison.
   DataType dtype = DataType::kBFloat16;
   std::vector<Protocol> protocols;
+  int blocks = 0;                    // CallOptions::blocks of ltx's calls.
+  TimingPlan timing;
   std::vector<int64_t> head_counts;  // Empty: the even split.
 };
 
@@ -327,8 +228,8 @@ void PrintBenchHeader(const BenchContext& bench) {
       "direction", "tokens", "heads", "hdim", "size", "count", "type", "protocol", "ltx us",
       "algbw", "busbw", "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw", "#wrong");
   absl::PrintF(
-      "# (protocol auto: the Runtime's choice; ltx us -1: the protocol refused the "
-      "shape)\n");
+      "# (size: output bytes per rank, nccl-tests' size; count: its elements; protocol auto: "
+      "the Runtime's choice; ltx us -1: the protocol refused the shape)\n");
   if (bench.clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1)\n");
   if (!bench.head_counts.empty()) {
     absl::PrintF("# (heads per rank %s, for ltx and NCCL alike; size: the mean per rank)\n",
@@ -344,19 +245,22 @@ struct LtxTime {
 
 // Runs the harness's current case once on `protocol` with fresh inputs (verified), then times it. A
 // protocol that refuses the shape (a one-trip piece over the staging) gives -1.
-absl::StatusOr<LtxTime> TimeLtx(Runtime& runtime, AllToAllHarness& harness, Protocol protocol) {
+absl::StatusOr<LtxTime> TimeLtx(const BenchContext& bench, Protocol protocol) {
+  Runtime& runtime = *bench.runtime;
+  AllToAllHarness& harness = *bench.harness;
   const std::vector<RankBuffers> buffers = harness.AllBuffers();
   const AllToAllShape shape = harness.current_case().Shape();
   CallOptions call;
   call.protocol = protocol;
-  call.blocks = absl::GetFlag(FLAGS_blocks);
+  call.blocks = bench.blocks;
   LtxTime time;
   LTX_RETURN_IF_ERROR(harness.RefreshInputs());  // Fresh inputs, poisoned outputs.
   const absl::Status first = runtime.AllToAllAndWait(shape, buffers, absl::Seconds(30), call);
   if (absl::IsInvalidArgument(first) && runtime.status().ok()) return time;
   LTX_RETURN_IF_ERROR(first);
   time.wrong = harness.Verify().ok() ? 0 : 1;
-  LTX_ASSIGN_OR_RETURN(time.us, MedianMicros(runtime.devices(), buffers, /*per_rank_threads=*/true,
+  LTX_ASSIGN_OR_RETURN(time.us, MedianMicros(bench.timing, runtime.devices(), buffers,
+                                              /*per_rank_threads=*/true,
                                               [&](int rank) {
                                                 return runtime.AllToAllRank(rank, shape,
                                                                             buffers[rank], call);
@@ -377,7 +281,7 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
   const std::vector<RankBuffers> buffers = harness.AllBuffers();
   std::vector<LtxTime> ltx;
   for (Protocol protocol : bench.protocols) {
-    LTX_ASSIGN_OR_RETURN(const LtxTime time, TimeLtx(runtime, harness, protocol));
+    LTX_ASSIGN_OR_RETURN(const LtxTime time, TimeLtx(bench, protocol));
     ltx.push_back(time);
   }
   double nccl_us = -1, permute_us = -1, both_us = -1;
@@ -391,7 +295,7 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
     nccl_wrong = harness.Verify().ok() ? 0 : 1;
     // NCCL's calls are grouped from one thread (ncclGroupStart/End over every rank).
     const auto from_one_thread = [&](const std::function<absl::Status()>& run) {
-      return MedianMicros(runtime.devices(), buffers, /*per_rank_threads=*/false,
+      return MedianMicros(bench.timing, runtime.devices(), buffers, /*per_rank_threads=*/false,
                           [&run](int /*rank*/) { return run(); });
     };
     LTX_ASSIGN_OR_RETURN(nccl_us, from_one_thread([&] { return nccl->Transfer(); }));
@@ -417,85 +321,46 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
   return absl::OkStatus();
 }
 
-// The shapes to benchmark: the model shapes, or a sweep of per-rank sizes.
-absl::StatusOr<std::vector<BenchShape>> BenchShapes(int world, DataType dtype) {
-  if (absl::GetFlag(FLAGS_b).empty()) {
-    return std::vector<BenchShape>(std::begin(kModelShapes), std::end(kModelShapes));
-  }
-  LTX_ASSIGN_OR_RETURN(const int64_t min_bytes, ParseBytes(absl::GetFlag(FLAGS_b)));
-  LTX_ASSIGN_OR_RETURN(const int64_t max_bytes, ParseBytes(absl::GetFlag(FLAGS_e)));
-  const double factor = absl::GetFlag(FLAGS_f);
-  if (factor <= 1) return absl::InvalidArgumentError("-f must be > 1");
-  const int64_t heads = absl::GetFlag(FLAGS_heads);
-  const int64_t head_dim = absl::GetFlag(FLAGS_head_dim);
-  const int64_t token_bytes = heads * head_dim * ElementSize(dtype);
-  std::vector<BenchShape> shapes;
-  for (double bytes = static_cast<double>(min_bytes); bytes <= max_bytes; bytes *= factor) {
-    const int64_t tokens = std::max<int64_t>(1, static_cast<int64_t>(bytes) * world / token_bytes);
-    shapes.push_back({tokens, heads, head_dim});
-  }
-  return shapes;
-}
-
-absl::Status Bench(Runtime& runtime, const std::vector<int>& devices) {
-  LTX_ASSIGN_OR_RETURN(const DataType dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
-  LTX_ASSIGN_OR_RETURN(const std::vector<Protocol> protocols,
-                       ParseProtocols(absl::GetFlag(FLAGS_protocol)));
-  LTX_ASSIGN_OR_RETURN(const std::vector<AllToAllDirection> directions,
-                       ParseDirections(absl::GetFlag(FLAGS_direction)));
+absl::Status Bench(Runtime& runtime, const AllToAllToolConfig& config) {
   const int world = runtime.world_size();
-  LTX_ASSIGN_OR_RETURN(const std::vector<BenchShape> shapes, BenchShapes(world, dtype));
-  LTX_ASSIGN_OR_RETURN(const std::vector<int64_t> head_counts, HeadCountsOfFlag(world, shapes));
+  const std::vector<BenchShape> shapes = BenchShapes(config, world);
   std::vector<AllToAllCase> cases;
-  for (AllToAllDirection direction : directions) {
+  for (AllToAllDirection direction : config.directions) {
     for (const BenchShape& shape : shapes) {
-      cases.push_back(BenchCase(dtype, shape, head_counts, direction, world));
+      cases.push_back(BenchCase(config.dtype, shape, config.head_counts, direction, world));
     }
   }
   const int64_t capacity = LargestBuffer(cases, world);
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
-                       AllToAllHarness::Create(devices, capacity, capacity, /*seed=*/1));
-  const NcclSide nccl = LoadNccl(absl::GetFlag(FLAGS_nccl), devices);
+                       AllToAllHarness::Create(runtime.devices(), capacity, capacity,
+                                               /*seed=*/1));
+  const NcclSide nccl = LoadNccl(config.nccl_path, runtime.devices());
   if (nccl.clique != nullptr) absl::PrintF("# NCCL %s\n", nccl.version);
-  BenchContext bench{&runtime, harness.get(), nccl.clique.get(), dtype, protocols, head_counts};
+  const BenchContext bench{&runtime,         harness.get(), nccl.clique.get(), config.dtype,
+                           config.protocols, config.blocks, config.timing,     config.head_counts};
   absl::PrintF(
       "# ltx_alltoall: %d rank(s), batch 1, medians of %d windows of %d calls (us); ltx: per-rank "
       "calls, one thread per GPU; NCCL: grouped from one thread\n",
-      runtime.world_size(), absl::GetFlag(FLAGS_windows), absl::GetFlag(FLAGS_iters));
+      world, config.timing.windows, config.timing.iterations);
   PrintBenchHeader(bench);
-  for (AllToAllDirection direction : directions) {
+  for (AllToAllDirection direction : config.directions) {
     for (const BenchShape& shape : shapes) LTX_RETURN_IF_ERROR(BenchOne(bench, shape, direction));
   }
   return absl::OkStatus();
 }
 
-// The breakdown's settings from the flags; InvalidArgument naming a bad flag.
-absl::StatusOr<AllToAllBreakdownConfig> BreakdownConfigOfFlags() {
-  AllToAllBreakdownConfig config;
-  LTX_ASSIGN_OR_RETURN(config.dtype, ParseDataType(absl::GetFlag(FLAGS_dtype)));
-  config.heads = absl::GetFlag(FLAGS_heads);
-  config.head_dim = absl::GetFlag(FLAGS_head_dim);
-  const std::string bytes = absl::GetFlag(FLAGS_b);
-  LTX_ASSIGN_OR_RETURN(config.per_rank_bytes, ParseBytes(bytes.empty() ? "8K" : bytes));
-  LTX_ASSIGN_OR_RETURN(const std::vector<Protocol> protocols,
-                       ParseProtocols(absl::GetFlag(FLAGS_protocol)));
-  if (protocols.size() != 1) {
-    return absl::InvalidArgumentError("--breakdown: give one --protocol (auto, one_trip, direct)");
-  }
-  config.protocol = BreakdownProtocol(protocols[0], config.per_rank_bytes);
-  LTX_ASSIGN_OR_RETURN(config.directions, ParseDirections(absl::GetFlag(FLAGS_direction)));
-  LTX_ASSIGN_OR_RETURN(config.blocks, ParseBlockList(absl::GetFlag(FLAGS_breakdown_blocks)));
-  config.timing.warmup = absl::GetFlag(FLAGS_warmup);
-  config.timing.iterations = absl::GetFlag(FLAGS_iters);
-  config.timing.windows = absl::GetFlag(FLAGS_windows);
-  return config;
-}
-
-// Runs the breakdown; the exit code.
-int Breakdown(Runtime& runtime) {
-  absl::StatusOr<AllToAllBreakdownConfig> config = BreakdownConfigOfFlags();
-  absl::StatusOr<int> wrong = config.ok() ? RunAllToAllBreakdown(runtime, *config)
-                                          : absl::StatusOr<int>(config.status());
+// Runs the breakdown of `config`; the exit code.
+int Breakdown(Runtime& runtime, const AllToAllToolConfig& config) {
+  AllToAllBreakdownConfig breakdown;
+  breakdown.protocol = config.breakdown_protocol;
+  breakdown.dtype = config.dtype;
+  breakdown.heads = config.heads;
+  breakdown.head_dim = config.head_dim;
+  breakdown.per_rank_bytes = config.breakdown_bytes;
+  breakdown.directions = config.directions;
+  breakdown.blocks = config.breakdown_blocks;
+  breakdown.timing = config.timing;
+  const absl::StatusOr<int> wrong = RunAllToAllBreakdown(runtime, breakdown);
   if (!wrong.ok()) {
     absl::PrintF("ltx_alltoall: %s\nFAIL\n", wrong.status().ToString().c_str());
     return kExitFailed;
@@ -505,41 +370,46 @@ int Breakdown(Runtime& runtime) {
   return *wrong == 0 ? kExitOk : kExitFailed;
 }
 
+// The ranks' devices of `config` (every visible GPU when it names none) once they are known to
+// be visible and to fit the run; else why not (nothing can run).
+absl::StatusOr<std::vector<int>> CheckedDevices(const AllToAllToolConfig& config) {
+  const int visible = VisibleGpuCount();
+  std::vector<int> devices = config.devices;
+  for (int d = 0; devices.empty() && d < visible; ++d) devices.push_back(d);
+  absl::Status status = CheckDevicesVisible(config.devices, visible);
+  if (status.ok()) status = CheckWorldSize(config, static_cast<int>(devices.size()));
+  if (!status.ok()) return status;
+  return devices;
+}
+
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "Smoke run, benchmark and phase breakdown of ltx's Ulysses all-to-all.");
-  absl::ParseCommandLine(argc, argv);
-  if (VisibleGpuCount() == 0) {
-    absl::PrintF("ltx_alltoall: no CUDA GPU is visible\n");
-    return kExitNoGpu;
-  }
-  absl::StatusOr<std::vector<int>> devices = ParseDevices(absl::GetFlag(FLAGS_devices));
-  if (devices.ok() && devices->empty()) {
-    for (int d = 0; d < VisibleGpuCount(); ++d) devices->push_back(d);
+  AllToAllToolConfig config;
+  const CommandLineOutcome parsed =
+      ParseAllToAllCommandLine(std::vector<std::string>(argv, argv + argc), &config);
+  if (parsed.exit_code >= 0) return FinishCommandLine(parsed);
+  const absl::StatusOr<std::vector<int>> devices = CheckedDevices(config);
+  if (!devices.ok()) {
+    absl::PrintF("ltx_alltoall: %s\n", devices.status().message());
+    return kExitNothingRan;
   }
   RuntimeOptions options;
-  if (devices.ok()) options.devices = *devices;
-  options.max_blocks = absl::GetFlag(FLAGS_max_blocks);
-  absl::StatusOr<std::unique_ptr<Runtime>> runtime =
-      devices.ok() ? Runtime::Create(options)
-                   : absl::StatusOr<std::unique_ptr<Runtime>>(devices.status());
+  options.devices = *devices;
+  options.max_blocks = config.max_blocks;
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
   if (!runtime.ok()) {
     absl::PrintF("ltx_alltoall: %s\nFAIL\n", runtime.status().ToString().c_str());
     return kExitFailed;
   }
   int exit_code = kExitOk;
-  if (absl::GetFlag(FLAGS_smoke) ||
-      (!absl::GetFlag(FLAGS_bench) && !absl::GetFlag(FLAGS_breakdown))) {
-    exit_code = Smoke(**runtime);
-  }
-  if (absl::GetFlag(FLAGS_bench)) {
-    const absl::Status status = Bench(**runtime, *devices);
+  if (config.smoke) exit_code = Smoke(**runtime, config.head_counts);
+  if (config.bench) {
+    const absl::Status status = Bench(**runtime, config);
     if (!status.ok()) {
       absl::PrintF("ltx_alltoall: %s\nFAIL\n", status.ToString().c_str());
       exit_code = kExitFailed;
     }
   }
-  if (absl::GetFlag(FLAGS_breakdown) && exit_code == kExitOk) exit_code = Breakdown(**runtime);
+  if (config.breakdown && exit_code == kExitOk) exit_code = Breakdown(**runtime, config);
   return exit_code;
 }
 

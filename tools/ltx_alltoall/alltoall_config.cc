@@ -1,0 +1,180 @@
+// Flag values to validated run settings for ltx_alltoall.
+#include "tools/ltx_alltoall/alltoall_config.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "ltx/status_macros.h"
+#include "tools/flags/device_list.h"
+#include "tools/ltx_allgather/breakdown_config.h"
+#include "tools/ltx_allgather/tool_config.h"
+#include "tools/ltx_alltoall/head_counts.h"
+
+namespace ltx {
+namespace {
+
+constexpr BenchShape kModelShapes[] = {
+    {15360, 32, 128}, {32640, 32, 128}, {6144, 32, 64}, {1024, 32, 128}};
+constexpr int64_t kModelHeads = 32;
+constexpr char kMaxBytes[] = "256M";
+constexpr double kStepFactor = 4;
+constexpr char kBreakdownBytes[] = "8K";
+
+// `status` with "`flag`: " before its message, as InvalidArgument.
+absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
+  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", status.message()));
+}
+
+absl::StatusOr<std::vector<AllToAllDirection>> ParseDirections(const std::string& name) {
+  if (name == "seq_to_heads") return std::vector<AllToAllDirection>{AllToAllDirection::kSeqToHeads};
+  if (name == "heads_to_seq") return std::vector<AllToAllDirection>{AllToAllDirection::kHeadsToSeq};
+  if (name == "both") {
+    return std::vector<AllToAllDirection>{AllToAllDirection::kSeqToHeads,
+                                          AllToAllDirection::kHeadsToSeq};
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--direction: '%s' is not seq_to_heads, heads_to_seq or both", name));
+}
+
+absl::StatusOr<std::vector<Protocol>> ParseProtocols(const std::string& names) {
+  std::vector<Protocol> protocols;
+  for (absl::string_view name : absl::StrSplit(names, ',')) {
+    absl::StatusOr<Protocol> protocol = ParseProtocol(name);
+    if (!protocol.ok()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--protocol: '%s' is not auto, direct, one_trip or copy_engine", std::string(name)));
+    }
+    protocols.push_back(*protocol);
+  }
+  return protocols;
+}
+
+// The values every mode shares: devices, dtype, directions, timing, blocks.
+absl::Status FillShared(const AllToAllFlagValues& flags, AllToAllToolConfig* config) {
+  LTX_ASSIGN_OR_RETURN(config->devices, DevicesOfFlags(flags.devices, flags.gpus));
+  absl::StatusOr<DataType> dtype = ParseDataType(flags.dtype);
+  if (!dtype.ok()) return ForFlag("-d/--dtype", dtype.status());
+  config->dtype = *dtype;
+  LTX_ASSIGN_OR_RETURN(config->directions, ParseDirections(flags.direction));
+  LTX_ASSIGN_OR_RETURN(config->protocols, ParseProtocols(flags.protocol));
+  if (flags.blocks < 0) return absl::InvalidArgumentError("--blocks: must be >= 0");
+  if (flags.max_blocks < 0) return absl::InvalidArgumentError("--max_blocks: must be >= 0");
+  config->blocks = flags.blocks;
+  config->max_blocks = flags.max_blocks;
+  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
+  if (flags.warmup < 0 || flags.iters < 1 || flags.windows < 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d",
+        flags.warmup, flags.iters, flags.windows));
+  }
+  if (flags.heads < 1 || flags.head_dim < 1) {
+    return absl::InvalidArgumentError("--heads and --head_dim: must be >= 1");
+  }
+  config->heads = flags.heads;
+  config->head_dim = flags.head_dim;
+  config->nccl_path = flags.nccl;
+  return absl::OkStatus();
+}
+
+// The sizes: -b, -e and -f, each only where a mode takes it.
+absl::Status FillSizes(const AllToAllFlagValues& flags, AllToAllToolConfig* config) {
+  if (!flags.min_bytes.empty() && !flags.bench && !flags.breakdown) {
+    return absl::InvalidArgumentError(
+        "-b/--min_bytes: only --bench (the sweep) and --breakdown (its size) take a size");
+  }
+  if ((!flags.max_bytes.empty() || flags.step_factor != 0) &&
+      (!flags.bench || flags.min_bytes.empty())) {
+    return absl::InvalidArgumentError(
+        "-e/--max_bytes and -f/--step_factor: only the sweep of --bench takes them; give -b "
+        "too (without -b the benchmark runs the model shapes)");
+  }
+  const std::string breakdown_bytes = flags.min_bytes.empty() ? kBreakdownBytes : flags.min_bytes;
+  absl::StatusOr<int64_t> bytes = ParseBytes(breakdown_bytes);
+  if (!bytes.ok()) return ForFlag("-b/--min_bytes", bytes.status());
+  config->breakdown_bytes = *bytes;
+  config->min_bytes = flags.min_bytes.empty() ? 0 : *bytes;
+  absl::StatusOr<int64_t> max_bytes =
+      ParseBytes(flags.max_bytes.empty() ? kMaxBytes : flags.max_bytes);
+  if (!max_bytes.ok()) return ForFlag("-e/--max_bytes", max_bytes.status());
+  config->max_bytes = *max_bytes;
+  config->factor = flags.step_factor == 0 ? kStepFactor : flags.step_factor;
+  if (!(config->factor > 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("-f/--step_factor %g: must be > 1", config->factor));
+  }
+  if (config->min_bytes > config->max_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "sizes: need -b <= -e, got -b %d -e %d", config->min_bytes, config->max_bytes));
+  }
+  return absl::OkStatus();
+}
+
+// The breakdown's protocol and block counts.
+absl::Status FillBreakdown(const AllToAllFlagValues& flags, AllToAllToolConfig* config) {
+  absl::StatusOr<std::vector<int>> blocks = ParseBlockList(flags.breakdown_blocks);
+  if (!blocks.ok()) return ForFlag("--breakdown_blocks", blocks.status());
+  config->breakdown_blocks = *blocks;
+  if (!flags.breakdown) return absl::OkStatus();
+  const Protocol protocol =
+      BreakdownProtocol(config->protocols.front(), config->breakdown_bytes);
+  if (config->protocols.size() != 1 ||
+      (protocol != Protocol::kOneTrip && protocol != Protocol::kDirect)) {
+    return absl::InvalidArgumentError(
+        "--breakdown: give one --protocol (auto, one_trip or direct)");
+  }
+  config->breakdown_protocol = protocol;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValues& flags) {
+  AllToAllToolConfig config;
+  config.bench = flags.bench;
+  config.breakdown = flags.breakdown;
+  config.smoke = flags.smoke || (!flags.bench && !flags.breakdown);
+  LTX_RETURN_IF_ERROR(FillShared(flags, &config));
+  LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
+  LTX_RETURN_IF_ERROR(FillBreakdown(flags, &config));
+  absl::StatusOr<std::vector<int64_t>> head_counts =
+      ParseHeadCounts(flags.head_counts, static_cast<int>(config.devices.size()));
+  if (!head_counts.ok()) return ForFlag("--head_counts", head_counts.status());
+  config.head_counts = *head_counts;
+  if (!config.head_counts.empty() && !config.smoke && !config.bench) {
+    return absl::InvalidArgumentError(
+        "--head_counts: the smoke run and --bench take a head split, --breakdown does not");
+  }
+  if (config.bench) {
+    const int64_t heads = config.min_bytes == 0 ? kModelHeads : config.heads;
+    absl::Status sums = CheckHeadCounts(config.head_counts, heads);
+    if (!sums.ok()) return ForFlag("--head_counts", sums);
+  }
+  return config;
+}
+
+absl::Status CheckWorldSize(const AllToAllToolConfig& config, int world) {
+  if (config.head_counts.empty() || config.head_counts.size() == static_cast<size_t>(world)) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--head_counts: %d head counts for %d ranks; give one per rank",
+                      config.head_counts.size(), world));
+}
+
+std::vector<BenchShape> BenchShapes(const AllToAllToolConfig& config, int world) {
+  if (config.min_bytes == 0) {
+    return std::vector<BenchShape>(std::begin(kModelShapes), std::end(kModelShapes));
+  }
+  const int64_t token_bytes = config.heads * config.head_dim * ElementSize(config.dtype);
+  std::vector<BenchShape> shapes;
+  for (double bytes = static_cast<double>(config.min_bytes); bytes <= config.max_bytes;
+       bytes *= config.factor) {
+    const int64_t tokens = std::max<int64_t>(1, static_cast<int64_t>(bytes) * world / token_bytes);
+    shapes.push_back({tokens, config.heads, config.head_dim});
+  }
+  return shapes;
+}
+
+}  // namespace ltx

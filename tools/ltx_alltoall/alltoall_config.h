@@ -1,0 +1,97 @@
+// The settings of one ltx_alltoall run, built from its flag values and validated without a GPU,
+// so that a bad flag is one clear line before the tool looks for GPUs; with the plain logic
+// over them (the benchmark's shapes, the checks that need the world size).
+#ifndef LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_CONFIG_H_
+#define LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "ltx/alltoall_shape.h"
+#include "ltx/data_type.h"
+#include "ltx/runtime_options.h"
+#include "tools/ltx_allgather/bench_config.h"
+
+namespace ltx {
+
+// The flag values as given (defaults are those of the tool's flags).
+struct AllToAllFlagValues {
+  bool smoke = false;
+  bool bench = false;
+  bool breakdown = false;
+  std::string breakdown_blocks = "0,1,2,4";
+  std::string devices;
+  int gpus = 0;
+  std::string min_bytes;  // Empty: the model shapes (benchmark), 8K (breakdown).
+  std::string max_bytes;  // Empty: 256M.
+  double step_factor = 0;  // 0: not given, 4.
+  int64_t heads = 32;
+  int64_t head_dim = 128;
+  std::string head_counts;
+  std::string direction = "both";
+  std::string dtype = "bf16";
+  std::string protocol = "auto";
+  int blocks = 0;
+  int max_blocks = 0;
+  int warmup = 20;
+  int iters = 50;
+  int windows = 5;
+  std::string nccl = "libnccl.so.2";
+};
+
+// One benchmark shape: total tokens (split evenly), heads and head_dim.
+struct BenchShape {
+  int64_t tokens;
+  int64_t heads;
+  int64_t head_dim;
+};
+
+struct AllToAllToolConfig {
+  bool smoke = true;  // Runs first; then the benchmark, then the breakdown (if the smoke passed).
+  bool bench = false;
+  bool breakdown = false;
+  std::vector<int> devices;  // The ranks' GPUs (empty: every visible GPU).
+  int max_blocks = 0;        // RuntimeOptions::max_blocks.
+  DataType dtype = DataType::kBFloat16;
+  std::vector<AllToAllDirection> directions;
+  std::vector<int64_t> head_counts;  // Heads per rank; empty: the even split.
+  TimingPlan timing;
+  // Benchmark: the protocols of ltx's calls (one row each per shape), their block count, the
+  // NCCL library (empty: none), and the sweep of output bytes per rank (min_bytes 0: the model
+  // shapes) over shapes of `heads` x `head_dim`.
+  std::vector<Protocol> protocols;
+  int blocks = 0;
+  std::string nccl_path;
+  int64_t min_bytes = 0;
+  int64_t max_bytes = 0;
+  double factor = 4;
+  int64_t heads = 32;
+  int64_t head_dim = 128;
+  // Breakdown: the kernel timed (kOneTrip or kDirect), bytes per rank and block counts.
+  Protocol breakdown_protocol = Protocol::kOneTrip;
+  int64_t breakdown_bytes = 8 << 10;
+  std::vector<int> breakdown_blocks;
+};
+
+// Validates every value and builds the run's settings; InvalidArgument names the flag (in the
+// form the user typed, e.g. "-b/--min_bytes") and says what it accepts. -e and -f need --bench
+// and -b; -b needs --bench or --breakdown; --breakdown takes one --protocol (auto, one_trip or
+// direct); --head_counts must fit the shapes' heads (and, with --devices or -g, the ranks).
+// Needs no GPU. Thread-safe (pure).
+absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValues& flags);
+
+// OK when `config` can run on `world` ranks (--head_counts gives one count per rank); else
+// InvalidArgument naming the flag. Thread-safe (pure).
+absl::Status CheckWorldSize(const AllToAllToolConfig& config, int world);
+
+// The benchmark's shapes on `world` ranks: the model shapes (32 heads), or the sweep from
+// min_bytes to max_bytes output bytes per rank, times factor each step, with total tokens
+// max(1, bytes * world / token row). Requires a valid config. Thread-safe (pure).
+std::vector<BenchShape> BenchShapes(const AllToAllToolConfig& config, int world);
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_CONFIG_H_

@@ -1,0 +1,159 @@
+// ltx_alltoall's flags, usage text and the parse of its command line.
+#include "tools/ltx_alltoall/alltoall_flags.h"
+
+#include <cstdint>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/status/status.h"
+
+// The flags, with the defaults of ltx::AllToAllFlagValues; --help (AllToAllUsageText) describes
+// them for people, with their short forms.
+ABSL_FLAG(bool, smoke, ltx::AllToAllFlagValues().smoke,
+          "Run the smoke test (the default when neither --bench nor --breakdown is given).");
+ABSL_FLAG(bool, bench, ltx::AllToAllFlagValues().bench, "Run the benchmark.");
+ABSL_FLAG(bool, breakdown, ltx::AllToAllFlagValues().breakdown,
+          "Time the phases of the one-trip or the direct kernel at the size of -b.");
+ABSL_FLAG(std::string, breakdown_blocks, ltx::AllToAllFlagValues().breakdown_blocks,
+          "Breakdown: block counts to compare (0 = automatic).");
+ABSL_FLAG(std::string, devices, ltx::AllToAllFlagValues().devices,
+          "CUDA device ordinals in rank order, e.g. 3,1 or 0,0 (ranks sharing a GPU).");
+ABSL_FLAG(int, gpus, ltx::AllToAllFlagValues().gpus, "-g: use GPUs 0..N-1; 0 = every GPU.");
+ABSL_FLAG(std::string, min_bytes, ltx::AllToAllFlagValues().min_bytes,
+          "-b: smallest size, output bytes per rank (K/M/G).");
+ABSL_FLAG(std::string, max_bytes, ltx::AllToAllFlagValues().max_bytes,
+          "-e: largest size, output bytes per rank (K/M/G); empty = 256M.");
+ABSL_FLAG(double, step_factor, ltx::AllToAllFlagValues().step_factor,
+          "-f: factor between successive sizes; 0 = 4.");
+ABSL_FLAG(int64_t, heads, ltx::AllToAllFlagValues().heads, "Sweep and breakdown: heads.");
+ABSL_FLAG(int64_t, head_dim, ltx::AllToAllFlagValues().head_dim,
+          "Sweep and breakdown: head_dim.");
+ABSL_FLAG(std::string, head_counts, ltx::AllToAllFlagValues().head_counts,
+          "Heads per rank, one per rank; empty = the even split.");
+ABSL_FLAG(std::string, direction, ltx::AllToAllFlagValues().direction,
+          "seq_to_heads, heads_to_seq or both.");
+ABSL_FLAG(std::string, dtype, ltx::AllToAllFlagValues().dtype, "-d: element type.");
+ABSL_FLAG(std::string, protocol, ltx::AllToAllFlagValues().protocol,
+          "Comma-separated protocols of ltx's calls (breakdown: one).");
+ABSL_FLAG(int, blocks, ltx::AllToAllFlagValues().blocks,
+          "Thread blocks per rank of each ltx call; 0 = by size.");
+ABSL_FLAG(int, max_blocks, ltx::AllToAllFlagValues().max_blocks,
+          "Cap on thread blocks per rank; 0 = one per SM.");
+ABSL_FLAG(int, warmup, ltx::AllToAllFlagValues().warmup, "-w: warm-up calls before timing.");
+ABSL_FLAG(int, iters, ltx::AllToAllFlagValues().iters, "-n: calls per timed window.");
+ABSL_FLAG(int, windows, ltx::AllToAllFlagValues().windows,
+          "Timed windows; the median is reported.");
+ABSL_FLAG(std::string, nccl, ltx::AllToAllFlagValues().nccl,
+          "NCCL library to compare with; empty = none.");
+
+namespace ltx {
+namespace {
+
+constexpr ShortFlag kShortFlags[] = {
+    {'b', "min_bytes"}, {'e', "max_bytes"}, {'f', "step_factor"}, {'n', "iters"},
+    {'w', "warmup"},    {'d', "dtype"},     {'g', "gpus"},
+};
+
+// The flag values as the command line set them.
+AllToAllFlagValues ReadFlags() {
+  AllToAllFlagValues f;
+  f.smoke = absl::GetFlag(FLAGS_smoke);
+  f.bench = absl::GetFlag(FLAGS_bench);
+  f.breakdown = absl::GetFlag(FLAGS_breakdown);
+  f.breakdown_blocks = absl::GetFlag(FLAGS_breakdown_blocks);
+  f.devices = absl::GetFlag(FLAGS_devices);
+  f.gpus = absl::GetFlag(FLAGS_gpus);
+  f.min_bytes = absl::GetFlag(FLAGS_min_bytes);
+  f.max_bytes = absl::GetFlag(FLAGS_max_bytes);
+  f.step_factor = absl::GetFlag(FLAGS_step_factor);
+  f.heads = absl::GetFlag(FLAGS_heads);
+  f.head_dim = absl::GetFlag(FLAGS_head_dim);
+  f.head_counts = absl::GetFlag(FLAGS_head_counts);
+  f.direction = absl::GetFlag(FLAGS_direction);
+  f.dtype = absl::GetFlag(FLAGS_dtype);
+  f.protocol = absl::GetFlag(FLAGS_protocol);
+  f.blocks = absl::GetFlag(FLAGS_blocks);
+  f.max_blocks = absl::GetFlag(FLAGS_max_blocks);
+  f.warmup = absl::GetFlag(FLAGS_warmup);
+  f.iters = absl::GetFlag(FLAGS_iters);
+  f.windows = absl::GetFlag(FLAGS_windows);
+  f.nccl = absl::GetFlag(FLAGS_nccl);
+  return f;
+}
+
+}  // namespace
+
+CommandLineOutcome ParseAllToAllCommandLine(const std::vector<std::string>& args,
+                                            AllToAllToolConfig* config) {
+  return ParseToolCommandLine(args, {"ltx_alltoall", kShortFlags, AllToAllUsageText()}, [&] {
+    absl::StatusOr<AllToAllToolConfig> made = MakeAllToAllToolConfig(ReadFlags());
+    if (made.ok()) *config = *std::move(made);
+    return made.status();
+  });
+}
+
+std::string AllToAllUsageText() {
+  return R"(ltx_alltoall: the Ulysses all-to-all (sequence <-> heads) across the GPUs of this node.
+
+  ltx_alltoall [FLAGS]            smoke run: both directions, every dtype, odd shapes, uneven
+                                  and zero counts, an uneven head split, both call styles, each
+                                  verified byte-exact with its round trip; ends with PASS or FAIL
+  ltx_alltoall --bench [FLAGS]    the model shapes (or a sweep with -b/-e/-f), ltx on each
+                                  --protocol beside NCCL (grouped send/recv plus a permute)
+  ltx_alltoall --breakdown [FLAGS]
+                                  where an all-to-all's time goes: each phase of the one-trip or
+                                  the direct kernel per rank and block count, graph and eager
+  --smoke adds the smoke run before --bench or --breakdown.
+
+Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1M" are the same):
+  GPUs and runtime
+    -g, --gpus=N                 use GPUs 0..N-1 (default 0: every visible GPU)
+        --devices=3,1            CUDA device ordinals in rank order, 1 to 8 (instead of -g);
+                                 a GPU may repeat: its ranks share it (e.g. 0,0,0,0)
+        --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
+  Every run
+    -d, --dtype=NAME             bf16 | fp16 | fp32 | fp8_e4m3 | fp8_e5m2 | int8 | uint8
+                                 (default bf16; the smoke run runs every dtype)
+        --direction=NAME         seq_to_heads | heads_to_seq | both (default both)
+        --head_counts=LIST       heads per rank, one per rank, summing to the shapes' heads
+                                 (default: the even split; smoke run: its own uneven split)
+  Benchmark (--bench)
+    -b, --min_bytes=SIZE         smallest size of a sweep in output bytes per rank (nccl-tests'
+                                 size: one rank's output, here the whole sequence over its heads
+                                 or its tokens over all heads), with K/M/G suffixes (default:
+                                 no sweep, the model shapes 15360x32x128, 32640x32x128,
+                                 6144x32x64, 1024x32x128 in tokens x heads x head_dim)
+    -e, --max_bytes=SIZE         largest size, output bytes per rank (default 256M; needs -b)
+    -f, --step_factor=F          factor between sizes (default 4; needs -b)
+        --heads=N                heads of the sweep's shapes (default 32)
+        --head_dim=N             head_dim of the sweep's shapes (default 128)
+        --protocol=LIST          auto | direct | one_trip | copy_engine, comma-separated: one row
+                                 each per shape (default auto)
+        --blocks=N               thread blocks per rank per call (default 0: by size)
+    -n, --iters=N                calls per timed window (default 50)
+    -w, --warmup=N               warm-up calls (default 20)
+        --windows=N              timed windows; the median is reported (default 5)
+        --nccl=PATH              libnccl to dlopen for the NCCL columns; empty: none
+                                 (default libnccl.so.2)
+  Breakdown (--breakdown)
+    -b, --min_bytes=SIZE         bytes per rank (default 8K)
+        --protocol=NAME          one_trip | direct | auto (one_trip up to 512K per rank, direct
+                                 above; default auto)
+        --breakdown_blocks=LIST  block counts to compare, 0 = automatic (default 0,1,2,4)
+    -n, -w, --windows, -d, --heads, --head_dim, --direction, --max_blocks as above
+  -h, --help                     this text
+
+Exit codes: 0 pass; 1 a failure (a wrong result or an error while running); 2 nothing ran
+(a bad command line, or no GPU visible).
+
+Examples:
+  ltx_alltoall
+  ltx_alltoall --devices=0,0,0,0
+  ltx_alltoall --bench -b 1M -e 256M -f 4
+  ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip,copy_engine
+  ltx_alltoall --bench --head_counts 6,10,6,10
+  ltx_alltoall --breakdown -b 4M --breakdown_blocks 0,32,64 --direction seq_to_heads
+)";
+}
+
+}  // namespace ltx
