@@ -48,7 +48,8 @@ same):
     -T, --timeout=DURATION       how long a GPU waits for its peers, e.g. 10s or 500ms; -T takes
                                  seconds (default 10s); the host waits at most 3 times as long
   Every call
-    -d, --dtype=NAME             bf16 | fp16 | fp32 | fp8_e4m3 | fp8_e5m2 | int8 | uint8
+    -d, --dtype=NAME             bf16 fp16 fp32 fp8_e4m3 fp8_e5m2 int8 uint8 int16 uint16
+                                 int32 uint32 int64 uint64 fp64 bool complex64 complex128
                                  (benchmark default bf16; smoke run default: every dtype)
         --protocol=NAME          auto | direct | one_trip | copy_engine (default auto)
         --blocks=N               thread blocks per rank per call (default 0: by size)

@@ -112,7 +112,8 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
                                  a GPU may repeat: its ranks share it (e.g. 0,0,0,0)
         --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
   Every run
-    -d, --dtype=NAME             bf16 | fp16 | fp32 | fp8_e4m3 | fp8_e5m2 | int8 | uint8
+    -d, --dtype=NAME             bf16 fp16 fp32 fp8_e4m3 fp8_e5m2 int8 uint8 int16 uint16
+                                 int32 uint32 int64 uint64 fp64 bool complex64 complex128
                                  (default bf16; the smoke run runs every dtype)
         --direction=NAME         seq_to_heads | heads_to_seq | both (default both)
         --head_counts=LIST       heads per rank, one per rank, summing to the shapes' heads
