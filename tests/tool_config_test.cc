@@ -103,8 +103,8 @@ TEST(MakeToolConfigTest, GraphReplaysOfCopyEngineCallsOnThePeerStoreTransport) {
 
 TEST(MakeToolConfigTest, BadValuesNameTheirFlag) {
   FlagValues flags;
-  flags.dtype = "fp64";
-  EXPECT_THAT(ErrorOf(flags), HasSubstr("-d/--dtype: unknown dtype 'fp64'"));
+  flags.dtype = "fp128";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("-d/--dtype: unknown dtype 'fp128'"));
   flags = FlagValues();
   flags.protocol = "ll";
   EXPECT_THAT(ErrorOf(flags), HasSubstr("--protocol: unknown protocol 'll'; expected one of"));
