@@ -26,7 +26,7 @@ AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGath
   return params;
 }
 
-EntryAnnouncement CopyEngineAnnouncementOf(const AllGatherLayout& layout,
+EntryAnnouncement AllGatherCopyEngineAnnouncement(const AllGatherLayout& layout,
                                            const RankBuffers& buffers, const ResolvedCall& call) {
   // The announcement reads no part of the view.
   return AnnouncementOf(AllGatherParamsOf(PeerStoreView(), layout, buffers, call),

@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "kernels/allgather_kernel.h"
-#include "ltx/allgather_spec.h"
+#include "ltx/allgather_layout.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/resolved_call.h"
 
@@ -22,7 +22,7 @@ AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGath
 // What a rank's copy-engine call of an AllGather of `layout` on `buffers` announces (see
 // ltx/copy_engine_call.h): what its kernel would announce (AnnouncementOf, with call.generation),
 // with AnnouncedProtocol::kCopyEngine. Thread-safe (pure).
-EntryAnnouncement CopyEngineAnnouncementOf(const AllGatherLayout& layout,
+EntryAnnouncement AllGatherCopyEngineAnnouncement(const AllGatherLayout& layout,
                                            const RankBuffers& buffers, const ResolvedCall& call);
 
 // Enqueues rank `view.rank`'s AllGather kernel on `buffers.stream`: the direct kernel for

@@ -21,7 +21,7 @@ AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllL
   return params;
 }
 
-EntryAnnouncement CopyEngineAnnouncementOf(const AllToAllLayout& layout,
+EntryAnnouncement AllToAllCopyEngineAnnouncement(const AllToAllLayout& layout,
                                            const RankBuffers& buffers, const ResolvedCall& call) {
   // The announcement reads no part of the view.
   return AnnouncementOf(AllToAllParamsOf(PeerStoreView(), layout, buffers, call),

@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "kernels/alltoall_kernel.h"
-#include "ltx/alltoall_spec.h"
+#include "ltx/alltoall_layout.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/resolved_call.h"
@@ -24,7 +24,7 @@ AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllL
 // ltx/copy_engine_call.h): what its kernels would announce (AnnouncementOf: digest, token row
 // size, batch, total tokens, dtype, call.generation), with AnnouncedProtocol::kCopyEngine.
 // Thread-safe (pure).
-EntryAnnouncement CopyEngineAnnouncementOf(const AllToAllLayout& layout,
+EntryAnnouncement AllToAllCopyEngineAnnouncement(const AllToAllLayout& layout,
                                            const RankBuffers& buffers, const ResolvedCall& call);
 
 // Enqueues rank `view.rank`'s all-to-all kernel on `buffers.stream`: the direct kernel for

@@ -16,7 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
-#include "ltx/allgather_spec.h"
+#include "ltx/allgather_layout.h"
 #include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime.h"

@@ -20,9 +20,9 @@
 #include "kernels/copy_engine_exit_kernel.h"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "ltx/allgather_launch.h"
-#include "ltx/allgather_spec.h"
+#include "ltx/allgather_layout.h"
 #include "ltx/alltoall_launch.h"
-#include "ltx/alltoall_spec.h"
+#include "ltx/alltoall_layout.h"
 #include "ltx/buffer_checks.h"
 #include "ltx/call_ledger.h"
 #include "ltx/capture_exchange.h"
@@ -479,7 +479,7 @@ Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
     return LaunchAllGather(view, layout, buffers, call);
   };
   op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
-    return CopyEngineAnnouncementOf(layout, buffers, call);
+    return AllGatherCopyEngineAnnouncement(layout, buffers, call);
   };
   op.plan_copy = [&layout](int source, int, const void* input, void* output) {
     return PlanShardCopy(layout.GeometryOf(source), input, output);
@@ -502,7 +502,7 @@ Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
     return LaunchAllToAll(view, layout, buffers, call);
   };
   op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
-    return CopyEngineAnnouncementOf(layout, buffers, call);
+    return AllToAllCopyEngineAnnouncement(layout, buffers, call);
   };
   op.plan_copy = [&layout](int source, int target, const void* input, void* output) {
     return PlanPieceCopy(layout.geometry, source, target, input, output);
@@ -784,7 +784,7 @@ absl::StatusOr<CollectiveHandle> Runtime::AllGather(const AllGatherShape& shape,
                                                     absl::Span<const RankBuffers> buffers,
                                                     const CallOptions& call) {
   LTX_RETURN_IF_ERROR(CheckUsable());
-  LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeLayout(shape, world_size()));
+  LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeAllGatherLayout(shape, world_size()));
   return Coordinate(AllGatherOp(layout), buffers, call);
 }
 
@@ -797,7 +797,7 @@ absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
 
 absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
                                     const RankBuffers& buffers, const CallOptions& call) {
-  const absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, world_size());
+  const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, world_size());
   if (!layout.ok()) return RejectRankCall(rank, layout.status());
   return RankCall(rank, AllGatherOp(*layout), buffers, call);
 }

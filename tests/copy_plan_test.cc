@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "gtest/gtest.h"
-#include "ltx/allgather_spec.h"
+#include "ltx/allgather_layout.h"
 #include "ltx/data_type.h"
 
 namespace ltx {
@@ -566,7 +566,7 @@ int64_t SimulateAndCheck(const SimCase& c, std::mt19937_64* rng) {
   shape.batch = c.batch;
   shape.hidden = c.row_bytes;
   shape.token_counts = c.counts;
-  const absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, c.world);
+  const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, c.world);
   EXPECT_TRUE(layout.ok()) << layout.status();
   if (!layout.ok()) return 0;
   EXPECT_EQ(layout->row_bytes, c.row_bytes);
@@ -729,7 +729,7 @@ TEST(CopyPlanSimulationTest, ZeroTokenRanksStoreNothing) {
   shape.batch = c.batch;
   shape.hidden = c.row_bytes;
   shape.token_counts = c.counts;
-  const absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, c.world);
+  const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, c.world);
   ASSERT_TRUE(layout.ok()) << layout.status();
   KernelSimulator sim(c, *layout, &rng);
   ASSERT_TRUE(sim.RunAllRanks()) << sim.error();

@@ -13,9 +13,9 @@
 #include "kernels/collective.h"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "ltx/allgather_launch.h"
-#include "ltx/allgather_spec.h"
+#include "ltx/allgather_layout.h"
 #include "ltx/alltoall_launch.h"
-#include "ltx/alltoall_spec.h"
+#include "ltx/alltoall_layout.h"
 #include "ltx/kernel_params.h"
 #include "ltx/peer_store_transport.h"
 #include "ltx/rank_buffers.h"
@@ -90,7 +90,7 @@ AllGatherLayout GatherLayout() {
   shape.batch = 2;
   shape.hidden = 64;
   shape.token_counts = counts;
-  absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, kWorld);
+  absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, kWorld);
   EXPECT_TRUE(layout.ok()) << layout.status();
   return layout.value_or(AllGatherLayout());
 }
@@ -149,7 +149,8 @@ TEST(LaunchParamsTest, CopyEngineAnnouncementsAreTheKernelsButForTheProtocol) {
   const AllGatherLayout gather = GatherLayout();
   const EntryAnnouncement gather_kernel = AnnouncementOf(
       AllGatherParamsOf(FakeView(), gather, FakeBuffers(), FakeCall()), AnnouncedProtocol::kDirect);
-  EntryAnnouncement gather_copies = CopyEngineAnnouncementOf(gather, FakeBuffers(), FakeCall());
+  EntryAnnouncement gather_copies =
+      AllGatherCopyEngineAnnouncement(gather, FakeBuffers(), FakeCall());
   EXPECT_EQ(gather_copies.protocol, static_cast<uint32_t>(AnnouncedProtocol::kCopyEngine));
   EXPECT_EQ(gather_copies.output_address, uint64_t{0xb000});
   EXPECT_EQ(gather_copies.generation, 7u);
@@ -160,7 +161,8 @@ TEST(LaunchParamsTest, CopyEngineAnnouncementsAreTheKernelsButForTheProtocol) {
   const AllToAllLayout to_all = ToAllLayout();
   const EntryAnnouncement to_all_kernel = AnnouncementOf(
       AllToAllParamsOf(FakeView(), to_all, FakeBuffers(), FakeCall()), AnnouncedProtocol::kDirect);
-  EntryAnnouncement to_all_copies = CopyEngineAnnouncementOf(to_all, FakeBuffers(), FakeCall());
+  EntryAnnouncement to_all_copies =
+      AllToAllCopyEngineAnnouncement(to_all, FakeBuffers(), FakeCall());
   EXPECT_EQ(to_all_copies.protocol, static_cast<uint32_t>(AnnouncedProtocol::kCopyEngine));
   to_all_copies.protocol = to_all_kernel.protocol;
   EXPECT_FALSE(MismatchRecord(to_all_kernel, to_all_copies, 0, 1, 1, &mismatch));

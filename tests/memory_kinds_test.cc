@@ -131,7 +131,7 @@ struct BufferBytes {
 };
 void AddNeeds(const std::vector<Call<AllGatherCase>>& calls, int world, BufferBytes* bytes) {
   for (const auto& call : calls) {
-    const AllGatherLayout layout = *ComputeLayout(call.c.Shape(), world);
+    const AllGatherLayout layout = *ComputeAllGatherLayout(call.c.Shape(), world);
     for (int rank = 0; rank < world; ++rank) {
       bytes->input = std::max(bytes->input, layout.InputBytes(rank));
     }

@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ltx/allgather_spec.h"
-#include "ltx/alltoall_spec.h"
+#include "ltx/allgather_layout.h"
+#include "ltx/alltoall_layout.h"
 #include "tests/alltoall_grid.h"
 
 namespace ltx {
@@ -60,7 +60,8 @@ AllGatherLayout Layout(int64_t batch, int64_t hidden, std::vector<int64_t> count
   shape.batch = batch;
   shape.hidden = hidden;
   shape.token_counts = counts;
-  absl::StatusOr<AllGatherLayout> layout = ComputeLayout(shape, static_cast<int>(counts.size()));
+  absl::StatusOr<AllGatherLayout> layout =
+      ComputeAllGatherLayout(shape, static_cast<int>(counts.size()));
   EXPECT_TRUE(layout.ok()) << layout.status();
   return *layout;
 }

@@ -251,8 +251,8 @@ absl::Status Breakdown::RunHost() {
          int device = 0;
          return CudaStatus(cudaGetDevice(&device), "cudaGetDevice");
        }},
-      {"ComputeLayout (shape checks and layout)",
-       [&](int) { return ComputeLayout(shape, world()).status(); }},
+      {"ComputeAllGatherLayout (shape checks and layout)",
+       [&](int) { return ComputeAllGatherLayout(shape, world()).status(); }},
       {"ResolveCall", [&](int) { return AutoCall().status(); }},
       {"AllGatherParamsOf (fill the parameters)",
        [&](int rank) {

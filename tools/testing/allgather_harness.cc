@@ -43,7 +43,7 @@ absl::StatusOr<std::unique_ptr<AllGatherHarness>> AllGatherHarness::Create(std::
 
 absl::Status AllGatherHarness::Prepare(const AllGatherCase& c) {
   case_ = c;
-  LTX_ASSIGN_OR_RETURN(layout_, ComputeLayout(case_.Shape(), world_size()));
+  LTX_ASSIGN_OR_RETURN(layout_, ComputeAllGatherLayout(case_.Shape(), world_size()));
   LTX_RETURN_IF_ERROR(RankAreas::CheckMisalignment(c.input_misalignment, c.output_misalignment));
   if (c.in_place && layout_.InPlaceOffset(0) == kNotInPlace) {
     return absl::InvalidArgumentError(

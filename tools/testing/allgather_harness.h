@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ltx/allgather_spec.h"
+#include "ltx/allgather_layout.h"
 #include "ltx/data_type.h"
 #include "tools/testing/rank_areas.h"
 
@@ -59,7 +59,7 @@ class AllGatherHarness {
   // Makes `c` current: fresh random input on every rank, every output area (guards included)
   // poisoned with a fresh random byte, expected output computed on the host. Returns when the
   // GPUs hold it. ResourceExhausted if the case does not fit the capacities; InvalidArgument
-  // for a shape ComputeLayout rejects.
+  // for a shape ComputeAllGatherLayout rejects.
   absl::Status Prepare(const AllGatherCase& c);
 
   // Rank `rank`'s buffers for the current case, on the harness's stream of that rank.

@@ -1,14 +1,14 @@
 // Validation and layout of all-to-all arguments. The checks shared with the AllGather (world
 // size, dtype, batch, counts, sizes) are the AllGather's own, applied to the all-to-all's
 // sequence-sharded tensor [batch, tokens, heads * head_dim].
-#include "ltx/alltoall_spec.h"
+#include "ltx/alltoall_layout.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "ltx/allgather_shape.h"
-#include "ltx/allgather_spec.h"
+#include "ltx/allgather_layout.h"
 #include "ltx/buffer_checks.h"
 #include "ltx/status_macros.h"
 
@@ -91,7 +91,7 @@ void FillRanks(const AllGatherLayout& gathered, AllToAllLayout& layout) {
     g.group_bytes[rank] = layout.head_counts[rank] * head_bytes;
     g.group_offsets[rank] = offset;
     offset += g.group_bytes[rank];
-    // Both are at most the gathered output's size, which ComputeLayout bounded.
+    // Both are at most the gathered output's size, which ComputeAllGatherLayout bounded.
     const int64_t sequence_bytes = gathered.InputBytes(rank);
     const int64_t heads_bytes = gathered.batch * gathered.total_tokens * g.group_bytes[rank];
     layout.input_bytes[rank] = g.heads_to_seq ? heads_bytes : sequence_bytes;
@@ -108,7 +108,8 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
   sequence.batch = shape.batch;
   sequence.hidden = shape.heads * shape.head_dim;
   sequence.token_counts = shape.token_counts;
-  LTX_ASSIGN_OR_RETURN(const AllGatherLayout gathered, ComputeLayout(sequence, world_size));
+  LTX_ASSIGN_OR_RETURN(const AllGatherLayout gathered,
+                       ComputeAllGatherLayout(sequence, world_size));
 
   AllToAllLayout layout;
   LTX_ASSIGN_OR_RETURN(layout.head_counts, HeadCountsOf(shape, world_size));

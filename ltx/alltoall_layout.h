@@ -1,8 +1,8 @@
 // The byte layout of one Ulysses all-to-all, derived from its shape, and the host checks of
 // each rank's buffers. Validation happens here, on the host, before any launch, so every bad
 // input becomes an InvalidArgument that names the argument.
-#ifndef LTX_ALLTOALL_SPEC_H_
-#define LTX_ALLTOALL_SPEC_H_
+#ifndef LTX_ALLTOALL_LAYOUT_H_
+#define LTX_ALLTOALL_LAYOUT_H_
 
 #include <array>
 #include <cstdint>
@@ -58,4 +58,4 @@ absl::Status ValidateAllToAllBuffers(const AllToAllLayout& layout, int rank,
 
 }  // namespace ltx
 
-#endif  // LTX_ALLTOALL_SPEC_H_
+#endif  // LTX_ALLTOALL_LAYOUT_H_

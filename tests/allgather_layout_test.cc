@@ -1,6 +1,6 @@
-// Tests of AllGather argument validation and byte layout (ltx/allgather_spec.h): ComputeLayout,
-// ValidateRankBuffers, CountsDigest and AllGatherLayout::GeometryOf.
-#include "ltx/allgather_spec.h"
+// Tests of AllGather argument validation and byte layout (ltx/allgather_layout.h):
+// ComputeAllGatherLayout, ValidateAllGatherBuffers, CountsDigest and AllGatherLayout::GeometryOf.
+#include "ltx/allgather_layout.h"
 
 #include <cstdint>
 #include <limits>
@@ -37,7 +37,7 @@ void ExpectInvalid(const absl::StatusOr<AllGatherLayout>& layout, const char* ar
 TEST(ComputeLayoutTest, DerivesRowBytesTotalsPrefixesAndOutputSize) {
   const std::vector<int64_t> counts = {3, 0, 5, 1};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 2, 7, counts), 4);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 2, 7, counts), 4);
   ASSERT_TRUE(layout.ok()) << layout.status();
   EXPECT_EQ(layout->world_size, 4);
   EXPECT_EQ(layout->dtype, DataType::kBFloat16);
@@ -58,7 +58,7 @@ TEST(ComputeLayoutTest, UsesTheElementSizeOfEachDtype) {
   const std::vector<int64_t> counts = {1};
   for (DataType dtype : kAllDataTypes) {
     const absl::StatusOr<AllGatherLayout> layout =
-        ComputeLayout(MakeShape(dtype, 1, 10, counts), 1);
+        ComputeAllGatherLayout(MakeShape(dtype, 1, 10, counts), 1);
     ASSERT_TRUE(layout.ok()) << layout.status();
     EXPECT_EQ(layout->row_bytes, 10 * ElementSize(dtype)) << DataTypeName(dtype);
   }
@@ -67,7 +67,7 @@ TEST(ComputeLayoutTest, UsesTheElementSizeOfEachDtype) {
 TEST(ComputeLayoutTest, AcceptsEightRanksWithZeroCounts) {
   const std::vector<int64_t> counts = {0, 0, 4, 0, 0, 0, 0, 2};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kFloat32, 3, 5, counts), 8);
+      ComputeAllGatherLayout(MakeShape(DataType::kFloat32, 3, 5, counts), 8);
   ASSERT_TRUE(layout.ok()) << layout.status();
   EXPECT_EQ(layout->row_bytes, 20);
   EXPECT_EQ(layout->total_tokens, 6);
@@ -79,7 +79,7 @@ TEST(ComputeLayoutTest, AcceptsEightRanksWithZeroCounts) {
 TEST(ComputeLayoutTest, AcceptsAnAllZeroCountVector) {
   const std::vector<int64_t> counts = {0, 0};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kUint8, 1, 3, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kUint8, 1, 3, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
   EXPECT_EQ(layout->total_tokens, 0);
   EXPECT_EQ(layout->output_bytes, 0);
@@ -87,42 +87,50 @@ TEST(ComputeLayoutTest, AcceptsAnAllZeroCountVector) {
 
 TEST(ComputeLayoutTest, RejectsWorldSizeOutsideOneToEight) {
   const std::vector<int64_t> none;
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, none), 0), "world_size");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 8, none), 0),
+                "world_size");
   const std::vector<int64_t> nine(9, 1);
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, nine), 9), "world_size");
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, none), -1), "world_size");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 8, nine), 9),
+                "world_size");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 8, none), -1),
+                "world_size");
 }
 
 TEST(ComputeLayoutTest, RejectsUnknownDtype) {
   const std::vector<int64_t> counts = {1, 1};
-  ExpectInvalid(ComputeLayout(MakeShape(static_cast<DataType>(99), 1, 8, counts), 2), "dtype");
-  ExpectInvalid(ComputeLayout(MakeShape(static_cast<DataType>(0), 1, 8, counts), 2), "dtype");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(static_cast<DataType>(99), 1, 8, counts), 2),
+                "dtype");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(static_cast<DataType>(0), 1, 8, counts), 2),
+                "dtype");
 }
 
 TEST(ComputeLayoutTest, RejectsBatchBelowOne) {
   const std::vector<int64_t> counts = {1, 1};
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 0, 8, counts), 2), "batch");
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, -3, 8, counts), 2), "batch");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 0, 8, counts), 2), "batch");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, -3, 8, counts), 2), "batch");
 }
 
 TEST(ComputeLayoutTest, RejectsHiddenBelowOne) {
   const std::vector<int64_t> counts = {1, 1};
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 0, counts), 2), "hidden");
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, -1, counts), 2), "hidden");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 0, counts), 2), "hidden");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, -1, counts), 2), "hidden");
 }
 
 TEST(ComputeLayoutTest, RejectsCountVectorOfTheWrongLength) {
   const std::vector<int64_t> three = {1, 2, 3};
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, three), 2), "token_counts");
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, three), 4), "token_counts");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 8, three), 2),
+                "token_counts");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 8, three), 4),
+                "token_counts");
   const std::vector<int64_t> none;
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, none), 1), "token_counts");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 8, none), 1),
+                "token_counts");
 }
 
 TEST(ComputeLayoutTest, RejectsANegativeCountAndNamesItsRank) {
   const std::vector<int64_t> counts = {1, 2, -1, 4};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 8, counts), 4);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 8, counts), 4);
   ExpectInvalid(layout, "token_counts");
   EXPECT_THAT(std::string(layout.status().message()), HasSubstr("[2]"));
 }
@@ -130,39 +138,42 @@ TEST(ComputeLayoutTest, RejectsANegativeCountAndNamesItsRank) {
 TEST(ComputeLayoutTest, RejectsCountsWhoseSumOverflows) {
   const int64_t max = std::numeric_limits<int64_t>::max();
   const std::vector<int64_t> wraps = {max, 1};
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kUint8, 1, 1, wraps), 2), "token_counts");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kUint8, 1, 1, wraps), 2),
+                "token_counts");
   const std::vector<int64_t> too_big = {int64_t{1} << 62, 1};
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kUint8, 1, 1, too_big), 2), "token_counts");
+  ExpectInvalid(ComputeAllGatherLayout(MakeShape(DataType::kUint8, 1, 1, too_big), 2),
+                "token_counts");
 }
 
 TEST(ComputeLayoutTest, RejectsHiddenWhoseRowSizeOverflows) {
   const std::vector<int64_t> counts = {1};
-  ExpectInvalid(ComputeLayout(MakeShape(DataType::kFloat32, 1, int64_t{1} << 62, counts), 1),
-                "hidden");
   ExpectInvalid(
-      ComputeLayout(MakeShape(DataType::kFloat32, 1, std::numeric_limits<int64_t>::max(), counts),
-                    1),
+      ComputeAllGatherLayout(MakeShape(DataType::kFloat32, 1, int64_t{1} << 62, counts), 1),
+      "hidden");
+  ExpectInvalid(
+      ComputeAllGatherLayout(
+          MakeShape(DataType::kFloat32, 1, std::numeric_limits<int64_t>::max(), counts), 1),
       "hidden");
 }
 
 TEST(ComputeLayoutTest, RejectsOutputsLargerThanTwoToTheSixtyTwoBytes) {
   const std::vector<int64_t> counts = {int64_t{1} << 30, int64_t{1} << 30};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kUint8, 1, int64_t{1} << 40, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kUint8, 1, int64_t{1} << 40, counts), 2);
   ExpectInvalid(layout, "overflows");
   EXPECT_THAT(std::string(layout.status().message()), HasSubstr("2^62"));
 
   // The batch multiply overflows although one slice fits.
   const std::vector<int64_t> one = {int64_t{1} << 20};
-  ExpectInvalid(
-      ComputeLayout(MakeShape(DataType::kUint8, int64_t{1} << 30, int64_t{1} << 20, one), 1),
-      "batch");
+  ExpectInvalid(ComputeAllGatherLayout(
+                    MakeShape(DataType::kUint8, int64_t{1} << 30, int64_t{1} << 20, one), 1),
+                "batch");
 }
 
 TEST(ComputeLayoutTest, AcceptsAnOutputOfExactlyTwoToTheSixtyTwoBytes) {
   const std::vector<int64_t> counts = {int64_t{1} << 20};
-  const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kUint8, int64_t{1} << 2, int64_t{1} << 40, counts), 1);
+  const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(
+      MakeShape(DataType::kUint8, int64_t{1} << 2, int64_t{1} << 40, counts), 1);
   ASSERT_TRUE(layout.ok()) << layout.status();
   EXPECT_EQ(layout->output_bytes, int64_t{1} << 62);
 }
@@ -170,13 +181,13 @@ TEST(ComputeLayoutTest, AcceptsAnOutputOfExactlyTwoToTheSixtyTwoBytes) {
 TEST(ValidateRankBuffersTest, NullInputWithBytesToSendIsInvalid) {
   const std::vector<int64_t> counts = {2, 0};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
   char output[64];
   RankBuffers buffers;
   buffers.input = nullptr;
   buffers.output = output;
-  const absl::Status status = ValidateRankBuffers(*layout, 0, buffers);
+  const absl::Status status = ValidateAllGatherBuffers(*layout, 0, buffers);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("input"));
 }
@@ -185,7 +196,7 @@ TEST(ValidateRankBuffersTest, NullInputWithBytesToSendIsInvalid) {
 TEST(ValidateRankBuffersTest, AnInputInPlaceAtTheRanksOwnTokensIsFine) {
   const std::vector<int64_t> counts = {3, 5};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 2, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 2, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
   EXPECT_EQ(layout->InPlaceOffset(0), 0);
   EXPECT_EQ(layout->InPlaceOffset(1), 3 * 4);
@@ -193,46 +204,46 @@ TEST(ValidateRankBuffersTest, AnInputInPlaceAtTheRanksOwnTokensIsFine) {
   RankBuffers buffers;
   buffers.output = output;
   buffers.input = output + 3 * 4;
-  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, buffers).ok());
   EXPECT_TRUE(IsInPlace(buffers, layout->InPlaceOffset(1)));
   buffers.input = output;
-  EXPECT_TRUE(ValidateRankBuffers(*layout, 0, buffers).ok());
+  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 0, buffers).ok());
   EXPECT_FALSE(IsInPlace(buffers, layout->InPlaceOffset(1)));
 }
 
 TEST(ValidateRankBuffersTest, AnInputThatOverlapsTheOutputElsewhereIsInvalid) {
   const std::vector<int64_t> counts = {3, 5};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 2, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 2, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
   char memory[80];
   RankBuffers buffers;
   buffers.output = memory + 24;  // 32 bytes; rank 1's tokens at 24 + 12.
   for (int offset : {10, 20, 24, 30, 54}) {  // 20 bytes that overlap, not at rank 1's tokens.
     buffers.input = memory + offset;
-    const absl::Status status = ValidateRankBuffers(*layout, 1, buffers);
+    const absl::Status status = ValidateAllGatherBuffers(*layout, 1, buffers);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << offset;
     EXPECT_THAT(std::string(status.message()), HasSubstr("overlaps the output")) << offset;
     EXPECT_THAT(std::string(status.message()), HasSubstr("starts exactly 12 bytes")) << offset;
   }
   // Touching is not overlapping: the input ends where the output begins, or begins at its end.
   buffers.input = memory + 4;
-  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, buffers).ok());
   buffers.input = memory + 56;
-  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, buffers).ok());
 }
 
 TEST(ValidateRankBuffersTest, WithSeveralBatchSlicesNoInputIsInPlace) {
   const std::vector<int64_t> counts = {3, 5};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 2, 2, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 2, 2, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
   EXPECT_EQ(layout->InPlaceOffset(1), kNotInPlace);
   char output[64];
   RankBuffers buffers;
   buffers.output = output;
   buffers.input = output + 3 * 4;
-  const absl::Status status = ValidateRankBuffers(*layout, 1, buffers);
+  const absl::Status status = ValidateAllGatherBuffers(*layout, 1, buffers);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("no in-place form"));
 }
@@ -240,26 +251,26 @@ TEST(ValidateRankBuffersTest, WithSeveralBatchSlicesNoInputIsInPlace) {
 TEST(ValidateRankBuffersTest, NullInputOfAZeroTokenRankIsFine) {
   const std::vector<int64_t> counts = {2, 0};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
   char output[64];
   RankBuffers buffers;
   buffers.input = nullptr;
   buffers.output = output;
-  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, buffers).ok());
 }
 
 TEST(ValidateRankBuffersTest, NullOutputForANonEmptyOutputIsInvalid) {
   const std::vector<int64_t> counts = {2, 0};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
   const char input[64] = {};
   RankBuffers buffers;
   buffers.input = input;
   buffers.output = nullptr;
   for (int rank : {0, 1}) {
-    const absl::Status status = ValidateRankBuffers(*layout, rank, buffers);
+    const absl::Status status = ValidateAllGatherBuffers(*layout, rank, buffers);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
     EXPECT_THAT(std::string(status.message()), HasSubstr("output"));
   }
@@ -268,10 +279,10 @@ TEST(ValidateRankBuffersTest, NullOutputForANonEmptyOutputIsInvalid) {
 TEST(ValidateRankBuffersTest, NullBuffersForAnEmptyOutputAreFine) {
   const std::vector<int64_t> counts = {0, 0};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
-  EXPECT_TRUE(ValidateRankBuffers(*layout, 0, RankBuffers()).ok());
-  EXPECT_TRUE(ValidateRankBuffers(*layout, 1, RankBuffers()).ok());
+  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 0, RankBuffers()).ok());
+  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, RankBuffers()).ok());
 }
 
 TEST(CountsDigestTest, EqualVectorsHaveEqualDigests) {
@@ -301,7 +312,7 @@ TEST(CountsDigestTest, TrailingZeroChangesTheDigest) {
 TEST(GeometryOfTest, MatchesTheLayoutFormula) {
   const std::vector<int64_t> counts = {3, 0, 5, 1};
   const absl::StatusOr<AllGatherLayout> layout =
-      ComputeLayout(MakeShape(DataType::kFloat16, 3, 11, counts), 4);
+      ComputeAllGatherLayout(MakeShape(DataType::kFloat16, 3, 11, counts), 4);
   ASSERT_TRUE(layout.ok()) << layout.status();
   const int64_t row = 22;
   const int64_t total = 9;

@@ -1,8 +1,8 @@
 // The byte layout of one AllGather, derived from its shape, and the host checks of each rank's
 // buffers. Validation happens here, on the host, before any launch, so
 // every bad input becomes an InvalidArgument that names the argument.
-#ifndef LTX_ALLGATHER_SPEC_H_
-#define LTX_ALLGATHER_SPEC_H_
+#ifndef LTX_ALLGATHER_LAYOUT_H_
+#define LTX_ALLGATHER_LAYOUT_H_
 
 #include <array>
 #include <cstdint>
@@ -46,12 +46,12 @@ struct AllGatherLayout {
 // argument: world size outside 1..kMaxWorldSize, an unknown dtype, batch or hidden < 1, a count
 // vector whose length is not the world size, a negative count, or sizes whose byte count
 // overflows 63 bits. Thread-safe.
-absl::StatusOr<AllGatherLayout> ComputeLayout(const AllGatherShape& shape, int world_size);
+absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape, int world_size);
 
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for a
 // rank outside [0, world_size), a null input when the rank has bytes to send, or a null output when
 // the output is not empty.
-absl::Status ValidateRankBuffers(const AllGatherLayout& layout, int rank,
+absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers);
 
 // FNV-1a digest of a count vector (its length included).
@@ -59,4 +59,4 @@ uint64_t CountsDigest(absl::Span<const int64_t> token_counts);
 
 }  // namespace ltx
 
-#endif  // LTX_ALLGATHER_SPEC_H_
+#endif  // LTX_ALLGATHER_LAYOUT_H_

@@ -1,5 +1,5 @@
 // Validation and layout of AllGather arguments.
-#include "ltx/allgather_spec.h"
+#include "ltx/allgather_layout.h"
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -36,7 +36,8 @@ uint64_t CountsDigest(absl::Span<const int64_t> token_counts) {
   return digest;
 }
 
-absl::StatusOr<AllGatherLayout> ComputeLayout(const AllGatherShape& shape, int world_size) {
+absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape,
+                                                       int world_size) {
   if (world_size < 1 || world_size > kMaxWorldSize) {
     return absl::InvalidArgumentError(
         absl::StrFormat("world_size %d is outside 1..%d", world_size, kMaxWorldSize));
@@ -93,7 +94,7 @@ int64_t AllGatherLayout::InPlaceOffset(int rank) const {
   return batch == 1 ? GeometryOf(rank).output_offset : kNotInPlace;
 }
 
-absl::Status ValidateRankBuffers(const AllGatherLayout& layout, int rank,
+absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers) {
   const bool in_range = rank >= 0 && rank < layout.world_size;
   return CheckRankBuffers(layout.world_size, rank, in_range ? layout.InputBytes(rank) : 0,
