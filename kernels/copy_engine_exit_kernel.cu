@@ -23,10 +23,11 @@ __device__ bool AwaitEveryFlag(const OpContext& op, const CopyEngineExitParams& 
 
 // After the op was given up: waits, until `timeout_ns` from now, for each flag whose copy is
 // queued (the host stores `queued` before it sets any abort flag, and a pair is queued after
-// the failure only by a call that was already queueing it then: ltx/copy_engine_transport.h).
-// A peer whose copies are still missing then is marked stuck, and later kernels skip it: its
-// later copies queue behind those on the same copy streams, so a stuck peer costs one timeout,
-// not one per op. Reads host-mapped memory, which only this path does.
+// the failure only by a call that was already queueing it then:
+// ltx/transport/copy_engine/copy_engine_transport.h). A peer whose copies are still missing then is
+// marked stuck, and later kernels skip it: its later copies queue behind those on the same copy
+// streams, so a stuck peer costs one timeout, not one per op. Reads host-mapped memory, which only
+// this path does.
 __device__ void AwaitQueuedCopies(const CopyEngineExitParams& params) {
   // Orders the abort flag's load (relaxed) before the marks' loads.
   __threadfence_system();

@@ -35,7 +35,8 @@ struct ShardGeometry {
 
 // The geometry of the shard of a rank with `tokens` tokens at token offset `prefix_tokens`, for
 // an op of `batch` slices of `total_tokens` rows of `row_bytes` bytes. The one definition, used
-// by the host layout (ltx/allgather_layout.h) and by the one-trip receiver for every peer.
+// by the host layout (ltx/collectives/allgather_layout.h) and by the one-trip receiver for every
+// peer.
 LTX_HOST_DEVICE inline ShardGeometry ShardGeometryOf(int64_t batch, int64_t row_bytes,
                                                      int64_t total_tokens, int64_t tokens,
                                                      int64_t prefix_tokens) {

@@ -2,7 +2,8 @@
 // that they disagree on the op's arguments. One definition for every transport: the direct
 // kernel stores it into its peers' mailboxes (kernels/signal_layout.h), the one-trip kernel
 // sends it as header lines (kernels/one_trip_layout.h), and the copy-engine transport compares
-// it on the host (ltx/copy_engine_transport.h). Protocol: kernels/PROTOCOL.md.
+// it on the host (ltx/transport/copy_engine/copy_engine_transport.h). Protocol:
+// kernels/PROTOCOL.md.
 #ifndef LTX_KERNELS_ENTRY_ANNOUNCEMENT_H_
 #define LTX_KERNELS_ENTRY_ANNOUNCEMENT_H_
 

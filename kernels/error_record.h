@@ -1,6 +1,6 @@
 // The error record: what went wrong in an op, as the device writes it into host-mapped pinned
-// memory (one record per GPU) and the host decodes it (ltx/device_error.h). The builders below
-// are the only places records are filled, on the device and on the host (the copy-engine
+// memory (one record per GPU) and the host decodes it (ltx/runtime/device_error.h). The builders
+// below are the only places records are filled, on the device and on the host (the copy-engine
 // transport reports disagreement with the same record). Protocol: kernels/PROTOCOL.md.
 #ifndef LTX_KERNELS_ERROR_RECORD_H_
 #define LTX_KERNELS_ERROR_RECORD_H_

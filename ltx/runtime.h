@@ -161,19 +161,18 @@ class Runtime {
   // the copy-engine transport) do not wait for the other ranks either (unless a rank runs 16
   // copy-engine ops ahead of a peer: then it waits, bounded by the timeout). Captured with an
   // explicit Protocol::kCopyEngine on the peer-store transport, a call records the copy
-  // engines' graph (ltx/copy_engine_graph.h): its capture exchanges output addresses with the
-  // peers' captures and waits for them, at most the call's timeout, so every rank must capture
-  // from its own thread, concurrently; a rank that does not: DeadlineExceeded naming it, the
-  // Runtime stops and the captures must be discarded. On the copy-engine transport a capture
-  // is Unimplemented (the Runtime stays usable).
-  // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size), and Aborted
-  // for a CallOptions::generation older than generation() (a straggler from before a Reset:
-  // nothing launched, the Runtime stays usable). Because the other ranks may already have
-  // launched their part, any other rejected call also stops the Runtime (later calls:
-  // FailedPrecondition until Reset). A call that finds a peer issued the same op on the other
-  // kind of path (copy engines against a kernel) fails with InvalidArgument, stops the Runtime
-  // and abandons every wait on the devices, so the peer's Wait or Synchronize reports the same
-  // error at once.
+  // engines' graph (ltx/transport/copy_engine/copy_engine_graph.h): its capture exchanges output
+  // addresses with the peers' captures and waits for them, at most the call's timeout, so every
+  // rank must capture from its own thread, concurrently; a rank that does not: DeadlineExceeded
+  // naming it, the Runtime stops and the captures must be discarded. On the copy-engine transport a
+  // capture is Unimplemented (the Runtime stays usable). Errors: as AllGather, plus InvalidArgument
+  // for a rank outside [0, world_size), and Aborted for a CallOptions::generation older than
+  // generation() (a straggler from before a Reset: nothing launched, the Runtime stays usable).
+  // Because the other ranks may already have launched their part, any other rejected call also
+  // stops the Runtime (later calls: FailedPrecondition until Reset). A call that finds a peer
+  // issued the same op on the other kind of path (copy engines against a kernel) fails with
+  // InvalidArgument, stops the Runtime and abandons every wait on the devices, so the peer's Wait
+  // or Synchronize reports the same error at once.
   absl::Status AllGatherRank(int rank, const AllGatherShape& shape, const RankBuffers& buffers,
                              const CallOptions& call = {});
 
@@ -259,7 +258,7 @@ class Runtime {
   // abandoned) when a peer took the other kind of path for it.
   absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
-  // Writes call `number` of rank `rank` to the debug log (ltx/debug_log.h): every call at
+  // Writes call `number` of rank `rank` to the debug log (ltx/runtime/debug_log.h): every call at
   // TRACE, each distinct call of the rank once at INFO.
   void LogCall(int rank, uint64_t number, const OpCall& op, const ResolvedCall& call);
   // For a rank that shares its GPU: records that call `number` of rank `rank` runs on `stream`,

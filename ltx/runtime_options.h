@@ -28,10 +28,12 @@ enum class Protocol {
   kOneTrip,
   // The copy engines (cudaMemcpy3DPeerAsync) copy each shard (all-to-all: each piece) into
   // every output, ordered by CUDA events, with a one-thread exit kernel per rank that waits for
-  // the copies with the timeout (see ltx/copy_engine_transport.h): the fastest way to move large
+  // the copies with the timeout (see ltx/transport/copy_engine/copy_engine_transport.h): the
+  // fastest way to move large
   // AllGathers over NVLink, and it leaves the SMs to compute. Per-rank calls do not wait for
   // each other. On the peer-store transport, a per-rank call captured into a CUDA graph runs
-  // the direct protocol with the stores done by the copy engines (ltx/copy_engine_graph.h);
+  // the direct protocol with the stores done by the copy engines
+  // (ltx/transport/copy_engine/copy_engine_graph.h);
   // the ranks' captures exchange output addresses on the host, so each rank must capture from
   // its own thread, concurrently (a rank that does not capture in time: DEADLINE_EXCEEDED, the
   // capture must be discarded and the Runtime Reset). On the copy-engine transport captures

@@ -1,6 +1,6 @@
-// Tests of AllGather argument validation and byte layout (ltx/allgather_layout.h):
+// Tests of AllGather argument validation and byte layout (ltx/collectives/allgather_layout.h):
 // ComputeAllGatherLayout, ValidateAllGatherBuffers, CountsDigest and AllGatherLayout::GeometryOf.
-#include "ltx/allgather_layout.h"
+#include "ltx/collectives/allgather_layout.h"
 
 #include <cstdint>
 #include <limits>

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "ltx/alltoall_shape.h"
-#include "ltx/alltoall_layout.h"
+#include "ltx/collectives/alltoall_layout.h"
 #include "ltx/data_type.h"
 
 namespace ltx {

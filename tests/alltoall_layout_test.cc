@@ -1,6 +1,6 @@
-// Tests of all-to-all argument validation and byte layout (ltx/alltoall_layout.h):
+// Tests of all-to-all argument validation and byte layout (ltx/collectives/alltoall_layout.h):
 // ComputeAllToAllLayout and ValidateAllToAllBuffers.
-#include "ltx/alltoall_layout.h"
+#include "ltx/collectives/alltoall_layout.h"
 
 #include <cstdint>
 #include <limits>
@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ltx/allgather_layout.h"
+#include "ltx/collectives/allgather_layout.h"
 #include "ltx/data_type.h"
 
 namespace ltx {

@@ -17,7 +17,7 @@
 #include "gtest/gtest.h"
 #include "kernels/alltoall_one_trip_plan.h"
 #include "kernels/one_trip_layout.h"
-#include "ltx/alltoall_layout.h"
+#include "ltx/collectives/alltoall_layout.h"
 #include "ltx/data_type.h"
 #include "tests/alltoall_grid.h"
 

@@ -1,8 +1,8 @@
-// Tests of ltx::CallLedger (ltx/call_ledger.h): call numbers per rank, interleaved copy-engine
-// and kernel calls that agree, the disagreement either side of a pair notices (whichever
-// records second), one-trip against direct left to the device, the history limit, Reset, and
-// concurrent recording. Needs no GPU.
-#include "ltx/call_ledger.h"
+// Tests of ltx::CallLedger (ltx/runtime/call_ledger.h): call numbers per rank, interleaved
+// copy-engine and kernel calls that agree, the disagreement either side of a pair notices
+// (whichever records second), one-trip against direct left to the device, the history limit, Reset,
+// and concurrent recording. Needs no GPU.
+#include "ltx/runtime/call_ledger.h"
 
 #include <thread>
 #include <vector>

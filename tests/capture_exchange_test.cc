@@ -1,7 +1,7 @@
 // Tests of the capture-time exchange of output addresses for copy-engine calls captured into
 // CUDA graphs: both arrival orders, timeouts, disagreeing shapes, several calls, failure and
 // Reset. CPU only.
-#include "ltx/capture_exchange.h"
+#include "ltx/transport/copy_engine/capture_exchange.h"
 
 #include <thread>
 #include <vector>

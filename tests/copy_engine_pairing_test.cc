@@ -1,6 +1,6 @@
 // Tests of the copy-engine pairing table: who queues which pair, drift across ops, slot reuse,
 // failures and Reset. CPU only.
-#include "ltx/copy_engine_pairing.h"
+#include "ltx/transport/copy_engine/copy_engine_pairing.h"
 
 #include <algorithm>
 #include <thread>

@@ -15,7 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
 #include "gtest/gtest.h"
-#include "ltx/allgather_layout.h"
+#include "ltx/collectives/allgather_layout.h"
 #include "ltx/data_type.h"
 
 namespace ltx {

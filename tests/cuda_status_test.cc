@@ -1,6 +1,6 @@
-// Tests of CUDA error to absl::Status conversion (ltx/cuda_status.h): canonical codes and
+// Tests of CUDA error to absl::Status conversion (ltx/cuda/cuda_status.h): canonical codes and
 // messages. Needs no GPU.
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,7 +1,7 @@
-// Tests of the debug log (ltx/debug_log.h): the levels LTX_DEBUG names, and whole lines written
-// to LTX_DEBUG_FILE. The process's level is read once, so this binary sets the environment in
-// its first test before anything reads it.
-#include "ltx/debug_log.h"
+// Tests of the debug log (ltx/runtime/debug_log.h): the levels LTX_DEBUG names, and whole lines
+// written to LTX_DEBUG_FILE. The process's level is read once, so this binary sets the environment
+// in its first test before anything reads it.
+#include "ltx/runtime/debug_log.h"
 
 #include <unistd.h>
 
@@ -50,7 +50,8 @@ TEST(DebugLogTest, WholeLinesFromManyThreadsGoToTheFile) {
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([t] {
       for (int i = 0; i < kLines; ++i) {
-        DebugLine(DebugLevel::kInfo, absl::StrCat("thread ", t, " line ", i, " ", std::string(100, 'x')));
+        DebugLine(DebugLevel::kInfo,
+                  absl::StrCat("thread ", t, " line ", i, " ", std::string(100, 'x')));
         DebugLine(DebugLevel::kTrace, "not written at INFO");
       }
     });

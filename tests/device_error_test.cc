@@ -1,6 +1,6 @@
-// Tests of device error decoding (ltx/device_error.h): reading a record from host-mapped memory
-// and turning timeouts and argument mismatches into absl::Status messages.
-#include "ltx/device_error.h"
+// Tests of device error decoding (ltx/runtime/device_error.h): reading a record from host-mapped
+// memory and turning timeouts and argument mismatches into absl::Status messages.
+#include "ltx/runtime/device_error.h"
 
 #include <string>
 

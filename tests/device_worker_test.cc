@@ -1,7 +1,7 @@
-// Tests of ltx::DeviceWorker (ltx/device_worker.h): tasks run in order on one worker thread,
-// Run returns the task's status, destruction drains posted tasks, and concurrent posters are
-// each served exactly once. Needs no GPU (the worker's cudaSetDevice may fail).
-#include "ltx/device_worker.h"
+// Tests of ltx::DeviceWorker (ltx/runtime/device_worker.h): tasks run in order on one worker
+// thread, Run returns the task's status, destruction drains posted tasks, and concurrent posters
+// are each served exactly once. Needs no GPU (the worker's cudaSetDevice may fail).
+#include "ltx/runtime/device_worker.h"
 
 #include <atomic>
 #include <memory>

@@ -1,7 +1,7 @@
-// Tests of the bookkeeping of ltx/kept_blocks.h (KeptBlocks) with made-up blocks and
+// Tests of the bookkeeping of ltx/cuda/kept_blocks.h (KeptBlocks) with made-up blocks and
 // context ids: blocks come back for their own device, context and size only, and blocks of a
 // context that a reset replaced are forgotten. Needs no GPU.
-#include "ltx/kept_blocks.h"
+#include "ltx/cuda/kept_blocks.h"
 
 #include "gtest/gtest.h"
 

@@ -1,8 +1,9 @@
-// Tests of the kernel parameters the launch files fill, on the host (ltx/allgather_launch.h,
-// ltx/alltoall_launch.h, ltx/kernel_params.h): what both collectives share comes from the view,
-// the buffers and the call alike, and a captured copy-engine call's kernels take the view's part
-// of it; each collective's own fields and its copy-engine announcement come from its layout. The
-// view's pointers are made up and never dereferenced.
+// Tests of the kernel parameters the launch files fill, on the host
+// (ltx/collectives/allgather_launch.h, ltx/collectives/alltoall_launch.h,
+// ltx/collectives/kernel_params.h): what both collectives share comes from the view, the buffers
+// and the call alike, and a captured copy-engine call's kernels take the view's part of it; each
+// collective's own fields and its copy-engine announcement come from its layout. The view's
+// pointers are made up and never dereferenced.
 #include <cstdint>
 #include <vector>
 
@@ -12,14 +13,14 @@
 #include "kernels/alltoall_kernel.h"
 #include "kernels/collective.h"
 #include "kernels/copy_engine_graph_kernel.h"
-#include "ltx/allgather_launch.h"
-#include "ltx/allgather_layout.h"
-#include "ltx/alltoall_launch.h"
-#include "ltx/alltoall_layout.h"
-#include "ltx/kernel_params.h"
-#include "ltx/peer_store_transport.h"
+#include "ltx/collectives/allgather_launch.h"
+#include "ltx/collectives/allgather_layout.h"
+#include "ltx/collectives/alltoall_launch.h"
+#include "ltx/collectives/alltoall_layout.h"
+#include "ltx/collectives/kernel_params.h"
+#include "ltx/transport/peer_store/peer_store_transport.h"
 #include "ltx/rank_buffers.h"
-#include "ltx/resolved_call.h"
+#include "ltx/runtime/resolved_call.h"
 
 namespace ltx {
 namespace {

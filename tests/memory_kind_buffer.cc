@@ -4,8 +4,8 @@
 #include <cudaTypedefs.h>
 
 #include "absl/strings/str_format.h"
-#include "ltx/cuda_status.h"
-#include "ltx/driver_api.h"
+#include "ltx/cuda/cuda_status.h"
+#include "ltx/cuda/driver_api.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {

@@ -22,7 +22,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tests/child_process.h"

@@ -9,7 +9,7 @@
 
 #include "gtest/gtest.h"
 #include "kernels/alltoall_plan.h"
-#include "ltx/alltoall_layout.h"
+#include "ltx/collectives/alltoall_layout.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
 #include "tools/testing/alltoall_harness.h"
 

@@ -1,6 +1,6 @@
-// Tests of ltx/peer_memory.h that need no GPU: the walk over the mappings a buffer spans, the
+// Tests of ltx/cuda/peer_memory.h that need no GPU: the walk over the mappings a buffer spans, the
 // argument checks, and the clear error (never a fault) for memory that is not a GPU's.
-#include "ltx/peer_memory.h"
+#include "ltx/cuda/peer_memory.h"
 
 #include <cuda_runtime_api.h>
 

@@ -1,7 +1,7 @@
-// Tests of ltx/peer_pair_record.h with made-up context ids: each pair of contexts is enabled
+// Tests of ltx/cuda/peer_pair_record.h with made-up context ids: each pair of contexts is enabled
 // once, a pair is enabled again once either GPU has a new context (after a cudaDeviceReset),
 // and failures are returned and not recorded. Needs no GPU.
-#include "ltx/peer_pair_record.h"
+#include "ltx/cuda/peer_pair_record.h"
 
 #include <map>
 #include <utility>

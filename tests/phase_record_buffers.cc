@@ -8,7 +8,7 @@
 #include <utility>
 
 #include "gtest/gtest.h"
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
 #include "tools/testing/test_ranks.h"
 

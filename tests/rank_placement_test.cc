@@ -1,7 +1,7 @@
-// Tests of ltx/rank_placement.h: resolving RuntimeOptions::devices into ranks (GPUs named more
-// than once included), the co-located ranks and peers of each, and the block budget that lets
+// Tests of ltx/runtime/rank_placement.h: resolving RuntimeOptions::devices into ranks (GPUs named
+// more than once included), the co-located ranks and peers of each, and the block budget that lets
 // the kernels of every rank of one GPU be resident at once.
-#include "ltx/rank_placement.h"
+#include "ltx/runtime/rank_placement.h"
 
 #include <vector>
 

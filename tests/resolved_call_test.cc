@@ -1,6 +1,6 @@
 // The resolution of a call: explicit protocols, the automatic size thresholds, graph capture,
 // the copy-engine transport, block counts, timeouts and the errors of bad call options.
-#include "ltx/resolved_call.h"
+#include "ltx/runtime/resolved_call.h"
 
 #include <cstdint>
 #include <string>

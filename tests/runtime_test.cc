@@ -7,7 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "ltx/driver_api.h"
+#include "ltx/cuda/driver_api.h"
 #include "tools/testing/gpu_fixture.h"
 
 namespace ltx {

@@ -1,19 +1,19 @@
-// Tests of ltx/strided_copy.h: the copies of AllGather shards and all-to-all pieces, applied on
-// the host exactly as CUDA applies them (the strided call's pitched pointers and extent, and
-// the one-call-per-row form), write every output byte of every rank exactly once, from the
-// right input byte: AllGather shards for uneven and zero counts and odd row sizes; all-to-all
+// Tests of ltx/transport/copy_engine/strided_copy.h: the copies of AllGather shards and all-to-all
+// pieces, applied on the host exactly as CUDA applies them (the strided call's pitched pointers and
+// extent, and the one-call-per-row form), write every output byte of every rank exactly once, from
+// the right input byte: AllGather shards for uneven and zero counts and odd row sizes; all-to-all
 // pieces over the shape grid of tests/alltoall_grid.h (both directions, uneven and zero token
 // counts and head splits, batch 1 to 3, world sizes 1 to 8). Also: one call where the pitches
 // allow it, one per row otherwise; the CUDA parameters of the strided call. Needs no GPU.
-#include "ltx/strided_copy.h"
+#include "ltx/transport/copy_engine/strided_copy.h"
 
 #include <cstdint>
 #include <random>
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "ltx/allgather_layout.h"
-#include "ltx/alltoall_layout.h"
+#include "ltx/collectives/allgather_layout.h"
+#include "ltx/collectives/alltoall_layout.h"
 #include "tests/alltoall_grid.h"
 
 namespace ltx {

@@ -20,7 +20,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "ltx/primary_context.h"
+#include "ltx/cuda/primary_context.h"
 #include "ltx/runtime.h"
 #include "tests/busy_kernel.h"
 #include "tests/child_process.h"

@@ -6,7 +6,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
 #include "tools/testing/rank_threads.h"
 

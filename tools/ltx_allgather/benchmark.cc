@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "ltx/resolved_call.h"
+#include "ltx/runtime/resolved_call.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/bench_timing.h"

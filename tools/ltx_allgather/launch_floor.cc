@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
 #include "tools/ltx_allgather/empty_kernel.h"
 

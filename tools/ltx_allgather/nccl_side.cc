@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "ltx/rank_placement.h"
+#include "ltx/runtime/rank_placement.h"
 
 namespace ltx {
 

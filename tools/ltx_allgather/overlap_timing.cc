@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
 #include "tools/testing/rank_threads.h"
 

@@ -5,7 +5,7 @@
 
 #include <cstddef>
 
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {

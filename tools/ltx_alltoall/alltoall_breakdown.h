@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "ltx/alltoall_layout.h"
+#include "ltx/collectives/alltoall_layout.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime.h"
 #include "ltx/runtime_options.h"

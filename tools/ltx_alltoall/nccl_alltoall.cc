@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {

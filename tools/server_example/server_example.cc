@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tools/server_example/server_example_kernels.h"

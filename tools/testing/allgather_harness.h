@@ -15,7 +15,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ltx/allgather_layout.h"
+#include "ltx/collectives/allgather_layout.h"
 #include "ltx/data_type.h"
 #include "tools/testing/rank_areas.h"
 

@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "ltx/alltoall_layout.h"
+#include "ltx/collectives/alltoall_layout.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"
 #include "tools/testing/rank_areas.h"

@@ -3,7 +3,7 @@
 
 #include <utility>
 
-#include "ltx/cuda_status.h"
+#include "ltx/cuda/cuda_status.h"
 #include "tools/testing/rank_threads.h"
 
 namespace ltx {

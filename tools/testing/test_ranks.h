@@ -13,7 +13,7 @@
 
 #include "absl/status/statusor.h"
 #include "gtest/gtest.h"
-#include "ltx/rank_placement.h"
+#include "ltx/runtime/rank_placement.h"
 
 // Skips the current GPU test, saying `reason` (anything GoogleTest can stream, e.g. "a" << n);
 // with LTX_REQUIRE_RUN=1 in the environment the test fails instead. (A macro: GTEST_SKIP and

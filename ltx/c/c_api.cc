@@ -1,0 +1,499 @@
+// The C API of ltx (ltx/c_api.h) over ltx::Runtime: converts the C structs to the C++ types,
+// turns every absl::Status into its code plus a thread-local message, and keeps C++ exceptions
+// from crossing into C.
+#include "ltx/c_api.h"
+
+#include <cstring>
+#include <memory>
+#include <new>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
+#include "absl/time/time.h"
+#include "absl/types/span.h"
+#include "ltx/collectives/allgather_layout.h"
+#include "ltx/alltoall_shape.h"
+#include "ltx/data_type.h"
+#include "ltx/runtime.h"
+#include "ltx/runtime_options.h"
+
+struct ltx_runtime {
+  std::unique_ptr<ltx::Runtime> runtime;
+};
+
+struct ltx_op {
+  ltx::CollectiveHandle handle;
+};
+
+namespace {
+
+static_assert(LTX_OK == static_cast<int>(absl::StatusCode::kOk), "code values");
+static_assert(LTX_INVALID_ARGUMENT == static_cast<int>(absl::StatusCode::kInvalidArgument),
+              "code values");
+static_assert(LTX_DEADLINE_EXCEEDED == static_cast<int>(absl::StatusCode::kDeadlineExceeded),
+              "code values");
+static_assert(LTX_FAILED_PRECONDITION == static_cast<int>(absl::StatusCode::kFailedPrecondition),
+              "code values");
+static_assert(LTX_UNIMPLEMENTED == static_cast<int>(absl::StatusCode::kUnimplemented),
+              "code values");
+static_assert(LTX_UNAUTHENTICATED == static_cast<int>(absl::StatusCode::kUnauthenticated),
+              "code values");
+static_assert(LTX_BFLOAT16 == static_cast<int>(ltx::DataType::kBFloat16), "dtype values");
+static_assert(LTX_FLOAT16 == static_cast<int>(ltx::DataType::kFloat16), "dtype values");
+static_assert(LTX_FLOAT32 == static_cast<int>(ltx::DataType::kFloat32), "dtype values");
+static_assert(LTX_FLOAT8_E4M3 == static_cast<int>(ltx::DataType::kFloat8E4M3), "dtype values");
+static_assert(LTX_FLOAT8_E5M2 == static_cast<int>(ltx::DataType::kFloat8E5M2), "dtype values");
+static_assert(LTX_INT8 == static_cast<int>(ltx::DataType::kInt8), "dtype values");
+static_assert(LTX_UINT8 == static_cast<int>(ltx::DataType::kUint8), "dtype values");
+static_assert(LTX_INT16 == static_cast<int>(ltx::DataType::kInt16), "dtype values");
+static_assert(LTX_UINT16 == static_cast<int>(ltx::DataType::kUint16), "dtype values");
+static_assert(LTX_INT32 == static_cast<int>(ltx::DataType::kInt32), "dtype values");
+static_assert(LTX_UINT32 == static_cast<int>(ltx::DataType::kUint32), "dtype values");
+static_assert(LTX_INT64 == static_cast<int>(ltx::DataType::kInt64), "dtype values");
+static_assert(LTX_UINT64 == static_cast<int>(ltx::DataType::kUint64), "dtype values");
+static_assert(LTX_FLOAT64 == static_cast<int>(ltx::DataType::kFloat64), "dtype values");
+static_assert(LTX_BOOL == static_cast<int>(ltx::DataType::kBool), "dtype values");
+static_assert(LTX_COMPLEX64 == static_cast<int>(ltx::DataType::kComplex64), "dtype values");
+static_assert(LTX_COMPLEX128 == static_cast<int>(ltx::DataType::kComplex128), "dtype values");
+
+// Names of the codes, indexed by value (absl::StatusCodeToString spells them alike).
+constexpr const char* kCodeNames[] = {
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+};
+static_assert(sizeof(kCodeNames) / sizeof(kCodeNames[0]) == LTX_UNAUTHENTICATED + 1,
+              "one name per code");
+
+// The C enums, in value order, as the C++ ones.
+constexpr ltx::Protocol kProtocols[] = {ltx::Protocol::kAuto, ltx::Protocol::kDirect,
+                                        ltx::Protocol::kOneTrip, ltx::Protocol::kCopyEngine};
+constexpr ltx::Transport kTransports[] = {ltx::Transport::kAuto, ltx::Transport::kPeerStores,
+                                          ltx::Transport::kCopyEngine};
+static_assert(kProtocols[LTX_PROTOCOL_COPY_ENGINE] == ltx::Protocol::kCopyEngine, "enum order");
+constexpr ltx::AllToAllDirection kDirections[] = {ltx::AllToAllDirection::kSeqToHeads,
+                                                  ltx::AllToAllDirection::kHeadsToSeq};
+static_assert(kDirections[LTX_ALLTOALL_HEADS_TO_SEQ] == ltx::AllToAllDirection::kHeadsToSeq,
+              "enum order");
+static_assert(kTransports[LTX_TRANSPORT_COPY_ENGINE] == ltx::Transport::kCopyEngine, "enum order");
+
+// This thread's message of its last call ("" after OK).
+std::string& LastError() {
+  thread_local std::string message;
+  return message;
+}
+
+// Records `status` as this thread's last error and returns its code.
+int Finish(const absl::Status& status) {
+  LastError() = status.ok() ? std::string() : status.ToString();
+  return static_cast<int>(status.code());
+}
+
+// Runs `body` (returning absl::Status) and finishes with its status; a C++ exception becomes
+// RESOURCE_EXHAUSTED (out of memory) or INTERNAL instead of crossing into C.
+template <typename Body>
+int Guarded(Body&& body) {
+  try {
+    return Finish(body());
+  } catch (const std::bad_alloc&) {
+    return Finish(absl::ResourceExhaustedError("out of host memory"));
+  } catch (...) {
+    return Finish(absl::InternalError("unexpected C++ exception"));
+  }
+}
+
+// InvalidArgument naming `name` when `pointer` is NULL.
+absl::Status CheckNotNull(const void* pointer, absl::string_view name) {
+  if (pointer == nullptr) return absl::InvalidArgumentError(absl::StrFormat("%s is NULL", name));
+  return absl::OkStatus();
+}
+
+// Checks `count` entries at `array`: count >= 0, and a non-null array when count > 0.
+absl::Status CheckArray(const void* array, int count, absl::string_view name) {
+  if (count < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat("%s has %d entries", name, count));
+  }
+  if (count > 0) return CheckNotNull(array, name);
+  return absl::OkStatus();
+}
+
+// Maps an int of a C enum to element `value` of `table`, or InvalidArgument naming `name`.
+template <typename T, size_t N>
+absl::StatusOr<T> FromCEnum(int value, const T (&table)[N], absl::string_view name) {
+  if (value < 0 || static_cast<size_t>(value) >= N) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s = %d is outside [0, %d)", name, value, static_cast<int>(N)));
+  }
+  return table[value];
+}
+
+// The value of the C enum whose `table` entry is `value`.
+template <typename T, size_t N>
+int ToCEnum(T value, const T (&table)[N]) {
+  int index = 0;
+  while (static_cast<size_t>(index) + 1 < N && table[index] != value) ++index;
+  return index;
+}
+
+// Copies a versioned struct: `init` defaults, then the first struct_size bytes of `in`.
+// InvalidArgument for NULL, or a struct_size too small to hold itself or larger than this
+// library's struct (a caller built against a newer header).
+template <typename T>
+absl::StatusOr<T> ReadVersioned(const T* in, int (*init)(T*), absl::string_view name) {
+  if (in == nullptr) return absl::InvalidArgumentError(absl::StrFormat("%s is NULL", name));
+  if (in->struct_size < sizeof(in->struct_size) || in->struct_size > sizeof(T)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s->struct_size = %d, but this library (version %d) takes %d to %d bytes; initialise "
+        "it with %s_init",
+        name, in->struct_size, LTX_VERSION_CODE, sizeof(in->struct_size), sizeof(T), name));
+  }
+  T out;
+  init(&out);
+  std::memcpy(&out, in, in->struct_size);
+  out.struct_size = sizeof(T);
+  return out;
+}
+
+// The RuntimeOptions of `in`; InvalidArgument for NULL, a bad struct_size, devices or transport.
+absl::StatusOr<ltx::RuntimeOptions> ToRuntimeOptions(const ltx_runtime_options* in) {
+  absl::StatusOr<ltx_runtime_options> c =
+      ReadVersioned(in, &ltx_runtime_options_init, "ltx_runtime_options");
+  if (!c.ok()) return c.status();
+  absl::Status devices = CheckArray(c->devices, c->num_devices, "options->devices");
+  if (!devices.ok()) return devices;
+  absl::StatusOr<ltx::Transport> transport =
+      FromCEnum(c->transport, kTransports, "options->transport");
+  if (!transport.ok()) return transport.status();
+  ltx::RuntimeOptions options;
+  options.devices.assign(c->devices, c->devices + c->num_devices);
+  options.timeout = absl::Microseconds(c->timeout_us);
+  options.max_blocks = c->max_blocks;
+  options.worker_spin = absl::Microseconds(c->worker_spin_us);
+  options.one_trip_max_bytes = c->one_trip_max_bytes;
+  options.copy_engine_min_bytes = c->copy_engine_min_bytes;
+  options.transport = *transport;
+  return options;
+}
+
+// The CallOptions of `in`, or the defaults for NULL.
+absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
+  ltx::CallOptions call;
+  if (in == nullptr) return call;
+  absl::StatusOr<ltx_call_options> c =
+      ReadVersioned(in, &ltx_call_options_init, "ltx_call_options");
+  if (!c.ok()) return c.status();
+  if (c->timeout_us < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("call->timeout_us = %d is negative", c->timeout_us));
+  }
+  absl::StatusOr<ltx::Protocol> protocol = FromCEnum(c->protocol, kProtocols, "call->protocol");
+  if (!protocol.ok()) return protocol.status();
+  if (c->generation < -1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "call->generation = %d: pass a value of ltx_runtime_generation, or -1 for any",
+        c->generation));
+  }
+  if (c->timeout_us > 0) call.timeout = absl::Microseconds(c->timeout_us);
+  call.blocks = c->blocks;
+  call.protocol = *protocol;
+  if (c->generation >= 0) call.generation = static_cast<uint64_t>(c->generation);
+  return call;
+}
+
+// The shape of `in`; its token counts point into the caller's array.
+absl::StatusOr<ltx::AllGatherShape> ToShape(const ltx_allgather_shape* in) {
+  absl::Status status = CheckNotNull(in, "shape");
+  if (status.ok()) status = CheckArray(in->token_counts, in->num_ranks, "shape->token_counts");
+  if (!status.ok()) return status;
+  ltx::AllGatherShape shape;
+  shape.dtype = static_cast<ltx::DataType>(in->dtype);  // Validated by the Runtime.
+  shape.batch = in->batch;
+  shape.hidden = in->hidden;
+  shape.token_counts = absl::MakeConstSpan(in->token_counts, in->num_ranks);
+  return shape;
+}
+
+// The all-to-all shape of `in`; its token and head counts point into the caller's arrays.
+absl::StatusOr<ltx::AllToAllShape> ToShape(const ltx_alltoall_shape* in) {
+  absl::Status status = CheckNotNull(in, "shape");
+  if (status.ok()) status = CheckArray(in->token_counts, in->num_ranks, "shape->token_counts");
+  if (!status.ok()) return status;
+  absl::StatusOr<ltx::AllToAllDirection> direction =
+      FromCEnum(in->direction, kDirections, "shape->direction");
+  if (!direction.ok()) return direction.status();
+  ltx::AllToAllShape shape;
+  shape.dtype = static_cast<ltx::DataType>(in->dtype);  // Validated by the Runtime.
+  shape.batch = in->batch;
+  shape.heads = in->heads;
+  shape.head_dim = in->head_dim;
+  shape.token_counts = absl::MakeConstSpan(in->token_counts, in->num_ranks);
+  shape.direction = *direction;
+  if (in->head_counts != nullptr) {
+    shape.head_counts = absl::MakeConstSpan(in->head_counts, in->num_ranks);
+  }
+  return shape;
+}
+
+// The coordinated and per-rank calls of each collective, chosen by the shape's type.
+absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
+                                             const ltx::AllGatherShape& shape,
+                                             absl::Span<const ltx::RankBuffers> buffers,
+                                             const ltx::CallOptions& call) {
+  return runtime.AllGather(shape, buffers, call);
+}
+absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
+                                             const ltx::AllToAllShape& shape,
+                                             absl::Span<const ltx::RankBuffers> buffers,
+                                             const ltx::CallOptions& call) {
+  return runtime.AllToAll(shape, buffers, call);
+}
+absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::AllGatherShape& shape,
+                        const ltx::RankBuffers& buffers, const ltx::CallOptions& call) {
+  return runtime.AllGatherRank(rank, shape, buffers, call);
+}
+absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::AllToAllShape& shape,
+                        const ltx::RankBuffers& buffers, const ltx::CallOptions& call) {
+  return runtime.AllToAllRank(rank, shape, buffers, call);
+}
+
+ltx::RankBuffers ToRankBuffers(const ltx_rank_buffers& in) {
+  return ltx::RankBuffers{in.input, in.output, in.stream};
+}
+
+// Stores `value` in *out, or InvalidArgument naming `name` when `out` is NULL.
+absl::Status Store(int value, int* out, absl::string_view name) {
+  absl::Status status = CheckNotNull(out, name);
+  if (status.ok()) *out = value;
+  return status;
+}
+
+// InvalidArgument when `runtime` is NULL.
+absl::Status CheckRuntime(const ltx_runtime* runtime) { return CheckNotNull(runtime, "runtime"); }
+
+// The body of a coordinated call (ltx_all_gather, ltx_all_to_all) with a C shape `CShape`.
+template <typename CShape>
+int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, const ltx_rank_buffers* buffers,
+                    int num_buffers, const ltx_call_options* call, ltx_op** op) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (status.ok()) status = CheckNotNull(op, "op");
+    if (status.ok()) status = CheckArray(buffers, num_buffers, "buffers");
+    if (!status.ok()) return status;
+    *op = nullptr;
+    auto cc_shape = ToShape(shape);
+    if (!cc_shape.ok()) return cc_shape.status();
+    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
+    if (!cc_call.ok()) return cc_call.status();
+    std::vector<ltx::RankBuffers> cc_buffers;
+    cc_buffers.reserve(num_buffers);
+    for (int r = 0; r < num_buffers; ++r) cc_buffers.push_back(ToRankBuffers(buffers[r]));
+    absl::StatusOr<ltx::CollectiveHandle> handle =
+        Launch(*runtime->runtime, *cc_shape, cc_buffers, *cc_call);
+    if (!handle.ok()) return handle.status();
+    *op = new ltx_op{*std::move(handle)};
+    return absl::OkStatus();
+  });
+}
+
+// The body of a per-rank call (ltx_all_gather_rank, ltx_all_to_all_rank).
+template <typename CShape>
+int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape,
+                const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (status.ok()) status = CheckNotNull(buffers, "buffers");
+    if (!status.ok()) return status;
+    auto cc_shape = ToShape(shape);
+    if (!cc_shape.ok()) return cc_shape.status();
+    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
+    if (!cc_call.ok()) return cc_call.status();
+    return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers), *cc_call);
+  });
+}
+
+}  // namespace
+
+extern "C" {
+
+int ltx_version(void) { return LTX_VERSION_CODE; }
+
+const char* ltx_code_string(int code) {
+  constexpr int kCodes = static_cast<int>(sizeof(kCodeNames) / sizeof(kCodeNames[0]));
+  return code >= 0 && code < kCodes ? kCodeNames[code] : "UNKNOWN_CODE";
+}
+
+const char* ltx_last_error(void) { return LastError().c_str(); }
+
+int ltx_runtime_options_init(ltx_runtime_options* options) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckNotNull(options, "options");
+    if (!status.ok()) return status;
+    const ltx::RuntimeOptions defaults;
+    *options = ltx_runtime_options{};
+    options->struct_size = sizeof(*options);
+    options->timeout_us = absl::ToInt64Microseconds(defaults.timeout);
+    options->max_blocks = defaults.max_blocks;
+    options->worker_spin_us = absl::ToInt64Microseconds(defaults.worker_spin);
+    options->one_trip_max_bytes = defaults.one_trip_max_bytes;
+    options->copy_engine_min_bytes = defaults.copy_engine_min_bytes;
+    options->transport = ToCEnum(defaults.transport, kTransports);
+    return absl::OkStatus();
+  });
+}
+
+int ltx_call_options_init(ltx_call_options* call) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckNotNull(call, "call");
+    if (!status.ok()) return status;
+    const ltx::CallOptions defaults;
+    *call = ltx_call_options{};
+    call->struct_size = sizeof(*call);
+    call->blocks = defaults.blocks;
+    call->protocol = ToCEnum(defaults.protocol, kProtocols);
+    call->generation = -1;
+    return absl::OkStatus();
+  });
+}
+
+int ltx_runtime_create(const ltx_runtime_options* options, ltx_runtime** runtime) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckNotNull(runtime, "runtime");
+    if (!status.ok()) return status;
+    *runtime = nullptr;
+    absl::StatusOr<ltx::RuntimeOptions> cc_options = ToRuntimeOptions(options);
+    if (!cc_options.ok()) return cc_options.status();
+    absl::StatusOr<std::unique_ptr<ltx::Runtime>> created = ltx::Runtime::Create(*cc_options);
+    if (!created.ok()) return created.status();
+    *runtime = new ltx_runtime{*std::move(created)};
+    return absl::OkStatus();
+  });
+}
+
+int ltx_runtime_destroy(ltx_runtime* runtime) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (status.ok()) delete runtime;
+    return status;
+  });
+}
+
+int ltx_runtime_world_size(const ltx_runtime* runtime, int* world_size) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (!status.ok()) return status;
+    return Store(runtime->runtime->world_size(), world_size, "world_size");
+  });
+}
+
+int ltx_runtime_device(const ltx_runtime* runtime, int rank, int* device) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (!status.ok()) return status;
+    const std::vector<int>& devices = runtime->runtime->devices();
+    if (rank < 0 || static_cast<size_t>(rank) >= devices.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("rank %d is outside [0, %d)", rank, devices.size()));
+    }
+    return Store(devices[rank], device, "device");
+  });
+}
+
+int ltx_runtime_transport(const ltx_runtime* runtime, int* transport) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (!status.ok()) return status;
+    return Store(ToCEnum(runtime->runtime->transport(), kTransports), transport, "transport");
+  });
+}
+
+int ltx_runtime_generation(const ltx_runtime* runtime, uint64_t* generation) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (status.ok()) status = CheckNotNull(generation, "generation");
+    if (status.ok()) *generation = runtime->runtime->generation();
+    return status;
+  });
+}
+
+int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
+                   const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
+                   ltx_op** op) {
+  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+}
+
+int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
+                   const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
+                   ltx_op** op) {
+  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+}
+
+int ltx_op_wait(ltx_op* op, int64_t timeout_us) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckNotNull(op, "op");
+    if (!status.ok()) return status;
+    return op->handle.Wait(absl::Microseconds(timeout_us));
+  });
+}
+
+int ltx_op_destroy(ltx_op* op) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckNotNull(op, "op");
+    if (status.ok()) delete op;
+    return status;
+  });
+}
+
+int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
+                        const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+  return PerRankCall(runtime, rank, shape, buffers, call);
+}
+
+int ltx_all_to_all_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
+                        const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+  return PerRankCall(runtime, rank, shape, buffers, call);
+}
+
+int ltx_runtime_synchronize(ltx_runtime* runtime, int64_t timeout_us) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (!status.ok()) return status;
+    return runtime->runtime->Synchronize(absl::Microseconds(timeout_us));
+  });
+}
+
+int ltx_runtime_status(ltx_runtime* runtime) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (!status.ok()) return status;
+    return runtime->runtime->status();
+  });
+}
+
+int ltx_runtime_reset(ltx_runtime* runtime, int64_t timeout_us) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (!status.ok()) return status;
+    return runtime->runtime->Reset(absl::Microseconds(timeout_us));
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,62 @@
+// The byte layout of one AllGather, derived from its shape, and the host checks of each rank's
+// buffers. Validation happens here, on the host, before any launch, so
+// every bad input becomes an InvalidArgument that names the argument.
+#ifndef LTX_COLLECTIVES_ALLGATHER_LAYOUT_H_
+#define LTX_COLLECTIVES_ALLGATHER_LAYOUT_H_
+
+#include <array>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "kernels/copy_plan.h"
+#include "kernels/signal_layout.h"
+#include "ltx/allgather_shape.h"
+#include "ltx/runtime/buffer_checks.h"
+#include "ltx/data_type.h"
+#include "ltx/rank_buffers.h"
+
+namespace ltx {
+
+// Byte layout of a validated AllGather.
+struct AllGatherLayout {
+  int world_size = 0;
+  DataType dtype = DataType::kBFloat16;
+  int64_t batch = 0;
+  int64_t row_bytes = 0;
+  int64_t total_tokens = 0;
+  int64_t output_bytes = 0;  // batch * total_tokens * row_bytes
+  std::array<int64_t, kMaxWorldSize> token_counts = {};
+  std::array<int64_t, kMaxWorldSize> prefix_tokens = {};
+  // Digest of the count vector; ranks compare it on the device to detect disagreement.
+  uint64_t counts_digest = 0;
+
+  // Bytes of rank `rank`'s input.
+  int64_t InputBytes(int rank) const { return batch * token_counts[rank] * row_bytes; }
+  // Where rank `rank`'s shard lies in its input and in every output.
+  ShardGeometry GeometryOf(int rank) const;
+  // Where an in-place input of rank `rank` starts in its output: at its own tokens, with batch
+  // 1 only (with more slices the rank's tokens are not contiguous in the output);
+  // kNotInPlace (ltx/runtime/buffer_checks.h) otherwise.
+  int64_t InPlaceOffset(int rank) const;
+};
+
+// Validates `shape` for `world_size` ranks and derives its layout. InvalidArgument names the
+// argument: world size outside 1..kMaxWorldSize, an unknown dtype, batch or hidden < 1, a count
+// vector whose length is not the world size, a negative count, or sizes whose byte count
+// overflows 63 bits. Thread-safe.
+absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape, int world_size);
+
+// Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for a
+// rank outside [0, world_size), a null input when the rank has bytes to send, or a null output when
+// the output is not empty.
+absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
+                                 const RankBuffers& buffers);
+
+// FNV-1a digest of a count vector (its length included).
+uint64_t CountsDigest(absl::Span<const int64_t> token_counts);
+
+}  // namespace ltx
+
+#endif  // LTX_COLLECTIVES_ALLGATHER_LAYOUT_H_

@@ -1,0 +1,36 @@
+// CUDA error to absl::Status conversion.
+#include "ltx/cuda/cuda_status.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace ltx {
+
+absl::Status CudaStatus(cudaError_t error, absl::string_view what) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  const std::string message =
+      absl::StrCat(what, ": ", cudaGetErrorName(error), ": ", cudaGetErrorString(error));
+  switch (error) {
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorPeerAccessUnsupported:
+    case cudaErrorPeerAccessNotEnabled:
+    case cudaErrorDevicesUnavailable:
+      return absl::FailedPreconditionError(message);
+    case cudaErrorMemoryAllocation:
+      return absl::ResourceExhaustedError(message);
+    case cudaErrorInvalidValue:
+    case cudaErrorInvalidDevice:
+    case cudaErrorInvalidDevicePointer:
+    case cudaErrorInvalidResourceHandle:
+      return absl::InvalidArgumentError(message);
+    default:
+      return absl::InternalError(message);
+  }
+}
+
+absl::Status RankCudaStatus(cudaError_t error, int rank, absl::string_view what) {
+  if (error == cudaSuccess) return absl::OkStatus();
+  return CudaStatus(error, absl::StrCat("rank ", rank, ": ", what));
+}
+
+}  // namespace ltx

@@ -1,0 +1,78 @@
+// Where a Runtime's ranks run: the GPU of each rank, which ranks share a GPU, and how many
+// thread blocks each rank's kernel may use so that the kernels of ranks sharing a GPU can all be
+// resident at once (kernels/PROTOCOL.md, "Ranks that share a GPU"). Pure logic: no CUDA call.
+#ifndef LTX_RUNTIME_RANK_PLACEMENT_H_
+#define LTX_RUNTIME_RANK_PLACEMENT_H_
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+
+namespace ltx {
+
+class RankPlacement {
+ public:
+  // The placement of RuntimeOptions::devices over `visible` GPUs: empty means one rank per
+  // visible GPU, in ordinal order. A GPU may be named more than once ({0, 0, 0, 0}: four ranks
+  // on GPU 0). InvalidArgument for an empty result, more than kMaxWorldSize ranks, or an ordinal
+  // outside [0, visible). Thread-safe (pure).
+  static absl::StatusOr<RankPlacement> Resolve(absl::Span<const int> devices, int visible);
+
+  // The GPU of each rank, in rank order.
+  const std::vector<int>& devices() const { return devices_; }
+  int world_size() const { return static_cast<int>(devices_.size()); }
+  int device(int rank) const { return devices_[rank]; }
+
+  // The distinct GPUs, in the order of their first rank.
+  const std::vector<int>& distinct_devices() const { return distinct_; }
+
+  // The distinct GPUs other than `device`, in the order of their first rank: the GPUs that need
+  // access to memory of `device` (peer access, pool and virtual-memory grants: once per pair).
+  std::vector<int> PeersOf(int device) const;
+
+  // The other ranks on rank `rank`'s GPU, in rank order (empty: it has the GPU to itself).
+  std::vector<int> CoLocatedRanks(int rank) const;
+
+  // How many ranks run on rank `rank`'s GPU (1 when it has it to itself).
+  int RanksOnGpuOf(int rank) const;
+
+  // Whether some GPU hosts more than one rank.
+  bool ranks_share_gpus() const { return distinct_.size() < devices_.size(); }
+
+  // "0,0,1": the GPU of each rank, for messages.
+  std::string Describe() const;
+
+ private:
+  explicit RankPlacement(std::vector<int> devices);
+
+  std::vector<int> devices_;
+  std::vector<int> distinct_;
+};
+
+// The distinct GPUs of `devices` (rank order), in the order of their first rank. Thread-safe.
+std::vector<int> DistinctDevices(absl::Span<const int> devices);
+
+// Whether some GPU of `devices` hosts more than one rank. Thread-safe.
+bool RanksShareGpus(absl::Span<const int> devices);
+
+// What one GPU offers the kernels of the ranks on it.
+struct GpuBlockCapacity {
+  int sm_count = 1;
+  // The fewest blocks of any of ltx's kernels that one SM keeps resident (the occupancy API,
+  // minimum over the kernels), >= 1.
+  int resident_blocks_per_sm = 1;
+};
+
+// Most blocks one kernel of a rank may use (RuntimeOptions::max_blocks, 0: automatic), given
+// that `ranks_on_gpu` ranks share its GPU. A rank alone on its GPU gets `max_blocks`, or one
+// block per SM. Ranks sharing a GPU split it: each gets at most the share
+// sm_count * resident_blocks_per_sm / ranks_on_gpu of what the GPU keeps resident (so that all of
+// their kernels fit at once, whatever the mix), and by default the share sm_count / ranks_on_gpu
+// of its SMs; at least 1. Thread-safe (pure).
+int RankBlockBudget(int max_blocks, const GpuBlockCapacity& capacity, int ranks_on_gpu);
+
+}  // namespace ltx
+
+#endif  // LTX_RUNTIME_RANK_PLACEMENT_H_

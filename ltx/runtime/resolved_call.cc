@@ -1,0 +1,116 @@
+// The resolution of a collective call: protocol, block count and timeout.
+#include "ltx/runtime/resolved_call.h"
+
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "kernels/copy_plan.h"
+#include "kernels/one_trip_layout.h"
+
+namespace ltx {
+namespace {
+
+// The protocol of a call, and why (a static string, for the debug log).
+Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& context,
+                        Protocol requested, const char** reason) {
+  if (context.transport == Transport::kCopyEngine) {
+    *reason = "the copy-engine transport";
+    return Protocol::kCopyEngine;
+  }
+  if (requested != Protocol::kAuto) {
+    *reason = "CallOptions::protocol";
+    return requested;
+  }
+  // For both collectives by what one rank sends one target (an AllGather shard, the largest
+  // all-to-all piece): on 2 x H200 the all-to-all's kernels and copy engines tie at 30 MiB
+  // pieces and the copy engines lead by 3 % at 64 MiB, as for the AllGather.
+  if (!context.capturing &&
+      options.copy_engine_min_bytes > 0 &&
+      context.max_shard_bytes >= options.copy_engine_min_bytes) {
+    *reason = "auto: an eager call whose largest shard reaches copy_engine_min_bytes";
+    return Protocol::kCopyEngine;
+  }
+  if (context.max_shard_bytes <= OneTripLimit(options.one_trip_max_bytes, context.world_size)) {
+    *reason = "auto: the largest shard is within the one-trip limit";
+    return Protocol::kOneTrip;
+  }
+  *reason = context.capturing ? "auto: a captured call above the one-trip limit"
+                              : "auto: above the one-trip limit, below copy_engine_min_bytes";
+  return Protocol::kDirect;
+}
+
+int ChooseBlocks(const CallContext& context, Protocol protocol, int requested) {
+  if (requested > 0) return std::min(requested, context.max_blocks);
+  if (protocol == Protocol::kOneTrip) {
+    return OneTripBlockCount(OneTripLines(context.max_shard_bytes), context.world_size,
+                             context.max_blocks);
+  }
+  return AutoBlockCount(context.shard_bytes, context.world_size, context.max_blocks);
+}
+
+// OK when a call issued for reset generation `requested` (if any) may run in `current`.
+absl::Status CheckGeneration(int rank, const absl::optional<uint64_t>& requested,
+                             uint64_t current) {
+  if (!requested.has_value() || *requested == current) return absl::OkStatus();
+  if (*requested < current) {
+    return absl::AbortedError(absl::StrFormat(
+        "rank %d: call issued for reset generation %d, but the Runtime was Reset since (now %d); "
+        "dropped, nothing was launched",
+        rank, *requested, current));
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "rank %d: call issued for reset generation %d, but the Runtime is at generation %d "
+      "(pass a value read from Runtime::generation())",
+      rank, *requested, current));
+}
+
+}  // namespace
+
+int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
+  if (one_trip_max_bytes != kOneTripLimitByWorldSize) return one_trip_max_bytes;
+  const int peers = std::max(world_size - 1, 1);
+  return std::min(kOneTripMaxShardBytes, kOneTripIncomingBytes / peers);
+}
+
+absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
+                                         const CallOptions& call) {
+  const absl::Status generation =
+      CheckGeneration(context.rank, call.generation, context.generation);
+  if (!generation.ok()) return generation;
+  if (call.protocol == Protocol::kOneTrip && context.max_shard_bytes > kOneTripMaxShardBytes) {
+    if (context.collective == Collective::kAllToAll) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "protocol kOneTrip carries up to %d bytes from one rank to one rank; this all-to-all "
+          "sends %d (use Protocol::kDirect or kAuto)",
+          kOneTripMaxShardBytes, context.max_shard_bytes));
+    }
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "protocol kOneTrip carries shards up to %d bytes; this call sends %d",
+        kOneTripMaxShardBytes, context.max_shard_bytes));
+  }
+  if (call.timeout.has_value() &&
+      (*call.timeout <= absl::ZeroDuration() || *call.timeout == absl::InfiniteDuration())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "call timeout must be positive and finite, got ", absl::FormatDuration(*call.timeout)));
+  }
+  if (call.blocks < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("call blocks must be >= 0 (0 = automatic), got ", call.blocks));
+  }
+  ResolvedCall resolved;
+  resolved.protocol =
+      ChooseProtocol(options, context, call.protocol, &resolved.protocol_reason);
+  resolved.blocks = ChooseBlocks(context, resolved.protocol, call.blocks);
+  resolved.timeout = call.timeout.value_or(options.timeout);
+  resolved.capturing = context.capturing;
+  if (resolved.protocol != Protocol::kCopyEngine) {
+    resolved.phase_timestamps = call.phase_timestamps;
+  }
+  resolved.early_start =
+      resolved.protocol == Protocol::kOneTrip && call.early_start && !context.shares_gpu;
+  resolved.generation = context.generation;
+  return resolved;
+}
+
+}  // namespace ltx

@@ -1,0 +1,888 @@
+// The host runtime: it validates each call, resolves it once, dispatches it to a transport on
+// every rank, and keeps the per-GPU threads, waits, sticky errors and Reset. The transports own
+// their device memory.
+#include "ltx/runtime.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "kernels/copy_engine_exit_kernel.h"
+#include "kernels/copy_engine_graph_kernel.h"
+#include "ltx/collectives/allgather_launch.h"
+#include "ltx/collectives/allgather_layout.h"
+#include "ltx/collectives/alltoall_launch.h"
+#include "ltx/collectives/alltoall_layout.h"
+#include "ltx/runtime/buffer_checks.h"
+#include "ltx/runtime/call_ledger.h"
+#include "ltx/transport/copy_engine/capture_exchange.h"
+#include "ltx/transport/copy_engine/copy_engine_call.h"
+#include "ltx/transport/copy_engine/copy_engine_graph.h"
+#include "ltx/transport/copy_engine/copy_engine_transport.h"
+#include "ltx/cuda/cuda_status.h"
+#include "ltx/runtime/debug_log.h"
+#include "ltx/runtime/device_error.h"
+#include "ltx/runtime/device_worker.h"
+#include "ltx/cuda/driver_api.h"
+#include "ltx/cuda/peer_access.h"
+#include "ltx/cuda/peer_memory.h"
+#include "ltx/transport/peer_store/peer_store_transport.h"
+#include "ltx/runtime/rank_placement.h"
+#include "ltx/runtime/resolved_call.h"
+#include "ltx/status_macros.h"
+#include "ltx/transport/copy_engine/strided_copy.h"
+
+namespace ltx {
+namespace {
+
+// How long a host wait spins on event queries before it starts sleeping between them.
+constexpr absl::Duration kSpinBeforeSleep = absl::Microseconds(200);
+constexpr absl::Duration kPollSleep = absl::Microseconds(20);
+// Extra time the destructor grants in-flight kernels beyond their own device timeout.
+constexpr absl::Duration kTeardownMargin = absl::Seconds(2);
+
+absl::StatusOr<RankPlacement> ResolvePlacement(const RuntimeOptions& options) {
+  int visible = 0;
+  const cudaError_t error = cudaGetDeviceCount(&visible);
+  if (error != cudaSuccess || visible == 0) {
+    cudaGetLastError();
+    std::string why;
+    if (error == cudaErrorInsufficientDriver && !CudaDriverInstalled()) {
+      why = " (no CUDA driver is installed: libcuda.so.1 cannot be loaded)";
+    } else if (error != cudaSuccess) {
+      why = absl::StrCat(" (cudaGetDeviceCount: ", cudaGetErrorName(error), ": ",
+                         cudaGetErrorString(error), ")");
+    }
+    return absl::FailedPreconditionError(
+        absl::StrCat("no CUDA GPU is visible to this process", why));
+  }
+  return RankPlacement::Resolve(options.devices, visible);
+}
+
+// InvalidArgument unless `pointer` is memory of GPU `device` (managed memory too if
+// `allow_managed`).
+absl::Status CheckPointerDevice(const void* pointer, int device, int rank, const char* name,
+                                bool allow_managed) {
+  cudaPointerAttributes attributes;
+  const cudaError_t error = cudaPointerGetAttributes(&attributes, pointer);
+  if (error != cudaSuccess) {
+    cudaGetLastError();
+    return absl::InvalidArgumentError(absl::StrFormat("rank %d: %s %p is not CUDA memory (%s)",
+                                                      rank, name, pointer,
+                                                      cudaGetErrorString(error)));
+  }
+  const bool device_memory = attributes.type == cudaMemoryTypeDevice;
+  const bool managed = attributes.type == cudaMemoryTypeManaged;
+  if (!device_memory && !(allow_managed && managed)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d: %s %p is not device memory (a cudaMalloc pointer of GPU %d is needed)", rank,
+        name, pointer, device));
+  }
+  if (device_memory && attributes.device != device) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: %s %p is memory of GPU %d, but rank %d runs on GPU %d", rank,
+                        name, pointer, attributes.device, rank, device));
+  }
+  return absl::OkStatus();
+}
+
+bool IsLegacyStream(cudaStream_t stream) {
+  return stream == nullptr || stream == cudaStreamLegacy;
+}
+
+bool IsLegacyOrPerThreadStream(cudaStream_t stream) {
+  return IsLegacyStream(stream) || stream == cudaStreamPerThread;
+}
+
+// InvalidArgument when rank `rank`, which shares its GPU with other ranks, passes the legacy
+// default stream: it serialises with the other ranks' streams, so their kernels, which wait for
+// each other, could not run at the same time.
+absl::Status CheckSharedGpuStream(int rank, int device, cudaStream_t stream) {
+  if (!IsLegacyStream(stream)) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "rank %d shares GPU %d with other ranks: the legacy default stream would serialise their "
+      "kernels, which wait for each other; pass a stream of the rank's own "
+      "(cudaStreamNonBlocking)",
+      rank, device));
+}
+
+// InvalidArgument naming both ranks: ranks `rank` and `other` of GPU `device` pass the same
+// stream.
+absl::Status SameStreamError(int rank, int other, int device) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "ranks %d and %d share GPU %d and pass the same stream: their kernels, which wait for each "
+      "other, would run one after the other; give each rank a stream of its own",
+      std::min(rank, other), std::max(rank, other), device));
+}
+
+// What a timeout most often means where ranks share a GPU, for its message: the GPU itself held
+// a rank's kernel back (kernels/PROTOCOL.md, "Ranks that share a GPU").
+std::string SharedGpuTimeoutNote() {
+  const char* loading = std::getenv("CUDA_MODULE_LOADING");
+  const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+  return absl::StrFormat(
+      "; ranks share GPUs, where the GPU itself can hold a rank's kernel back: a kernel loaded "
+      "lazily while a co-located rank waits, or streams that share a hardware queue (this "
+      "process has CUDA_MODULE_LOADING=%s and CUDA_DEVICE_MAX_CONNECTIONS=%s; set EAGER and 32 "
+      "before CUDA starts, and keep few streams per GPU: kernels/PROTOCOL.md, \"Ranks that share "
+      "a GPU\")",
+      loading != nullptr ? loading : "unset", connections != nullptr ? connections : "unset");
+}
+
+// "all_gather rank 0: shard 8192 B (largest 8192 B), protocol one_trip (why), 4 blocks,
+// timeout 10s, eager": a call as the debug log describes it.
+std::string DescribeCall(Collective collective, int rank, int64_t shard_bytes,
+                         int64_t max_shard_bytes, const ResolvedCall& call) {
+  return absl::StrFormat(
+      "%s rank %d: shard %d B (largest %d B), protocol %s (%s), %d blocks%s, timeout %s, %s",
+      collective == Collective::kAllToAll ? "all_to_all" : "all_gather", rank, shard_bytes,
+      max_shard_bytes, ProtocolName(call.protocol), call.protocol_reason, call.blocks,
+      call.early_start ? " started early" : "", absl::FormatDuration(call.timeout),
+      call.capturing ? "captured" : "eager");
+}
+
+// Blocks until every non-null event has completed or `deadline` passes. Returns the ranks whose
+// events are still pending (empty: all done), or a CUDA error.
+absl::StatusOr<std::vector<int>> AwaitEvents(absl::Span<const cudaEvent_t> events,
+                                             absl::Time deadline) {
+  const absl::Time spin_until = absl::Now() + kSpinBeforeSleep;
+  for (;;) {
+    std::vector<int> busy;
+    for (size_t rank = 0; rank < events.size(); ++rank) {
+      if (events[rank] == nullptr) continue;
+      const cudaError_t state = cudaEventQuery(events[rank]);
+      if (state == cudaErrorNotReady) {
+        busy.push_back(static_cast<int>(rank));
+      } else if (state != cudaSuccess) {
+        return CudaStatus(state, absl::StrFormat("rank %d: cudaEventQuery", rank));
+      }
+    }
+    const absl::Time now = absl::Now();
+    if (busy.empty() || now >= deadline) return busy;
+    if (now >= spin_until) absl::SleepFor(kPollSleep);
+  }
+}
+
+// The error rank `rank`'s device published on either transport, if any.
+absl::optional<DeviceErrorRecord> ReadRankError(const PeerStoreTransport* peer_stores,
+                                                const CopyEngineTransport& copy_engines,
+                                                int rank) {
+  if (peer_stores != nullptr) {
+    absl::optional<DeviceErrorRecord> record = peer_stores->ReadError(rank);
+    if (record.has_value()) return record;
+  }
+  return copy_engines.ReadError(rank);
+}
+
+}  // namespace
+
+struct Runtime::Rank {
+  int device = -1;
+  // The other ranks on this rank's GPU.
+  std::vector<int> co_located;
+  // The call number and stream of this rank's latest call on a shared GPU (0: none since the
+  // last Reset), for the check that no two ranks of one GPU pass one stream for the same op.
+  // Guarded by Runtime::streams_mu_.
+  uint64_t stream_call = 0;
+  cudaStream_t stream = nullptr;
+  // The calls of this rank the debug log has described (LTX_DEBUG=INFO: once each); touched only
+  // by this rank's calls.
+  std::set<std::string> logged_calls;
+  std::unique_ptr<DeviceWorker> worker;
+  cudaEvent_t last_done = nullptr;  // Recorded after each call outside capture.
+  // The last input, output and stream of this rank that passed the CUDA checks; touched only
+  // by this rank's calls.
+  const void* checked_input = nullptr;
+  const void* checked_output = nullptr;
+  int64_t checked_output_bytes = 0;  // A larger output at the same pointer is checked again.
+  cudaStream_t checked_stream = nullptr;
+};
+
+struct Runtime::OpCall {
+  Collective collective = Collective::kAllGather;
+  // The per-rank entry point, for messages.
+  const char* rank_call = "";
+  std::array<int64_t, kMaxWorldSize> input_bytes = {};
+  std::array<int64_t, kMaxWorldSize> output_bytes = {};
+  // The most each rank sends to one target: the protocol and block count depend on it.
+  std::array<int64_t, kMaxWorldSize> shard_bytes = {};
+  // Where an in-place input may start in each rank's output (kNotInPlace: nowhere).
+  std::array<int64_t, kMaxWorldSize> in_place_offset = {};
+  // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
+  std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
+      launch_kernel;
+  // The copy-engine form of a rank's call (ltx/transport/copy_engine/copy_engine_call.h), for
+  // either transport and for capture: what the rank announces, and the copy of what rank `source`
+  // sends `target`.
+  std::function<EntryAnnouncement(const RankBuffers&, const ResolvedCall&)> announce_copies;
+  std::function<StridedCopy(int source, int target, const void* input, void* output)> plan_copy;
+};
+
+// --------------------------------------------------------------------------- CollectiveHandle
+
+CollectiveHandle::CollectiveHandle(Runtime* runtime, std::vector<cudaEvent_t> done)
+    : runtime_(runtime), done_(std::move(done)) {}
+
+CollectiveHandle::CollectiveHandle(CollectiveHandle&& other) noexcept
+    : runtime_(std::exchange(other.runtime_, nullptr)), done_(std::move(other.done_)) {
+  other.done_.clear();
+}
+
+CollectiveHandle& CollectiveHandle::operator=(CollectiveHandle&& other) noexcept {
+  if (this != &other) {
+    Release();
+    runtime_ = std::exchange(other.runtime_, nullptr);
+    done_ = std::move(other.done_);
+    other.done_.clear();
+  }
+  return *this;
+}
+
+CollectiveHandle::~CollectiveHandle() { Release(); }
+
+void CollectiveHandle::Release() {
+  for (cudaEvent_t event : done_) {
+    if (event != nullptr) cudaEventDestroy(event);
+  }
+  done_.clear();
+}
+
+absl::Status CollectiveHandle::Wait(absl::Duration timeout) {
+  if (runtime_ == nullptr) return absl::FailedPreconditionError("Wait on a moved-from handle");
+  return runtime_->WaitForEvents(done_, timeout, "collective wait");
+}
+
+// ------------------------------------------------------------------------------------ Runtime
+
+Runtime::Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> placement,
+                 Transport transport)
+    : options_(std::move(options)),
+      placement_(std::move(placement)),
+      devices_(placement_->devices()),
+      transport_(transport),
+      ledger_(std::make_unique<CallLedger>(static_cast<int>(devices_.size()))),
+      capture_exchange_(std::make_unique<CaptureExchange>(static_cast<int>(devices_.size()))) {}
+
+absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
+  if (options.timeout <= absl::ZeroDuration() || options.timeout == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "timeout must be positive and finite, got ", absl::FormatDuration(options.timeout)));
+  }
+  if (options.max_blocks < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("max_blocks must be >= 0 (0 = automatic), got ", options.max_blocks));
+  }
+  if (options.worker_spin < absl::ZeroDuration() ||
+      options.worker_spin == absl::InfiniteDuration()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "worker_spin must be >= 0 and finite, got ", absl::FormatDuration(options.worker_spin)));
+  }
+  if (options.one_trip_max_bytes != kOneTripLimitByWorldSize &&
+      (options.one_trip_max_bytes < 0 || options.one_trip_max_bytes > kOneTripMaxShardBytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "one_trip_max_bytes must be in [0, %d] or kOneTripLimitByWorldSize, got %d",
+        kOneTripMaxShardBytes, options.one_trip_max_bytes));
+  }
+  if (options.copy_engine_min_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "copy_engine_min_bytes must be >= 0 (0 = never), got %d", options.copy_engine_min_bytes));
+  }
+  LTX_ASSIGN_OR_RETURN(RankPlacement placement, ResolvePlacement(options));
+  Transport transport = options.transport;
+  if (transport != Transport::kCopyEngine) {
+    const absl::Status peer_access = CheckPeerAccess(placement.distinct_devices());
+    if (!peer_access.ok() &&
+        (transport == Transport::kPeerStores || !absl::IsFailedPrecondition(peer_access))) {
+      return peer_access;
+    }
+    transport = peer_access.ok() ? Transport::kPeerStores : Transport::kCopyEngine;
+  }
+  std::unique_ptr<Runtime> runtime(new Runtime(
+      options, std::make_unique<const RankPlacement>(std::move(placement)), transport));
+  LTX_RETURN_IF_ERROR(runtime->Initialize());
+  return runtime;
+}
+
+absl::Status Runtime::Initialize() {
+  for (int rank = 0; rank < placement_->world_size(); ++rank) {
+    auto r = std::make_unique<Rank>();
+    r->device = placement_->device(rank);
+    r->co_located = placement_->CoLocatedRanks(rank);
+    r->worker = std::make_unique<DeviceWorker>(r->device, options_.worker_spin);
+    ranks_.push_back(std::move(r));
+  }
+  // Every rank's kernels get the same block budget: the one-trip protocol pairs block b of each
+  // rank with block b of its peers (kernels/PROTOCOL.md).
+  int max_blocks = std::numeric_limits<int>::max();
+  for (int rank = 0; rank < world_size(); ++rank) {
+    Rank* r = ranks_[rank].get();
+    const bool kernels = transport_ == Transport::kPeerStores;
+    GpuBlockCapacity capacity;
+    capacity.resident_blocks_per_sm = std::numeric_limits<int>::max();
+    LTX_RETURN_IF_ERROR(r->worker->Run([r, kernels, &capacity] {
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          cudaEventCreateWithFlags(&r->last_done, cudaEventDisableTiming), "cudaEventCreate"));
+      int* resident = &capacity.resident_blocks_per_sm;
+      LTX_RETURN_IF_ERROR(CudaStatus(LoadCopyEngineExitKernel(resident),
+                                     "loading the copy-engine exit kernel"));
+      if (!kernels) return absl::OkStatus();
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          cudaDeviceGetAttribute(&capacity.sm_count, cudaDevAttrMultiProcessorCount, r->device),
+          "cudaDeviceGetAttribute(MultiProcessorCount)"));
+      LTX_RETURN_IF_ERROR(LoadAllGatherKernels(resident));
+      LTX_RETURN_IF_ERROR(CudaStatus(LoadCopyEngineGraphKernels(resident),
+                                     "loading the copy-engine graph kernels"));
+      return LoadAllToAllKernels(resident);
+    }));
+    max_blocks = std::min(
+        max_blocks, RankBlockBudget(options_.max_blocks, capacity, placement_->RanksOnGpuOf(rank)));
+  }
+  if (transport_ == Transport::kPeerStores) {
+    LTX_ASSIGN_OR_RETURN(peer_stores_, PeerStoreTransport::Create(*placement_, max_blocks));
+  }
+  if (DebugEnabled(DebugLevel::kInfo)) {
+    const char* loading = std::getenv("CUDA_MODULE_LOADING");
+    const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
+    DebugLine(DebugLevel::kInfo,
+              absl::StrFormat(
+                  "Runtime: %d ranks on GPUs %s%s, transport %s, %s, timeout %s; "
+                  "CUDA_MODULE_LOADING=%s CUDA_DEVICE_MAX_CONNECTIONS=%s",
+                  world_size(), placement_->Describe(),
+                  placement_->ranks_share_gpus() ? " (ranks share GPUs)" : "",
+                  TransportName(transport_),
+                  transport_ == Transport::kPeerStores
+                      ? absl::StrCat("at most ", max_blocks, " blocks per rank's kernel")
+                      : std::string("no kernels but the copy engines' exit kernels"),
+                  absl::FormatDuration(options_.timeout), loading != nullptr ? loading : "unset",
+                  connections != nullptr ? connections : "unset"));
+  }
+  const bool peer_access = peer_stores_ != nullptr;
+  LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(devices_, peer_access));
+  return absl::OkStatus();
+}
+
+Runtime::~Runtime() {
+  std::vector<cudaEvent_t> events;
+  for (auto& rank : ranks_) events.push_back(rank->last_done);
+  absl::StatusOr<std::vector<int>> busy =
+      AwaitEvents(events, absl::Now() + options_.timeout + kTeardownMargin);
+  if (busy.ok() && !busy->empty()) {
+    // Kernels still run (a longer per-call timeout, or a stream that started them late): tell
+    // them to give up, then wait once more.
+    AbandonDevices(absl::CancelledError("the Runtime is being destroyed"));
+    busy = AwaitEvents(events, absl::Now() + kTeardownMargin);
+  }
+  // Memory that a running kernel may still touch is leaked rather than freed under it.
+  if (!(busy.ok() && busy->empty())) {
+    if (peer_stores_ != nullptr) peer_stores_->KeepMemoryAtExit();
+    if (copy_engines_ != nullptr) copy_engines_->KeepMemoryAtExit();
+  }
+  peer_stores_.reset();
+  copy_engines_.reset();
+  for (auto& rank : ranks_) {
+    Rank* r = rank.get();
+    r->worker->Run([r] {
+           if (r->last_done != nullptr) cudaEventDestroy(r->last_done);
+           cudaGetLastError();
+           return absl::OkStatus();
+         })
+        .IgnoreError();
+  }
+}
+
+absl::Status Runtime::status() { return CollectDeviceErrors(); }
+
+absl::Status Runtime::CollectDeviceErrors() {
+  absl::MutexLock lock(&mu_);
+  if (!failure_.ok()) return failure_;
+  // The error to report is the first rank's whose record is a cause (a timeout, a
+  // disagreement), not a consequence (a rank that stopped because a peer gave the op up).
+  int reporter = -1;
+  absl::optional<DeviceErrorRecord> reported;
+  std::vector<int> others;
+  for (int rank = 0; rank < world_size(); ++rank) {
+    absl::optional<DeviceErrorRecord> record =
+        ReadRankError(peer_stores_.get(), *copy_engines_, rank);
+    if (!record.has_value()) continue;
+    others.push_back(rank);
+    const bool cause = record->kind != static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp);
+    if (!reported.has_value() ||
+        (cause && reported->kind == static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp))) {
+      reporter = rank;
+      reported = record;
+    }
+  }
+  if (!reported.has_value()) return absl::OkStatus();
+  others.erase(std::find(others.begin(), others.end(), reporter));
+  absl::Status first = DeviceErrorToStatus(*reported);
+  if (!others.empty()) {
+    first = absl::Status(first.code(), absl::StrCat(first.message(), " (rank(s) ",
+                                                    absl::StrJoin(others, ", "),
+                                                    " also reported errors)"));
+  }
+  if (placement_->ranks_share_gpus() &&
+      reported->kind == static_cast<uint32_t>(DeviceErrorKind::kTimeout)) {
+    first = absl::Status(first.code(), absl::StrCat(first.message(), SharedGpuTimeoutNote()));
+  }
+  failure_ = first;
+  failed_.store(true, std::memory_order_release);
+  DebugLine(DebugLevel::kInfo, absl::StrCat("stopped: ", first.ToString()));
+  return first;
+}
+
+void Runtime::StopWith(const absl::Status& error) {
+  absl::MutexLock lock(&mu_);
+  if (failure_.ok()) {
+    failure_ = error;
+    DebugLine(DebugLevel::kInfo, absl::StrCat("stopped: ", error.ToString()));
+  }
+  failed_.store(true, std::memory_order_release);
+}
+
+absl::Status Runtime::CheckUsable() {
+  if (failed_.load(std::memory_order_acquire)) {
+    absl::MutexLock lock(&mu_);
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the runtime stopped after an error; call Reset() first. The error: ",
+        failure_.ToString()));
+  }
+  // The common case takes no lock: one read of each rank's host-mapped records.
+  for (int rank = 0; rank < world_size(); ++rank) {
+    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) {
+      return CollectDeviceErrors();
+    }
+  }
+  return absl::OkStatus();
+}
+
+Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
+  OpCall op;
+  op.collective = Collective::kAllGather;
+  op.rank_call = "AllGatherRank";
+  for (int rank = 0; rank < layout.world_size; ++rank) {
+    op.input_bytes[rank] = layout.InputBytes(rank);
+    op.output_bytes[rank] = layout.output_bytes;
+    op.shard_bytes[rank] = layout.InputBytes(rank);
+    op.in_place_offset[rank] = layout.InPlaceOffset(rank);
+  }
+  op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
+                               const ResolvedCall& call) {
+    return LaunchAllGather(view, layout, buffers, call);
+  };
+  op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
+    return AllGatherCopyEngineAnnouncement(layout, buffers, call);
+  };
+  op.plan_copy = [&layout](int source, int, const void* input, void* output) {
+    return PlanShardCopy(layout.GeometryOf(source), input, output);
+  };
+  return op;
+}
+
+Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
+  OpCall op;
+  op.collective = Collective::kAllToAll;
+  op.rank_call = "AllToAllRank";
+  for (int rank = 0; rank < layout.world_size; ++rank) {
+    op.input_bytes[rank] = layout.InputBytes(rank);
+    op.output_bytes[rank] = layout.OutputBytes(rank);
+    op.shard_bytes[rank] = LargestPieceBytes(layout.geometry, rank);
+    op.in_place_offset[rank] = kNotInPlace;
+  }
+  op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
+                               const ResolvedCall& call) {
+    return LaunchAllToAll(view, layout, buffers, call);
+  };
+  op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
+    return AllToAllCopyEngineAnnouncement(layout, buffers, call);
+  };
+  op.plan_copy = [&layout](int source, int target, const void* input, void* output) {
+    return PlanPieceCopy(layout.geometry, source, target, input, output);
+  };
+  return op;
+}
+
+absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers& buffers) {
+  LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.input_bytes[rank],
+                                       op.output_bytes[rank], op.in_place_offset[rank], buffers));
+  Rank& r = *ranks_[rank];
+  const int64_t output_bytes = op.output_bytes[rank];
+  // Where a pointer or stream lives does not change while it exists, so each is asked of CUDA
+  // once, when a call of this rank first uses it.
+  if (op.input_bytes[rank] > 0 && buffers.input != r.checked_input) {
+    LTX_RETURN_IF_ERROR(
+        CheckPointerDevice(buffers.input, r.device, rank, "input", /*allow_managed=*/true));
+    r.checked_input = buffers.input;
+  }
+  if (output_bytes > 0 &&
+      (buffers.output != r.checked_output || output_bytes > r.checked_output_bytes)) {
+    LTX_RETURN_IF_ERROR(
+        CheckPointerDevice(buffers.output, r.device, rank, "output", /*allow_managed=*/false));
+    // Peers store into the output: pool and virtual-memory mappings need access granted.
+    if (transport_ == Transport::kPeerStores) {
+      const absl::Status writable = EnsurePeerWritable(buffers.output, output_bytes, r.device,
+                                                       placement_->PeersOf(r.device));
+      if (!writable.ok()) {
+        return absl::Status(writable.code(),
+                            absl::StrFormat("rank %d: output: %s", rank, writable.message()));
+      }
+    }
+    r.checked_output = buffers.output;
+    r.checked_output_bytes = output_bytes;
+  }
+  if (!r.co_located.empty()) {
+    LTX_RETURN_IF_ERROR(CheckSharedGpuStream(rank, r.device, buffers.stream));
+  }
+  if (!IsLegacyOrPerThreadStream(buffers.stream) && buffers.stream != r.checked_stream) {
+    // CUDA cannot name a stream's device while the stream captures; the launch itself then
+    // rejects a stream of another GPU.
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamIsCapturing(buffers.stream, &capture),
+                                   absl::StrFormat("rank %d: stream", rank)));
+    if (capture == cudaStreamCaptureStatusNone) {
+      int stream_device = -1;
+      LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamGetDevice(buffers.stream, &stream_device),
+                                     absl::StrFormat("rank %d: stream", rank)));
+      if (stream_device != r.device) {
+        return absl::InvalidArgumentError(absl::StrFormat(
+            "rank %d: stream belongs to GPU %d, but rank %d runs on GPU %d", rank,
+            stream_device, rank, r.device));
+      }
+      r.checked_stream = buffers.stream;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
+                                              const CallOptions& call, bool capturing) const {
+  CallContext context;
+  context.collective = op.collective;
+  context.transport = transport_;
+  context.world_size = world_size();
+  context.max_shard_bytes = *std::max_element(op.shard_bytes.begin(), op.shard_bytes.end());
+  context.shard_bytes = op.shard_bytes[rank];
+  context.max_blocks = peer_stores_ != nullptr ? peer_stores_->view(rank).max_blocks : 1;
+  context.capturing = capturing;
+  context.shares_gpu = !ranks_[rank]->co_located.empty();
+  context.rank = rank;
+  context.generation = generation();
+  return ResolveCall(options_, context, call);
+}
+
+absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buffers,
+                             const ResolvedCall& call) {
+  const uint64_t number = ledger_->Record(rank, call.protocol);
+  if (DebugEnabled(DebugLevel::kInfo)) LogCall(rank, number, op, call);
+  absl::Status agreed = ledger_->Check(rank, number, call.protocol);
+  if (agreed.ok()) agreed = ClaimStream(rank, number, buffers.stream);
+  if (!agreed.ok()) {
+    // The peer's side of the op (a kernel, or an exit kernel waiting for copies) waits on its
+    // GPU for this rank, which will never come: make the error sticky, so that the peer's
+    // Wait reports it, then end every wait on the devices.
+    StopWith(agreed);
+    AbandonDevices(agreed);
+    return agreed;
+  }
+  cudaEvent_t last_done = ranks_[rank]->last_done;
+  absl::Status launched;
+  if (call.protocol == Protocol::kCopyEngine) {
+    const CopyEngineCall copies{op.collective, op.announce_copies(buffers, call), op.plan_copy};
+    if (call.capturing) {
+      // The peer-store transport only (RankCall refuses it on the copy-engine transport).
+      launched = CaptureCopyEngineCall(peer_stores_->view(rank), copy_engines_->max_pitch(),
+                                       copies, buffers, call, capture_exchange_.get());
+    } else {
+      // Records last_done after everything it queued, on errors too: Reset waits for it.
+      launched = copy_engines_->Enqueue(rank, copies, buffers, call.timeout, last_done);
+    }
+  } else {
+    launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
+                              "kernel launch");
+    if (launched.ok() && !call.capturing) {
+      launched = RankCudaStatus(cudaEventRecord(last_done, buffers.stream), rank,
+                                "cudaEventRecord");
+    }
+  }
+  if (!launched.ok()) {
+    // The peers of this rank will time out waiting for it: stop the runtime.
+    StopWith(launched);
+    // On the copy engines, end the peers' waits for this op, now that the error is sticky: a
+    // peer whose exit kernel stops sees it in its status.
+    if (call.protocol == Protocol::kCopyEngine && !call.capturing) {
+      copy_engines_->Abandon(launched);
+    }
+  }
+  return launched;
+}
+
+void Runtime::LogCall(int rank, uint64_t number, const OpCall& op, const ResolvedCall& call) {
+  const std::string line =
+      DescribeCall(op.collective, rank, op.shard_bytes[rank],
+                   *std::max_element(op.shard_bytes.begin(), op.shard_bytes.end()), call);
+  if (DebugEnabled(DebugLevel::kTrace)) {
+    DebugLine(DebugLevel::kTrace, absl::StrCat("call #", number, ": ", line));
+  } else if (ranks_[rank]->logged_calls.insert(line).second) {
+    DebugLine(DebugLevel::kInfo, line);
+  }
+}
+
+absl::Status Runtime::ClaimStream(int rank, uint64_t number, cudaStream_t stream) {
+  Rank& r = *ranks_[rank];
+  if (r.co_located.empty() || stream == cudaStreamPerThread) return absl::OkStatus();
+  absl::MutexLock lock(&streams_mu_);
+  r.stream_call = number;
+  r.stream = stream;
+  for (int other : r.co_located) {
+    const Rank& o = *ranks_[other];
+    if (o.stream_call == number && o.stream == stream) {
+      return SameStreamError(rank, other, r.device);
+    }
+  }
+  return absl::OkStatus();
+}
+
+void Runtime::AbandonDevices(const absl::Status& error) {
+  if (peer_stores_ != nullptr) peer_stores_->Abandon().IgnoreError();
+  copy_engines_->Abandon(error);
+  capture_exchange_->Fail(error);
+}
+
+absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
+                                                     absl::Span<const RankBuffers> buffers,
+                                                     const CallOptions& call) {
+  if (static_cast<int>(buffers.size()) != world_size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "buffers has %d entries but the world size is %d", buffers.size(), world_size()));
+  }
+  if (call.phase_timestamps != nullptr) {
+    return absl::InvalidArgumentError(
+        "phase_timestamps belong to one rank's GPU: pass them to per-rank calls only");
+  }
+  for (int rank = 0; rank < world_size(); ++rank) {
+    for (int other : ranks_[rank]->co_located) {
+      if (other < rank && buffers[other].stream == buffers[rank].stream) {
+        return SameStreamError(rank, other, ranks_[rank]->device);
+      }
+    }
+  }
+  // Everything is checked and resolved before the first rank launches: a rejected call
+  // enqueues nothing anywhere.
+  std::vector<ResolvedCall> resolved;
+  for (int rank = 0; rank < world_size(); ++rank) {
+    if (buffers[rank].stream == cudaStreamPerThread) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: cudaStreamPerThread would name the GPU thread's stream, not the caller's; "
+          "pass an explicit stream",
+          rank));
+    }
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    LTX_RETURN_IF_ERROR(
+        RankCudaStatus(cudaStreamIsCapturing(buffers[rank].stream, &capture), rank, "stream"));
+    if (capture != cudaStreamCaptureStatusNone) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: the stream is capturing a CUDA graph; capture %s calls instead", rank,
+          op.rank_call));
+    }
+    LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers[rank]));
+    LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call, Resolve(rank, op, call, /*capturing=*/false));
+    resolved.push_back(rank_call);
+  }
+  std::vector<absl::Status> results(world_size());
+  std::vector<cudaEvent_t> done(world_size(), nullptr);
+  std::atomic<int> pending{world_size()};
+  for (int rank = 0; rank < world_size(); ++rank) {
+    ranks_[rank]->worker->Post([&, rank] {
+      absl::Status result = Launch(rank, op, buffers[rank], resolved[rank]);
+      if (result.ok()) {
+        result = CudaStatus(cudaEventCreateWithFlags(&done[rank], cudaEventDisableTiming),
+                            "cudaEventCreate");
+      }
+      if (result.ok()) {
+        result = CudaStatus(cudaEventRecord(done[rank], buffers[rank].stream), "cudaEventRecord");
+      }
+      results[rank] = std::move(result);
+      pending.fetch_sub(1, std::memory_order_release);
+    });
+  }
+  // Enqueueing takes microseconds: wait for it without sleeping.
+  while (pending.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+  CollectiveHandle handle(this, std::move(done));
+  for (const absl::Status& result : results) LTX_RETURN_IF_ERROR(result);
+  return handle;
+}
+
+absl::Status Runtime::AdmitRankCall(int rank) {
+  if (rank < 0 || rank >= world_size()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d is outside [0, %d)", rank, world_size()));
+  }
+  return CheckUsable();
+}
+
+absl::Status Runtime::RejectRankCall(int rank, const absl::Status& error) {
+  LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
+  StopWith(error);
+  return error;
+}
+
+absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const OpCall& op,
+                                                      const RankBuffers& buffers,
+                                                      const CallOptions& call) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  LTX_RETURN_IF_ERROR(
+      RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank, "stream"));
+  LTX_ASSIGN_OR_RETURN(ResolvedCall resolved,
+                       Resolve(rank, op, call, capture != cudaStreamCaptureStatusNone));
+  LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers));
+  return resolved;
+}
+
+absl::Status Runtime::RankCall(int rank, const OpCall& op, const RankBuffers& buffers,
+                               const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
+  absl::StatusOr<ResolvedCall> resolved = PrepareRankCall(rank, op, buffers, call);
+  // What no rank can run is refused alike by every rank, before the op starts anywhere, and a
+  // call of an earlier reset generation belongs to no op of this one: the Runtime stays usable.
+  if (absl::IsUnimplemented(resolved.status()) || absl::IsAborted(resolved.status())) {
+    return resolved.status();
+  }
+  // The peers may already have launched this op: a rank that rejects its part leaves them
+  // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
+  // call stops the Runtime, like a device error.
+  if (!resolved.ok()) {
+    StopWith(resolved.status());
+    return resolved.status();
+  }
+  if (resolved->protocol == Protocol::kCopyEngine && resolved->capturing &&
+      peer_stores_ == nullptr) {
+    // Refused before the op starts on any rank that captures alike: the Runtime stays usable.
+    return absl::UnimplementedError(
+        "copy-engine calls can be captured into a CUDA graph only on the peer-store transport "
+        "(the copy-engine transport pairs its calls on the host at call time)");
+  }
+  int previous_device = -1;
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice"));
+  const int device = ranks_[rank]->device;
+  if (previous_device != device) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
+  }
+  const absl::Status launched = Launch(rank, op, buffers, *resolved);
+  if (previous_device != device) cudaSetDevice(previous_device);
+  return launched;
+}
+
+absl::StatusOr<CollectiveHandle> Runtime::AllGather(const AllGatherShape& shape,
+                                                    absl::Span<const RankBuffers> buffers,
+                                                    const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeAllGatherLayout(shape, world_size()));
+  return Coordinate(AllGatherOp(layout), buffers, call);
+}
+
+absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
+                                       absl::Span<const RankBuffers> buffers,
+                                       absl::Duration wait_timeout, const CallOptions& call) {
+  LTX_ASSIGN_OR_RETURN(CollectiveHandle handle, AllGather(shape, buffers, call));
+  return handle.Wait(wait_timeout);
+}
+
+absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
+                                    const RankBuffers& buffers, const CallOptions& call) {
+  const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, world_size());
+  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  return RankCall(rank, AllGatherOp(*layout), buffers, call);
+}
+
+absl::StatusOr<CollectiveHandle> Runtime::AllToAll(const AllToAllShape& shape,
+                                                   absl::Span<const RankBuffers> buffers,
+                                                   const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const AllToAllLayout layout, ComputeAllToAllLayout(shape, world_size()));
+  return Coordinate(AllToAllOp(layout), buffers, call);
+}
+
+absl::Status Runtime::AllToAllAndWait(const AllToAllShape& shape,
+                                      absl::Span<const RankBuffers> buffers,
+                                      absl::Duration wait_timeout, const CallOptions& call) {
+  LTX_ASSIGN_OR_RETURN(CollectiveHandle handle, AllToAll(shape, buffers, call));
+  return handle.Wait(wait_timeout);
+}
+
+absl::Status Runtime::AllToAllRank(int rank, const AllToAllShape& shape,
+                                   const RankBuffers& buffers, const CallOptions& call) {
+  const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world_size());
+  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  return RankCall(rank, AllToAllOp(*layout), buffers, call);
+}
+
+absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,
+                                    absl::Duration timeout, absl::string_view what) {
+  LTX_ASSIGN_OR_RETURN(const std::vector<int> busy, AwaitEvents(events, absl::Now() + timeout));
+  const absl::Status error = CollectDeviceErrors();
+  if (busy.empty()) return error;
+  const std::string running =
+      absl::StrFormat("rank(s) %s still running after %s", absl::StrJoin(busy, ", "),
+                      absl::FormatDuration(timeout));
+  if (error.ok()) return absl::DeadlineExceededError(absl::StrCat(what, ": ", running));
+  return absl::Status(error.code(),
+                      absl::StrCat(error.message(), "; ", running, StoringPeersNote(busy)));
+}
+
+std::string Runtime::StoringPeersNote(const std::vector<int>& busy) const {
+  if (peer_stores_ == nullptr) return "";
+  std::vector<std::string> pairs;
+  for (int owner = 0; owner < world_size(); ++owner) {
+    const uint32_t storing = peer_stores_->StoringPeers(owner);
+    for (int source : busy) {
+      if ((storing >> source) & 1u) {
+        pairs.push_back(absl::StrFormat("rank %d into rank %d's output", source, owner));
+      }
+    }
+  }
+  if (pairs.empty()) return "";
+  return absl::StrCat(
+      "; they may still be storing (", absl::StrJoin(pairs, ", "),
+      "): do not reuse those outputs until Synchronize no longer reports them running");
+}
+
+absl::Status Runtime::Synchronize(absl::Duration timeout) {
+  std::vector<cudaEvent_t> events;
+  for (auto& rank : ranks_) events.push_back(rank->last_done);
+  return WaitForEvents(events, timeout, "Synchronize");
+}
+
+absl::Status Runtime::Reset(absl::Duration timeout) {
+  std::vector<cudaEvent_t> events;
+  for (auto& rank : ranks_) events.push_back(rank->last_done);
+  LTX_ASSIGN_OR_RETURN(const std::vector<int> busy, AwaitEvents(events, absl::Now() + timeout));
+  if (!busy.empty()) {
+    return absl::DeadlineExceededError(
+        absl::StrFormat("Reset: rank(s) %s still running after %s; the runtime stays stopped",
+                        absl::StrJoin(busy, ", "), absl::FormatDuration(timeout)));
+  }
+  LTX_RETURN_IF_ERROR(copy_engines_->Reset(absl::Now() + timeout));
+  if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
+  ledger_->Reset();
+  {
+    absl::MutexLock lock(&streams_mu_);
+    for (auto& rank : ranks_) rank->stream_call = 0;
+  }
+  capture_exchange_->Reset();
+  generation_.fetch_add(1, std::memory_order_acq_rel);
+  absl::MutexLock lock(&mu_);
+  failure_ = absl::OkStatus();
+  failed_.store(false, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+}  // namespace ltx
