@@ -8,8 +8,8 @@
 
 #include <cstdint>
 
-#include "kernels/copy_plan.h"
 #include "kernels/collective.h"
+#include "kernels/copy_plan.h"
 #include "kernels/entry_announcement.h"
 #include "kernels/error_record.h"
 #include "kernels/host_device.h"

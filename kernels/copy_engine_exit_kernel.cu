@@ -3,8 +3,8 @@
 #include "kernels/copy_engine_exit_kernel.h"
 
 #include "kernels/barrier.cuh"
-#include "kernels/kernel_residency.cuh"
 #include "kernels/error_record.h"
+#include "kernels/kernel_residency.cuh"
 
 namespace ltx {
 namespace {

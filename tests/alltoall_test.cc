@@ -33,8 +33,8 @@
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/gpu_fixture.h"
 #include "tools/testing/harness_ring.h"
-#include "tools/testing/token_counts.h"
 #include "tools/testing/rank_threads.h"
+#include "tools/testing/token_counts.h"
 
 namespace ltx {
 namespace {

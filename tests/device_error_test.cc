@@ -7,8 +7,8 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/entry_announcement.h"
 #include "kernels/collective.h"
+#include "kernels/entry_announcement.h"
 #include "kernels/error_record.h"
 #include "ltx/data_type.h"
 

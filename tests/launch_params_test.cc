@@ -18,9 +18,9 @@
 #include "ltx/collectives/alltoall_launch.h"
 #include "ltx/collectives/alltoall_layout.h"
 #include "ltx/collectives/kernel_params.h"
-#include "ltx/transport/peer_store/peer_store_transport.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/runtime/resolved_call.h"
+#include "ltx/transport/peer_store/peer_store_transport.h"
 
 namespace ltx {
 namespace {

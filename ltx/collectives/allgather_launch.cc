@@ -4,8 +4,8 @@
 #include <cstdint>
 
 #include "kernels/allgather_kernel.h"
-#include "ltx/cuda/cuda_status.h"
 #include "ltx/collectives/kernel_params.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {

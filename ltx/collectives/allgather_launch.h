@@ -9,8 +9,8 @@
 #include "absl/status/status.h"
 #include "kernels/allgather_kernel.h"
 #include "ltx/collectives/allgather_layout.h"
-#include "ltx/transport/peer_store/peer_store_transport.h"
 #include "ltx/runtime/resolved_call.h"
+#include "ltx/transport/peer_store/peer_store_transport.h"
 
 namespace ltx {
 

@@ -13,9 +13,9 @@
 #include "kernels/copy_plan.h"
 #include "kernels/signal_layout.h"
 #include "ltx/allgather_shape.h"
-#include "ltx/runtime/buffer_checks.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"
+#include "ltx/runtime/buffer_checks.h"
 
 namespace ltx {
 

@@ -5,8 +5,8 @@
 #include <cstdint>
 
 #include "kernels/alltoall_kernel.h"
-#include "ltx/cuda/cuda_status.h"
 #include "ltx/collectives/kernel_params.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {

@@ -9,9 +9,9 @@
 #include "absl/status/status.h"
 #include "kernels/alltoall_kernel.h"
 #include "ltx/collectives/alltoall_layout.h"
-#include "ltx/transport/peer_store/peer_store_transport.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/runtime/resolved_call.h"
+#include "ltx/transport/peer_store/peer_store_transport.h"
 
 namespace ltx {
 

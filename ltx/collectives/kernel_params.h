@@ -8,9 +8,9 @@
 #include <cstdint>
 
 #include "absl/time/time.h"
-#include "ltx/transport/peer_store/peer_store_transport.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/runtime/resolved_call.h"
+#include "ltx/transport/peer_store/peer_store_transport.h"
 
 namespace ltx {
 

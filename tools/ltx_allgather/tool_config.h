@@ -12,8 +12,8 @@
 #include "absl/types/optional.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
-#include "tools/ltx_allgather/bench_config.h"
 #include "tools/flags/device_list.h"
+#include "tools/ltx_allgather/bench_config.h"
 #include "tools/ltx_allgather/breakdown_config.h"
 #include "tools/ltx_allgather/overlap_config.h"
 

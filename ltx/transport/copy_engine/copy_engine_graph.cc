@@ -9,10 +9,10 @@
 #include "absl/strings/str_format.h"
 #include "kernels/copy_engine_graph_kernel.h"
 #include "kernels/entry_announcement.h"
-#include "ltx/cuda/cuda_status.h"
 #include "ltx/collectives/kernel_params.h"
-#include "ltx/transport/copy_engine/strided_copy.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
+#include "ltx/transport/copy_engine/strided_copy.h"
 
 namespace ltx {
 namespace {

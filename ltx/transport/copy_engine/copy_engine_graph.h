@@ -13,11 +13,11 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "ltx/rank_buffers.h"
+#include "ltx/runtime/resolved_call.h"
 #include "ltx/transport/copy_engine/capture_exchange.h"
 #include "ltx/transport/copy_engine/copy_engine_call.h"
 #include "ltx/transport/peer_store/peer_store_transport.h"
-#include "ltx/rank_buffers.h"
-#include "ltx/runtime/resolved_call.h"
 
 namespace ltx {
 

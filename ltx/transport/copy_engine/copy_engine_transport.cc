@@ -11,11 +11,11 @@
 #include "kernels/copy_engine_exit_kernel.h"
 #include "kernels/entry_announcement.h"
 #include "ltx/cuda/cuda_status.h"
+#include "ltx/cuda/driver_api.h"
 #include "ltx/cuda/kept_blocks.h"
 #include "ltx/runtime/device_error.h"
-#include "ltx/cuda/driver_api.h"
-#include "ltx/transport/copy_engine/strided_copy.h"
 #include "ltx/status_macros.h"
+#include "ltx/transport/copy_engine/strided_copy.h"
 
 namespace ltx {
 namespace {

@@ -73,10 +73,10 @@
 #include "kernels/copy_engine_signals.h"
 #include "kernels/error_record.h"
 #include "kernels/signal_layout.h"
-#include "ltx/transport/copy_engine/copy_engine_call.h"
-#include "ltx/transport/copy_engine/copy_engine_pairing.h"
 #include "ltx/cuda/kept_blocks.h"
 #include "ltx/rank_buffers.h"
+#include "ltx/transport/copy_engine/copy_engine_call.h"
+#include "ltx/transport/copy_engine/copy_engine_pairing.h"
 
 namespace ltx {
 

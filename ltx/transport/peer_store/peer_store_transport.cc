@@ -6,9 +6,9 @@
 #include <utility>
 
 #include "ltx/cuda/cuda_status.h"
-#include "ltx/runtime/device_error.h"
 #include "ltx/cuda/kept_blocks.h"
 #include "ltx/cuda/peer_access.h"
+#include "ltx/runtime/device_error.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
