@@ -62,12 +62,11 @@ namespace ltx {
 
 class CallLedger;
 class CaptureExchange;
+struct CollectiveOp;
 class CopyEngineTransport;
 class PeerStoreTransport;
 class RankPlacement;
 class Runtime;
-struct AllGatherLayout;
-struct AllToAllLayout;
 struct ResolvedCall;
 
 // Completion of one coordinated call (of any collective). Movable; destroying it does not wait.
@@ -223,8 +222,6 @@ class Runtime {
 
  private:
   struct Rank;
-  // One call of a collective, as the coordination that every collective shares sees it.
-  struct OpCall;
   friend class CollectiveHandle;
 
   Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> placement,
@@ -232,17 +229,14 @@ class Runtime {
   absl::Status Initialize();
   // OK, or the error that calls must return now (records a newly found device error).
   absl::Status CheckUsable();
-  // The op of an AllGather or an all-to-all; it refers to `layout`, which must outlive it.
-  OpCall AllGatherOp(const AllGatherLayout& layout);
-  OpCall AllToAllOp(const AllToAllLayout& layout);
   // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
-  absl::Status ValidateCall(const OpCall& op, int rank, const RankBuffers& buffers);
+  absl::Status ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers);
   // Validates `call` and resolves it for rank `rank`, whose stream is capturing or not.
-  absl::StatusOr<ResolvedCall> Resolve(int rank, const OpCall& op, const CallOptions& call,
+  absl::StatusOr<ResolvedCall> Resolve(int rank, const CollectiveOp& op, const CallOptions& call,
                                        bool capturing) const;
   // The host side of a per-rank call before its launch: the stream's capture status, the
   // resolution and the buffer checks.
-  absl::StatusOr<ResolvedCall> PrepareRankCall(int rank, const OpCall& op,
+  absl::StatusOr<ResolvedCall> PrepareRankCall(int rank, const CollectiveOp& op,
                                                const RankBuffers& buffers,
                                                const CallOptions& call);
   // What every per-rank call checks first: the rank is in range (InvalidArgument) and the
@@ -256,11 +250,11 @@ class Runtime {
   // A failure stops the Runtime (the peers may wait for this rank). Records the call in the
   // ledger first, and refuses it (InvalidArgument, the Runtime stopped, the devices' waits
   // abandoned) when a peer took the other kind of path for it.
-  absl::Status Launch(int rank, const OpCall& op, const RankBuffers& buffers,
+  absl::Status Launch(int rank, const CollectiveOp& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
   // Writes call `number` of rank `rank` to the debug log (ltx/runtime/debug_log.h): every call at
   // TRACE, each distinct call of the rank once at INFO.
-  void LogCall(int rank, uint64_t number, const OpCall& op, const ResolvedCall& call);
+  void LogCall(int rank, uint64_t number, const CollectiveOp& op, const ResolvedCall& call);
   // For a rank that shares its GPU: records that call `number` of rank `rank` runs on `stream`,
   // and refuses it (InvalidArgument naming both ranks) when another rank of the GPU ran the same
   // call on the same stream: the second kernel would queue behind the first, which waits for
@@ -271,11 +265,11 @@ class Runtime {
   void AbandonDevices(const absl::Status& error);
   // The coordinated call of any collective: checks and resolves every rank, then has each
   // GPU's thread launch its rank.
-  absl::StatusOr<CollectiveHandle> Coordinate(const OpCall& op,
+  absl::StatusOr<CollectiveHandle> Coordinate(const CollectiveOp& op,
                                               absl::Span<const RankBuffers> buffers,
                                               const CallOptions& call);
   // The per-rank call of any collective.
-  absl::Status RankCall(int rank, const OpCall& op, const RankBuffers& buffers,
+  absl::Status RankCall(int rank, const CollectiveOp& op, const RankBuffers& buffers,
                         const CallOptions& call);
   // Polls `events` (one per rank, null = nothing to wait for) until all completed or the
   // deadline; then reports device errors, naming the ranks still running and which outputs

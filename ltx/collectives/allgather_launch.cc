@@ -5,8 +5,6 @@
 
 #include "kernels/allgather_kernel.h"
 #include "ltx/collectives/kernel_params.h"
-#include "ltx/cuda/cuda_status.h"
-#include "ltx/status_macros.h"
 
 namespace ltx {
 
@@ -40,13 +38,6 @@ cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& la
     return LaunchAllGatherKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }
   return LaunchOneTripKernel(params, OneTripLaunchOf(call), buffers.stream);
-}
-
-absl::Status LoadAllGatherKernels(int* resident_blocks_per_sm) {
-  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllGatherKernel(resident_blocks_per_sm),
-                                 "loading the direct AllGather kernel"));
-  return CudaStatus(LoadOneTripKernel(resident_blocks_per_sm),
-                    "loading the one-trip AllGather kernel");
 }
 
 }  // namespace ltx

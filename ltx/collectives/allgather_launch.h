@@ -34,11 +34,6 @@ EntryAnnouncement AllGatherCopyEngineAnnouncement(const AllGatherLayout& layout,
 cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,
                             const RankBuffers& buffers, const ResolvedCall& call);
 
-// Loads every AllGather kernel onto the current device, so that no later call waits for it on
-// the host, and lowers *resident_blocks_per_sm to the fewest blocks of any of them that one SM
-// keeps resident. Errors: as CUDA reports them. Thread-safe.
-absl::Status LoadAllGatherKernels(int* resident_blocks_per_sm);
-
 }  // namespace ltx
 
 #endif  // LTX_COLLECTIVES_ALLGATHER_LAUNCH_H_

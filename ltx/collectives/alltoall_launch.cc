@@ -6,8 +6,6 @@
 
 #include "kernels/alltoall_kernel.h"
 #include "ltx/collectives/kernel_params.h"
-#include "ltx/cuda/cuda_status.h"
-#include "ltx/status_macros.h"
 
 namespace ltx {
 
@@ -35,13 +33,6 @@ cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layo
     return LaunchAllToAllKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }
   return LaunchAllToAllOneTripKernel(params, OneTripLaunchOf(call), buffers.stream);
-}
-
-absl::Status LoadAllToAllKernels(int* resident_blocks_per_sm) {
-  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllToAllKernel(resident_blocks_per_sm),
-                                 "loading the direct all-to-all kernel"));
-  return CudaStatus(LoadAllToAllOneTripKernel(resident_blocks_per_sm),
-                    "loading the one-trip all-to-all kernel");
 }
 
 }  // namespace ltx

@@ -36,11 +36,6 @@ EntryAnnouncement AllToAllCopyEngineAnnouncement(const AllToAllLayout& layout,
 cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layout,
                            const RankBuffers& buffers, const ResolvedCall& call);
 
-// Loads every all-to-all kernel onto the current device, so that no later call waits for it on
-// the host, and lowers *resident_blocks_per_sm as LoadAllGatherKernels does. Errors: as CUDA
-// reports them. Thread-safe.
-absl::Status LoadAllToAllKernels(int* resident_blocks_per_sm);
-
 }  // namespace ltx
 
 #endif  // LTX_COLLECTIVES_ALLTOALL_LAUNCH_H_

@@ -4,10 +4,8 @@
 #include "ltx/runtime.h"
 
 #include <algorithm>
-#include <array>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <set>
 #include <string>
@@ -19,10 +17,11 @@
 #include "absl/strings/str_join.h"
 #include "kernels/copy_engine_exit_kernel.h"
 #include "kernels/copy_engine_graph_kernel.h"
-#include "ltx/collectives/allgather_launch.h"
 #include "ltx/collectives/allgather_layout.h"
-#include "ltx/collectives/alltoall_launch.h"
+#include "ltx/collectives/allgather_op.h"
 #include "ltx/collectives/alltoall_layout.h"
+#include "ltx/collectives/alltoall_op.h"
+#include "ltx/collectives/collective_op.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/cuda/driver_api.h"
 #include "ltx/cuda/peer_access.h"
@@ -206,26 +205,6 @@ struct Runtime::Rank {
   const void* checked_output = nullptr;
   int64_t checked_output_bytes = 0;  // A larger output at the same pointer is checked again.
   cudaStream_t checked_stream = nullptr;
-};
-
-struct Runtime::OpCall {
-  Collective collective = Collective::kAllGather;
-  // The per-rank entry point, for messages.
-  const char* rank_call = "";
-  std::array<int64_t, kMaxWorldSize> input_bytes = {};
-  std::array<int64_t, kMaxWorldSize> output_bytes = {};
-  // The most each rank sends to one target: the protocol and block count depend on it.
-  std::array<int64_t, kMaxWorldSize> shard_bytes = {};
-  // Where an in-place input may start in each rank's output (kNotInPlace: nowhere).
-  std::array<int64_t, kMaxWorldSize> in_place_offset = {};
-  // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
-  std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
-      launch_kernel;
-  // The copy-engine form of a rank's call (ltx/transport/copy_engine/copy_engine_call.h), for
-  // either transport and for capture: what the rank announces, and the copy of what rank `source`
-  // sends `target`.
-  std::function<EntryAnnouncement(const RankBuffers&, const ResolvedCall&)> announce_copies;
-  std::function<StridedCopy(int source, int target, const void* input, void* output)> plan_copy;
 };
 
 // --------------------------------------------------------------------------- CollectiveHandle
@@ -465,53 +444,7 @@ absl::Status Runtime::CheckUsable() {
   return absl::OkStatus();
 }
 
-Runtime::OpCall Runtime::AllGatherOp(const AllGatherLayout& layout) {
-  OpCall op;
-  op.collective = Collective::kAllGather;
-  op.rank_call = "AllGatherRank";
-  for (int rank = 0; rank < layout.world_size; ++rank) {
-    op.input_bytes[rank] = layout.InputBytes(rank);
-    op.output_bytes[rank] = layout.output_bytes;
-    op.shard_bytes[rank] = layout.InputBytes(rank);
-    op.in_place_offset[rank] = layout.InPlaceOffset(rank);
-  }
-  op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
-                               const ResolvedCall& call) {
-    return LaunchAllGather(view, layout, buffers, call);
-  };
-  op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
-    return AllGatherCopyEngineAnnouncement(layout, buffers, call);
-  };
-  op.plan_copy = [&layout](int source, int, const void* input, void* output) {
-    return PlanShardCopy(layout.GeometryOf(source), input, output);
-  };
-  return op;
-}
-
-Runtime::OpCall Runtime::AllToAllOp(const AllToAllLayout& layout) {
-  OpCall op;
-  op.collective = Collective::kAllToAll;
-  op.rank_call = "AllToAllRank";
-  for (int rank = 0; rank < layout.world_size; ++rank) {
-    op.input_bytes[rank] = layout.InputBytes(rank);
-    op.output_bytes[rank] = layout.OutputBytes(rank);
-    op.shard_bytes[rank] = LargestPieceBytes(layout.geometry, rank);
-    op.in_place_offset[rank] = kNotInPlace;
-  }
-  op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
-                               const ResolvedCall& call) {
-    return LaunchAllToAll(view, layout, buffers, call);
-  };
-  op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
-    return AllToAllCopyEngineAnnouncement(layout, buffers, call);
-  };
-  op.plan_copy = [&layout](int source, int target, const void* input, void* output) {
-    return PlanPieceCopy(layout.geometry, source, target, input, output);
-  };
-  return op;
-}
-
-absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers& buffers) {
+absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers) {
   LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.input_bytes[rank],
                                        op.output_bytes[rank], op.in_place_offset[rank], buffers));
   Rank& r = *ranks_[rank];
@@ -563,7 +496,7 @@ absl::Status Runtime::ValidateCall(const OpCall& op, int rank, const RankBuffers
   return absl::OkStatus();
 }
 
-absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
+absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const CollectiveOp& op,
                                               const CallOptions& call, bool capturing) const {
   CallContext context;
   context.collective = op.collective;
@@ -579,7 +512,7 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const OpCall& op,
   return ResolveCall(options_, context, call);
 }
 
-absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buffers,
+absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers& buffers,
                              const ResolvedCall& call) {
   const uint64_t number = ledger_->Record(rank, call.protocol);
   if (DebugEnabled(DebugLevel::kInfo)) LogCall(rank, number, op, call);
@@ -625,7 +558,7 @@ absl::Status Runtime::Launch(int rank, const OpCall& op, const RankBuffers& buff
   return launched;
 }
 
-void Runtime::LogCall(int rank, uint64_t number, const OpCall& op, const ResolvedCall& call) {
+void Runtime::LogCall(int rank, uint64_t number, const CollectiveOp& op, const ResolvedCall& call) {
   const std::string line =
       DescribeCall(op.collective, rank, op.shard_bytes[rank],
                    *std::max_element(op.shard_bytes.begin(), op.shard_bytes.end()), call);
@@ -657,7 +590,7 @@ void Runtime::AbandonDevices(const absl::Status& error) {
   capture_exchange_->Fail(error);
 }
 
-absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const OpCall& op,
+absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const CollectiveOp& op,
                                                      absl::Span<const RankBuffers> buffers,
                                                      const CallOptions& call) {
   if (static_cast<int>(buffers.size()) != world_size()) {
@@ -735,7 +668,7 @@ absl::Status Runtime::RejectRankCall(int rank, const absl::Status& error) {
   return error;
 }
 
-absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const OpCall& op,
+absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const CollectiveOp& op,
                                                       const RankBuffers& buffers,
                                                       const CallOptions& call) {
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
@@ -747,7 +680,7 @@ absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const OpCall& op
   return resolved;
 }
 
-absl::Status Runtime::RankCall(int rank, const OpCall& op, const RankBuffers& buffers,
+absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffers& buffers,
                                const CallOptions& call) {
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
   absl::StatusOr<ResolvedCall> resolved = PrepareRankCall(rank, op, buffers, call);
@@ -786,7 +719,7 @@ absl::StatusOr<CollectiveHandle> Runtime::AllGather(const AllGatherShape& shape,
                                                     const CallOptions& call) {
   LTX_RETURN_IF_ERROR(CheckUsable());
   LTX_ASSIGN_OR_RETURN(const AllGatherLayout layout, ComputeAllGatherLayout(shape, world_size()));
-  return Coordinate(AllGatherOp(layout), buffers, call);
+  return Coordinate(AllGatherOpOf(layout), buffers, call);
 }
 
 absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
@@ -800,7 +733,7 @@ absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
                                     const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, world_size());
   if (!layout.ok()) return RejectRankCall(rank, layout.status());
-  return RankCall(rank, AllGatherOp(*layout), buffers, call);
+  return RankCall(rank, AllGatherOpOf(*layout), buffers, call);
 }
 
 absl::StatusOr<CollectiveHandle> Runtime::AllToAll(const AllToAllShape& shape,
@@ -808,7 +741,7 @@ absl::StatusOr<CollectiveHandle> Runtime::AllToAll(const AllToAllShape& shape,
                                                    const CallOptions& call) {
   LTX_RETURN_IF_ERROR(CheckUsable());
   LTX_ASSIGN_OR_RETURN(const AllToAllLayout layout, ComputeAllToAllLayout(shape, world_size()));
-  return Coordinate(AllToAllOp(layout), buffers, call);
+  return Coordinate(AllToAllOpOf(layout), buffers, call);
 }
 
 absl::Status Runtime::AllToAllAndWait(const AllToAllShape& shape,
@@ -822,7 +755,7 @@ absl::Status Runtime::AllToAllRank(int rank, const AllToAllShape& shape,
                                    const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world_size());
   if (!layout.ok()) return RejectRankCall(rank, layout.status());
-  return RankCall(rank, AllToAllOp(*layout), buffers, call);
+  return RankCall(rank, AllToAllOpOf(*layout), buffers, call);
 }
 
 absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,

@@ -1,0 +1,42 @@
+// The AllGather's op for the Runtime's funnel, and the loading of its kernels.
+#include "ltx/collectives/allgather_op.h"
+
+#include "kernels/allgather_kernel.h"
+#include "ltx/collectives/allgather_launch.h"
+#include "ltx/cuda/cuda_status.h"
+#include "ltx/runtime/buffer_checks.h"
+#include "ltx/status_macros.h"
+
+namespace ltx {
+
+CollectiveOp AllGatherOpOf(const AllGatherLayout& layout) {
+  CollectiveOp op;
+  op.collective = Collective::kAllGather;
+  op.rank_call = "AllGatherRank";
+  for (int rank = 0; rank < layout.world_size; ++rank) {
+    op.input_bytes[rank] = layout.InputBytes(rank);
+    op.output_bytes[rank] = layout.output_bytes;
+    op.shard_bytes[rank] = layout.InputBytes(rank);
+    op.in_place_offset[rank] = layout.InPlaceOffset(rank);
+  }
+  op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,
+                               const ResolvedCall& call) {
+    return LaunchAllGather(view, layout, buffers, call);
+  };
+  op.announce_copies = [&layout](const RankBuffers& buffers, const ResolvedCall& call) {
+    return AllGatherCopyEngineAnnouncement(layout, buffers, call);
+  };
+  op.plan_copy = [&layout](int source, int, const void* input, void* output) {
+    return PlanShardCopy(layout.GeometryOf(source), input, output);
+  };
+  return op;
+}
+
+absl::Status LoadAllGatherKernels(int* resident_blocks_per_sm) {
+  LTX_RETURN_IF_ERROR(CudaStatus(LoadAllGatherKernel(resident_blocks_per_sm),
+                                 "loading the direct AllGather kernel"));
+  return CudaStatus(LoadOneTripKernel(resident_blocks_per_sm),
+                    "loading the one-trip AllGather kernel");
+}
+
+}  // namespace ltx

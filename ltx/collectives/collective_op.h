@@ -1,0 +1,46 @@
+// One call of a collective as the Runtime's one funnel sees it, whatever the collective: the
+// bytes of each rank's buffers, what each rank sends one target, and how to launch its kernel
+// or carry it on the copy engines. Each collective fills one (ltx/collectives/allgather_op.h,
+// alltoall_op.h); the Runtime validates, resolves and launches every collective through it.
+#ifndef LTX_COLLECTIVES_COLLECTIVE_OP_H_
+#define LTX_COLLECTIVES_COLLECTIVE_OP_H_
+
+#include <cuda_runtime_api.h>
+
+#include <array>
+#include <cstdint>
+#include <functional>
+
+#include "kernels/collective.h"
+#include "kernels/entry_announcement.h"
+#include "kernels/signal_layout.h"
+#include "ltx/rank_buffers.h"
+#include "ltx/runtime/resolved_call.h"
+#include "ltx/transport/copy_engine/strided_copy.h"
+#include "ltx/transport/peer_store/peer_store_transport.h"
+
+namespace ltx {
+
+struct CollectiveOp {
+  Collective collective = Collective::kAllGather;
+  // The per-rank entry point, for messages ("AllGatherRank").
+  const char* rank_call = "";
+  std::array<int64_t, kMaxWorldSize> input_bytes = {};
+  std::array<int64_t, kMaxWorldSize> output_bytes = {};
+  // The most each rank sends to one target: the protocol and block count depend on it.
+  std::array<int64_t, kMaxWorldSize> shard_bytes = {};
+  // Where an in-place input may start in each rank's output (kNotInPlace: nowhere).
+  std::array<int64_t, kMaxWorldSize> in_place_offset = {};
+  // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
+  std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
+      launch_kernel;
+  // The copy-engine form of a rank's call (ltx/transport/copy_engine/copy_engine_call.h), for
+  // either transport and for capture: what the rank announces, and the copy of what rank
+  // `source` sends `target`.
+  std::function<EntryAnnouncement(const RankBuffers&, const ResolvedCall&)> announce_copies;
+  std::function<StridedCopy(int source, int target, const void* input, void* output)> plan_copy;
+};
+
+}  // namespace ltx
+
+#endif  // LTX_COLLECTIVES_COLLECTIVE_OP_H_
