@@ -277,7 +277,8 @@ int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shap
  * shape. Errors: as ltx_all_gather, plus INVALID_ARGUMENT for a direction outside
  * ltx_alltoall_direction or for LTX_PROTOCOL_ONE_TRIP with a piece over 512 KiB.
  * LTX_PROTOCOL_COPY_ENGINE, and the copy-engine transport, run it on the copy engines, as
- * ltx_all_gather; LTX_PROTOCOL_AUTO keeps it on the kernels on the peer-store transport.
+ * ltx_all_gather; LTX_PROTOCOL_AUTO takes them too for an eager call whose largest piece reaches
+ * copy_engine_min_bytes (32 MiB by default), and the kernels otherwise.
  * Thread-safety: as ltx::Runtime::AllToAll. */
 int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,

@@ -76,6 +76,25 @@ TEST(ResolvedCallTest, EveryChoiceSaysWhy) {
             "the copy-engine transport");
 }
 
+// The all-to-all follows the same rule by its largest piece: the copy engines for large eager
+// calls (what ltx/c_api.h and the Python docstring say), the kernels otherwise.
+TEST(ResolvedCallTest, AllToAllAutoTakesTheCopyEnginesForLargeEagerPieces) {
+  RuntimeOptions options;
+  CallContext context;
+  context.collective = Collective::kAllToAll;
+  context.transport = Transport::kPeerStores;
+  context.world_size = 8;
+  context.max_blocks = 132;
+  context.max_shard_bytes = options.copy_engine_min_bytes;
+  context.shard_bytes = context.max_shard_bytes;
+  EXPECT_EQ(ResolveCall(options, context, CallOptions())->protocol, Protocol::kCopyEngine);
+  context.capturing = true;
+  EXPECT_EQ(ResolveCall(options, context, CallOptions())->protocol, Protocol::kDirect);
+  context.capturing = false;
+  context.max_shard_bytes = options.copy_engine_min_bytes - 1;
+  EXPECT_EQ(ResolveCall(options, context, CallOptions())->protocol, Protocol::kDirect);
+}
+
 TEST(ResolvedCallTest, OneTripLimitFollowsTheWorldSizeByDefault) {
   EXPECT_EQ(OneTripLimit(kOneTripLimitByWorldSize, 1), kOneTripMaxShardBytes);
   EXPECT_EQ(OneTripLimit(kOneTripLimitByWorldSize, 2), kOneTripMaxShardBytes);

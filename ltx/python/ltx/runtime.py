@@ -236,8 +236,9 @@ class Runtime:
         hold none); None is the even split, heads / P each. counts defaults to the token sizes
         (dimension 1) of the sequence-sharded tensors (inputs, or outputs for heads_to_seq).
         Streams, the options and the result are those of all_gather; protocol "auto", "direct",
-        "one_trip" or "copy_engine" ("auto" never picks the copy engines for an all-to-all on
-        the peer-store transport; every protocol takes them on the copy-engine transport)."""
+        "one_trip" or "copy_engine" ("auto" takes the copy engines for an eager call whose
+        largest piece reaches copy_engine_min_bytes, as for all_gather, and the kernels
+        otherwise; every protocol takes them on the copy-engine transport)."""
         self._live()
         collective = self._all_to_all(direction, head_counts)
         if counts is None:
