@@ -7,9 +7,9 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/bench/bench_table.h"
+#include "tools/bench/bench_timing.h"
 #include "tools/ltx_allgather/bench_config.h"
-#include "tools/ltx_allgather/bench_table.h"
-#include "tools/ltx_allgather/bench_timing.h"
 
 namespace ltx {
 namespace {

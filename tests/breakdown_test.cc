@@ -8,8 +8,8 @@
 #include "gtest/gtest.h"
 #include "kernels/phase_timestamps.h"
 #include "ltx/runtime_options.h"
+#include "tools/bench/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_config.h"
-#include "tools/ltx_allgather/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_table.h"
 
 namespace ltx {

@@ -1,7 +1,7 @@
-// Tests of the run-time cuBLAS binding (tools/ltx_allgather/cublas_library.h) without a GPU:
+// Tests of the run-time cuBLAS binding (tools/bench/cublas_library.h) without a GPU:
 // every candidate that fails is reported, and a real libcublas.so.13 (the toolkit's, where one
 // is installed) loads with every symbol the tool binds. Creating a handle needs a GPU.
-#include "tools/ltx_allgather/cublas_library.h"
+#include "tools/bench/cublas_library.h"
 
 #include <unistd.h>
 

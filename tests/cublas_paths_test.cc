@@ -1,6 +1,6 @@
-// Tests of where ltx_allgather looks for cuBLAS (tools/ltx_allgather/cublas_paths.h): the order
+// Tests of where ltx_allgather looks for cuBLAS (tools/bench/cublas_paths.h): the order
 // of the candidates, the site-packages patterns, and globbing over a temporary tree.
-#include "tools/ltx_allgather/cublas_paths.h"
+#include "tools/bench/cublas_paths.h"
 
 #include <sys/stat.h>
 

@@ -13,9 +13,9 @@
 #include "ltx/runtime.h"
 #include "ltx/runtime/resolved_call.h"
 #include "ltx/status_macros.h"
-#include "tools/ltx_allgather/bench_timing.h"
-#include "tools/ltx_allgather/launch_floor.h"
-#include "tools/ltx_allgather/nccl_side.h"
+#include "tools/bench/bench_timing.h"
+#include "tools/bench/launch_floor.h"
+#include "tools/bench/nccl_side.h"
 #include "tools/testing/allgather_harness.h"
 
 namespace ltx {

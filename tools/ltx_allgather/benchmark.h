@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tools/bench/bench_table.h"
 #include "tools/ltx_allgather/bench_config.h"
-#include "tools/ltx_allgather/bench_table.h"
 
 namespace ltx {
 

@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "tools/ltx_allgather/bench_timing.h"
+#include "tools/bench/bench_timing.h"
 
 namespace ltx {
 namespace {

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kernels/phase_timestamps.h"
-#include "tools/ltx_allgather/breakdown_phases.h"
+#include "tools/bench/breakdown_phases.h"
 
 namespace ltx {
 

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "tools/bench/bench_timing.h"
 #include "tools/ltx_allgather/bench_config.h"
-#include "tools/ltx_allgather/bench_timing.h"
 
 namespace ltx {
 

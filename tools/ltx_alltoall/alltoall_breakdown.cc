@@ -10,11 +10,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ltx/status_macros.h"
-#include "tools/ltx_allgather/bench_table.h"
-#include "tools/ltx_allgather/bench_timing.h"
-#include "tools/ltx_allgather/breakdown_phases.h"
-#include "tools/ltx_allgather/launch_floor.h"
-#include "tools/ltx_allgather/phase_records.h"
+#include "tools/bench/bench_table.h"
+#include "tools/bench/bench_timing.h"
+#include "tools/bench/breakdown_phases.h"
+#include "tools/bench/launch_floor.h"
+#include "tools/bench/phase_records.h"
 #include "tools/testing/alltoall_harness.h"
 
 namespace ltx {

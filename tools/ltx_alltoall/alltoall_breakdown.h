@@ -4,7 +4,7 @@
 // one-trip kernel, with early start, and then the kernel's timed instantiation, whose
 // %globaltimer records give the time of each phase per rank, the gap between ops and the
 // cross-GPU round trips: the same table as ltx_allgather --breakdown
-// (tools/ltx_allgather/phase_records.h).
+// (tools/bench/phase_records.h).
 #ifndef LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_BREAKDOWN_H_
 #define LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_BREAKDOWN_H_
 

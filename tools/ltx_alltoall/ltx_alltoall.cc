@@ -29,7 +29,8 @@
 // prints the usage and exits 0; a bad flag prints one line and exits 2; so do no GPU, a device
 // that is not visible, and a --head_counts that does not fit the ranks.
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
-// --warmup calls; the table follows nccl-tests (size = output bytes per rank, busbw = algbw (n-1)/n).
+// --warmup calls; the table follows nccl-tests (size = output bytes per rank,
+// busbw = algbw (n-1)/n).
 // ltx runs eager per-rank calls from one thread per GPU; NCCL's calls are grouped from one
 // thread.
 #include <algorithm>
@@ -47,11 +48,11 @@
 #include "absl/strings/str_join.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
+#include "tools/bench/bench_timing.h"
+#include "tools/bench/nccl_library.h"
+#include "tools/bench/nccl_side.h"
 #include "tools/flags/command_line.h"
 #include "tools/ltx_allgather/bench_config.h"
-#include "tools/ltx_allgather/bench_timing.h"
-#include "tools/ltx_allgather/nccl_library.h"
-#include "tools/ltx_allgather/nccl_side.h"
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
 #include "tools/ltx_alltoall/alltoall_config.h"
 #include "tools/ltx_alltoall/alltoall_flags.h"

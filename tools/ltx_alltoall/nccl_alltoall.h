@@ -16,7 +16,7 @@
 #include "absl/status/statusor.h"
 #include "ltx/collectives/alltoall_layout.h"
 #include "ltx/rank_buffers.h"
-#include "tools/ltx_allgather/nccl_library.h"
+#include "tools/bench/nccl_library.h"
 #include "tools/ltx_alltoall/permute_kernel.h"
 
 namespace ltx {

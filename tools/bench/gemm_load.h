@@ -1,7 +1,7 @@
 // The compute load of the overlap run: one bf16 GEMM per GPU through cuBLAS (loaded at run
 // time), on a stream of its own, with random operands, to run beside the AllGather.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_GEMM_LOAD_H_
-#define LTX_TOOLS_LTX_ALLGATHER_GEMM_LOAD_H_
+#ifndef TOOLS_BENCH_GEMM_LOAD_H_
+#define TOOLS_BENCH_GEMM_LOAD_H_
 
 #include <cuda_runtime_api.h>
 
@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tools/ltx_allgather/bench_timing.h"
-#include "tools/ltx_allgather/cublas_library.h"
+#include "tools/bench/bench_timing.h"
+#include "tools/bench/cublas_library.h"
 #include "tools/ltx_allgather/overlap_config.h"
 
 namespace ltx {
@@ -55,4 +55,4 @@ class GemmLoad {
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_GEMM_LOAD_H_
+#endif  // TOOLS_BENCH_GEMM_LOAD_H_

@@ -1,5 +1,5 @@
 // One cuBLAS bf16 GEMM per GPU on its own stream, for the overlap run.
-#include "tools/ltx_allgather/gemm_load.h"
+#include "tools/bench/gemm_load.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,5 +1,5 @@
 // Loading NCCL for the benchmarks, and the type mapping.
-#include "tools/ltx_allgather/nccl_side.h"
+#include "tools/bench/nccl_side.h"
 
 #include <utility>
 

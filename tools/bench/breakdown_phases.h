@@ -1,8 +1,8 @@
 // What the phase breakdown knows of each protocol's timed kernel (kernels/phase_timestamps.h):
 // how many phases a record holds, what the table calls each, between which phases a block
 // stores, and which pairs of phases make a cross-GPU round trip. Plain data, no GPU.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_PHASES_H_
-#define LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_PHASES_H_
+#ifndef TOOLS_BENCH_BREAKDOWN_PHASES_H_
+#define TOOLS_BENCH_BREAKDOWN_PHASES_H_
 
 #include <string>
 #include <vector>
@@ -34,4 +34,4 @@ PhaseLayout PhaseLayoutOf(Protocol protocol);
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_PHASES_H_
+#endif  // TOOLS_BENCH_BREAKDOWN_PHASES_H_

@@ -1,12 +1,12 @@
 // Empty-kernel timings in the benchmark's two launch modes.
-#include "tools/ltx_allgather/launch_floor.h"
+#include "tools/bench/launch_floor.h"
 
 #include <algorithm>
 #include <limits>
 
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
-#include "tools/ltx_allgather/empty_kernel.h"
+#include "tools/bench/empty_kernel.h"
 
 namespace ltx {
 

@@ -1,8 +1,8 @@
 // The output of the benchmark: one row per size, printed in the layout of nccl-tests (size,
 // count, type, redop, root, then time, algbw, busbw and #wrong per side) with ltx's host cost
 // and its ratio to the launch floor added, and the same figures as JSON.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_BENCH_TABLE_H_
-#define LTX_TOOLS_LTX_ALLGATHER_BENCH_TABLE_H_
+#ifndef TOOLS_BENCH_BENCH_TABLE_H_
+#define TOOLS_BENCH_BENCH_TABLE_H_
 
 #include <cstdint>
 #include <string>
@@ -10,8 +10,8 @@
 
 #include "absl/status/status.h"
 #include "ltx/data_type.h"
+#include "tools/bench/launch_floor.h"
 #include "tools/ltx_allgather/bench_config.h"
-#include "tools/ltx_allgather/launch_floor.h"
 
 namespace ltx {
 
@@ -56,4 +56,4 @@ absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_BENCH_TABLE_H_
+#endif  // TOOLS_BENCH_BENCH_TABLE_H_

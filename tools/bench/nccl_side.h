@@ -1,14 +1,14 @@
 // NCCL as the benchmarks of ltx_allgather use it: loaded at run time with a clique over the
 // run's GPUs when it can be, or left out with a note saying why; and ltx's data types as NCCL's.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_NCCL_SIDE_H_
-#define LTX_TOOLS_LTX_ALLGATHER_NCCL_SIDE_H_
+#ifndef TOOLS_BENCH_NCCL_SIDE_H_
+#define TOOLS_BENCH_NCCL_SIDE_H_
 
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "ltx/data_type.h"
-#include "tools/ltx_allgather/nccl_library.h"
+#include "tools/bench/nccl_library.h"
 
 namespace ltx {
 
@@ -35,4 +35,4 @@ NcclSide LoadNccl(const std::string& path, const std::vector<int>& devices);
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_NCCL_SIDE_H_
+#endif  // TOOLS_BENCH_NCCL_SIDE_H_

@@ -1,6 +1,6 @@
 // The empty kernel of the launch floor, bare and with parameter blocks of chosen sizes.
 #include "kernels/allgather_kernel.h"
-#include "tools/ltx_allgather/empty_kernel.h"
+#include "tools/bench/empty_kernel.h"
 
 namespace ltx {
 namespace {

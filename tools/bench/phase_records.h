@@ -1,8 +1,8 @@
 // The device buffers a timed kernel writes its phase records into, one per rank
 // (kernels/phase_timestamps.h), and the breakdown table made of what they hold: shared by the
 // AllGather's and the all-to-all's breakdowns.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_PHASE_RECORDS_H_
-#define LTX_TOOLS_LTX_ALLGATHER_PHASE_RECORDS_H_
+#ifndef TOOLS_BENCH_PHASE_RECORDS_H_
+#define TOOLS_BENCH_PHASE_RECORDS_H_
 
 #include <memory>
 #include <string>
@@ -10,7 +10,7 @@
 
 #include "absl/status/statusor.h"
 #include "kernels/phase_timestamps.h"
-#include "tools/ltx_allgather/breakdown_phases.h"
+#include "tools/bench/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_table.h"
 
 namespace ltx {
@@ -48,4 +48,4 @@ class PhaseRecords {
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_PHASE_RECORDS_H_
+#endif  // TOOLS_BENCH_PHASE_RECORDS_H_

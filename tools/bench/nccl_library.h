@@ -5,8 +5,8 @@
 // point-to-point calls of an all-to-all, are bound.
 // Linking code that uses this needs -ldl (dlopen/dlsym/dlclose).
 
-#ifndef LTX_TOOLS_LTX_ALLGATHER_NCCL_LIBRARY_H_
-#define LTX_TOOLS_LTX_ALLGATHER_NCCL_LIBRARY_H_
+#ifndef TOOLS_BENCH_NCCL_LIBRARY_H_
+#define TOOLS_BENCH_NCCL_LIBRARY_H_
 
 #include <cuda_runtime_api.h>
 
@@ -158,4 +158,4 @@ class NcclClique {
 
 }  // namespace ltx::tools
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_NCCL_LIBRARY_H_
+#endif  // TOOLS_BENCH_NCCL_LIBRARY_H_

@@ -1,12 +1,12 @@
 // The launch floor of the benchmark: what an empty kernel of the AllGather's launch shape costs
 // per call, as a graph replay and launched eagerly from one host thread per GPU at once, so
 // that each measured time can be read against the least any kernel launch could take.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_LAUNCH_FLOOR_H_
-#define LTX_TOOLS_LTX_ALLGATHER_LAUNCH_FLOOR_H_
+#ifndef TOOLS_BENCH_LAUNCH_FLOOR_H_
+#define TOOLS_BENCH_LAUNCH_FLOOR_H_
 
 #include "absl/status/statusor.h"
+#include "tools/bench/bench_timing.h"
 #include "tools/ltx_allgather/bench_config.h"
-#include "tools/ltx_allgather/bench_timing.h"
 
 namespace ltx {
 
@@ -32,4 +32,4 @@ absl::StatusOr<LaunchFloor> MeasureLaunchFloor(const TimingPlan& plan, const Tim
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_LAUNCH_FLOOR_H_
+#endif  // TOOLS_BENCH_LAUNCH_FLOOR_H_

@@ -2,7 +2,7 @@
 // (CUBLAS_STATUS_SUCCESS == 0, CUBLAS_OP_N == 0, CUDA_R_16BF == 14, CUBLAS_COMPUTE_32F == 68,
 // CUBLAS_GEMM_DEFAULT == -1, int-sized enums, opaque handles) follow cuBLAS's public
 // cublas_api.h and library_types.h.
-#include "tools/ltx_allgather/cublas_library.h"
+#include "tools/bench/cublas_library.h"
 
 #include <dlfcn.h>
 
@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "tools/ltx_allgather/cublas_paths.h"
+#include "tools/bench/cublas_paths.h"
 
 namespace ltx::tools {
 namespace {

@@ -2,8 +2,8 @@
 // LTX_CUBLAS, the wheels of PyTorch for CUDA 13 under Python's site-packages (which carry
 // libcublas.so.13), and the plain soname for the loader's own search. Pure logic: the
 // file-system globbing is the only thing that touches the system.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_CUBLAS_PATHS_H_
-#define LTX_TOOLS_LTX_ALLGATHER_CUBLAS_PATHS_H_
+#ifndef TOOLS_BENCH_CUBLAS_PATHS_H_
+#define TOOLS_BENCH_CUBLAS_PATHS_H_
 
 #include <string>
 #include <vector>
@@ -44,4 +44,4 @@ std::vector<std::string> GlobDirectories(const std::vector<std::string>& pattern
 
 }  // namespace ltx::tools
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_CUBLAS_PATHS_H_
+#endif  // TOOLS_BENCH_CUBLAS_PATHS_H_

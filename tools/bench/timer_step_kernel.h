@@ -1,7 +1,7 @@
 // How finely %globaltimer ticks on a GPU: one thread reads it many times and keeps the smallest
 // step between two different values. The phase breakdown is no finer than that.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_TIMER_STEP_KERNEL_H_
-#define LTX_TOOLS_LTX_ALLGATHER_TIMER_STEP_KERNEL_H_
+#ifndef TOOLS_BENCH_TIMER_STEP_KERNEL_H_
+#define TOOLS_BENCH_TIMER_STEP_KERNEL_H_
 
 #include <cuda_runtime_api.h>
 
@@ -18,4 +18,4 @@ inline constexpr int kTimerStepReads = 100000;
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_TIMER_STEP_KERNEL_H_
+#endif  // TOOLS_BENCH_TIMER_STEP_KERNEL_H_

@@ -3,7 +3,7 @@
 // ncclDataType_t numbering, int-sized enums, opaque ncclComm_t pointers)
 // follow NCCL's public nccl.h; they have been stable since fp8 was added.
 
-#include "tools/ltx_allgather/nccl_library.h"
+#include "tools/bench/nccl_library.h"
 
 #include <dlfcn.h>
 

@@ -2,8 +2,8 @@
 // GEMM beside the AllGather without a build-time dependency on cuBLAS: the tool runs on
 // machines whose only cuBLAS is the one inside PyTorch's wheels. Only the entry points of a
 // bf16 GEMM on a stream are bound. Linking code that uses this needs -ldl.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_CUBLAS_LIBRARY_H_
-#define LTX_TOOLS_LTX_ALLGATHER_CUBLAS_LIBRARY_H_
+#ifndef TOOLS_BENCH_CUBLAS_LIBRARY_H_
+#define TOOLS_BENCH_CUBLAS_LIBRARY_H_
 
 #include <cuda_runtime_api.h>
 
@@ -90,4 +90,4 @@ class CublasHandle {
 
 }  // namespace ltx::tools
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_CUBLAS_LIBRARY_H_
+#endif  // TOOLS_BENCH_CUBLAS_LIBRARY_H_

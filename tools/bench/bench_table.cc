@@ -1,12 +1,12 @@
 // Text and JSON of the benchmark's rows.
-#include "tools/ltx_allgather/bench_table.h"
+#include "tools/bench/bench_table.h"
 
 #include <fstream>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "tools/ltx_allgather/empty_kernel.h"
+#include "tools/bench/empty_kernel.h"
 
 namespace ltx {
 

@@ -1,5 +1,5 @@
 // Candidate paths of libcublas.so.13 for the run-time cuBLAS loader.
-#include "tools/ltx_allgather/cublas_paths.h"
+#include "tools/bench/cublas_paths.h"
 
 #include <glob.h>
 

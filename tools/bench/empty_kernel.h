@@ -1,7 +1,7 @@
 // An empty kernel, to measure what launching a grid costs with no work in it: without
 // parameters, and with parameter blocks of the sizes a launch of ltx may carry.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_
-#define LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_
+#ifndef TOOLS_BENCH_EMPTY_KERNEL_H_
+#define TOOLS_BENCH_EMPTY_KERNEL_H_
 
 #include <cuda_runtime_api.h>
 
@@ -38,4 +38,4 @@ cudaError_t LaunchEmptyKernelRecording(int blocks, cudaEvent_t done, cudaStream_
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_EMPTY_KERNEL_H_
+#endif  // TOOLS_BENCH_EMPTY_KERNEL_H_

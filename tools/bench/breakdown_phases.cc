@@ -1,5 +1,5 @@
 // The phase layouts of the one-trip and the direct kernel.
-#include "tools/ltx_allgather/breakdown_phases.h"
+#include "tools/bench/breakdown_phases.h"
 
 #include "kernels/phase_timestamps.h"
 

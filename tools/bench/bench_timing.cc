@@ -1,5 +1,5 @@
 // CUDA-event windows, graph capture and medians for the benchmark.
-#include "tools/ltx_allgather/bench_timing.h"
+#include "tools/bench/bench_timing.h"
 
 #include <algorithm>
 #include <utility>

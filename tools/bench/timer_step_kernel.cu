@@ -1,6 +1,6 @@
 // The %globaltimer step probe.
 #include "kernels/memory_order.cuh"
-#include "tools/ltx_allgather/timer_step_kernel.h"
+#include "tools/bench/timer_step_kernel.h"
 
 namespace ltx {
 namespace {

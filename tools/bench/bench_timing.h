@@ -1,8 +1,8 @@
 // Timing machinery of the ltx_allgather benchmark: CUDA events around windows of calls on every
 // GPU, issued from one host thread per GPU or from one thread, graphs of captured calls to
 // replay, and the median over windows.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_BENCH_TIMING_H_
-#define LTX_TOOLS_LTX_ALLGATHER_BENCH_TIMING_H_
+#ifndef TOOLS_BENCH_BENCH_TIMING_H_
+#define TOOLS_BENCH_BENCH_TIMING_H_
 
 #include <cuda_runtime_api.h>
 
@@ -120,4 +120,4 @@ absl::StatusOr<Measured> MeasureGraphReplaysPerRank(
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_BENCH_TIMING_H_
+#endif  // TOOLS_BENCH_BENCH_TIMING_H_

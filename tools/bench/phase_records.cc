@@ -1,5 +1,5 @@
 // Per-rank phase-record buffers: allocation, clearing, reading back, the table.
-#include "tools/ltx_allgather/phase_records.h"
+#include "tools/bench/phase_records.h"
 
 #include <cuda_runtime_api.h>
 
