@@ -135,7 +135,8 @@ class Runtime {
   // rank's part (a kernel, or copy-engine copies: see CallOptions::protocol) on
   // buffers[r].stream; returns once all are enqueued. The streams must be
   // explicit or the legacy default stream (not cudaStreamPerThread) and not capturing (capture
-  // AllGatherRank calls instead). `buffers` has one entry
+  // AllGatherRank calls instead); ranks that share a GPU need streams of their own (not the
+  // legacy default stream, not one stream for two of them). `buffers` has one entry
   // per rank. With batch 1 a rank's input may lie in place, at its own tokens inside its output;
   // an input that overlaps its output anywhere else is InvalidArgument. Errors: InvalidArgument
   // (nothing enqueued on any rank), Aborted for a CallOptions::generation older than
@@ -171,7 +172,8 @@ class Runtime {
   // stops the Runtime (later calls: FailedPrecondition until Reset). A call that finds a peer
   // issued the same op on the other kind of path (copy engines against a kernel) fails with
   // InvalidArgument, stops the Runtime and abandons every wait on the devices, so the peer's Wait
-  // or Synchronize reports the same error at once.
+  // or Synchronize reports the same error at once; so does the second of two ranks of one GPU
+  // that pass the same stream for the same op.
   absl::Status AllGatherRank(int rank, const AllGatherShape& shape, const RankBuffers& buffers,
                              const CallOptions& call = {});
 
