@@ -13,7 +13,7 @@
 
 namespace ltx {
 
-struct PhaseTimestamps;  // kernels/phase_timestamps.h
+struct PhaseTimestamps;  // kernels/wire/phase_timestamps.h
 
 // How a call moves its data.
 enum class Protocol {
@@ -107,9 +107,9 @@ struct CallOptions {
   Protocol protocol = Protocol::kAuto;
   // A diagnostic: when set, a per-rank call that takes the direct or the one-trip kernel
   // (AllGather and all-to-all) runs the kernel's timed instantiation, which records the
-  // %globaltimer time of each phase of each block there (kernels/phase_timestamps.h: DirectPhase
-  // or OneTripPhase; device memory of the rank's GPU, outliving the call and any graph that
-  // captures it). Other paths ignore it; Runtime::AllGather and AllToAll refuse it.
+  // %globaltimer time of each phase of each block there (kernels/wire/phase_timestamps.h:
+  // DirectPhase or OneTripPhase; device memory of the rank's GPU, outliving the call and any graph
+  // that captures it). Other paths ignore it; Runtime::AllGather and AllToAll refuse it.
   const PhaseTimestamps* phase_timestamps = nullptr;
   // Launches a one-trip kernel with programmatic dependent launch (needs sm_90): its blocks may
   // be scheduled while the previous kernel on the stream finishes, and wait for it on the GPU

@@ -1,13 +1,13 @@
-// Tests of the all-to-all copy plan (kernels/alltoall_plan.h): PieceWidth, and a host simulation of
-// the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
-// kernels/alltoall_kernel.cu and kernels/alltoall_copy.cuh) over the shape grid of
-// tests/alltoall_grid.h, checking that every output byte of every rank is stored exactly once, with
-// the byte an independent reference puts there, and that every store is aligned to its width. The
-// same for the one-trip packing (kernels/alltoall_one_trip_plan.h): the work items of every thread
-// of every rank's grid, the lines each sends and receives, the own payloads each stores beside its
-// lines, and the payload bytes each line gathers and scatters, as in kernels/one_trip_protocol.cuh
-// and kernels/alltoall_one_trip_kernel.cu.
-#include "kernels/alltoall_plan.h"
+// Tests of the all-to-all copy plan (kernels/alltoall/alltoall_plan.h): PieceWidth, and a host
+// simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
+// kernels/alltoall/alltoall_kernel.cu and kernels/alltoall/alltoall_copy.cuh) over the shape grid
+// of tests/alltoall_grid.h, checking that every output byte of every rank is stored exactly once,
+// with the byte an independent reference puts there, and that every store is aligned to its width.
+// The same for the one-trip packing (kernels/alltoall/alltoall_one_trip_plan.h): the work items of
+// every thread of every rank's grid, the lines each sends and receives, the own payloads each
+// stores beside its lines, and the payload bytes each line gathers and scatters, as in
+// kernels/protocols/one_trip_protocol.cuh and kernels/alltoall/alltoall_one_trip_kernel.cu.
+#include "kernels/alltoall/alltoall_plan.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/alltoall_one_trip_plan.h"
-#include "kernels/one_trip_layout.h"
+#include "kernels/alltoall/alltoall_one_trip_plan.h"
+#include "kernels/wire/one_trip_layout.h"
 #include "ltx/collectives/alltoall_layout.h"
 #include "ltx/data_type.h"
 #include "tests/alltoall_grid.h"
@@ -193,8 +193,8 @@ struct ItemWork {
 };
 
 // The item loop of one thread of rank `rank`'s grid (SendLines or ReceiveData in
-// kernels/one_trip_protocol.cuh): calls visit(work) for every item that carries a line it sends
-// or awaits, or an own payload it stores. A single rank has no peers, and runs no item loop.
+// kernels/protocols/one_trip_protocol.cuh): calls visit(work) for every item that carries a line it
+// sends or awaits, or an own payload it stores. A single rank has no peers, and runs no item loop.
 template <typename Visit>
 void ForEachItem(const AllToAllGeometry& g, int rank, bool sending, int block, int blocks,
                  int thread, int threads, const Visit& visit) {

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/phase_timestamps.h"
+#include "kernels/wire/phase_timestamps.h"
 #include "ltx/runtime_options.h"
 #include "tools/bench/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_config.h"

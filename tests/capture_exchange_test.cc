@@ -10,7 +10,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "kernels/entry_announcement.h"
+#include "kernels/wire/entry_announcement.h"
 
 namespace ltx {
 namespace {

@@ -21,7 +21,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/copy_plan.h"
+#include "kernels/protocols/copy_plan.h"
 #include "ltx/runtime.h"
 #include "tests/busy_kernel.h"
 #include "tools/testing/allgather_harness.h"

@@ -1,9 +1,9 @@
-// Tests of the AllGather copy plan (kernels/copy_plan.h): the unit functions (LaneTilesOf,
-// LaneTile, SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the kernel's
-// copy loop (lanes, tiles, slices, head/body/tail per thread, as kernels/block_copy.cuh runs
-// it) that checks every output byte is stored exactly once, with the right value, over a grid of
-// shapes.
-#include "kernels/copy_plan.h"
+// Tests of the AllGather copy plan (kernels/protocols/copy_plan.h): the unit functions
+// (LaneTilesOf, LaneTile, SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the
+// kernel's copy loop (lanes, tiles, slices, head/body/tail per thread, as
+// kernels/device/block_copy.cuh runs it) that checks every output byte is stored exactly once, with
+// the right value, over a grid of shapes.
+#include "kernels/protocols/copy_plan.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -7,9 +7,9 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "kernels/collective.h"
-#include "kernels/entry_announcement.h"
-#include "kernels/error_record.h"
+#include "kernels/wire/collective.h"
+#include "kernels/wire/entry_announcement.h"
+#include "kernels/wire/error_record.h"
 #include "ltx/data_type.h"
 
 namespace ltx {

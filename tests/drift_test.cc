@@ -14,7 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "gtest/gtest.h"
-#include "kernels/one_trip_layout.h"
+#include "kernels/wire/one_trip_layout.h"
 #include "ltx/runtime.h"
 #include "tests/busy_kernel.h"
 #include "tests/pattern_kernels.h"

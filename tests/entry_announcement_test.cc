@@ -1,7 +1,7 @@
-// Tests of the entry announcement (kernels/entry_announcement.h): its builder, its size, and the
-// host/device argument comparison that detects ranks disagreeing on an op (the reset generation
+// Tests of the entry announcement (kernels/wire/entry_announcement.h): its builder, its size, and
+// the host/device argument comparison that detects ranks disagreeing on an op (the reset generation
 // and the protocol first, then the shape).
-#include "kernels/entry_announcement.h"
+#include "kernels/wire/entry_announcement.h"
 
 #include "gtest/gtest.h"
 

@@ -1,9 +1,9 @@
-// Tests of the error record builders (kernels/error_record.h), which the kernels and the
+// Tests of the error record builders (kernels/wire/error_record.h), which the kernels and the
 // copy-engine transport share.
-#include "kernels/error_record.h"
+#include "kernels/wire/error_record.h"
 
 #include "gtest/gtest.h"
-#include "kernels/entry_announcement.h"
+#include "kernels/wire/entry_announcement.h"
 
 namespace ltx {
 namespace {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/alltoall_plan.h"
+#include "kernels/alltoall/alltoall_plan.h"
 #include "ltx/collectives/alltoall_layout.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
 #include "tools/testing/alltoall_harness.h"

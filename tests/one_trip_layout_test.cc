@@ -1,6 +1,6 @@
 // Tests of the one-trip staging layout: line counts, flags, header packing, block counts and line
 // indices.
-#include "kernels/one_trip_layout.h"
+#include "kernels/wire/one_trip_layout.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "kernels/entry_announcement.h"
+#include "kernels/wire/entry_announcement.h"
 
 namespace ltx {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kernels/phase_timestamps.h"
+#include "kernels/wire/phase_timestamps.h"
 #include "ltx/runtime_options.h"
 
 namespace ltx {
@@ -46,8 +46,8 @@ class PhaseRecordBuffers {
   // of its slot (PhaseRecordIndex), the `ops` records of a rank holding `ops` successive ops (so
   // none kept its poison or an older op), end >= start, and every phase of `reached` in
   // [start, end + kPhaseEndSlackNs] (a block's end may be read before its other warps' last
-  // phases; kSharedGpuPhaseSlackNs where ranks share a GPU). `Phase` is OneTripPhase or DirectPhase. Not thread-safe with timed kernels still
-  // running.
+  // phases; kSharedGpuPhaseSlackNs where ranks share a GPU). `Phase` is OneTripPhase or
+  // DirectPhase. Not thread-safe with timed kernels still running.
   template <typename Phase>
   void ExpectEveryBlockRecorded(const std::vector<Phase>& reached) const {
     std::vector<int> slots;

@@ -6,9 +6,9 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "kernels/copy_plan.h"
-#include "kernels/one_trip_layout.h"
-#include "kernels/phase_timestamps.h"
+#include "kernels/protocols/copy_plan.h"
+#include "kernels/wire/one_trip_layout.h"
+#include "kernels/wire/phase_timestamps.h"
 
 namespace ltx {
 namespace {

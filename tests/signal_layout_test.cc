@@ -1,7 +1,7 @@
-// Tests of the signal region layout (kernels/signal_layout.h): the mailbox slot embeds the entry
-// announcement and keeps its op word (op number and protocol) in the same 64-byte line, after
+// Tests of the signal region layout (kernels/wire/signal_layout.h): the mailbox slot embeds the
+// entry announcement and keeps its op word (op number and protocol) in the same 64-byte line, after
 // it.
-#include "kernels/signal_layout.h"
+#include "kernels/wire/signal_layout.h"
 
 #include <cstddef>
 

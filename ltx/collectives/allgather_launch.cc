@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "kernels/allgather_kernel.h"
+#include "kernels/allgather/allgather_kernel.h"
 #include "ltx/collectives/kernel_params.h"
 
 namespace ltx {

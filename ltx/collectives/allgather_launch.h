@@ -7,7 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
-#include "kernels/allgather_kernel.h"
+#include "kernels/allgather/allgather_kernel.h"
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/runtime/resolved_call.h"
 #include "ltx/transport/peer_store/peer_store_transport.h"

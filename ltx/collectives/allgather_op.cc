@@ -1,7 +1,7 @@
 // The AllGather's op for the Runtime's funnel, and the loading of its kernels.
 #include "ltx/collectives/allgather_op.h"
 
-#include "kernels/allgather_kernel.h"
+#include "kernels/allgather/allgather_kernel.h"
 #include "ltx/collectives/allgather_launch.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/runtime/buffer_checks.h"

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "kernels/alltoall_kernel.h"
+#include "kernels/alltoall/alltoall_kernel.h"
 #include "ltx/collectives/kernel_params.h"
 
 namespace ltx {

@@ -7,7 +7,7 @@
 #include <cuda_runtime_api.h>
 
 #include "absl/status/status.h"
-#include "kernels/alltoall_kernel.h"
+#include "kernels/alltoall/alltoall_kernel.h"
 #include "ltx/collectives/alltoall_layout.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/runtime/resolved_call.h"

@@ -9,8 +9,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "kernels/alltoall_plan.h"
-#include "kernels/signal_layout.h"
+#include "kernels/alltoall/alltoall_plan.h"
+#include "kernels/wire/signal_layout.h"
 #include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"

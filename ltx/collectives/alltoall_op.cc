@@ -1,8 +1,8 @@
 // The all-to-all's op for the Runtime's funnel, and the loading of its kernels.
 #include "ltx/collectives/alltoall_op.h"
 
-#include "kernels/alltoall_kernel.h"
-#include "kernels/alltoall_plan.h"
+#include "kernels/alltoall/alltoall_kernel.h"
+#include "kernels/alltoall/alltoall_plan.h"
 #include "ltx/collectives/alltoall_launch.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/runtime/buffer_checks.h"

@@ -11,9 +11,9 @@
 #include <cstdint>
 #include <functional>
 
-#include "kernels/collective.h"
-#include "kernels/entry_announcement.h"
-#include "kernels/signal_layout.h"
+#include "kernels/wire/collective.h"
+#include "kernels/wire/entry_announcement.h"
+#include "kernels/wire/signal_layout.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/runtime/resolved_call.h"
 #include "ltx/transport/copy_engine/strided_copy.h"

@@ -18,7 +18,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
-#include "kernels/error_record.h"
+#include "kernels/wire/error_record.h"
 
 namespace ltx {
 

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "kernels/collective.h"
+#include "kernels/wire/collective.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
 

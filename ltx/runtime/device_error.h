@@ -8,7 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/types/optional.h"
-#include "kernels/error_record.h"
+#include "kernels/wire/error_record.h"
 
 namespace ltx {
 

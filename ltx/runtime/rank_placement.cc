@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/signal_layout.h"
+#include "kernels/wire/signal_layout.h"
 
 namespace ltx {
 

@@ -5,8 +5,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "kernels/copy_plan.h"
-#include "kernels/one_trip_layout.h"
+#include "kernels/protocols/copy_plan.h"
+#include "kernels/wire/one_trip_layout.h"
 
 namespace ltx {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "kernels/collective.h"
-#include "kernels/one_trip_launch.h"
+#include "kernels/protocols/one_trip_launch.h"
+#include "kernels/wire/collective.h"
 #include "ltx/runtime_options.h"
 
 namespace ltx {

@@ -1,7 +1,7 @@
 // The phase layouts of the one-trip and the direct kernel.
 #include "tools/bench/breakdown_phases.h"
 
-#include "kernels/phase_timestamps.h"
+#include "kernels/wire/phase_timestamps.h"
 
 namespace ltx {
 namespace {

@@ -1,4 +1,4 @@
-// What the phase breakdown knows of each protocol's timed kernel (kernels/phase_timestamps.h):
+// What the phase breakdown knows of each protocol's timed kernel (kernels/wire/phase_timestamps.h):
 // how many phases a record holds, what the table calls each, between which phases a block
 // stores, and which pairs of phases make a cross-GPU round trip. Plain data, no GPU.
 #ifndef TOOLS_BENCH_BREAKDOWN_PHASES_H_

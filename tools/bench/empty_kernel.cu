@@ -1,5 +1,5 @@
 // The empty kernel of the launch floor, bare and with parameter blocks of chosen sizes.
-#include "kernels/allgather_kernel.h"
+#include "kernels/allgather/allgather_kernel.h"
 #include "tools/bench/empty_kernel.h"
 
 namespace ltx {

@@ -1,5 +1,5 @@
 // The device buffers a timed kernel writes its phase records into, one per rank
-// (kernels/phase_timestamps.h), and the breakdown table made of what they hold: shared by the
+// (kernels/wire/phase_timestamps.h), and the breakdown table made of what they hold: shared by the
 // AllGather's and the all-to-all's breakdowns.
 #ifndef TOOLS_BENCH_PHASE_RECORDS_H_
 #define TOOLS_BENCH_PHASE_RECORDS_H_
@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "kernels/phase_timestamps.h"
+#include "kernels/wire/phase_timestamps.h"
 #include "tools/bench/breakdown_phases.h"
 #include "tools/ltx_allgather/breakdown_table.h"
 

@@ -1,5 +1,5 @@
 // The %globaltimer step probe.
-#include "kernels/memory_order.cuh"
+#include "kernels/device/memory_order.cuh"
 #include "tools/bench/timer_step_kernel.h"
 
 namespace ltx {

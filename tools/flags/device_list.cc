@@ -6,7 +6,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "kernels/signal_layout.h"
+#include "kernels/wire/signal_layout.h"
 #include "ltx/status_macros.h"
 #include "tools/flags/int_list.h"
 

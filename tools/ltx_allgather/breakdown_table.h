@@ -1,5 +1,5 @@
-// The phase breakdown of a timed kernel (kernels/phase_timestamps.h; one-trip or direct, as its
-// PhaseLayout says): per op and rank, the blocks reduced to one line of phase times and the
+// The phase breakdown of a timed kernel (kernels/wire/phase_timestamps.h; one-trip or direct, as
+// its PhaseLayout says): per op and rank, the blocks reduced to one line of phase times and the
 // spread of the blocks' stores; over ops, the trimmed mean of each phase after the op's start,
 // the gap between ops, and the cross-GPU round trips; and the tables the tool prints, with the
 // host-side cost per step of a per-rank call. Plain logic, no GPU.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/phase_timestamps.h"
+#include "kernels/wire/phase_timestamps.h"
 #include "tools/bench/breakdown_phases.h"
 
 namespace ltx {

@@ -1,8 +1,8 @@
-// The local permute of the NCCL side: the all-to-all's own row copy (kernels/alltoall_copy.cuh)
-// between two buffers of one GPU.
+// The local permute of the NCCL side: the all-to-all's own row copy
+// (kernels/alltoall/alltoall_copy.cuh) between two buffers of one GPU.
 #include "tools/ltx_alltoall/permute_kernel.h"
 
-#include "kernels/alltoall_copy.cuh"
+#include "kernels/alltoall/alltoall_copy.cuh"
 
 namespace ltx {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <cstdint>
 
-#include "kernels/alltoall_plan.h"
-#include "kernels/signal_layout.h"
+#include "kernels/alltoall/alltoall_plan.h"
+#include "kernels/wire/signal_layout.h"
 
 namespace ltx {
 

@@ -8,7 +8,7 @@
 
 #include <cstdint>
 
-#include "kernels/host_device.h"
+#include "kernels/wire/host_device.h"
 
 namespace ltx {
 

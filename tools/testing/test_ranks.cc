@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/signal_layout.h"
+#include "kernels/wire/signal_layout.h"
 #include "tools/flags/int_list.h"
 #include "tools/testing/visible_gpus.h"
 

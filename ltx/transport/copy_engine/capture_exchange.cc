@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/error_record.h"
+#include "kernels/wire/error_record.h"
 #include "ltx/runtime/device_error.h"
 
 namespace ltx {

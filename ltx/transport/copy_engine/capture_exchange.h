@@ -18,7 +18,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
-#include "kernels/entry_announcement.h"
+#include "kernels/wire/entry_announcement.h"
 
 namespace ltx {
 

@@ -6,8 +6,8 @@
 #ifndef LTX_TRANSPORT_COPY_ENGINE_COPY_ENGINE_CALL_H_
 #define LTX_TRANSPORT_COPY_ENGINE_COPY_ENGINE_CALL_H_
 
-#include "kernels/collective.h"
-#include "kernels/entry_announcement.h"
+#include "kernels/wire/collective.h"
+#include "kernels/wire/entry_announcement.h"
 #include "ltx/transport/copy_engine/strided_copy.h"
 
 namespace ltx {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
-#include "kernels/copy_engine_graph_kernel.h"
-#include "kernels/entry_announcement.h"
+#include "kernels/copy_engine/copy_engine_graph_kernel.h"
+#include "kernels/wire/entry_announcement.h"
 #include "ltx/collectives/kernel_params.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"

@@ -4,8 +4,8 @@
 // stream, the entry kernel, a conditional node whose body holds the memcpy nodes of what this
 // rank sends into every output (ltx/transport/copy_engine/strided_copy.h, planned by the call's
 // collective, ltx/transport/copy_engine/copy_engine_call.h), and the exit kernel
-// (kernels/copy_engine_graph_kernel.h). The output addresses the memcpy nodes store into are
-// exchanged once, on the host, when the ranks capture
+// (kernels/copy_engine/copy_engine_graph_kernel.h). The output addresses the memcpy nodes store
+// into are exchanged once, on the host, when the ranks capture
 // (ltx/transport/copy_engine/capture_exchange.h); replays synchronise on the devices only.
 #ifndef LTX_TRANSPORT_COPY_ENGINE_COPY_ENGINE_GRAPH_H_
 #define LTX_TRANSPORT_COPY_ENGINE_COPY_ENGINE_GRAPH_H_

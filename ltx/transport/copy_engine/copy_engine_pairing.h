@@ -19,7 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "kernels/entry_announcement.h"
+#include "kernels/wire/entry_announcement.h"
 
 namespace ltx {
 

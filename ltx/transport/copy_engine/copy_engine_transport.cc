@@ -8,8 +8,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "kernels/copy_engine_exit_kernel.h"
-#include "kernels/entry_announcement.h"
+#include "kernels/copy_engine/copy_engine_exit_kernel.h"
+#include "kernels/wire/entry_announcement.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/cuda/driver_api.h"
 #include "ltx/cuda/kept_blocks.h"

@@ -18,13 +18,14 @@
 //      (r -> q) of r's GPU, q's part for r into r's output on the copy stream (q -> r) of q's
 //      GPU, each after both ranks' entry events (the source's input is written, the target's
 //      output is free), each followed by stream memory writes of n into the target's
-//      `received[source]` and the source's `sent[target]` flags (kernels/copy_engine_signals.h).
-//      For the peers that arrive after r, they do the same.
-//   3. Exit: r's stream gets a one-thread kernel (kernels/copy_engine_exit_kernel.h) that waits,
+//      `received[source]` and the source's `sent[target]` flags
+//      (kernels/wire/copy_engine_signals.h). For the peers that arrive after r, they do the same.
+//   3. Exit: r's stream gets a one-thread kernel (kernels/copy_engine/copy_engine_exit_kernel.h)
+//   that waits,
 //      with the call's timeout, until every flag into and out of r shows n: r's output is
 //      complete and nobody reads its input any more. Only then does r's stream go on.
 //
-// The exit kernel of a rank reads only its GPU's memory (kernels/copy_engine_signals.h): its
+// The exit kernel of a rank reads only its GPU's memory (kernels/wire/copy_engine_signals.h): its
 // abort flag and error claim, and, when the GPUs have peer access, its completion flags, which
 // the peers' copy streams write over NVLink. Without peer access the flags are host-mapped.
 //
@@ -70,9 +71,9 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "absl/types/optional.h"
-#include "kernels/copy_engine_signals.h"
-#include "kernels/error_record.h"
-#include "kernels/signal_layout.h"
+#include "kernels/wire/copy_engine_signals.h"
+#include "kernels/wire/error_record.h"
+#include "kernels/wire/signal_layout.h"
 #include "ltx/cuda/kept_blocks.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/transport/copy_engine/copy_engine_call.h"

@@ -2,9 +2,11 @@
 // `height` rows of `width` bytes, pitched alike on both sides, so that it takes one API call (or
 // one graph node) where the GPUs allow its pitches. Both collectives plan theirs here, from the
 // geometry their kernels' copy plans use:
-//   - an AllGather shard (kernels/copy_plan.h: ShardGeometry): one slice whose rows are the
+//   - an AllGather shard (kernels/protocols/copy_plan.h: ShardGeometry): one slice whose rows are
+//   the
 //     shard's batch slices, back to back in the input, one output slice apart in the output;
-//   - an all-to-all piece (kernels/alltoall_plan.h: PieceOf): one slice per batch slice, whose
+//   - an all-to-all piece (kernels/alltoall/alltoall_plan.h: PieceOf): one slice per batch slice,
+//   whose
 //     rows are the piece's runs (one per token), row_stride apart; slice_stride apart, on each
 //     side, are the slices, which is a whole number of rows on both sides (slice_stride =
 //     count * token_bytes on the sequence side, total_tokens * group bytes on the heads side).
@@ -21,8 +23,8 @@
 
 #include "absl/functional/function_ref.h"
 #include "absl/status/statusor.h"
-#include "kernels/alltoall_plan.h"
-#include "kernels/copy_plan.h"
+#include "kernels/alltoall/alltoall_plan.h"
+#include "kernels/protocols/copy_plan.h"
 
 namespace ltx {
 

@@ -19,9 +19,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/optional.h"
-#include "kernels/error_record.h"
-#include "kernels/one_trip_layout.h"
-#include "kernels/signal_layout.h"
+#include "kernels/wire/error_record.h"
+#include "kernels/wire/one_trip_layout.h"
+#include "kernels/wire/signal_layout.h"
 #include "ltx/runtime/rank_placement.h"
 
 namespace ltx {

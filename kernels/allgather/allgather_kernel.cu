@@ -1,0 +1,53 @@
+// The AllGather kernel of the direct path: the direct protocol
+// (kernels/protocols/direct_protocol.cuh: entry barrier, stores, last-block-done exit barrier;
+// kernels/PROTOCOL.md) storing this rank's shard into every rank's output over NVLink. The copy
+// plan (kernels/protocols/copy_plan.h) decides which block stores which bytes.
+#include "kernels/allgather/allgather_kernel.h"
+
+#include <cstdint>
+
+#include "kernels/device/block_copy.cuh"
+#include "kernels/device/kernel_residency.cuh"
+#include "kernels/device/phase_clock.cuh"
+#include "kernels/protocols/copy_plan.h"
+#include "kernels/protocols/direct_protocol.cuh"
+#include "kernels/wire/phase_timestamps.h"
+
+namespace ltx {
+namespace {
+
+// `Clock` is NoPhaseClock in production, PhaseClock<DirectPhase> for the phase timestamps.
+template <typename Clock>
+__global__ void __launch_bounds__(kAllGatherThreads)
+    AllGatherKernel(const AllGatherKernelParams p, const Clock clock) {
+  RunDirectOp(
+      p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
+      [&p](int lane, int lanes, int /*target*/, uint64_t output) {
+        CopyLane(p.geometry, lane, lanes, p.world_size, static_cast<const uint8_t*>(p.input),
+                 reinterpret_cast<uint8_t*>(output));
+      },
+      clock);
+}
+
+}  // namespace
+
+cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
+                                  const PhaseTimestamps* timestamps, cudaStream_t stream) {
+  if (timestamps == nullptr) {
+    AllGatherKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params, NoPhaseClock());
+  } else {
+    AllGatherKernel<<<blocks, kAllGatherThreads, 0, stream>>>(params,
+                                                              PhaseClock<DirectPhase>(*timestamps));
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LoadAllGatherKernel(int* resident_blocks_per_sm) {
+  const cudaError_t error =
+      LoadKernel(AllGatherKernel<NoPhaseClock>, kAllGatherThreads, resident_blocks_per_sm);
+  if (error != cudaSuccess) return error;
+  return LoadKernel(AllGatherKernel<PhaseClock<DirectPhase>>, kAllGatherThreads,
+                    resident_blocks_per_sm);
+}
+
+}  // namespace ltx

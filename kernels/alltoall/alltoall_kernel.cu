@@ -1,0 +1,64 @@
+// The Ulysses all-to-all kernel: the direct protocol (kernels/protocols/direct_protocol.cuh)
+// storing each piece of this rank's input straight into its target's output at the final position.
+// The copy plan (kernels/alltoall/alltoall_plan.h) says which rows each lane copies and from where
+// to where; each warp of the block copies one row (a contiguous run of heads_per_rank * head_dim
+// elements) at a time, in the widest store the piece's alignment allows
+// (kernels/alltoall/alltoall_copy.cuh).
+#include "kernels/alltoall/alltoall_kernel.h"
+
+#include <cstdint>
+
+#include "kernels/alltoall/alltoall_copy.cuh"
+#include "kernels/alltoall/alltoall_plan.h"
+#include "kernels/device/kernel_residency.cuh"
+#include "kernels/device/phase_clock.cuh"
+#include "kernels/protocols/copy_plan.h"
+#include "kernels/protocols/direct_protocol.cuh"
+#include "kernels/wire/phase_timestamps.h"
+#include "kernels/wire/signal_layout.h"
+
+namespace ltx {
+namespace {
+
+// The block copies lane `lane`'s rows of the piece for `target` into `output`.
+__device__ void StorePiece(const AllToAllKernelParams& p, int lane, int lanes, int target,
+                           uint8_t* output) {
+  const Piece piece = PieceOf(p.geometry, p.rank, target);
+  CopyPieceRows(piece, LaneRows(piece, lane, lanes, p.world_size),
+                static_cast<const uint8_t*>(p.input), output);
+}
+
+// `Clock` is NoPhaseClock in production, PhaseClock<DirectPhase> for the phase timestamps.
+template <typename Clock>
+__global__ void __launch_bounds__(kAllToAllThreads)
+    AllToAllKernel(const AllToAllKernelParams p, const Clock clock) {
+  RunDirectOp(
+      p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
+      [&p](int lane, int lanes, int target, uint64_t output) {
+        StorePiece(p, lane, lanes, target, reinterpret_cast<uint8_t*>(output));
+      },
+      clock);
+}
+
+}  // namespace
+
+cudaError_t LaunchAllToAllKernel(const AllToAllKernelParams& params, int blocks,
+                                 const PhaseTimestamps* timestamps, cudaStream_t stream) {
+  if (timestamps == nullptr) {
+    AllToAllKernel<<<blocks, kAllToAllThreads, 0, stream>>>(params, NoPhaseClock());
+  } else {
+    AllToAllKernel<<<blocks, kAllToAllThreads, 0, stream>>>(params,
+                                                            PhaseClock<DirectPhase>(*timestamps));
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LoadAllToAllKernel(int* resident_blocks_per_sm) {
+  const cudaError_t error =
+      LoadKernel(AllToAllKernel<NoPhaseClock>, kAllToAllThreads, resident_blocks_per_sm);
+  if (error != cudaSuccess) return error;
+  return LoadKernel(AllToAllKernel<PhaseClock<DirectPhase>>, kAllToAllThreads,
+                    resident_blocks_per_sm);
+}
+
+}  // namespace ltx

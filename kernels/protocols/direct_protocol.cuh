@@ -1,0 +1,203 @@
+// The direct protocol shared by every collective kernel over peer stores: an entry barrier
+// (each rank announces its output and arguments in every peer's mailbox, and waits for the
+// announcement of each target before storing into it), the stores themselves (supplied by the
+// collective), and the last-block-done exit barrier; around the stores, the store claims that
+// keep a rank from storing into an output whose owner already gave the op up
+// (kernels/PROTOCOL.md).
+//
+// Every collective advances the same op number (SignalRegion::last_op) and uses the same
+// mailboxes and exit flags, so ops of different collectives interleave on one Runtime; what a
+// rank announces (EntryAnnouncement) carries a digest of the op kind and shape, so ranks that
+// call different ops at the same op number disagree at entry instead of pairing.
+//
+// `Params` is a collective's kernel parameters, with at least: `SignalRegion* signals[]`,
+// `DeviceErrorRecord* error_record`, `int32_t rank`, `int32_t world_size`, `uint64_t
+// timeout_ns`.
+#ifndef KERNELS_PROTOCOLS_DIRECT_PROTOCOL_CUH_
+#define KERNELS_PROTOCOLS_DIRECT_PROTOCOL_CUH_
+
+#include <cstdint>
+
+#include "kernels/device/barrier.cuh"
+#include "kernels/device/memory_order.cuh"
+#include "kernels/device/phase_clock.cuh"
+#include "kernels/protocols/copy_plan.h"
+#include "kernels/wire/entry_announcement.h"
+#include "kernels/wire/phase_timestamps.h"
+#include "kernels/wire/signal_layout.h"
+
+namespace ltx {
+
+// Thread 0 of the block waits for `target`'s entry in this GPU's mailbox and checks it.
+// Returns the target's output address, or 0 when the block must not store into it (timeout,
+// abandoned op, or arguments that disagree, each already recorded). A target on another path
+// (its op word shows this op on the one-trip path, which publishes no announcement) never
+// reaches the exit barrier: the op is abandoned.
+__device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
+                                            const EntryAnnouncement& mine) {
+  const MailboxSlot& slot = op.local->mailbox[target];
+  uint64_t word = 0;
+  const bool entered = AwaitOrAbandon(
+      op, BarrierPhase::kEntry, target,
+      [&slot, &op, &word](WaitProgress* progress) {
+        word = LoadAcquireSystem(&slot.op);
+        progress->seen = MailboxOpNumber(word);
+        return progress->seen >= op.number;
+      },
+      [&op, target](DeviceErrorRecord* error) {
+        return PeerGaveUp(op, BarrierPhase::kEntry, target, error);
+      });
+  if (!entered) return 0;
+  const auto my_protocol = static_cast<AnnouncedProtocol>(mine.protocol);
+  if (MailboxOpProtocol(word) != my_protocol) {
+    AbandonOp(op, ProtocolMismatchRecord(op, target, my_protocol, MailboxOpProtocol(word)));
+    return 0;
+  }
+  const EntryAnnouncement theirs = LoadRelaxedSystemWords(&slot.announcement);
+  if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return 0;
+  return theirs.output_address;
+}
+
+// The entry of this rank into `target`'s op: announces `mine` in `target`'s mailbox and claims
+// this GPU's stores into `target`'s output. Returns whether this GPU may store there; when not
+// (`target` already gave the op up), the op is abandoned with PeerGaveUpRecord.
+template <typename Params>
+__device__ bool PublishAndClaim(const Params& p, const OpContext& op, int target,
+                                const EntryAnnouncement& mine) {
+  PublishEntry(p.signals[target], p.rank, op.number, mine);
+  const bool may_store = target == p.rank || ClaimStores(op, target);
+  if (!may_store) {
+    AbandonOp(op, PeerGaveUpRecord(BarrierPhase::kEntry, p.rank, target, op.number));
+  }
+  return may_store;
+}
+
+// Run by warp 0 of the last block when the op was abandoned on this GPU: revokes the store
+// claims of every peer that has not finished storing into this GPU's output (RevokeStores), so
+// that none stores from then on, and records in the error record which peers had claimed before
+// and may still be storing. Peers can have claimed only if this GPU announced the op
+// (`published`); an op abandoned before its entry revokes only to release peers that wait for it.
+template <typename Params>
+__device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, bool published) {
+  const int lane = threadIdx.x;
+  const bool abandoned =
+      __shfl_sync(0xffffffffu, lane == 0 ? LoadRelaxedSystem(&op.local->abort) : 0u, 0) != 0u;
+  if (!abandoned) return;
+  const bool storing = lane < p.world_size && lane != p.rank &&
+                       RevokeStores(op, lane, p.signals[lane]) && published;
+  const uint32_t storing_peers = __ballot_sync(0xffffffffu, storing);
+  if (lane == 0 && storing_peers != 0u) {
+    volatile uint32_t* recorded = &op.record->storing_peers;
+    *recorded = *recorded | storing_peers;
+    __threadfence_system();
+  }
+}
+
+// Run by one block: the last of the grid to finish storing, or the exit kernel of a copy-engine
+// call captured into a CUDA graph (kernels/copy_engine/copy_engine_graph_kernel.h). Tells every
+// peer that this rank's data is in its output (unless the op was abandoned), then waits until every
+// peer said the same for this rank's output; if the op was abandoned by then, revokes the peers'
+// store claims. Thread t waits for peer t. `clock` notes the exit flags stored and seen
+// (NoPhaseClock: nothing).
+//
+// Thread 0 stores every flag after one system fence. The fence is the flags' release (the stores
+// after it are relaxed) and, on the direct path, the acquire of the other blocks' stores, which
+// thread 0 observed through the blocks_done count it read before it: one fence for both, where a
+// release store per flag would fence again (kernels/PROTOCOL.md, exit).
+template <typename Params, typename Clock>
+__device__ void ExitBarrier(const Params& p, const OpContext& op, Clock& clock) {
+  const int peer = threadIdx.x;
+  const bool abandoned = LoadRelaxedSystem(&op.local->abort) != 0u;
+  const bool published = op.local->entry_published != 0u;
+  if (threadIdx.x == 0) {
+    if (!abandoned) {
+      __threadfence_system();
+      for (int target = 0; target < p.world_size; ++target) {
+        StoreRelaxedSystem(&p.signals[target]->exit_flag[p.rank], op.number);
+      }
+    }
+    clock.Note(DirectPhase::kExitFlagsStored);
+  }
+  if (peer < p.world_size) {
+    AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
+    clock.Note(DirectPhase::kExitFlagsSeen);
+  }
+  if (threadIdx.x < 32) RevokePeersIfAbandoned(p, op, published);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    op.local->entry_published = 0u;
+    op.local->last_op = op.number;
+  }
+}
+
+// The body of a direct-protocol kernel: advances this GPU's op number, announces `mine` to every
+// peer, and for each lane of this block (kernels/protocols/copy_plan.h: LaneCount, LaneTarget)
+// whose target announced agreeing arguments calls `store_lane(lane, lanes, target, output)` with
+// the target's output, which the whole block must call and which stores this rank's data for
+// that lane; then the exit barrier. `mine` is this rank's announcement (its output address and
+// the arguments the peers must agree on). `clock` is NoPhaseClock in production (it compiles to
+// nothing), PhaseClock<DirectPhase> for the phase timestamps (kernels/device/phase_clock.cuh).
+template <typename Params, typename StoreLane, typename Clock = NoPhaseClock>
+__device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, StoreLane store_lane,
+                            Clock clock = Clock()) {
+  clock.BlockStart();
+  __shared__ uint64_t target_output;
+  __shared__ bool last_block;
+  const OpContext op = NextOp(p);
+  SignalRegion* local = op.local;
+
+  // An op abandoned on this GPU (a timeout, or teardown) leaves it inert until Reset: it
+  // publishes nothing, so no peer can pair a later op of this GPU with its own.
+  __shared__ bool abandoned;
+  if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&local->abort) != 0u;
+  __syncthreads();
+  // Per target: whether this GPU may store into its output (its store claim held).
+  __shared__ bool may_store[kMaxWorldSize];
+  if (!abandoned) {
+    // Entry: every block announces this rank to every peer, so that no block depends on
+    // another block of its own grid being resident, and claims its stores into the peers'
+    // outputs; a peer that already gave the op up (revoked) gets nothing.
+    if (threadIdx.x < p.world_size) {
+      may_store[threadIdx.x] = PublishAndClaim(p, op, threadIdx.x, mine);
+    }
+    if (threadIdx.x == 0) local->entry_published = 1u;
+    clock.Mark(DirectPhase::kEntryPublished);
+
+    const int lanes = LaneCount(gridDim.x, p.world_size);
+    for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
+      const int target = LaneTarget(lane, p.rank, p.world_size);
+      if (threadIdx.x == 0) {
+        target_output = AwaitTargetEntry(op, target, mine);
+        if (lane == static_cast<int>(blockIdx.x)) clock.Note(DirectPhase::kTargetSeen);
+      }
+      // The barrier also makes may_store, written before it, visible to the whole block.
+      __syncthreads();
+      const uint64_t output = may_store[target] ? target_output : 0;
+      __syncthreads();  // target_output is rewritten by the next lane.
+      if (output == 0) continue;
+      if (lane == static_cast<int>(blockIdx.x)) clock.Mark(DirectPhase::kFirstStore);
+      store_lane(lane, lanes, target, output);
+    }
+    clock.Mark(DirectPhase::kStoresDone);
+  }
+
+  // Exit: the block's stores are ordered before thread 0's system fence by the barrier; the
+  // fence and the count are a release that the last block's thread 0 acquires (its count, then
+  // the fence in ExitBarrier).
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    clock.Note(DirectPhase::kFenced);
+    last_block = atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1;
+    // The last block's acquire of the other blocks' stores is the fence in ExitBarrier.
+    if (last_block) local->blocks_done = 0;
+    clock.Note(DirectPhase::kCounted);
+  }
+  __syncthreads();
+  if (last_block) ExitBarrier(p, op, clock);
+  clock.BlockEnd(op.number);
+}
+
+}  // namespace ltx
+
+#endif  // KERNELS_PROTOCOLS_DIRECT_PROTOCOL_CUH_
