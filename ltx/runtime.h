@@ -121,7 +121,7 @@ class Runtime {
 
   int world_size() const { return static_cast<int>(ranks_.size()); }
   // CUDA device ordinal of each rank (a GPU appears once per rank on it).
-  const std::vector<int>& devices() const { return devices_; }
+  const std::vector<int>& devices() const;
   const RuntimeOptions& options() const { return options_; }
   // The transport in use: kPeerStores or kCopyEngine (never kAuto).
   Transport transport() const { return transport_; }
@@ -289,7 +289,6 @@ class Runtime {
   const RuntimeOptions options_;
   // The GPU of each rank, and which ranks share one.
   const std::unique_ptr<const RankPlacement> placement_;
-  const std::vector<int> devices_;
   const Transport transport_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   // Kernel calls (Protocol::kDirect and kOneTrip); null on the copy-engine transport.

@@ -247,10 +247,11 @@ Runtime::Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> pl
                  Transport transport)
     : options_(std::move(options)),
       placement_(std::move(placement)),
-      devices_(placement_->devices()),
       transport_(transport),
-      ledger_(std::make_unique<CallLedger>(static_cast<int>(devices_.size()))),
-      capture_exchange_(std::make_unique<CaptureExchange>(static_cast<int>(devices_.size()))) {}
+      ledger_(std::make_unique<CallLedger>(placement_->world_size())),
+      capture_exchange_(std::make_unique<CaptureExchange>(placement_->world_size())) {}
+
+const std::vector<int>& Runtime::devices() const { return placement_->devices(); }
 
 absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& options) {
   if (options.timeout <= absl::ZeroDuration() || options.timeout == absl::InfiniteDuration()) {
@@ -346,7 +347,7 @@ absl::Status Runtime::Initialize() {
                   connections != nullptr ? connections : "unset"));
   }
   const bool peer_access = peer_stores_ != nullptr;
-  LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(devices_, peer_access));
+  LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(placement_->devices(), peer_access));
   return absl::OkStatus();
 }
 
