@@ -24,9 +24,9 @@ ABSL_FLAG(std::string, devices, ltx::FlagValues().devices,
           "CUDA device ordinals in rank order, e.g. 3,1.");
 ABSL_FLAG(int, gpus, ltx::FlagValues().gpus, "-g: use GPUs 0..N-1; 0 = every visible GPU.");
 ABSL_FLAG(std::string, min_bytes, ltx::FlagValues().min_bytes,
-          "-b: smallest size, total output bytes (K/M/G).");
+          "-b: smallest size, output bytes per rank (K/M/G).");
 ABSL_FLAG(std::string, max_bytes, ltx::FlagValues().max_bytes,
-          "-e: largest size, total output bytes (K/M/G).");
+          "-e: largest size, output bytes per rank (K/M/G).");
 ABSL_FLAG(double, step_factor, ltx::FlagValues().step_factor,
           "-f: factor between successive sizes.");
 ABSL_FLAG(std::string, dtype, ltx::FlagValues().dtype,
