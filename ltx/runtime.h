@@ -105,8 +105,10 @@ class Runtime {
   // InvalidArgument for bad options (unknown device, more than
   // kMaxWorldSize ranks, a non-positive timeout, negative max_blocks, worker_spin,
   // one_trip_max_bytes or copy_engine_min_bytes out of range); FailedPrecondition when no GPU
-  // is visible, or when Transport::kPeerStores is asked for and a pair of GPUs lacks peer
-  // access (the message lists the pairs); others as CUDA reports them.
+  // is visible, when Transport::kPeerStores is asked for and a pair of GPUs lacks peer
+  // access (the message lists the pairs), or when the copy-engine transport is needed for ranks
+  // that share a GPU and their copy streams outnumber its hardware queues
+  // (CUDA_DEVICE_MAX_CONNECTIONS; the message gives the counts); others as CUDA reports them.
   static absl::StatusOr<std::unique_ptr<Runtime>> Create(const RuntimeOptions& options);
 
   // Waits (bounded by the timeout plus a margin) for this Runtime's kernels, stops the threads
@@ -140,8 +142,11 @@ class Runtime {
   // per rank. With batch 1 a rank's input may lie in place, at its own tokens inside its output;
   // an input that overlaps its output anywhere else is InvalidArgument. Errors: InvalidArgument
   // (nothing enqueued on any rank), Aborted for a CallOptions::generation older than
-  // generation() (nothing enqueued), FailedPrecondition after an earlier error, or the first
-  // device error not yet reported. Thread-safe against per-rank calls of other ranks only; the
+  // generation() (nothing enqueued), FailedPrecondition after an earlier error, Unimplemented
+  // for Protocol::kCopyEngine where ranks sharing a GPU would have more copy streams than it has
+  // hardware queues (nothing enqueued; the message gives the counts), or the first device error
+  // not yet reported. Thread-safe against
+  // per-rank calls of other ranks only; the
   // caller orders its own calls.
   absl::StatusOr<CollectiveHandle> AllGather(const AllGatherShape& shape,
                                             absl::Span<const RankBuffers> buffers,
@@ -157,15 +162,16 @@ class Runtime {
   // graph (a captured call fixes the pointers, counts, shape and timeout; the op number lives
   // on the device, so every replay is a new op). Every rank must make the matching call. The
   // calling thread's current device is restored on return. Thread-safe across ranks.
-  // Copy-engine calls (Protocol::kCopyEngine, large eager calls under kAuto, and every call on
-  // the copy-engine transport) do not wait for the other ranks either (unless a rank runs 16
+  // Copy-engine calls (Protocol::kCopyEngine, large eager calls under kAuto where no GPU hosts
+  // two ranks, and every call on the copy-engine transport) do not wait for the other ranks either (unless a rank runs 16
   // copy-engine ops ahead of a peer: then it waits, bounded by the timeout). Captured with an
   // explicit Protocol::kCopyEngine on the peer-store transport, a call records the copy
   // engines' graph (ltx/transport/copy_engine/copy_engine_graph.h): its capture exchanges output
   // addresses with the peers' captures and waits for them, at most the call's timeout, so every
   // rank must capture from its own thread, concurrently; a rank that does not: DeadlineExceeded
   // naming it, the Runtime stops and the captures must be discarded. On the copy-engine transport a
-  // capture is Unimplemented (the Runtime stays usable). Errors: as AllGather, plus InvalidArgument
+  // capture is Unimplemented, as is a copy-engine call refused for ranks that share a GPU (the
+  // Runtime stays usable: every rank refuses it alike). Errors: as AllGather, plus InvalidArgument
   // for a rank outside [0, world_size), and Aborted for a CallOptions::generation older than
   // generation() (a straggler from before a Reset: nothing launched, the Runtime stays usable).
   // Because the other ranks may already have launched their part, any other rejected call also
@@ -290,6 +296,8 @@ class Runtime {
   // The GPU of each rank, and which ranks share one.
   const std::unique_ptr<const RankPlacement> placement_;
   const Transport transport_;
+  // Why the copy engines cannot serve the placement (CopyEnginesFitQueues; empty: they can).
+  const std::string copy_engines_refused_;
   std::vector<std::unique_ptr<Rank>> ranks_;
   // Kernel calls (Protocol::kDirect and kOneTrip); null on the copy-engine transport.
   std::unique_ptr<PeerStoreTransport> peer_stores_;

@@ -91,8 +91,10 @@ struct RuntimeOptions {
   int64_t one_trip_max_bytes = kOneTripLimitByWorldSize;
   // Protocol::kAuto on the peer-store transport moves a call by the copy engines
   // (Protocol::kCopyEngine) when some rank sends at least this many bytes to one rank (an
-  // AllGather shard, an all-to-all piece) and the call is not being captured into a CUDA graph.
-  // 0 never picks the copy engines; must be >= 0.
+  // AllGather shard, an all-to-all piece), the call is not being captured into a CUDA graph and
+  // no GPU hosts two ranks (there the copy engines serve explicit Protocol::kCopyEngine calls
+  // only: kernels/PROTOCOL.md, "Ranks that share a GPU"). 0 never picks the copy engines; must
+  // be >= 0.
   int64_t copy_engine_min_bytes = int64_t{32} << 20;
   Transport transport = Transport::kAuto;
 };

@@ -44,6 +44,11 @@ bool Fits(const AllGatherCase& c, Protocol protocol) {
 // The matrix runs in both call styles and with each protocol.
 class AllGatherMatrixTest : public ::testing::TestWithParam<std::tuple<CallStyle, Protocol>> {
  protected:
+  void SetUp() override {
+    if (call().protocol == Protocol::kCopyEngine) {
+      LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestRankDevices(2));
+    }
+  }
   CallStyle style() const { return std::get<0>(GetParam()); }
   CallOptions call() const {
     CallOptions call;
@@ -164,6 +169,7 @@ TEST(AllGatherTest, InPlaceInputs) {
         c.token_counts = counts;
         c.in_place = true;
         if (!Fits(c, protocol)) continue;
+        if (protocol == Protocol::kCopyEngine && !CopyEnginesServe(f.runtime->devices())) continue;
         CallOptions call;
         call.protocol = protocol;
         const absl::Status status = RunAndVerify(f, c, style, call);
@@ -466,6 +472,7 @@ TEST(AllGatherTest, RejectsOutputOnAnotherGpuAndOtherBadBuffers) {
 // same shapes, both call styles, byte-exact.
 TEST(AllGatherTest, CopyEngineTransportGathersTheSameShapes) {
   LTX_REQUIRE_RANKS(2);
+  LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestRankDevices(2));
   RuntimeOptions options;
   options.transport = Transport::kCopyEngine;
   GpuFixture f = MakeGpuFixture(TestRankDevices(2), options);
@@ -506,6 +513,7 @@ TEST(AllGatherTest, CopyEngineTransportGathersTheSameShapes) {
 // and in both call styles: every row lands at its pitch in every output.
 TEST(CopyEngineStridedTest, BatchesOfOddRowsAtOddOffsets) {
   LTX_REQUIRE_RANKS(2);
+  LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestRankDevices(2));
   for (Transport transport : {Transport::kCopyEngine, Transport::kPeerStores}) {
     RuntimeOptions options;
     options.transport = transport;

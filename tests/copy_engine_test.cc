@@ -56,6 +56,7 @@ class CopyEngineRankCallTest : public ::testing::TestWithParam<Transport> {
     LTX_REQUIRE_RANKS(min_ranks);
     RuntimeOptions options;
     options.devices = TestRankDevices(min_ranks);
+    LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(options.devices);
     world_ = static_cast<int>(options.devices.size());
     options.transport = GetParam();
     options.timeout = absl::Seconds(2);
@@ -390,6 +391,7 @@ class CopyEngineGraphTest : public ::testing::Test {
   void SetUp() override {
     LTX_REQUIRE_RANKS(2);
     world_ = TestWorldSize(2);
+    LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestDevices(world_));
     RuntimeOptions options;
     options.timeout = kGraphTimeout;
     f_ = MakeGpuFixture(TestDevices(world_), options);

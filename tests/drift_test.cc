@@ -41,7 +41,10 @@ struct PlannedOp {
   std::vector<uint64_t> busy_ns;  // Per rank: a busy kernel before the op (0: none).
 };
 
-std::vector<PlannedOp> PlanOps(int world, uint64_t seed) {
+// The ops of the run on `world` ranks. Where ranks share a GPU the run keeps to the kernels
+// (`copy_engines` false): a copy stream there may share a hardware queue with a co-located
+// rank's waiting kernel (kernels/PROTOCOL.md, "Ranks that share a GPU").
+std::vector<PlannedOp> PlanOps(int world, bool copy_engines, uint64_t seed) {
   const DataType kTypes[] = {DataType::kBFloat16,   DataType::kFloat16,    DataType::kFloat32,
                              DataType::kFloat8E4M3, DataType::kFloat8E5M2, DataType::kInt8,
                              DataType::kUint8};
@@ -66,7 +69,8 @@ std::vector<PlannedOp> PlanOps(int world, uint64_t seed) {
     op.call.protocol = pick < 5                                         ? Protocol::kAuto
                        : pick < 7                                       ? Protocol::kDirect
                        : pick < 9 && max_shard <= kOneTripMaxShardBytes ? Protocol::kOneTrip
-                                                                        : Protocol::kCopyEngine;
+                       : copy_engines                                   ? Protocol::kCopyEngine
+                                                                        : Protocol::kDirect;
     for (int r = 0; r < world; ++r) {
       op.busy_ns.push_back(uniform(0, 2) == 0 ? uniform(1000, 200000) : 0);
     }
@@ -138,7 +142,8 @@ TEST(DriftTest, TenThousandOpsWithoutHostSynchronisationAllProtocolsRandomDelays
   options.timeout = absl::Seconds(5);
   absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
   ASSERT_TRUE(runtime.ok()) << runtime.status();
-  const std::vector<PlannedOp> ops = PlanOps(world, /*seed=*/20261130);
+  const std::vector<PlannedOp> ops =
+      PlanOps(world, !RanksShareGpus(options.devices), /*seed=*/20261130);
 
   std::vector<RankMemory> memory(world);
   for (int rank = 0; rank < world; ++rank) {

@@ -176,6 +176,11 @@ void ExpectRefusedThenRecovered(GpuFixture& f) {
 
 class ProtocolFaultTest : public ::testing::TestWithParam<Protocol> {
  protected:
+  void SetUp() override {
+    if (GetParam() == Protocol::kCopyEngine) {
+      LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestRankDevices(2));
+    }
+  }
   CallOptions call() const {
     CallOptions call;
     call.protocol = GetParam();
@@ -232,6 +237,7 @@ TEST_P(ProtocolFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {
 TEST_P(ProtocolFaultTest, MissingRankAmongEightIsNamedByEveryCaller) {
   LTX_REQUIRE_RANKS(8);
   const std::vector<int> devices = TestRankDevices(8);
+  if (GetParam() == Protocol::kCopyEngine) LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(devices);
   ExpectMissingLastRankTimesOutAndResetRecovers(static_cast<int>(devices.size()),
                                                 absl::Milliseconds(300), GetParam());
 }
@@ -245,6 +251,7 @@ class CopyEngineFaultTest
 
 TEST_P(CopyEngineFaultTest, TimesOutDisagreesAndRecovers) {
   LTX_REQUIRE_RANKS(2);
+  LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestRankDevices(2));
   const int world = TestWorldSize(2);
   const absl::Duration timeout = absl::Milliseconds(500);
   RuntimeOptions options = WithTimeout(timeout);
@@ -548,6 +555,7 @@ TEST(PathMismatchTest, ShapesAcrossTheOneTripLimitFailFast) {
 
 TEST(PathMismatchTest, CopyEnginesAgainstAKernelFailOnBothRanks) {
   LTX_REQUIRE_RANKS(2);
+  LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestRankDevices(2));
   const AllGatherCase c = SmallCase(2);
   const absl::Duration within = absl::Seconds(5) + absl::Seconds(1);
   for (Protocol kernel : {Protocol::kDirect, Protocol::kOneTrip}) {
@@ -559,7 +567,9 @@ TEST(PathMismatchTest, CopyEnginesAgainstAKernelFailOnBothRanks) {
                                {WithProtocol(kernel), WithProtocol(Protocol::kCopyEngine)},
                                "ranks disagree on the protocol", within);
   }
-  // Shapes on two sides of copy_engine_min_bytes.
+  // Shapes on two sides of copy_engine_min_bytes (where kAuto takes the copy engines: not where
+  // ranks share GPUs).
+  if (RanksShareGpus(TestRankDevices(2))) return;
   RuntimeOptions options;
   options.copy_engine_min_bytes = 4096;
   AllGatherCase small = c;
@@ -741,15 +751,25 @@ TEST(LoadTest, CreateAndDestroyARuntimeHundredTimes) {
 }
 
 // Two Runtimes at once, over ranks 0, 1 and ranks 2, 3 of a four-rank layout (disjoint GPUs
-// where there are four, the same GPUs where the ranks share them).
+// where there are four, the same GPUs where the ranks share them). Runtimes that run at once on
+// one GPU split its SMs between them, as the ranks of one Runtime do (kernels/PROTOCOL.md,
+// "Ranks that share a GPU"): each rank gets the SMs divided by the ranks of both on its GPU.
 TEST(LoadTest, TwoRuntimesOverDisjointRanksAtOnce) {
   LTX_REQUIRE_RANKS(4);
   const std::vector<int> devices = TestDevices(4);
+  RuntimeOptions options;
+  for (int device : devices) {
+    int sms = 0;
+    ASSERT_EQ(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), cudaSuccess);
+    const int ranks_on_gpu = static_cast<int>(std::count(devices.begin(), devices.end(), device));
+    const int share = std::max(sms / ranks_on_gpu, 1);
+    options.max_blocks = options.max_blocks == 0 ? share : std::min(options.max_blocks, share);
+  }
   std::vector<absl::Status> results(2);
   std::vector<std::thread> threads;
   for (int half = 0; half < 2; ++half) {
-    threads.emplace_back([&results, &devices, half] {
-      GpuFixture f = MakeGpuFixture({devices[2 * half], devices[2 * half + 1]});
+    threads.emplace_back([&results, &devices, &options, half] {
+      GpuFixture f = MakeGpuFixture({devices[2 * half], devices[2 * half + 1]}, options);
       if (f.runtime == nullptr) return;
       for (int i = 0; i < 300 && results[half].ok(); ++i) {
         AllGatherCase c = SmallCase(2);

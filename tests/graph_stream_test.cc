@@ -59,6 +59,7 @@ INSTANTIATE_TEST_SUITE_P(Protocols, GraphReplayTest,
 // they can: tests/copy_engine_test.cc). The refusal leaves the Runtime usable.
 TEST(GraphReplayTest, CopyEngineTransportRefusesCapture) {
   LTX_REQUIRE_RANKS(2);
+  LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestRankDevices(2));
   {
     RuntimeOptions options;
     options.transport = Transport::kCopyEngine;

@@ -126,7 +126,14 @@ INSTANTIATE_TEST_SUITE_P(Protocols, LatePeerTest,
                          });
 
 // A late peer within the timeout, parameterized by protocol (kernels and copy engines).
-class LatePeerWithinTheTimeoutTest : public ::testing::TestWithParam<Protocol> {};
+class LatePeerWithinTheTimeoutTest : public ::testing::TestWithParam<Protocol> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == Protocol::kCopyEngine) {
+      LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(TestRankDevices(4));
+    }
+  }
+};
 
 // Four ranks or more, rank 2 late: its call waits on its stream behind a busy kernel of 200 ms
 // (launched before any rank calls), well within the 5 s timeout. The other ranks wait for it on

@@ -91,6 +91,19 @@ std::vector<Call<Case>> CallsOf(const Case& small, const Case& large) {
   return calls;
 }
 
+// The calls of `calls` that a Runtime on `devices` serves: without the copy-engine ones where it
+// refuses the copy engines (CopyEnginesServe).
+template <typename Case>
+std::vector<Call<Case>> ServedOn(const std::vector<int>& devices, std::vector<Call<Case>> calls) {
+  if (CopyEnginesServe(devices)) return calls;
+  calls.erase(std::remove_if(calls.begin(), calls.end(),
+                             [](const Call<Case>& call) {
+                               return call.protocol == Protocol::kCopyEngine;
+                             }),
+              calls.end());
+  return calls;
+}
+
 // AllGathers: a small case, and a 3 MiB output (which spans both mappings of kTwoMappings).
 std::vector<Call<AllGatherCase>> Gathers(int world) {
   AllGatherCase small;
@@ -326,8 +339,8 @@ class MemoryKindsChildTest : public ::testing::Test {
                 << std::endl;
       LTX_SKIP_GPU_TEST("the GPUs lack peer access");
     }
-    const std::vector<Call<AllGatherCase>> gathers = Gathers(world);
-    const std::vector<Call<AllToAllCase>> exchanges = Exchanges(world);
+    const std::vector<Call<AllGatherCase>> gathers = ServedOn(devices, Gathers(world));
+    const std::vector<Call<AllToAllCase>> exchanges = ServedOn(devices, Exchanges(world));
     BufferBytes bytes;
     AddNeeds(gathers, world, &bytes);
     AddNeeds(exchanges, world, &bytes);

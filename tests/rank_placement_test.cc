@@ -113,5 +113,42 @@ TEST(RankBlockBudgetTest, AtLeastOneBlock) {
   EXPECT_EQ(RankBlockBudget(0, GpuBlockCapacity{2, 1}, 8), 1);
 }
 
+TEST(HardwareQueuesTest, CudaDefaultAndRange) {
+  EXPECT_EQ(HardwareQueuesOf(nullptr), 8);
+  EXPECT_EQ(HardwareQueuesOf(""), 8);
+  EXPECT_EQ(HardwareQueuesOf("many"), 8);
+  EXPECT_EQ(HardwareQueuesOf("32"), 32);
+  EXPECT_EQ(HardwareQueuesOf("12"), 12);
+  EXPECT_EQ(HardwareQueuesOf("0"), 1);
+  EXPECT_EQ(HardwareQueuesOf("64"), 32);
+}
+
+RankPlacement PlacementOf(std::vector<int> devices) {
+  absl::StatusOr<RankPlacement> placement = RankPlacement::Resolve(devices, 8);
+  EXPECT_TRUE(placement.ok()) << placement.status();
+  return *placement;
+}
+
+TEST(CopyEnginesFitQueuesTest, RanksOnGpusOfTheirOwnAlwaysFit) {
+  EXPECT_TRUE(CopyEnginesFitQueues(PlacementOf({0, 1, 2, 3, 4, 5, 6, 7}), 1).ok());
+  EXPECT_TRUE(CopyEnginesFitQueues(PlacementOf({3}), 1).ok());
+}
+
+TEST(CopyEnginesFitQueuesTest, SharedGpusFitWhileTheirStreamsHaveQueues) {
+  // Ranks on the GPU x world size: its ranks' own streams and copy streams.
+  EXPECT_TRUE(CopyEnginesFitQueues(PlacementOf({0, 0}), 8).ok());
+  EXPECT_TRUE(CopyEnginesFitQueues(PlacementOf({0, 0, 0, 0}), 32).ok());
+  EXPECT_TRUE(CopyEnginesFitQueues(PlacementOf({0, 1, 0, 1, 0, 1, 0, 1}), 32).ok());
+  EXPECT_FALSE(CopyEnginesFitQueues(PlacementOf({0, 0, 0, 0}), 8).ok());
+  const absl::Status eight = CopyEnginesFitQueues(PlacementOf({0, 0, 0, 0, 0, 0, 0, 0}), 32);
+  EXPECT_EQ(eight.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(eight.message().find("8 ranks on GPU 0"), absl::string_view::npos) << eight;
+  EXPECT_NE(eight.message().find("64 on that GPU"), absl::string_view::npos) << eight;
+  EXPECT_NE(eight.message().find("CUDA_DEVICE_MAX_CONNECTIONS"), absl::string_view::npos);
+  // The busiest GPU decides.
+  const absl::Status uneven = CopyEnginesFitQueues(PlacementOf({0, 1, 1, 1, 1, 1}), 24);
+  EXPECT_NE(uneven.message().find("5 ranks on GPU 1"), absl::string_view::npos) << uneven;
+}
+
 }  // namespace
 }  // namespace ltx

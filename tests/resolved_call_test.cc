@@ -404,5 +404,34 @@ TEST(ResolvedCallTest, AllToAllTakesTheCopyEnginesWhenAskedAndOnTheirTransport) 
   }
 }
 
+// Where ranks share a GPU, kAuto keeps to the kernels on every rank (alone on its GPU or not),
+// and explicit copy-engine calls are refused where the copy streams outnumber the queues.
+TEST(ResolvedCallTest, SharedGpusTakeTheCopyEnginesOnlyWhenAskedAndWhereTheyFit) {
+  RuntimeOptions options;
+  CallContext context;
+  context.world_size = 8;
+  context.max_shard_bytes = int64_t{1} << 30;
+  context.shard_bytes = context.max_shard_bytes;
+  context.max_blocks = 16;
+  context.ranks_share_gpus = true;
+  for (bool shares_gpu : {false, true}) {
+    context.shares_gpu = shares_gpu;
+    absl::StatusOr<ResolvedCall> automatic = ResolveCall(options, context, CallOptions());
+    ASSERT_TRUE(automatic.ok()) << automatic.status();
+    EXPECT_EQ(automatic->protocol, Protocol::kDirect);
+    EXPECT_NE(std::string(automatic->protocol_reason).find("ranks share GPUs"), std::string::npos);
+  }
+  CallOptions copies;
+  copies.protocol = Protocol::kCopyEngine;
+  absl::StatusOr<ResolvedCall> fitting = ResolveCall(options, context, copies);
+  ASSERT_TRUE(fitting.ok()) << fitting.status();
+  EXPECT_EQ(fitting->protocol, Protocol::kCopyEngine);
+  context.copy_engines_refused = "the copy engines cannot serve 8 ranks on GPU 0";
+  const absl::StatusOr<ResolvedCall> refused = ResolveCall(options, context, copies);
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(refused.status().message(), context.copy_engines_refused);
+  EXPECT_TRUE(ResolveCall(options, context, CallOptions()).ok());
+}
+
 }  // namespace
 }  // namespace ltx

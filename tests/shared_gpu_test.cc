@@ -1,11 +1,13 @@
 // Ranks that share a GPU (kernels/PROTOCOL.md, "Ranks that share a GPU"): eight ranks on one GPU
-// run every protocol in both call styles, with the default block budget, after compute that
+// run every protocol the Runtime serves them in both call styles (the copy engines are refused
+// where their streams outnumber the GPU's hardware queues), with the default block budget, after compute that
 // holds most SMs, with budgets and early start that would not fit if the Runtime did not cap
 // them; and stream choices that would serialise co-located ranks are refused. (busy_gpu_test
 // runs one block per rank beside compute on whatever rank layout the tests are given.)
 #include <cuda_runtime_api.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -81,16 +83,36 @@ void Release(cudaStream_t busy) {
   cudaStreamDestroy(busy);
 }
 
+// Whether `status` is the refusal of the copy engines for eight ranks on one GPU (more copy
+// streams than hardware queues), and the Runtime stayed usable.
+void ExpectCopyEnginesRefused(const absl::Status& status, Runtime& runtime) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnimplemented) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("hardware queues"));
+  EXPECT_TRUE(runtime.status().ok()) << runtime.status();
+}
+
+// Every protocol the Runtime serves for eight ranks on one GPU; the copy engines, where it
+// refuses them (CopyEnginesFitQueues), are refused before anything is launched.
 TEST(SharedGpuTest, EightRanksGatherOnEveryProtocolInBothStyles) {
   if (VisibleGpuCount() == 0) LTX_SKIP_GPU_TEST("needs a GPU, none is visible");
   GpuFixture f = MakeGpuFixture(RanksOnGpuZero());
   ASSERT_NE(f.runtime, nullptr);
+  const bool copy_engines = CopyEnginesServe(RanksOnGpuZero());
   for (Protocol protocol : {Protocol::kOneTrip, Protocol::kDirect, Protocol::kCopyEngine}) {
     for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
       for (int64_t hidden : {int64_t{8}, int64_t{4096}}) {
         CallOptions call;
         call.protocol = protocol;
         const AllGatherCase c = UnevenGather(kRanks, hidden);
+        if (protocol == Protocol::kCopyEngine && !copy_engines) {
+          ASSERT_TRUE(f.harness->Prepare(c).ok());
+          ExpectCopyEnginesRefused(
+              style == CallStyle::kCoordinated
+                  ? f.runtime->AllGather(c.Shape(), f.harness->AllBuffers(), call).status()
+                  : f.runtime->AllGatherRank(0, c.Shape(), f.harness->Buffers(0), call),
+              *f.runtime);
+          continue;
+        }
         const absl::Status status = RunAndVerify(f, c, style, call);
         EXPECT_TRUE(status.ok()) << ProtocolName(protocol) << " " << c.ToString() << ": "
                                  << status;
@@ -108,6 +130,7 @@ TEST(SharedGpuTest, EightRanksAllToAllOnEveryProtocolWithRoundTrips) {
   absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
       AllToAllHarness::Create(options.devices, int64_t{4} << 20, int64_t{4} << 20, /*seed=*/88);
   ASSERT_TRUE(harness.ok()) << harness.status();
+  const bool copy_engines = CopyEnginesServe(options.devices);
   for (Protocol protocol : {Protocol::kOneTrip, Protocol::kDirect, Protocol::kCopyEngine}) {
     for (AllToAllDirection direction :
          {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
@@ -116,6 +139,11 @@ TEST(SharedGpuTest, EightRanksAllToAllOnEveryProtocolWithRoundTrips) {
       const AllToAllCase c = UnevenAllToAll(kRanks, direction);
       const absl::Status prepared = (*harness)->Prepare(c);
       ASSERT_TRUE(prepared.ok()) << c.ToString() << ": " << prepared;
+      if (protocol == Protocol::kCopyEngine && !copy_engines) {
+        ExpectCopyEnginesRefused(
+            (*runtime)->AllToAll(c.Shape(), (*harness)->AllBuffers(), call).status(), **runtime);
+        continue;
+      }
       absl::Status status = (*runtime)->AllToAllAndWait(c.Shape(), (*harness)->AllBuffers(),
                                                         kTestWait, call);
       if (status.ok()) status = (*harness)->Verify();

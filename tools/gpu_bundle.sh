@@ -65,14 +65,15 @@ for test in ${names[*]}; do
     continue
   fi
   echo "=== \${test}"
+  start=\${SECONDS}
   timeout 540 "./\${test}" --gtest_brief=1 "\$@"
   code=\$?
   if [[ \${code} -eq 0 ]]; then
     passed=\$((passed + 1))
-    echo "=== \${test}: PASSED"
+    echo "=== \${test}: PASSED (\$((SECONDS - start)) s)"
   else
     failed=\$((failed + 1))
-    echo "=== \${test}: FAILED (exit \${code})"
+    echo "=== \${test}: FAILED (exit \${code}, \$((SECONDS - start)) s)"
   fi
 done
 echo "bundle: \${passed} passed, \${failed} failed"

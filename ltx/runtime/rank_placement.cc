@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "kernels/wire/signal_layout.h"
@@ -80,6 +81,33 @@ int RankBlockBudget(int max_blocks, const GpuBlockCapacity& capacity, int ranks_
   const int share = std::max(resident / ranks_on_gpu, 1);
   const int wanted = max_blocks > 0 ? max_blocks : std::max(sm_count / ranks_on_gpu, 1);
   return std::min(wanted, share);
+}
+
+int HardwareQueuesOf(const char* value) {
+  constexpr int kCudaDefault = 8;
+  constexpr int kCudaMost = 32;
+  int queues = 0;
+  if (value == nullptr || !absl::SimpleAtoi(value, &queues)) return kCudaDefault;
+  return std::clamp(queues, 1, kCudaMost);
+}
+
+absl::Status CopyEnginesFitQueues(const RankPlacement& placement, int queues) {
+  if (!placement.ranks_share_gpus()) return absl::OkStatus();
+  const int world = placement.world_size();
+  for (int rank = 0; rank < world; ++rank) {
+    const int streams = placement.RanksOnGpuOf(rank) * world;
+    if (streams > queues) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "the copy engines cannot serve %d ranks on GPU %d: with %d ranks each of them keeps "
+          "%d streams busy (its own and one copy stream per other rank), %d on that GPU, which "
+          "has %d hardware queues (CUDA_DEVICE_MAX_CONNECTIONS); a stream queued behind a "
+          "co-located rank's waiting kernel would never run. Use the kernels (Protocol::kAuto, "
+          "kDirect or kOneTrip), fewer ranks per GPU, or CUDA_DEVICE_MAX_CONNECTIONS=32 set "
+          "before CUDA starts",
+          placement.RanksOnGpuOf(rank), placement.device(rank), world, world, streams, queues));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ltx

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 
@@ -72,6 +73,20 @@ struct GpuBlockCapacity {
 // their kernels fit at once, whatever the mix), and by default the share sm_count / ranks_on_gpu
 // of its SMs; at least 1. Thread-safe (pure).
 int RankBlockBudget(int max_blocks, const GpuBlockCapacity& capacity, int ranks_on_gpu);
+
+// The hardware queues a GPU gives the streams of this process: CUDA_DEVICE_MAX_CONNECTIONS as
+// `value` (null when unset) names them, CUDA's default 8 when unset or not a number, clamped to
+// CUDA's range [1, 32]. Thread-safe (pure).
+int HardwareQueuesOf(const char* value);
+
+// Whether the copy engines can serve `placement` on GPUs of `queues` hardware queues each
+// (kernels/PROTOCOL.md, "Ranks that share a GPU"). A rank on the copy engines keeps its own stream
+// and one copy stream per other rank busy, and on a GPU that hosts several ranks one rank's
+// waiting kernel stalls every stream queued behind it: with more such streams than queues on one
+// GPU, two of them must share a queue. OK when no GPU hosts two ranks or every GPU's ranks fit
+// (ranks on it x world size <= queues); FailedPrecondition naming the GPU, the counts and what
+// to do otherwise. Thread-safe (pure).
+absl::Status CopyEnginesFitQueues(const RankPlacement& placement, int queues);
 
 }  // namespace ltx
 

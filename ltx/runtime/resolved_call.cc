@@ -25,7 +25,7 @@ Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& contex
   // For both collectives by what one rank sends one target (an AllGather shard, the largest
   // all-to-all piece): on 2 x H200 the all-to-all's kernels and copy engines tie at 30 MiB
   // pieces and the copy engines lead by 3 % at 64 MiB, as for the AllGather.
-  if (!context.capturing &&
+  if (!context.capturing && !context.ranks_share_gpus &&
       options.copy_engine_min_bytes > 0 &&
       context.max_shard_bytes >= options.copy_engine_min_bytes) {
     *reason = "auto: an eager call whose largest shard reaches copy_engine_min_bytes";
@@ -35,8 +35,9 @@ Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& contex
     *reason = "auto: the largest shard is within the one-trip limit";
     return Protocol::kOneTrip;
   }
-  *reason = context.capturing ? "auto: a captured call above the one-trip limit"
-                              : "auto: above the one-trip limit, below copy_engine_min_bytes";
+  *reason = context.capturing          ? "auto: a captured call above the one-trip limit"
+            : context.ranks_share_gpus ? "auto: above the one-trip limit, ranks share GPUs"
+                                       : "auto: above the one-trip limit, below copy_engine_min_bytes";
   return Protocol::kDirect;
 }
 
@@ -88,6 +89,9 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
     return absl::InvalidArgumentError(absl::StrFormat(
         "protocol kOneTrip carries shards up to %d bytes; this call sends %d",
         kOneTripMaxShardBytes, context.max_shard_bytes));
+  }
+  if (call.protocol == Protocol::kCopyEngine && !context.copy_engines_refused.empty()) {
+    return absl::UnimplementedError(context.copy_engines_refused);
   }
   if (call.timeout.has_value() &&
       (*call.timeout <= absl::ZeroDuration() || *call.timeout == absl::InfiniteDuration())) {

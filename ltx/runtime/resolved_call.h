@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "kernels/protocols/one_trip_launch.h"
 #include "kernels/wire/collective.h"
@@ -73,6 +74,10 @@ struct CallContext {
   bool capturing = false;
   // Whether other ranks run on this rank's GPU (then no call starts early).
   bool shares_gpu = false;
+  // Whether some GPU of the Runtime hosts several ranks (then kAuto keeps to the kernels), and
+  // why the copy engines cannot serve its placement (CopyEnginesFitQueues; empty: they can).
+  bool ranks_share_gpus = false;
+  absl::string_view copy_engines_refused;
   // The rank the call is for (for messages), and the Runtime's current reset generation.
   int rank = 0;
   uint64_t generation = 0;
@@ -84,7 +89,8 @@ struct CallContext {
 //   - An explicit protocol is obeyed (a capturing stream on the copy engines records the
 //     captured copy-engine call of ltx/transport/copy_engine/copy_engine_graph.h).
 //   - kAuto takes the copy engines for eager calls whose largest shard (all-to-all: piece) is at
-//     least copy_engine_min_bytes (when that is > 0; captured calls keep to the kernels), the
+//     least copy_engine_min_bytes (when that is > 0; captured calls, and Runtimes whose ranks
+//     share a GPU, keep to the kernels), the
 //     one-trip kernel up to OneTripLimit, the direct kernel otherwise. For the all-to-all, whose
 //     receivers unpack (world - 1) pieces as the AllGather's unpack (world - 1) shards, the same
 //     limit applies to its largest piece.
@@ -93,7 +99,8 @@ struct CallContext {
 // calls of a rank that has its GPU to itself only (kernels/PROTOCOL.md, "Ranks that share a
 // GPU"). The generation: the context's. Errors: Aborted for a call.generation older than the
 // context's (a straggler from before a Reset; the message says so and that nothing was launched);
-// InvalidArgument for a call.generation newer than the context's, a non-positive or infinite call
+// Unimplemented for Protocol::kCopyEngine where context.copy_engines_refused says why not (that
+// text, alike on every rank); InvalidArgument for a call.generation newer than the context's, a non-positive or infinite call
 // timeout, negative blocks, or Protocol::kOneTrip with a shard (all-to-all: a piece) over
 // kOneTripMaxShardBytes. The result depends on nothing but the arguments, so ranks that pass the
 // same shape and options decide alike before any launch. Thread-safe.

@@ -124,6 +124,15 @@ absl::Status SameStreamError(int rank, int other, int device) {
       std::min(rank, other), std::max(rank, other), device));
 }
 
+// The hardware queues of each GPU for this process's streams (CUDA_DEVICE_MAX_CONNECTIONS).
+int HardwareQueues() { return HardwareQueuesOf(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")); }
+
+// Why the copy engines cannot serve `placement` (empty: they can).
+std::string CopyEnginesRefusal(const RankPlacement& placement) {
+  const absl::Status fit = CopyEnginesFitQueues(placement, HardwareQueues());
+  return fit.ok() ? std::string() : std::string(fit.message());
+}
+
 // What a timeout most often means where ranks share a GPU, for its message: the GPU itself held
 // a rank's kernel back (kernels/PROTOCOL.md, "Ranks that share a GPU").
 std::string SharedGpuTimeoutNote() {
@@ -248,6 +257,7 @@ Runtime::Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> pl
     : options_(std::move(options)),
       placement_(std::move(placement)),
       transport_(transport),
+      copy_engines_refused_(CopyEnginesRefusal(*placement_)),
       ledger_(std::make_unique<CallLedger>(placement_->world_size())),
       capture_exchange_(std::make_unique<CaptureExchange>(placement_->world_size())) {}
 
@@ -286,6 +296,9 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
       return peer_access;
     }
     transport = peer_access.ok() ? Transport::kPeerStores : Transport::kCopyEngine;
+  }
+  if (transport == Transport::kCopyEngine) {
+    LTX_RETURN_IF_ERROR(CopyEnginesFitQueues(placement, HardwareQueues()));
   }
   std::unique_ptr<Runtime> runtime(new Runtime(
       options, std::make_unique<const RankPlacement>(std::move(placement)), transport));
@@ -508,6 +521,8 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const CollectiveOp& op,
   context.max_blocks = peer_stores_ != nullptr ? peer_stores_->view(rank).max_blocks : 1;
   context.capturing = capturing;
   context.shares_gpu = !ranks_[rank]->co_located.empty();
+  context.ranks_share_gpus = placement_->ranks_share_gpus();
+  context.copy_engines_refused = copy_engines_refused_;
   context.rank = rank;
   context.generation = generation();
   return ResolveCall(options_, context, call);

@@ -48,6 +48,9 @@ class GpuServer {
           cudaMemcpyAsync(&host_->sum, sum_, sizeof(host_->sum), cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync(sum)"));
       LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+      // A collective that failed on the device (a timeout, a mismatch) left its output
+      // incomplete: its error, not the checksum, says what happened.
+      LTX_RETURN_IF_ERROR(runtime_->status());
       const unsigned long long want = ExpectedSum(step);
       if (host_->sum != want) {
         return absl::DataLossError(absl::StrFormat(

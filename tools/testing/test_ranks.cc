@@ -125,6 +125,15 @@ std::vector<int> RankIndices(int n) {
   return ranks;
 }
 
+bool CopyEnginesServe(const std::vector<int>& devices) {
+  if (devices.empty()) return true;
+  const int visible = *std::max_element(devices.begin(), devices.end()) + 1;
+  const absl::StatusOr<RankPlacement> placement = RankPlacement::Resolve(devices, visible);
+  return placement.ok() &&
+         CopyEnginesFitQueues(*placement,
+                              HardwareQueuesOf(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")))
+             .ok();
+}
 
 void AnnounceSharedGpus(const std::vector<int>& devices) {
   if (!RanksShareGpus(devices)) return;

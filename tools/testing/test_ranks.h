@@ -37,6 +37,17 @@
     ::ltx::AnnounceSharedGpus(::ltx::TestRankDevices(min_ranks));                           \
   } while (false)
 
+// Skips the current test, also under LTX_REQUIRE_RUN=1, where a Runtime on `devices` refuses the
+// copy engines (CopyEnginesServe); the refusal itself is tested on the CPU and in
+// shared_gpu_test.
+#define LTX_SKIP_WHERE_COPY_ENGINES_REFUSED(devices)                                        \
+  do {                                                                                      \
+    if (!::ltx::CopyEnginesServe(devices)) {                                                \
+      GTEST_SKIP() << "the Runtime refuses the copy engines for " << (devices).size()        \
+                   << " ranks on these GPUs (more copy streams than hardware queues)";      \
+    }                                                                                       \
+  } while (false)
+
 namespace ltx {
 
 // The layout the switch names: `devices_value` (LTX_TEST_DEVICES) if set, else `ranks_value`
@@ -73,7 +84,10 @@ std::vector<std::vector<int>> SubLayouts(const std::vector<int>& layout);
 // Rank indices 0..n-1 (for lists of ranks, never of devices).
 std::vector<int> RankIndices(int n);
 
-
+// Whether a Runtime on `devices` serves Protocol::kCopyEngine in this process: false where ranks
+// sharing a GPU have more copy streams than it has hardware queues (CopyEnginesFitQueues), where
+// the Runtime refuses those calls by design and a test of them has nothing to run.
+bool CopyEnginesServe(const std::vector<int>& devices);
 
 // Prints "[ ltx      ] N ranks on GPUs a,b,... (ranks share GPUs)" where ranks of `devices`
 // share GPUs; nothing otherwise.
