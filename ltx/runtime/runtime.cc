@@ -438,13 +438,11 @@ absl::Status Runtime::CheckUsable() {
     absl::MutexLock lock(&mu_);
     return absl::FailedPreconditionError(absl::StrCat(
         "the runtime stopped after an error; call Reset() first. The error: ",
-        failure_.ToString()));
+        failure_.ToString(), StoringPeersNote({})));
   }
   // The common case takes no lock: one read of each rank's host-mapped records.
   for (int rank = 0; rank < world_size(); ++rank) {
-    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) {
-      return CollectDeviceErrors();
-    }
+    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) return status();
   }
   return absl::OkStatus();
 }
