@@ -202,8 +202,9 @@ class Runtime {
   // `timeout`) and returns the first device error, if any; DeadlineExceeded naming the busy
   // ranks if `timeout` passed. A device error with ranks still running names them too, and
   // which outputs they may still store into (a rank that started storing into a peer's output
-  // before that peer gave the op up); no other rank stores into an output of a failed op once
-  // its owner gave the op up (kernels/PROTOCOL.md, store claims). On the copy engines, the
+  // before that peer gave the op up; named after it ended too, and for graph replays, which no
+  // event of the Runtime follows); no other rank stores into an output of a failed op once its
+  // owner gave the op up (kernels/PROTOCOL.md, store claims). On the copy engines, the
   // copies already queued for a failed op cannot be recalled: a rank's stream goes on past the
   // op once they have landed, or after one more timeout (kernels/PROTOCOL.md, the copy-engine
   // protocol's errors). Replays of captured CUDA graphs are not calls through the Runtime:
