@@ -20,6 +20,12 @@ __device__ bool EnterTarget(const CopyEngineGraphParams& p, const OpContext& op,
   return false;
 }
 
+// Thread `target`'s last look before the body opens, after every wait of the block: whether this
+// rank still holds its claim on `target`'s output (HoldsClaim, of an acquire load).
+__device__ bool StillClaims(const OpContext& op, int target) {
+  return HoldsClaim(op, target, LoadAcquireSystem(&op.local->store_claim[target]));
+}
+
 __global__ void __launch_bounds__(kCopyEngineGraphThreads)
     CopyEngineGraphEntryKernel(const CopyEngineGraphParams p) {
   const OpContext op = NextOp(p);
@@ -34,7 +40,7 @@ __global__ void __launch_bounds__(kCopyEngineGraphThreads)
   // Every target checked; then every claim is read again, since a target may have given the op
   // up while this block still waited for another one.
   const bool ready = __syncthreads_and(entered) &&
-                     __syncthreads_and(threadIdx.x >= p.world_size || HoldsClaim(op, threadIdx.x));
+                     __syncthreads_and(threadIdx.x >= p.world_size || StillClaims(op, threadIdx.x));
   if (threadIdx.x != 0) return;
   if (ready && LoadRelaxedSystem(&op.local->abort) == 0u) {
     if (p.has_body != 0) cudaGraphSetConditional(p.body, 1u);

@@ -122,15 +122,18 @@ __device__ inline bool PeerTookOtherPath(const OpContext& op, int peer, Announce
   return true;
 }
 
+// Whether `claim`, a value of this GPU's store claim word on `peer`, shows that `peer` revoked
+// it for the op or a later one, i.e. gave the op up (kernels/PROTOCOL.md, store claims). Never
+// without peer atomics, nor for this GPU's own rank.
+__device__ inline bool ShowsRevocation(const OpContext& op, int peer, uint64_t claim) {
+  return op.local->peer_atomics != 0u && peer != op.rank && claim >= StoreRevoke(op.number);
+}
+
 // A slow check (AwaitOrAbandon) for the direct path: true, with PeerGaveUpRecord at `phase` in
-// `*error`, when (with peer atomics) `peer` revoked this GPU's store claim for the op or a later
-// one, i.e. gave the op up (kernels/PROTOCOL.md, store claims).
+// `*error`, when `peer` gave the op up (ShowsRevocation, of an acquire load).
 __device__ inline bool PeerGaveUp(const OpContext& op, BarrierPhase phase, int peer,
                                   DeviceErrorRecord* error) {
-  if (op.local->peer_atomics == 0u || peer == op.rank ||
-      LoadAcquireSystem(&op.local->store_claim[peer]) < StoreRevoke(op.number)) {
-    return false;
-  }
+  if (!ShowsRevocation(op, peer, LoadAcquireSystem(&op.local->store_claim[peer]))) return false;
   *error = PeerGaveUpRecord(phase, op.rank, peer, op.number);
   return true;
 }
@@ -199,14 +202,15 @@ __device__ inline bool ClaimStores(const OpContext& op, int target) {
          StoreClaim(op.number);
 }
 
-// Whether this GPU still holds its claim on `target`'s output (ClaimStores) for the op: false,
-// after abandoning the op with PeerGaveUpRecord at entry, when `target` revoked it since (it gave
-// the op up while this GPU waited). Run after the waits and before the stores the claim guards.
-// Always true for this GPU's own output and without peer atomics.
-__device__ inline bool HoldsClaim(const OpContext& op, int target) {
-  DeviceErrorRecord error;
-  if (!PeerGaveUp(op, BarrierPhase::kEntry, target, &error)) return true;
-  AbandonOp(op, error);
+// Whether this GPU still holds its claim on `target`'s output (ClaimStores) for the op, `claim`
+// being the claim word as loaded after the waits and before the stores it guards: false, after
+// abandoning the op with PeerGaveUpRecord at entry, when `target` revoked it since (it gave the
+// op up while this GPU waited). Always true for this GPU's own output and without peer atomics.
+// The load may be relaxed: a value read before the revocation (in the word's order) means the
+// revocation reads this GPU's claim and reports it, whenever the stores land.
+__device__ inline bool HoldsClaim(const OpContext& op, int target, uint64_t claim) {
+  if (!ShowsRevocation(op, target, claim)) return true;
+  AbandonOp(op, PeerGaveUpRecord(BarrierPhase::kEntry, op.rank, target, op.number));
   return false;
 }
 

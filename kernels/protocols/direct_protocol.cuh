@@ -54,11 +54,12 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
     AbandonOp(op, ProtocolMismatchRecord(op, target, my_protocol, MailboxOpProtocol(word)));
     return 0;
   }
+  // The claim was taken before the wait, which may have lasted: read it again before the stores
+  // it guards, beside the announcement (relaxed loads, in flight together: no round trip more).
+  const uint64_t claim = LoadRelaxedSystem(&op.local->store_claim[target]);
   const EntryAnnouncement theirs = LoadRelaxedSystemWords(&slot.announcement);
   if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return 0;
-  // The claim was taken before the wait, which may have lasted: read it again right before the
-  // stores it guards.
-  if (!HoldsClaim(op, target)) return 0;
+  if (!HoldsClaim(op, target, claim)) return 0;
   return theirs.output_address;
 }
 
