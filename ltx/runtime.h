@@ -208,8 +208,9 @@ class Runtime {
   // `timeout`) and returns the first device error, if any; DeadlineExceeded naming the busy
   // ranks if `timeout` passed. A device error with ranks still running names them too, and
   // which outputs they may still store into (a rank that started storing into a peer's output
-  // before that peer gave the op up); no other rank stores into an output of a failed op once
-  // its owner gave the op up (kernels/PROTOCOL.md, store claims). On the copy engines, the
+  // before that peer gave the op up; named after it ended too, and for graph replays, which no
+  // event of the Runtime follows); no other rank stores into an output of a failed op once its
+  // owner gave the op up (kernels/PROTOCOL.md, store claims). On the copy engines, the
   // copies already queued for a failed op cannot be recalled: a rank's stream goes on past the
   // op once they have landed, or after one more timeout (kernels/PROTOCOL.md, the copy-engine
   // protocol's errors). Replays of captured CUDA graphs are not calls through the Runtime:
@@ -217,7 +218,9 @@ class Runtime {
   absl::Status Synchronize(absl::Duration timeout);
 
   // The sticky error state: OK, or the error that stopped the Runtime, including device errors
-  // recorded since the last call (it reads the error records). Thread-safe.
+  // recorded since the last call (it reads the error records); an error names the peers that
+  // had begun storing into an output when its owner gave the op up (they may store there until
+  // their part of the op ends), as Synchronize does. Thread-safe.
   absl::Status status();
 
   // Makes the Runtime usable after an error: waits (bounded by `timeout`) until no kernel
@@ -251,13 +254,14 @@ class Runtime {
   // Runtime usable.
   absl::Status AdmitRankCall(int rank);
   // A per-rank call whose shape was rejected with `error`: the peers may already have launched
-  // the op, so the Runtime stops. Returns `error` (or AdmitRankCall's error).
+  // the op, so the Runtime stops and ends their waits on the devices (AbandonDevices). Returns
+  // `error` (or AdmitRankCall's error).
   absl::Status RejectRankCall(int rank, const absl::Status& error);
   // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
   // capture, records the rank's completion; the caller's current device must be the rank's.
-  // A failure stops the Runtime (the peers may wait for this rank). Records the call in the
-  // ledger first, and refuses it (InvalidArgument, the Runtime stopped, the devices' waits
-  // abandoned) when a peer took the other kind of path for it.
+  // A failure stops the Runtime and ends the peers' waits for this rank (AbandonDevices).
+  // Records the call in the ledger first, and refuses it (InvalidArgument, the Runtime stopped,
+  // the devices' waits abandoned) when a peer took the other kind of path for it.
   absl::Status Launch(int rank, const CollectiveOp& op, const RankBuffers& buffers,
                       const ResolvedCall& call);
   // Writes call `number` of rank `rank` to the debug log (ltx/runtime/debug_log.h): every call at
@@ -284,8 +288,10 @@ class Runtime {
   // they may still store into.
   absl::Status WaitForEvents(absl::Span<const cudaEvent_t> events, absl::Duration timeout,
                              absl::string_view what);
-  // "; they may still be storing (rank 1 into rank 0's output): …" for the ranks of `busy`
-  // whose store claims a GPU that gave an op up could not revoke; "" if none.
+  // The ranks whose store claims a GPU that gave an op up could not revoke (read from every
+  // rank's error record when called): "; they may still be storing (rank 1 into rank 0's
+  // output): …" for those of `busy`, "; peers had begun storing … (rank 2 into rank 0's
+  // output): …" for the others (finished, or their end unknown: graph replays); "" if none.
   std::string StoringPeersNote(const std::vector<int>& busy) const;
   // Makes `error` the sticky error unless one is already set.
   void StopWith(const absl::Status& error);

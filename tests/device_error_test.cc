@@ -16,6 +16,7 @@ namespace ltx {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A published timeout of rank 2 waiting 10 s for rank 3 in AllGather op 1042.
 DeviceErrorRecord PublishedTimeout(BarrierPhase phase) {
@@ -106,7 +107,8 @@ TEST(DeviceErrorToStatusTest, PeerThatGaveUpIsAbortedNamingBothRanks) {
   EXPECT_THAT(message, HasSubstr("#9"));
   EXPECT_THAT(message, HasSubstr("rank 1 stopped at entry"));
   EXPECT_THAT(message, HasSubstr("rank 0 had given the op up"));
-  EXPECT_THAT(message, HasSubstr("stored nothing into rank 0's output"));
+  EXPECT_THAT(message, Not(HasSubstr("stored nothing")))
+      << "other blocks of rank 1 may have claimed and stored before rank 0 gave up";
 }
 
 TEST(DeviceErrorToStatusTest, RowBytesMismatchIsInvalidArgumentNamingBothValuesAndRanks) {

@@ -1,10 +1,12 @@
 // Faults and load on real GPUs: a rank that never joins (also the last of eight, named by every
 // caller), a late rank, ranks that disagree on the arguments (on the copy engines for the
 // all-to-all too; also one rank of eight), a straggler after Reset and a graph of an
-// earlier reset generation, ranks on different paths for the same op, per-call timeouts, host-side
-// waits that time out, recovery with Reset, many calls with random shapes and device subsets,
-// per-rank callers with random delays, Runtime churn and two Runtimes at once. Each fault asserts
-// the Status code and what its message names, and that no byte outside the outputs changed.
+// earlier reset generation, a captured copy-engine call whose ranks disagree on one output (every
+// rank fails), a rejected per-rank call (the peers' waits end at once), ranks on different paths
+// for the same op, per-call timeouts, host-side waits that time out, recovery with Reset, many
+// calls with random shapes and device subsets, per-rank callers with random delays, Runtime churn
+// and two Runtimes at once. Each fault asserts the Status code and what its message names, and
+// that no byte outside the outputs changed.
 #include <cuda_runtime_api.h>
 #include <dirent.h>
 
@@ -483,6 +485,82 @@ TEST_P(ProtocolFaultTest, GraphCapturedBeforeResetDisagreesWithAFreshCall) {
   EXPECT_LT(took, absl::Seconds(1));
   EXPECT_TRUE(f.harness->VerifyGuards().ok());
   ExpectRefusedThenRecovered(f);
+}
+
+// Copy-engine calls captured into CUDA graphs, where rank 1 replays a graph captured with another
+// output than the one rank 0 captured for it: rank 0 finds the output mismatch and opens none of
+// its copies, so rank 1's output lacks rank 0's part. Rank 0 abandons the op, so rank 1 cannot
+// finish it as if complete: it reports an error too, long before the timeout.
+TEST(CapturedCopyEngineFaultTest, OneSidedOutputMismatchFailsEveryRank) {
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestDevices(2), WithTimeout(absl::Seconds(5)));
+  ASSERT_NE(f.runtime, nullptr);
+  const std::vector<int> devices = f.runtime->devices();
+  const AllGatherCase c = SmallCase(2);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  const std::vector<RankBuffers> buffers = f.harness->AllBuffers();
+  CallOptions call;
+  call.protocol = Protocol::kCopyEngine;
+  CapturedRankCalls captured;
+  ASSERT_TRUE(captured.CaptureAllGather(*f.runtime, c.Shape(), buffers, call).ok());
+  void* other_output = nullptr;
+  ASSERT_EQ(cudaSetDevice(devices[1]), cudaSuccess);
+  ASSERT_EQ(cudaMalloc(&other_output, f.harness->layout().output_bytes), cudaSuccess);
+  std::vector<RankBuffers> moved = buffers;
+  moved[1].output = other_output;
+  CapturedRankCalls captured_moved;
+  ASSERT_TRUE(captured_moved.CaptureAllGather(*f.runtime, c.Shape(), moved, call).ok());
+
+  const absl::Time start = absl::Now();
+  ASSERT_TRUE(captured.Replay(devices, buffers, {0}).ok());
+  ASSERT_TRUE(captured_moved.Replay(devices, moved, {1}).ok());
+  ASSERT_TRUE(f.harness->SynchronizeStreams().ok());
+  const absl::Duration took = absl::Now() - start;
+  ASSERT_EQ(cudaSetDevice(devices[1]), cudaSuccess);
+  EXPECT_EQ(cudaFree(other_output), cudaSuccess);
+  const absl::Status status = f.runtime->status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("output address"));
+  EXPECT_THAT(std::string(status.message()), HasSubstr("(rank(s) 1 also reported errors)"))
+      << "rank 1 finished the op without rank 0's part";
+  EXPECT_LT(took, absl::Seconds(1));
+  EXPECT_TRUE(f.harness->VerifyGuards().ok());
+  ExpectRefusedThenRecovered(f);
+}
+
+// A per-rank call that its rank rejects (a shape the layout refuses; a null output) while the
+// other rank's kernel already waits for it: the Runtime stops with the rejection and tells the
+// devices to give up, so the waiting kernel ends at once, not after its timeout.
+TEST(FaultTest, RejectedRankCallEndsThePeersWaitAtOnce) {
+  LTX_REQUIRE_RANKS(2);
+  const absl::Duration timeout = absl::Seconds(5);
+  GpuFixture f = MakeGpuFixture(TestDevices(2), WithTimeout(timeout));
+  ASSERT_NE(f.runtime, nullptr);
+  const AllGatherCase c = SmallCase(2);
+  ASSERT_TRUE(f.harness->Prepare(c).ok());
+  CallOptions call;
+  call.protocol = Protocol::kDirect;
+  for (const bool bad_shape : {true, false}) {
+    SCOPED_TRACE(bad_shape ? "shape refused" : "null output");
+    const absl::Time start = absl::Now();
+    ASSERT_TRUE(f.runtime->AllGatherRank(0, c.Shape(), f.harness->Buffers(0), call).ok());
+    AllGatherShape shape = c.Shape();
+    RankBuffers buffers = f.harness->Buffers(1);
+    if (bad_shape) {
+      shape.hidden = 0;
+    } else {
+      buffers.output = nullptr;
+    }
+    const absl::Status rejected = f.runtime->AllGatherRank(1, shape, buffers, call);
+    EXPECT_EQ(rejected.code(), absl::StatusCode::kInvalidArgument) << rejected;
+    const absl::Status status = f.runtime->Synchronize(kTestWait);
+    const absl::Duration took = absl::Now() - start;
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_LT(took, timeout / 5) << "rank 0's kernel waited for the rejected call until its timeout";
+    ASSERT_TRUE(f.runtime->Reset(kTestWait).ok());
+  }
+  const absl::Status again = RunAndVerify(f, c, CallStyle::kPerRankThreads, call);
+  EXPECT_TRUE(again.ok()) << again;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,18 +20,36 @@ __device__ bool EnterTarget(const CopyEngineGraphParams& p, const OpContext& op,
   return false;
 }
 
+// Thread `target`'s last look before the body opens, after every wait of the block: whether this
+// rank still holds its claim on `target`'s output (HoldsClaim, of an acquire load).
+__device__ bool StillClaims(const OpContext& op, int target) {
+  return HoldsClaim(op, target, LoadAcquireSystem(&op.local->store_claim[target]));
+}
+
 __global__ void __launch_bounds__(kCopyEngineGraphThreads)
     CopyEngineGraphEntryKernel(const CopyEngineGraphParams p) {
   const OpContext op = NextOp(p);
-  // An abandoned GPU publishes nothing until Reset (as the direct kernel).
-  if (LoadRelaxedSystem(&op.local->abort) != 0u) return;
-  const bool ready = threadIdx.x >= p.world_size || EnterTarget(p, op, threadIdx.x);
+  // An abandoned GPU publishes nothing until Reset (as the direct kernel). Thread 0 decides for
+  // the whole block, so that every thread reaches the barriers below or none does.
+  __shared__ bool abandoned;
+  if (threadIdx.x == 0) abandoned = LoadRelaxedSystem(&op.local->abort) != 0u;
+  __syncthreads();
+  if (abandoned) return;
+  const bool entered = threadIdx.x >= p.world_size || EnterTarget(p, op, threadIdx.x);
   if (threadIdx.x == 0) op.local->entry_published = 1u;
-  // Every target checked: the body runs only if all agreed and no wait failed on the way.
-  if (__syncthreads_and(ready) && threadIdx.x == 0 && p.has_body != 0 &&
-      LoadRelaxedSystem(&op.local->abort) == 0u) {
-    cudaGraphSetConditional(p.body, 1u);
+  // Every target checked; then every claim is read again, since a target may have given the op
+  // up while this block still waited for another one.
+  const bool ready = __syncthreads_and(entered) &&
+                     __syncthreads_and(threadIdx.x >= p.world_size || StillClaims(op, threadIdx.x));
+  if (threadIdx.x != 0) return;
+  if (ready && LoadRelaxedSystem(&op.local->abort) == 0u) {
+    if (p.has_body != 0) cudaGraphSetConditional(p.body, 1u);
+    return;
   }
+  // The body stores to every target or to none: without it, no peer may finish the op as if
+  // this rank's part had arrived. Abandoned, the exit kernel stores no exit flags and revokes
+  // the peers' claims, so they give the op up too. (Every way here recorded its error.)
+  AbandonRecordedOp(op);
 }
 
 __global__ void __launch_bounds__(kCopyEngineGraphThreads)

@@ -52,8 +52,10 @@ inline constexpr int kCopyEngineGraphThreads = 32;
 // (announce to every rank, claim the stores into every peer's output, wait for every rank's
 // announcement with the deadline and compare it, FindMismatch), and a check that each rank's
 // announced output is `outputs[rank]` (else OutputMismatchRecord). Sets the body's condition to
-// 1 only when every rank agreed and every claim is held. Inert on an abandoned GPU. Returns the
-// launch error. Thread-safe; the caller's current device must be the stream's.
+// 1 only when every rank agreed and every claim is still held after every wait; otherwise
+// abandons the op (its error recorded), so that the exit kernel stores no exit flags and the
+// peers give the op up too. Inert on an abandoned GPU. Returns the launch error. Thread-safe;
+// the caller's current device must be the stream's.
 cudaError_t LaunchCopyEngineGraphEntry(const CopyEngineGraphParams& params, cudaStream_t stream);
 
 // Enqueues the exit kernel on `stream` (after the body): the direct protocol's ExitBarrier (exit

@@ -81,11 +81,17 @@ __device__ inline void PublishOpWord(SignalRegion* target, int rank, uint64_t nu
   StoreRelaxedSystem(&target->mailbox[rank].op, MailboxOpWord(number, protocol));
 }
 
-// Abandons the op on this GPU (so that its other waits stop early) and, unless the op was
-// already abandoned, records `error`.
+// Abandons the op on this GPU whose error is already recorded (or that needs none): its other
+// waits stop early, its exit barrier stores no exit flags and revokes the peers' store claims.
+__device__ inline void AbandonRecordedOp(const OpContext& op) {
+  StoreRelaxedSystem(&op.local->abort, 1u);
+}
+
+// Abandons the op on this GPU (AbandonRecordedOp) and, unless the op was already abandoned,
+// records `error`.
 __device__ inline void AbandonOp(const OpContext& op, const DeviceErrorRecord& error) {
   const bool first = LoadRelaxedSystem(&op.local->abort) == 0u;
-  StoreRelaxedSystem(&op.local->abort, 1u);
+  AbandonRecordedOp(op);
   if (first) RecordDeviceError(op, error);
 }
 
@@ -116,15 +122,18 @@ __device__ inline bool PeerTookOtherPath(const OpContext& op, int peer, Announce
   return true;
 }
 
+// Whether `claim`, a value of this GPU's store claim word on `peer`, shows that `peer` revoked
+// it for the op or a later one, i.e. gave the op up (kernels/PROTOCOL.md, store claims). Never
+// without peer atomics, nor for this GPU's own rank.
+__device__ inline bool ShowsRevocation(const OpContext& op, int peer, uint64_t claim) {
+  return op.local->peer_atomics != 0u && peer != op.rank && claim >= StoreRevoke(op.number);
+}
+
 // A slow check (AwaitOrAbandon) for the direct path: true, with PeerGaveUpRecord at `phase` in
-// `*error`, when (with peer atomics) `peer` revoked this GPU's store claim for the op or a later
-// one, i.e. gave the op up (kernels/PROTOCOL.md, store claims).
+// `*error`, when `peer` gave the op up (ShowsRevocation, of an acquire load).
 __device__ inline bool PeerGaveUp(const OpContext& op, BarrierPhase phase, int peer,
                                   DeviceErrorRecord* error) {
-  if (op.local->peer_atomics == 0u || peer == op.rank ||
-      LoadAcquireSystem(&op.local->store_claim[peer]) < StoreRevoke(op.number)) {
-    return false;
-  }
+  if (!ShowsRevocation(op, peer, LoadAcquireSystem(&op.local->store_claim[peer]))) return false;
   *error = PeerGaveUpRecord(phase, op.rank, peer, op.number);
   return true;
 }
@@ -193,19 +202,32 @@ __device__ inline bool ClaimStores(const OpContext& op, int target) {
          StoreClaim(op.number);
 }
 
+// Whether this GPU still holds its claim on `target`'s output (ClaimStores) for the op, `claim`
+// being the claim word as loaded after the waits and before the stores it guards: false, after
+// abandoning the op with PeerGaveUpRecord at entry, when `target` revoked it since (it gave the
+// op up while this GPU waited). Always true for this GPU's own output and without peer atomics.
+// The load may be relaxed: a value read before the revocation (in the word's order) means the
+// revocation reads this GPU's claim and reports it, whenever the stores land.
+__device__ inline bool HoldsClaim(const OpContext& op, int target, uint64_t claim) {
+  if (!ShowsRevocation(op, target, claim)) return true;
+  AbandonOp(op, PeerGaveUpRecord(BarrierPhase::kEntry, op.rank, target, op.number));
+  return false;
+}
+
 // Run when this GPU gave up op.number, for each peer `source` (whose signal region is
-// `source_region`): unless `source` already finished storing into this GPU's output (its exit
-// flag), revokes its store claim for the op, so that it stores nothing from then on. Returns
-// true when `source` had claimed before the revocation and has not finished: it may still be
-// storing into this GPU's output until its kernel ends. Without peer atomics nothing can be
-// revoked, and every unfinished source is reported.
+// `source_region`): revokes `source`'s store claim for the op, so that it stores nothing into
+// this GPU's output from then on, and so that, if it waits for this GPU, it learns that the op
+// was given up (PeerGaveUp). Returns true when `source` had claimed before the revocation and
+// has not finished storing (its exit flag): it may still be storing into this GPU's output until
+// its kernel ends. Without peer atomics nothing can be revoked, and every unfinished source is
+// reported.
+// Acquire and release: a source that reads the revocation (acquire) also sees what this GPU did
+// before it (its exit flags, its entry), so its one more poll finds them (kernels/PROTOCOL.md).
 __device__ inline bool RevokeStores(const OpContext& op, int source, SignalRegion* source_region) {
-  if (LoadAcquireSystem(&op.local->exit_flag[source]) >= op.number) return false;
-  if (op.local->peer_atomics == 0u) return true;
-  const uint64_t previous =
-      AtomicMaxAcquireSystem(&source_region->store_claim[op.rank], StoreRevoke(op.number));
-  return previous == StoreClaim(op.number) &&
-         LoadAcquireSystem(&op.local->exit_flag[source]) < op.number;
+  const bool claimed = op.local->peer_atomics == 0u ||
+                       AtomicMaxAcqRelSystem(&source_region->store_claim[op.rank],
+                                             StoreRevoke(op.number)) == StoreClaim(op.number);
+  return claimed && LoadAcquireSystem(&op.local->exit_flag[source]) < op.number;
 }
 
 // Checks `theirs` (from `peer`) against this rank's announcement; on disagreement records

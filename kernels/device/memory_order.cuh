@@ -41,6 +41,19 @@ __device__ __forceinline__ uint64_t AtomicMaxAcquireSystem(uint64_t* address, ui
   return previous;
 }
 
+// Atomic maximum at system scope with acquire and release semantics (atom.acq_rel.sys): as
+// AtomicMaxAcquireSystem, and also a release: what the thread did before it, and what it
+// observed of other threads' writes through fences and barriers, is visible to any thread that
+// reads the value it stored (or a later one) with acquire semantics.
+__device__ __forceinline__ uint64_t AtomicMaxAcqRelSystem(uint64_t* address, uint64_t value) {
+  uint64_t previous;
+  asm volatile("atom.acq_rel.sys.global.max.u64 %0, [%1], %2;"
+               : "=l"(previous)
+               : "l"(address), "l"(value)
+               : "memory");
+  return previous;
+}
+
 // Relaxed (non-synchronising but coherent) accesses at system scope, for payload fields that a
 // release store orders and for flags polled without ordering needs.
 __device__ __forceinline__ void StoreRelaxedSystem(uint64_t* address, uint64_t value) {

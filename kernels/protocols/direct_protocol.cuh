@@ -30,9 +30,10 @@ namespace ltx {
 
 // Thread 0 of the block waits for `target`'s entry in this GPU's mailbox and checks it.
 // Returns the target's output address, or 0 when the block must not store into it (timeout,
-// abandoned op, or arguments that disagree, each already recorded). A target on another path
-// (its op word shows this op on the one-trip path, which publishes no announcement) never
-// reaches the exit barrier: the op is abandoned.
+// abandoned op, arguments that disagree, or a store claim that `target` revoked while this GPU
+// waited, each already recorded). A target on another path (its op word shows this op on the
+// one-trip path, which publishes no announcement) never reaches the exit barrier: the op is
+// abandoned.
 __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
                                             const EntryAnnouncement& mine) {
   const MailboxSlot& slot = op.local->mailbox[target];
@@ -53,8 +54,12 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
     AbandonOp(op, ProtocolMismatchRecord(op, target, my_protocol, MailboxOpProtocol(word)));
     return 0;
   }
+  // The claim was taken before the wait, which may have lasted: read it again before the stores
+  // it guards, beside the announcement (relaxed loads, in flight together: no round trip more).
+  const uint64_t claim = LoadRelaxedSystem(&op.local->store_claim[target]);
   const EntryAnnouncement theirs = LoadRelaxedSystemWords(&slot.announcement);
   if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return 0;
+  if (!HoldsClaim(op, target, claim)) return 0;
   return theirs.output_address;
 }
 
@@ -72,19 +77,27 @@ __device__ bool PublishAndClaim(const Params& p, const OpContext& op, int target
   return may_store;
 }
 
-// Run by warp 0 of the last block when the op was abandoned on this GPU: revokes the store
-// claims of every peer that has not finished storing into this GPU's output (RevokeStores), so
-// that none stores from then on, and records in the error record which peers had claimed before
-// and may still be storing. Peers can have claimed only if this GPU announced the op
-// (`published`); an op abandoned before its entry revokes only to release peers that wait for it.
+// Run by warp 0 of the last block after its exit waits, `waited` being the lane's result (true
+// for lanes that wait for no peer). If the op was abandoned on this GPU, by then or before,
+// revokes the store claims of every peer (RevokeStores), so that none stores from then on, and
+// records in the error record which peers had claimed before and may still be storing. Peers can
+// have claimed only if this GPU announced the op (`published`); an op abandoned before its entry
+// revokes only to release peers that wait for it.
+//
+// Every lane takes part in the decision: a lane whose wait gave up abandoned the op (AbandonOp)
+// after other lanes may have finished theirs, so no single lane's look at `abort` would do.
+// __syncwarp orders every lane's AbandonOp, error record included, before the loads and the
+// storing_peers update below.
 template <typename Params>
-__device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, bool published) {
+__device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, bool published,
+                                       bool waited) {
   const int lane = threadIdx.x;
+  __syncwarp();
   const bool abandoned =
-      __shfl_sync(0xffffffffu, lane == 0 ? LoadRelaxedSystem(&op.local->abort) : 0u, 0) != 0u;
+      __any_sync(0xffffffffu, !waited || LoadRelaxedSystem(&op.local->abort) != 0u);
   if (!abandoned) return;
-  const bool storing = lane < p.world_size && lane != p.rank &&
-                       RevokeStores(op, lane, p.signals[lane]) && published;
+  const bool storing =
+      lane < p.world_size && lane != p.rank && RevokeStores(op, lane, p.signals[lane]) && published;
   const uint32_t storing_peers = __ballot_sync(0xffffffffu, storing);
   if (lane == 0 && storing_peers != 0u) {
     volatile uint32_t* recorded = &op.record->storing_peers;
@@ -100,29 +113,30 @@ __device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, boo
 // store claims. Thread t waits for peer t. `clock` notes the exit flags stored and seen
 // (NoPhaseClock: nothing).
 //
-// Thread 0 stores every flag after one system fence. The fence is the flags' release (the stores
-// after it are relaxed) and, on the direct path, the acquire of the other blocks' stores, which
-// thread 0 observed through the blocks_done count it read before it: one fence for both, where a
-// release store per flag would fence again (kernels/PROTOCOL.md, exit).
+// Thread 0 issues one system fence, then reads `abort` and stores every flag. The fence is the
+// flags' release (the stores after it are relaxed) and, on the direct path, the acquire of the
+// other blocks' stores and of their abandons, which thread 0 observed through the blocks_done
+// count it read before it: one fence for all, where a release store per flag would fence again
+// (kernels/PROTOCOL.md, exit).
 template <typename Params, typename Clock>
 __device__ void ExitBarrier(const Params& p, const OpContext& op, Clock& clock) {
   const int peer = threadIdx.x;
-  const bool abandoned = LoadRelaxedSystem(&op.local->abort) != 0u;
   const bool published = op.local->entry_published != 0u;
   if (threadIdx.x == 0) {
-    if (!abandoned) {
-      __threadfence_system();
+    __threadfence_system();
+    if (LoadRelaxedSystem(&op.local->abort) == 0u) {
       for (int target = 0; target < p.world_size; ++target) {
         StoreRelaxedSystem(&p.signals[target]->exit_flag[p.rank], op.number);
       }
     }
     clock.Note(DirectPhase::kExitFlagsStored);
   }
+  bool waited = true;
   if (peer < p.world_size) {
-    AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
+    waited = AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
     clock.Note(DirectPhase::kExitFlagsSeen);
   }
-  if (threadIdx.x < 32) RevokePeersIfAbandoned(p, op, published);
+  if (threadIdx.x < 32) RevokePeersIfAbandoned(p, op, published, waited);
   __syncthreads();
   if (threadIdx.x == 0) {
     op.local->entry_published = 0u;

@@ -117,10 +117,10 @@ absl::Status DeviceErrorToStatus(const DeviceErrorRecord& record) {
     case DeviceErrorKind::kPeerGaveUp:
       return absl::AbortedError(absl::StrFormat(
           "%s: rank %d stopped %s: rank %d had given the op up (its own error says "
-          "why); rank %d stored nothing into rank %d's output after that",
+          "why, and names the peers that may have stored into its output after that)",
           OpName(record), record.rank,
           static_cast<BarrierPhase>(record.phase) == BarrierPhase::kEntry ? "at entry" : "at exit",
-          record.peer, record.rank, record.peer));
+          record.peer));
     case DeviceErrorKind::kNone:
       break;
   }

@@ -393,7 +393,11 @@ Runtime::~Runtime() {
   }
 }
 
-absl::Status Runtime::status() { return CollectDeviceErrors(); }
+absl::Status Runtime::status() {
+  const absl::Status error = CollectDeviceErrors();
+  if (error.ok()) return error;
+  return absl::Status(error.code(), absl::StrCat(error.message(), StoringPeersNote({})));
+}
 
 absl::Status Runtime::CollectDeviceErrors() {
   absl::MutexLock lock(&mu_);
@@ -447,13 +451,11 @@ absl::Status Runtime::CheckUsable() {
     absl::MutexLock lock(&mu_);
     return absl::FailedPreconditionError(absl::StrCat(
         "the runtime stopped after an error; call Reset() first. The error: ",
-        failure_.ToString()));
+        failure_.ToString(), StoringPeersNote({})));
   }
   // The common case takes no lock: one read of each rank's host-mapped records.
   for (int rank = 0; rank < world_size(); ++rank) {
-    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) {
-      return CollectDeviceErrors();
-    }
+    if (ReadRankError(peer_stores_.get(), *copy_engines_, rank).has_value()) return status();
   }
   return absl::OkStatus();
 }
@@ -563,13 +565,10 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
     }
   }
   if (!launched.ok()) {
-    // The peers of this rank will time out waiting for it: stop the runtime.
+    // The peers of this rank would time out waiting for it: stop the runtime, then end the
+    // peers' waits, now that the error is sticky (a peer whose wait stops sees it in its status).
     StopWith(launched);
-    // On the copy engines, end the peers' waits for this op, now that the error is sticky: a
-    // peer whose exit kernel stops sees it in its status.
-    if (call.protocol == Protocol::kCopyEngine && !call.capturing) {
-      copy_engines_->Abandon(launched);
-    }
+    AbandonDevices(launched);
   }
   return launched;
 }
@@ -681,6 +680,7 @@ absl::Status Runtime::AdmitRankCall(int rank) {
 absl::Status Runtime::RejectRankCall(int rank, const absl::Status& error) {
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
   StopWith(error);
+  AbandonDevices(error);
   return error;
 }
 
@@ -707,9 +707,10 @@ absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffe
   }
   // The peers may already have launched this op: a rank that rejects its part leaves them
   // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
-  // call stops the Runtime, like a device error.
+  // call stops the Runtime, like a device error, and ends the peers' waits for it.
   if (!resolved.ok()) {
     StopWith(resolved.status());
+    AbandonDevices(resolved.status());
     return resolved.status();
   }
   if (resolved->protocol == Protocol::kCopyEngine && resolved->capturing &&
@@ -778,30 +779,45 @@ absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,
                                     absl::Duration timeout, absl::string_view what) {
   LTX_ASSIGN_OR_RETURN(const std::vector<int> busy, AwaitEvents(events, absl::Now() + timeout));
   const absl::Status error = CollectDeviceErrors();
-  if (busy.empty()) return error;
   const std::string running =
-      absl::StrFormat("rank(s) %s still running after %s", absl::StrJoin(busy, ", "),
-                      absl::FormatDuration(timeout));
-  if (error.ok()) return absl::DeadlineExceededError(absl::StrCat(what, ": ", running));
+      busy.empty() ? std::string()
+                   : absl::StrFormat("rank(s) %s still running after %s",
+                                     absl::StrJoin(busy, ", "), absl::FormatDuration(timeout));
+  if (error.ok()) {
+    return busy.empty() ? error : absl::DeadlineExceededError(absl::StrCat(what, ": ", running));
+  }
   return absl::Status(error.code(),
-                      absl::StrCat(error.message(), "; ", running, StoringPeersNote(busy)));
+                      absl::StrCat(error.message(), busy.empty() ? "" : "; ", running,
+                                   StoringPeersNote(busy)));
 }
 
 std::string Runtime::StoringPeersNote(const std::vector<int>& busy) const {
   if (peer_stores_ == nullptr) return "";
-  std::vector<std::string> pairs;
+  // Read now, not with the error: a GPU records these after its error, when it revokes.
+  std::vector<std::string> running;
+  std::vector<std::string> claimed;
   for (int owner = 0; owner < world_size(); ++owner) {
     const uint32_t storing = peer_stores_->StoringPeers(owner);
-    for (int source : busy) {
-      if ((storing >> source) & 1u) {
-        pairs.push_back(absl::StrFormat("rank %d into rank %d's output", source, owner));
-      }
+    for (int source = 0; source < world_size(); ++source) {
+      if (((storing >> source) & 1u) == 0u) continue;
+      const std::string pair = absl::StrFormat("rank %d into rank %d's output", source, owner);
+      const bool busy_source = std::find(busy.begin(), busy.end(), source) != busy.end();
+      (busy_source ? running : claimed).push_back(pair);
     }
   }
-  if (pairs.empty()) return "";
-  return absl::StrCat(
-      "; they may still be storing (", absl::StrJoin(pairs, ", "),
-      "): do not reuse those outputs until Synchronize no longer reports them running");
+  std::string note;
+  if (!running.empty()) {
+    absl::StrAppend(&note, "; they may still be storing (", absl::StrJoin(running, ", "),
+                    "): do not reuse those outputs until Synchronize no longer reports them "
+                    "running");
+  }
+  if (!claimed.empty()) {
+    absl::StrAppend(&note, "; peers had begun storing when the output's owner gave the op up (",
+                    absl::StrJoin(claimed, ", "),
+                    "): each may store there until its own part of the op has ended on its "
+                    "stream (Synchronize cannot see replays of CUDA graphs)");
+  }
+  return note;
 }
 
 absl::Status Runtime::Synchronize(absl::Duration timeout) {
