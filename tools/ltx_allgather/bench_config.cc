@@ -11,29 +11,6 @@ constexpr double kSizeSlack = 1.0000001;
 
 }  // namespace
 
-std::string BenchStyleName(BenchStyle style) {
-  switch (style) {
-    case BenchStyle::kPerRank:
-      return "rank";
-    case BenchStyle::kCoordinated:
-      return "coordinated";
-    case BenchStyle::kGraph:
-      return "graph";
-    case BenchStyle::kRankOneThread:
-      return "rank_one_thread";
-  }
-  return "unknown";
-}
-
-absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name) {
-  for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph,
-                           BenchStyle::kRankOneThread}) {
-    if (name == BenchStyleName(style)) return style;
-  }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "unknown style '%s'; expected one of rank, coordinated, graph, rank_one_thread", name));
-}
-
 std::string SplitPatternName(SplitPattern pattern) {
   switch (pattern) {
     case SplitPattern::kEven:

@@ -77,10 +77,6 @@ struct ToolConfig {
 // How much longer than the GPUs' timeout the host waits for a call.
 inline constexpr int kHostWaitFactor = 3;
 
-// "4096", "16K", "1M", "2G" (K/M/G = 2^10/2^20/2^30, either case) as bytes >= 1; else
-// InvalidArgument quoting the text.
-absl::StatusOr<int64_t> ParseBytes(const std::string& text);
-
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
 // form the user typed, e.g. "-b" or "--dtype") and says what it accepts. --bench and --overlap
 // exclude each other; --overlap picks the protocol, blocks and transport of each style itself

@@ -7,9 +7,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "ltx/status_macros.h"
+#include "tools/bench/breakdown_plan.h"
+#include "tools/flags/byte_size.h"
 #include "tools/flags/device_list.h"
-#include "tools/ltx_allgather/breakdown_config.h"
-#include "tools/ltx_allgather/tool_config.h"
 #include "tools/ltx_alltoall/head_counts.h"
 
 namespace ltx {

@@ -13,7 +13,7 @@
 #include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
-#include "tools/ltx_allgather/bench_config.h"
+#include "tools/bench/timing_plan.h"
 
 namespace ltx {
 
