@@ -2,6 +2,7 @@
 #include "tools/ltx_allgather/bench_config.h"
 
 #include "absl/strings/str_format.h"
+#include "ltx/status_macros.h"
 
 namespace ltx {
 namespace {
@@ -67,12 +68,7 @@ absl::Status ValidateBenchConfig(const BenchConfig& config) {
   if (config.hidden < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
   }
-  const TimingPlan& t = config.timing;
-  if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
-        t.iterations, t.windows));
-  }
+  LTX_RETURN_IF_ERROR(ValidateTimingPlan(config.timing));
   if (config.style == BenchStyle::kGraph && config.runtime.transport == Transport::kCopyEngine) {
     return absl::InvalidArgumentError(
         "--style=graph: calls on the copy-engine transport cannot be captured into CUDA graphs "

@@ -2,6 +2,7 @@
 #include "tools/ltx_allgather/breakdown_config.h"
 
 #include "absl/strings/str_format.h"
+#include "ltx/status_macros.h"
 #include "tools/bench/breakdown_plan.h"
 
 namespace ltx {
@@ -30,12 +31,7 @@ absl::Status ValidateBreakdownConfig(const BreakdownConfig& config) {
         "per rank",
         config.per_rank_bytes, ProtocolName(config.protocol), row_bytes, most));
   }
-  const TimingPlan& t = config.timing;
-  if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
-        t.iterations, t.windows));
-  }
+  LTX_RETURN_IF_ERROR(ValidateTimingPlan(config.timing));
   if (config.runtime.transport == Transport::kCopyEngine) {
     return absl::InvalidArgumentError(
         "--breakdown: the timed kernels need the peer-store transport");

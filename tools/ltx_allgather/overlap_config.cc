@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
+#include "ltx/status_macros.h"
 #include "absl/strings/str_split.h"
 
 namespace ltx {
@@ -59,12 +60,7 @@ absl::Status ValidateOverlapConfig(const OverlapConfig& config) {
   if (config.block_budget < 1) {
     return absl::InvalidArgumentError("--max_blocks: the block budget must be >= 1");
   }
-  const TimingPlan& t = config.timing;
-  if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
-        t.iterations, t.windows));
-  }
+  LTX_RETURN_IF_ERROR(ValidateTimingPlan(config.timing));
   if (config.styles.empty()) return absl::InvalidArgumentError("--overlap_styles: no style given");
   return absl::OkStatus();
 }
