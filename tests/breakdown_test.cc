@@ -9,8 +9,9 @@
 #include "kernels/wire/phase_timestamps.h"
 #include "ltx/runtime_options.h"
 #include "tools/bench/breakdown_phases.h"
+#include "tools/bench/breakdown_plan.h"
+#include "tools/bench/breakdown_table.h"
 #include "tools/ltx_allgather/breakdown_config.h"
-#include "tools/ltx_allgather/breakdown_table.h"
 
 namespace ltx {
 namespace {

@@ -6,6 +6,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/flags/byte_size.h"
 
 namespace ltx {
 namespace {

@@ -8,7 +8,8 @@
 #
 # The bundle holds an install tree (tools/install.sh, -c opt), the Python tests, the examples,
 # the benchmark and the ltx_allgather tool it compares with. run_gpu.sh runs the GPU tests in
-# both allocator modes, the examples and the benchmark, then prints one summary line.
+# both allocator modes, the PyTorch custom ops' test, the examples and the benchmark, then
+# prints one summary line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bundle=device-bundle/py
@@ -16,7 +17,8 @@ bazel build -c opt //ltx:libltx.so //tools/ltx_allgather
 bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
 rm -rf "${bundle}" && mkdir -p "${bundle}"
 bash tools/install.sh --prefix "${bundle}/prefix" --library "${bin}/ltx/libltx.so"
-cp tests/python/gpu_test.py tests/python/cpu_test.py tests/python/benchmark.py \
+cp tests/python/gpu_test.py tests/python/cpu_test.py tests/python/torch_ops_test.py \
+  tests/python/benchmark.py \
   ltx/python/examples/quick_start.py ltx/python/examples/torch_loop.py \
   ltx/python/examples/ulysses_attention.py "${bundle}/"
 cp -L "${bin}/tools/ltx_allgather/ltx_allgather" "${bundle}/"

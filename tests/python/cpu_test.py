@@ -1,6 +1,7 @@
 """Tests of the Python package ltx that need no GPU: loading libltx.so, the errors without a
-GPU, the exception classes, the checks of tensors and streams (with tensor-like objects), and
-the rank layout of the tests (ltx.rank_layout).
+GPU, the exception classes, the checks of tensors and streams (with tensor-like objects), the
+output shapes of the PyTorch ops, the package without PyTorch, and the rank layout of the tests
+(ltx.rank_layout).
 
     PYTHONPATH=<prefix>/lib/python python3 tests/python/cpu_test.py
 """
@@ -8,6 +9,9 @@ the rank layout of the tests (ltx.rank_layout).
 import contextlib
 import ctypes
 import io
+import subprocess
+import sys
+import textwrap
 import unittest
 
 import ltx
@@ -251,6 +255,22 @@ class TensorCheckTest(unittest.TestCase):
                 with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
                     tensors.rank_call(0, tensor_in, tensor_out, counts, -2, device)
 
+    def test_output_shapes(self):
+        self.assertEqual(tensors.all_gather_output_shape((2, 3, 64), [3, 0, 5], -2), (2, 8, 64))
+        self.assertEqual(tensors.all_gather_output_shape([3, 4, 4], [3, 5], 0), (8, 4, 4))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "no token dimension 2"):
+            tensors.all_gather_output_shape((3, 64), [3, 5], 2)
+        counts = [3, 0, 5]
+        shape = tensors.all_to_all_output_shape
+        self.assertEqual(shape((2, 5, 6, 16), 2, counts, True), (2, 8, 2, 16))
+        self.assertEqual(shape((2, 8, 2, 16), 2, counts, False), (2, 5, 6, 16))
+        self.assertEqual(shape((2, 5, 7, 16), 2, counts, True, [3, 0, 4]), (2, 8, 4, 16))
+        self.assertEqual(shape((2, 8, 0, 16), 1, counts, False, [3, 0, 4]), (2, 0, 7, 16))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 3 of 3"):
+            shape((2, 5, 6, 16), 3, counts, True)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "heads, head_dim"):
+            shape((2, 5, 96), 0, counts, True)
+
     def test_token_counts(self):
         self.assertEqual(tensors.token_counts([FakeTensor([1, 3, 8]), FakeTensor([1, 0, 8])], -2),
                          [3, 0])
@@ -264,6 +284,40 @@ class TensorCheckTest(unittest.TestCase):
         for bad in ("stream", -1, 1.5, True):
             with self.assertRaises(ltx.InvalidArgumentError):
                 tensors.stream_handle(bad, 0)
+
+
+class TorchOpsImportTest(unittest.TestCase):
+    """The package without PyTorch: each case runs in a Python where `import torch` fails."""
+
+    def run_without_torch(self, code):
+        blocked = "import sys\nsys.modules['torch'] = None  # import torch raises ImportError\n"
+        return subprocess.run([sys.executable, "-c", blocked + textwrap.dedent(code)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=60)
+
+    def test_package_works_without_torch(self):
+        result = self.run_without_torch("""
+            import ltx
+            print(ltx.__version__, ltx.version(), sorted(ltx.DIRECTIONS))
+        """)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("0.5.0 500 ['heads_to_seq', 'seq_to_heads']", result.stdout)
+
+    def test_importing_ltx_does_not_import_torch(self):
+        result = subprocess.run(
+            [sys.executable, "-c", "import sys, ltx; print('torch' in sys.modules)"],
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+        self.assertEqual((result.returncode, result.stdout.strip()), (0, "False"), result.stdout)
+
+    def test_torch_ops_need_torch(self):
+        result = self.run_without_torch("""
+            try:
+                import ltx.torch_ops
+            except ImportError as e:
+                print("ImportError:", e)
+        """)
+        self.assertEqual(result.returncode, 0, result.stdout)
+        self.assertIn("ImportError: ltx.torch_ops needs PyTorch 2.4 or later", result.stdout)
 
 
 class FakeLibrary:

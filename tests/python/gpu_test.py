@@ -44,6 +44,29 @@ def choose_devices():
     return devices, None if devices else "needs torch with CUDA and a GPU"
 
 
+def devices_or_skip(choose=choose_devices):
+    """The devices of choose() (choose_devices by default); raises unittest.SkipTest with its
+    reason when it gives none."""
+    devices, skip = choose()
+    if skip:
+        raise unittest.SkipTest(skip)
+    return devices
+
+
+def announce_layout(name: str, choose=choose_devices, note: str = "") -> bool:
+    """Before any test runs: checks LTX_REQUIRE_RUN and the rank layout of choose() and prints
+    "`name`: " and the layout, or why the tests skip, then `note`. False, after printing
+    "`name`: FAILED" and why, when either is malformed."""
+    try:
+        rank_layout.require_run()
+        devices, skip = choose()
+    except ltx.InvalidArgumentError as e:
+        print(f"{name}: FAILED, {e}")
+        return False
+    print(f"{name}: {f'rank layout {devices}' if devices else skip}{note}", flush=True)
+    return True
+
+
 def synchronize(devices):
     """Waits for the work on every GPU of `devices`."""
     for device in set(devices):
@@ -140,9 +163,7 @@ def count_patterns(n):
 class GpuTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.devices, skip = choose_devices()
-        if skip:
-            raise unittest.SkipTest(skip)
+        cls.devices = devices_or_skip()
         cls.runtime = ltx.Runtime(devices=cls.devices, timeout=10.0)
 
     @classmethod
@@ -438,13 +459,8 @@ def main() -> int:
     if "--child" in sys.argv:
         sys.argv.remove("--child")
         return run_child()
-    try:  # A malformed layout or LTX_REQUIRE_RUN fails here, before any child runs.
-        rank_layout.require_run()
-        devices, skip = choose_devices()
-    except ltx.InvalidArgumentError as e:
-        print(f"python gpu tests: FAILED, {e}")
+    if not announce_layout("python gpu tests"):
         return 1
-    print(f"python gpu tests: {f'rank layout {devices}' if devices else skip}", flush=True)
     return run_children()
 
 

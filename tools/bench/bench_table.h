@@ -1,6 +1,6 @@
 // The output of the benchmark: one row per size, printed in the layout of nccl-tests (size,
 // count, type, redop, root, then time, algbw, busbw and #wrong per side) with ltx's host cost
-// and its ratio to the launch floor added, and the same figures as JSON.
+// and its ratio to the launch floor added.
 #ifndef TOOLS_BENCH_BENCH_TABLE_H_
 #define TOOLS_BENCH_BENCH_TABLE_H_
 
@@ -8,10 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "ltx/data_type.h"
 #include "tools/bench/launch_floor.h"
-#include "tools/ltx_allgather/bench_config.h"
 
 namespace ltx {
 
@@ -41,18 +39,6 @@ std::string ColumnHeader();
 
 // One row of the table, ending in a newline; NCCL columns are "-" when not measured.
 std::string FormatRow(const BenchRow& row, DataType dtype);
-
-// What the JSON file records besides the rows.
-struct BenchRunInfo {
-  std::vector<int> devices;
-  std::string nccl_version;  // "none" without NCCL.
-  LaunchFloor floor;
-};
-
-// Writes `rows` with the run's settings to config.json_path. PermissionDenied if the file
-// cannot be opened, DataLoss if writing fails.
-absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
-                       const std::vector<BenchRow>& rows);
 
 }  // namespace ltx
 

@@ -11,7 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "tools/ltx_allgather/bench_config.h"
+#include "tools/bench/timing_plan.h"
 
 namespace ltx {
 

@@ -13,7 +13,7 @@
 #include "absl/status/statusor.h"
 #include "tools/bench/bench_timing.h"
 #include "tools/bench/cublas_library.h"
-#include "tools/ltx_allgather/overlap_config.h"
+#include "tools/bench/gemm_shape.h"
 
 namespace ltx {
 

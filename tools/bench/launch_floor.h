@@ -5,8 +5,9 @@
 #define TOOLS_BENCH_LAUNCH_FLOOR_H_
 
 #include "absl/status/statusor.h"
+#include "tools/bench/bench_style.h"
 #include "tools/bench/bench_timing.h"
-#include "tools/ltx_allgather/bench_config.h"
+#include "tools/bench/timing_plan.h"
 
 namespace ltx {
 

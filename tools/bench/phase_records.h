@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "kernels/wire/phase_timestamps.h"
 #include "tools/bench/breakdown_phases.h"
-#include "tools/ltx_allgather/breakdown_table.h"
+#include "tools/bench/breakdown_table.h"
 
 namespace ltx {
 

@@ -2,6 +2,7 @@
 #include "tools/ltx_allgather/bench_config.h"
 
 #include "absl/strings/str_format.h"
+#include "ltx/status_macros.h"
 
 namespace ltx {
 namespace {
@@ -10,29 +11,6 @@ namespace {
 constexpr double kSizeSlack = 1.0000001;
 
 }  // namespace
-
-std::string BenchStyleName(BenchStyle style) {
-  switch (style) {
-    case BenchStyle::kPerRank:
-      return "rank";
-    case BenchStyle::kCoordinated:
-      return "coordinated";
-    case BenchStyle::kGraph:
-      return "graph";
-    case BenchStyle::kRankOneThread:
-      return "rank_one_thread";
-  }
-  return "unknown";
-}
-
-absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name) {
-  for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph,
-                           BenchStyle::kRankOneThread}) {
-    if (name == BenchStyleName(style)) return style;
-  }
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "unknown style '%s'; expected one of rank, coordinated, graph, rank_one_thread", name));
-}
 
 std::string SplitPatternName(SplitPattern pattern) {
   switch (pattern) {
@@ -90,12 +68,7 @@ absl::Status ValidateBenchConfig(const BenchConfig& config) {
   if (config.hidden < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
   }
-  const TimingPlan& t = config.timing;
-  if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
-        t.iterations, t.windows));
-  }
+  LTX_RETURN_IF_ERROR(ValidateTimingPlan(config.timing));
   if (config.style == BenchStyle::kGraph && config.runtime.transport == Transport::kCopyEngine) {
     return absl::InvalidArgumentError(
         "--style=graph: calls on the copy-engine transport cannot be captured into CUDA graphs "

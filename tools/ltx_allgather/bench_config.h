@@ -14,21 +14,10 @@
 #include "absl/time/time.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
+#include "tools/bench/bench_style.h"
+#include "tools/bench/timing_plan.h"
 
 namespace ltx {
-
-// How ltx's calls are issued while timed.
-enum class BenchStyle {
-  kPerRank,      // AllGatherRank from one host thread per GPU, launched every iteration.
-  kCoordinated,  // Runtime::AllGather from one thread, launched every iteration.
-  kGraph,        // Per-rank calls captured into one CUDA graph per GPU, replayed.
-  kRankOneThread,  // AllGatherRank of every rank in turn from one host thread.
-};
-
-// "rank", "coordinated", "graph" or "rank_one_thread"; parsing takes the same names.
-// InvalidArgument lists them.
-std::string BenchStyleName(BenchStyle style);
-absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name);
 
 // How the tokens of one size are split across ranks.
 enum class SplitPattern {
@@ -44,13 +33,6 @@ absl::StatusOr<SplitPattern> ParseSplitPattern(absl::string_view name);
 // Token counts for `total_tokens` split over `world` ranks by `pattern`; they sum to
 // `total_tokens` and none is negative.
 std::vector<int64_t> SplitTokens(int64_t total_tokens, int world, SplitPattern pattern);
-
-// Warm-up and timed windows of one measurement.
-struct TimingPlan {
-  int warmup = 20;       // Calls before timing.
-  int iterations = 100;  // Calls per timed window.
-  int windows = 5;       // Timed windows; the median is reported.
-};
 
 struct BenchConfig {
   RuntimeOptions runtime;        // Devices, transport, protocol limits, max_blocks, GPU timeout.

@@ -16,6 +16,7 @@
 #include "tools/bench/bench_timing.h"
 #include "tools/bench/launch_floor.h"
 #include "tools/bench/nccl_side.h"
+#include "tools/ltx_allgather/bench_json.h"
 #include "tools/testing/allgather_harness.h"
 
 namespace ltx {

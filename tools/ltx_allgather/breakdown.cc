@@ -23,7 +23,7 @@
 #include "tools/bench/launch_floor.h"
 #include "tools/bench/phase_records.h"
 #include "tools/bench/timer_step_kernel.h"
-#include "tools/ltx_allgather/breakdown_table.h"
+#include "tools/bench/breakdown_table.h"
 #include "tools/testing/allgather_harness.h"
 
 namespace ltx {

@@ -3,26 +3,15 @@
 
 #include "absl/strings/str_format.h"
 #include "ltx/status_macros.h"
-#include "tools/flags/int_list.h"
+#include "tools/bench/breakdown_plan.h"
 
 namespace ltx {
 namespace {
 
-constexpr int kMostBlocks = 1024;
-constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
 // The most bytes per rank the direct breakdown takes (each GPU holds the whole output).
 constexpr int64_t kDirectMaxBytes = int64_t{1} << 30;
 
 }  // namespace
-
-absl::StatusOr<std::vector<int>> ParseBlockList(absl::string_view text) {
-  LTX_ASSIGN_OR_RETURN(
-      std::vector<int> blocks,
-      ParseIntList(text, 0, kMostBlocks,
-                   absl::StrFormat("a block count (0 = automatic, up to %d)", kMostBlocks)));
-  if (blocks.empty()) return absl::InvalidArgumentError("no block count given");
-  return blocks;
-}
 
 absl::Status ValidateBreakdownConfig(const BreakdownConfig& config) {
   if (config.hidden < 1) {
@@ -35,30 +24,20 @@ absl::Status ValidateBreakdownConfig(const BreakdownConfig& config) {
   }
   const int64_t row_bytes = config.hidden * ElementSize(config.dtype);
   const int64_t most =
-      config.protocol == Protocol::kOneTrip ? kOneTripMaxBytes : kDirectMaxBytes;
+      config.protocol == Protocol::kOneTrip ? kBreakdownOneTripMaxBytes : kDirectMaxBytes;
   if (config.per_rank_bytes < row_bytes || config.per_rank_bytes > most) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "-b %d: the breakdown times the %s kernel; need one token row (%d bytes) to %d bytes "
         "per rank",
         config.per_rank_bytes, ProtocolName(config.protocol), row_bytes, most));
   }
-  const TimingPlan& t = config.timing;
-  if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
-        t.iterations, t.windows));
-  }
+  LTX_RETURN_IF_ERROR(ValidateTimingPlan(config.timing));
   if (config.runtime.transport == Transport::kCopyEngine) {
     return absl::InvalidArgumentError(
         "--breakdown: the timed kernels need the peer-store transport");
   }
   if (config.blocks.empty()) return absl::InvalidArgumentError("--breakdown_blocks: empty");
   return absl::OkStatus();
-}
-
-Protocol BreakdownProtocol(Protocol requested, int64_t per_rank_bytes) {
-  if (requested != Protocol::kAuto) return requested;
-  return per_rank_bytes <= kOneTripMaxBytes ? Protocol::kOneTrip : Protocol::kDirect;
 }
 
 int64_t BreakdownTokensPerRank(const BreakdownConfig& config) {

@@ -2,10 +2,9 @@
 #include "tools/ltx_allgather/overlap_config.h"
 
 #include <algorithm>
-#include <limits>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_format.h"
+#include "ltx/status_macros.h"
 #include "absl/strings/str_split.h"
 
 namespace ltx {
@@ -48,21 +47,6 @@ absl::StatusOr<std::vector<OverlapStyle>> ParseOverlapStyles(absl::string_view t
   return styles;
 }
 
-absl::StatusOr<GemmShape> ParseGemmShape(absl::string_view text) {
-  const std::vector<absl::string_view> parts = absl::StrSplit(text, ',');
-  int64_t dims[3] = {0, 0, 0};
-  bool ok = parts.size() == 3;
-  for (size_t i = 0; ok && i < 3; ++i) {
-    ok = absl::SimpleAtoi(parts[i], &dims[i]) && dims[i] >= 1 &&
-         dims[i] <= std::numeric_limits<int32_t>::max();
-  }
-  if (!ok) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "'%s' is not a GEMM shape (M,N,K: three numbers from 1 to 2^31 - 1)", text));
-  }
-  return GemmShape{dims[0], dims[1], dims[2]};
-}
-
 absl::Status ValidateOverlapConfig(const OverlapConfig& config) {
   if (config.hidden < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
@@ -76,12 +60,7 @@ absl::Status ValidateOverlapConfig(const OverlapConfig& config) {
   if (config.block_budget < 1) {
     return absl::InvalidArgumentError("--max_blocks: the block budget must be >= 1");
   }
-  const TimingPlan& t = config.timing;
-  if (t.warmup < 0 || t.iterations < 1 || t.windows < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d", t.warmup,
-        t.iterations, t.windows));
-  }
+  LTX_RETURN_IF_ERROR(ValidateTimingPlan(config.timing));
   if (config.styles.empty()) return absl::InvalidArgumentError("--overlap_styles: no style given");
   return absl::OkStatus();
 }

@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
+#include "tools/bench/gemm_shape.h"
 #include "tools/ltx_allgather/bench_config.h"
 
 namespace ltx {
@@ -31,19 +32,6 @@ std::string OverlapStyleName(OverlapStyle style);
 // A comma-separated list of style names, in the given order, without repeats.
 // InvalidArgument naming an unknown or repeated style, or for an empty list.
 absl::StatusOr<std::vector<OverlapStyle>> ParseOverlapStyles(absl::string_view text);
-
-// The GEMM each GPU runs: C (m x n) = A (m x k) * B (k x n), bf16 in and out, fp32 accumulation.
-struct GemmShape {
-  int64_t m = 8192;
-  int64_t n = 8192;
-  int64_t k = 8192;
-
-  // Floating-point operations of one GEMM: 2 m n k.
-  double Flops() const { return 2.0 * m * n * k; }
-};
-
-// "M,N,K" with each a number in [1, 2^31 - 1]; else InvalidArgument quoting the text.
-absl::StatusOr<GemmShape> ParseGemmShape(absl::string_view text);
 
 // The block budget of OverlapStyle::kSmBudget when --max_blocks is not given.
 inline constexpr int kDefaultBlockBudget = 16;

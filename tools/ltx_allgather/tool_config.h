@@ -12,6 +12,7 @@
 #include "absl/types/optional.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
+#include "tools/bench/bench_flags.h"
 #include "tools/flags/device_list.h"
 #include "tools/ltx_allgather/bench_config.h"
 #include "tools/ltx_allgather/breakdown_config.h"
@@ -19,27 +20,17 @@
 
 namespace ltx {
 
-// The flag values as given (defaults are those of the tool's flags).
-struct FlagValues {
-  bool bench = false;
+// The flag values as given (defaults are those of the tool's flags); the flags the tools share
+// are BenchFlagValues'. An empty min_bytes is 32K total (benchmark), 64M per rank (overlap).
+struct FlagValues : BenchFlagValues {
   bool overlap = false;
-  bool breakdown = false;
-  std::string breakdown_blocks = "0,1,2,4";
-  std::string devices;
-  int gpus = 0;
-  std::string min_bytes;  // Empty: 32K total (benchmark), 64M per rank (overlap).
   std::string max_bytes = "1G";
   double step_factor = 8;
   std::string dtype;  // Empty: bf16 in the benchmark, every dtype in the smoke run.
   int64_t hidden = 4096;
   std::string split = "even";
   std::string style = "rank";
-  int warmup = 20;
   int iters = 100;
-  int windows = 5;
-  int blocks = 0;
-  int max_blocks = 0;
-  std::string protocol = "auto";
   std::string transport = "auto";
   int64_t one_trip_max_bytes = RuntimeOptions().one_trip_max_bytes;
   int64_t copy_engine_min_bytes = RuntimeOptions().copy_engine_min_bytes;
@@ -47,7 +38,6 @@ struct FlagValues {
   bool check = true;
   // Each rank's input is its own tokens inside its output (AllGatherCase::in_place).
   bool in_place = false;
-  std::string nccl = "libnccl.so.2";
   std::string json;
   std::string gemm = "8192,8192,8192";
   std::string overlap_styles = "sm,sm_budget,copy_engine,nccl";
@@ -76,10 +66,6 @@ struct ToolConfig {
 
 // How much longer than the GPUs' timeout the host waits for a call.
 inline constexpr int kHostWaitFactor = 3;
-
-// "4096", "16K", "1M", "2G" (K/M/G = 2^10/2^20/2^30, either case) as bytes >= 1; else
-// InvalidArgument quoting the text.
-absl::StatusOr<int64_t> ParseBytes(const std::string& text);
 
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
 // form the user typed, e.g. "-b" or "--dtype") and says what it accepts. --bench and --overlap

@@ -16,7 +16,7 @@
 #include "ltx/data_type.h"
 #include "ltx/runtime.h"
 #include "ltx/runtime_options.h"
-#include "tools/ltx_allgather/bench_config.h"
+#include "tools/bench/timing_plan.h"
 
 namespace ltx {
 

@@ -7,9 +7,9 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "ltx/status_macros.h"
+#include "tools/bench/breakdown_plan.h"
+#include "tools/flags/byte_size.h"
 #include "tools/flags/device_list.h"
-#include "tools/ltx_allgather/breakdown_config.h"
-#include "tools/ltx_allgather/tool_config.h"
 #include "tools/ltx_alltoall/head_counts.h"
 
 namespace ltx {
@@ -64,11 +64,7 @@ absl::Status FillShared(const AllToAllFlagValues& flags, AllToAllToolConfig* con
   config->blocks = flags.blocks;
   config->max_blocks = flags.max_blocks;
   config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
-  if (flags.warmup < 0 || flags.iters < 1 || flags.windows < 1) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "timing: need -w >= 0, -n >= 1, --windows >= 1; got -w %d -n %d --windows %d",
-        flags.warmup, flags.iters, flags.windows));
-  }
+  LTX_RETURN_IF_ERROR(ValidateTimingPlan(config->timing));
   if (flags.heads < 1 || flags.head_dim < 1) {
     return absl::InvalidArgumentError("--heads and --head_dim: must be >= 1");
   }

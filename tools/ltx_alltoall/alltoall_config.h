@@ -13,19 +13,15 @@
 #include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
-#include "tools/ltx_allgather/bench_config.h"
+#include "tools/bench/bench_flags.h"
+#include "tools/bench/timing_plan.h"
 
 namespace ltx {
 
-// The flag values as given (defaults are those of the tool's flags).
-struct AllToAllFlagValues {
+// The flag values as given (defaults are those of the tool's flags); the flags the tools share
+// are BenchFlagValues'. An empty min_bytes is the model shapes (benchmark), 8K (breakdown).
+struct AllToAllFlagValues : BenchFlagValues {
   bool smoke = false;
-  bool bench = false;
-  bool breakdown = false;
-  std::string breakdown_blocks = "0,1,2,4";
-  std::string devices;
-  int gpus = 0;
-  std::string min_bytes;  // Empty: the model shapes (benchmark), 8K (breakdown).
   std::string max_bytes;  // Empty: 256M.
   double step_factor = 0;  // 0: not given, 4.
   int64_t heads = 32;
@@ -33,13 +29,7 @@ struct AllToAllFlagValues {
   std::string head_counts;
   std::string direction = "both";
   std::string dtype = "bf16";
-  std::string protocol = "auto";
-  int blocks = 0;
-  int max_blocks = 0;
-  int warmup = 20;
   int iters = 50;
-  int windows = 5;
-  std::string nccl = "libnccl.so.2";
 };
 
 // One benchmark shape: total tokens (split evenly), heads and head_dim.

@@ -6,21 +6,13 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "tools/bench/bench_flags.h"
 
-// The flags, with the defaults of ltx::AllToAllFlagValues; --help (AllToAllUsageText) describes
-// them for people, with their short forms.
+// The flags of ltx_alltoall alone, with the defaults of ltx::AllToAllFlagValues (those both
+// tools take are tools/bench/bench_flags.cc's); --help (AllToAllUsageText) describes them all
+// for people, with their short forms.
 ABSL_FLAG(bool, smoke, ltx::AllToAllFlagValues().smoke,
           "Run the smoke test (the default when neither --bench nor --breakdown is given).");
-ABSL_FLAG(bool, bench, ltx::AllToAllFlagValues().bench, "Run the benchmark.");
-ABSL_FLAG(bool, breakdown, ltx::AllToAllFlagValues().breakdown,
-          "Time the phases of the one-trip or the direct kernel at the size of -b.");
-ABSL_FLAG(std::string, breakdown_blocks, ltx::AllToAllFlagValues().breakdown_blocks,
-          "Breakdown: block counts to compare (0 = automatic).");
-ABSL_FLAG(std::string, devices, ltx::AllToAllFlagValues().devices,
-          "CUDA device ordinals in rank order, e.g. 3,1 or 0,0 (ranks sharing a GPU).");
-ABSL_FLAG(int, gpus, ltx::AllToAllFlagValues().gpus, "-g: use GPUs 0..N-1; 0 = every GPU.");
-ABSL_FLAG(std::string, min_bytes, ltx::AllToAllFlagValues().min_bytes,
-          "-b: smallest size, output bytes per rank (K/M/G).");
 ABSL_FLAG(std::string, max_bytes, ltx::AllToAllFlagValues().max_bytes,
           "-e: largest size, output bytes per rank (K/M/G); empty = 256M.");
 ABSL_FLAG(double, step_factor, ltx::AllToAllFlagValues().step_factor,
@@ -33,18 +25,7 @@ ABSL_FLAG(std::string, head_counts, ltx::AllToAllFlagValues().head_counts,
 ABSL_FLAG(std::string, direction, ltx::AllToAllFlagValues().direction,
           "seq_to_heads, heads_to_seq or both.");
 ABSL_FLAG(std::string, dtype, ltx::AllToAllFlagValues().dtype, "-d: element type.");
-ABSL_FLAG(std::string, protocol, ltx::AllToAllFlagValues().protocol,
-          "Comma-separated protocols of ltx's calls (breakdown: one).");
-ABSL_FLAG(int, blocks, ltx::AllToAllFlagValues().blocks,
-          "Thread blocks per rank of each ltx call; 0 = by size.");
-ABSL_FLAG(int, max_blocks, ltx::AllToAllFlagValues().max_blocks,
-          "Cap on thread blocks per rank; 0 = one per SM.");
-ABSL_FLAG(int, warmup, ltx::AllToAllFlagValues().warmup, "-w: warm-up calls before timing.");
 ABSL_FLAG(int, iters, ltx::AllToAllFlagValues().iters, "-n: calls per timed window.");
-ABSL_FLAG(int, windows, ltx::AllToAllFlagValues().windows,
-          "Timed windows; the median is reported.");
-ABSL_FLAG(std::string, nccl, ltx::AllToAllFlagValues().nccl,
-          "NCCL library to compare with; empty = none.");
 
 namespace ltx {
 namespace {
@@ -58,12 +39,7 @@ constexpr ShortFlag kShortFlags[] = {
 AllToAllFlagValues ReadFlags() {
   AllToAllFlagValues f;
   f.smoke = absl::GetFlag(FLAGS_smoke);
-  f.bench = absl::GetFlag(FLAGS_bench);
-  f.breakdown = absl::GetFlag(FLAGS_breakdown);
-  f.breakdown_blocks = absl::GetFlag(FLAGS_breakdown_blocks);
-  f.devices = absl::GetFlag(FLAGS_devices);
-  f.gpus = absl::GetFlag(FLAGS_gpus);
-  f.min_bytes = absl::GetFlag(FLAGS_min_bytes);
+  ReadBenchFlags(&f);
   f.max_bytes = absl::GetFlag(FLAGS_max_bytes);
   f.step_factor = absl::GetFlag(FLAGS_step_factor);
   f.heads = absl::GetFlag(FLAGS_heads);
@@ -71,13 +47,7 @@ AllToAllFlagValues ReadFlags() {
   f.head_counts = absl::GetFlag(FLAGS_head_counts);
   f.direction = absl::GetFlag(FLAGS_direction);
   f.dtype = absl::GetFlag(FLAGS_dtype);
-  f.protocol = absl::GetFlag(FLAGS_protocol);
-  f.blocks = absl::GetFlag(FLAGS_blocks);
-  f.max_blocks = absl::GetFlag(FLAGS_max_blocks);
-  f.warmup = absl::GetFlag(FLAGS_warmup);
   f.iters = absl::GetFlag(FLAGS_iters);
-  f.windows = absl::GetFlag(FLAGS_windows);
-  f.nccl = absl::GetFlag(FLAGS_nccl);
   return f;
 }
 

@@ -52,7 +52,6 @@
 #include "tools/bench/nccl_library.h"
 #include "tools/bench/nccl_side.h"
 #include "tools/flags/command_line.h"
-#include "tools/ltx_allgather/bench_config.h"
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
 #include "tools/ltx_alltoall/alltoall_config.h"
 #include "tools/ltx_alltoall/alltoall_flags.h"

@@ -2,7 +2,8 @@
 drives every GPU of a node.
 
 A ctypes binding of libltx.so (standard library only); see ltx.Runtime. Tensors come from
-PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()).
+PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()). The PyTorch
+custom ops for torch.compile are in ltx.torch_ops, which imports torch; `import ltx` does not.
 """
 
 # The package's version: the C API's LTX_VERSION_MAJOR.MINOR.PATCH (tools/build_wheel.py checks).

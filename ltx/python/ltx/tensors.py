@@ -96,8 +96,8 @@ def rank_call(rank: int, input, output, counts, dim: int, device: int) -> tuple:
             f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} need the same "
             f"rank, with a token dimension {dim}")
     d = dim % len(in_shape)
-    expected_in = in_shape[:d] + (counts[rank],) + in_shape[d + 1:]
-    expected_out = in_shape[:d] + (sum(counts),) + in_shape[d + 1:]
+    expected_in = _with_size(in_shape, d, counts[rank])
+    expected_out = all_gather_output_shape(in_shape, counts, dim)
     if in_shape != expected_in or out_shape != expected_out:
         raise invalid_argument(
             f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} do not match "
@@ -105,6 +105,43 @@ def rank_call(rank: int, input, output, counts, dim: int, device: int) -> tuple:
             f"and {list(expected_out)})")
     return ((dtype, math.prod(in_shape[:d]), math.prod(in_shape[d + 1:])),
             input.data_ptr(), output.data_ptr())
+
+
+def _with_size(shape: tuple, d: int, size) -> tuple:
+    """`shape` with `size` as its dimension `d`."""
+    return shape[:d] + (size,) + shape[d + 1:]
+
+
+def all_gather_output_shape(input_shape, counts, dim: int) -> tuple:
+    """The shape of every AllGather output for an input of `input_shape`: sum(counts) along the
+    token dimension `dim`, the other dimensions unchanged. InvalidArgumentError when the input
+    has no dimension `dim`. The sizes may be symbolic (torch.SymInt)."""
+    shape = tuple(input_shape)
+    if not -len(shape) <= dim < len(shape):
+        raise invalid_argument(f"input {list(shape)} has no token dimension {dim}")
+    return _with_size(shape, dim % len(shape), sum(counts))
+
+
+def all_to_all_output_shape(input_shape, rank: int, counts, seq_to_heads: bool,
+                            head_counts=None) -> tuple:
+    """The shape of rank `rank`'s all-to-all output for an input of `input_shape` over
+    len(counts) ranks: sequence -> heads turns [batch, counts[rank], heads, head_dim] into
+    [batch, sum(counts), H_rank, head_dim], heads -> sequence the reverse, where H_rank is
+    head_counts[rank], or heads / len(counts) without head_counts. InvalidArgumentError for a
+    rank out of range or an input that is not 4-dimensional; the call itself checks the rest.
+    The sizes may be symbolic (torch.SymInt)."""
+    shape = tuple(input_shape)
+    ranks = len(counts)
+    if not 0 <= rank < ranks or len(shape) != 4:
+        raise invalid_argument(
+            f"rank {rank} of {ranks} with input {list(shape)}: expected a rank below {ranks} "
+            f"and a [batch, tokens, heads, head_dim] input")
+    batch, _, heads, head_dim = shape
+    if seq_to_heads:
+        rank_heads = heads // ranks if head_counts is None else head_counts[rank]
+        return (batch, sum(counts), rank_heads, head_dim)
+    all_heads = heads * ranks if head_counts is None else sum(head_counts)
+    return (batch, counts[rank], all_heads, head_dim)
 
 
 def alltoall_rank_call(rank: int, input, output, counts, world_size: int, seq_to_heads: bool,
@@ -127,9 +164,8 @@ def alltoall_rank_call(rank: int, input, output, counts, world_size: int, seq_to
         raise invalid_argument(
             f"rank {rank}: {heads} heads do not divide among {world_size} ranks; pass "
             f"head_counts for an uneven split")
-    rank_heads = heads // world_size if head_counts is None else head_counts[rank]
     expected_seq = (batch, counts[rank], heads, head_dim)
-    expected_head = (batch, sum(counts), rank_heads, head_dim)
+    expected_head = all_to_all_output_shape(seq_shape, rank, counts, True, head_counts)
     if seq_shape != expected_seq or head_shape != expected_head:
         raise invalid_argument(
             f"rank {rank}: {names[0]} {list(seq_shape)} and {names[1]} {list(head_shape)} do "

@@ -3,8 +3,8 @@
 // spread of the blocks' stores; over ops, the trimmed mean of each phase after the op's start,
 // the gap between ops, and the cross-GPU round trips; and the tables the tool prints, with the
 // host-side cost per step of a per-rank call. Plain logic, no GPU.
-#ifndef LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_TABLE_H_
-#define LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_TABLE_H_
+#ifndef TOOLS_BENCH_BREAKDOWN_TABLE_H_
+#define TOOLS_BENCH_BREAKDOWN_TABLE_H_
 
 #include <array>
 #include <cstdint>
@@ -106,4 +106,4 @@ std::string FormatHostTable(const std::vector<HostStep>& parts, const HostStep& 
 
 }  // namespace ltx
 
-#endif  // LTX_TOOLS_LTX_ALLGATHER_BREAKDOWN_TABLE_H_
+#endif  // TOOLS_BENCH_BREAKDOWN_TABLE_H_

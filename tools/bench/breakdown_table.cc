@@ -1,5 +1,5 @@
 // Reducing a timed kernel's phase records to means per rank, and the breakdown tables.
-#include "tools/ltx_allgather/breakdown_table.h"
+#include "tools/bench/breakdown_table.h"
 
 #include <algorithm>
 #include <map>

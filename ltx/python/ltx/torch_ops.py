@@ -1,0 +1,113 @@
+"""ltx's per-rank calls as PyTorch custom ops, which torch.compile(fullgraph=True) traces and
+torch.cuda.graph captures:
+
+    import ltx, ltx.torch_ops, torch
+    runtime = ltx.Runtime(devices=[0, 1])
+    handle = ltx.torch_ops.register_runtime(runtime)
+    # Rank r's step, on rank r's stream (torch.cuda.stream); every rank makes the same calls.
+    gathered = torch.ops.ltx.all_gather(x, handle, r, counts)              # dim=-2 by default
+    by_heads = torch.ops.ltx.all_to_all(q, handle, r, counts, "seq_to_heads")
+
+Importing this module needs PyTorch 2.4 or later (torch.library.custom_op) and registers the
+ops in the namespace `ltx`; `import ltx` alone never imports torch. Each op is the per-rank call
+(Runtime.all_gather_rank, Runtime.all_to_all_rank) into a new tensor, enqueued on the current
+stream of the input's GPU with no host synchronisation. The ops are functional: they mutate
+nothing and return a tensor that aliases no input; their fake implementations give the output's
+shape and dtype, so torch.compile needs no GPU to trace them. They have no autograd formula.
+
+A Runtime reaches the ops through an integer handle, which torch.compile keeps as a constant of
+the graph: register_runtime gives it, and the ops look the Runtime up in this module's table.
+The table holds the Runtime weakly: keep the Runtime alive (and open) while graphs that use
+its handle run.
+"""
+
+import itertools
+import typing
+import weakref
+
+try:
+    import torch
+except ImportError as e:
+    raise ImportError("ltx.torch_ops needs PyTorch 2.4 or later; `import ltx` works without "
+                      "it") from e
+
+from .errors import invalid_argument
+from .runtime import DIRECTIONS, Runtime
+from .tensors import all_gather_output_shape, all_to_all_output_shape
+
+if not hasattr(torch.library, "custom_op"):
+    raise ImportError(f"ltx.torch_ops needs PyTorch 2.4 or later (torch.library.custom_op); "
+                      f"this is torch {torch.__version__}")
+
+_runtimes = weakref.WeakValueDictionary()  # handle -> Runtime
+_handles = itertools.count(1)
+
+
+def register_runtime(runtime: Runtime) -> int:
+    """The handle (an int > 0) under which the ops find `runtime`; the same handle each time
+    for the same Runtime."""
+    if not isinstance(runtime, Runtime):
+        raise invalid_argument(f"{runtime!r} is not an ltx.Runtime")
+    for handle, known in list(_runtimes.items()):
+        if known is runtime:
+            return handle
+    handle = next(_handles)
+    _runtimes[handle] = runtime
+    return handle
+
+
+def runtime_of(handle: int) -> Runtime:
+    """The Runtime registered under `handle`; InvalidArgumentError when there is none (never
+    registered, or garbage collected since)."""
+    runtime = _runtimes.get(handle)
+    if runtime is None:
+        raise invalid_argument(f"no ltx.Runtime is registered under handle {handle} "
+                               f"(ltx.torch_ops.register_runtime gives handles)")
+    return runtime
+
+
+def _all_to_all_shape(input: torch.Tensor, rank: int, counts: typing.List[int],
+                      direction: str, head_counts: typing.Optional[typing.List[int]]) -> tuple:
+    """The output shape of torch.ops.ltx.all_to_all (see all_to_all_output_shape)."""
+    if direction not in DIRECTIONS:
+        raise invalid_argument(
+            f"direction = {direction!r}; expected one of {', '.join(DIRECTIONS)}")
+    return all_to_all_output_shape(input.shape, rank, counts, direction == "seq_to_heads",
+                                   head_counts)
+
+
+@torch.library.custom_op("ltx::all_gather", mutates_args=(), device_types="cuda")
+def all_gather(input: torch.Tensor, runtime: int, rank: int, counts: typing.List[int],
+               dim: int = -2) -> torch.Tensor:
+    """Rank `rank`'s AllGather over the Runtime of handle `runtime`: returns a new tensor of
+    the input's shape with sum(counts) along `dim`, rank s's tokens at offset
+    counts[0] + ... + counts[s - 1] (Runtime.all_gather_rank)."""
+    input = input.contiguous()
+    output = input.new_empty(all_gather_output_shape(input.shape, counts, dim))
+    runtime_of(runtime).all_gather_rank(rank, input, output, counts, dim=dim)
+    return output
+
+
+@all_gather.register_fake
+def _all_gather_fake(input, runtime, rank, counts, dim=-2):
+    return input.new_empty(all_gather_output_shape(input.shape, counts, dim))
+
+
+@torch.library.custom_op("ltx::all_to_all", mutates_args=(), device_types="cuda")
+def all_to_all(input: torch.Tensor, runtime: int, rank: int, counts: typing.List[int],
+               direction: str, head_counts: typing.Optional[typing.List[int]] = None
+               ) -> torch.Tensor:
+    """Rank `rank`'s Ulysses all-to-all over the Runtime of handle `runtime`: "seq_to_heads"
+    turns [batch, counts[rank], heads, head_dim] into a new [batch, sum(counts), H_rank,
+    head_dim], "heads_to_seq" the reverse; H_rank is head_counts[rank], or heads / len(counts)
+    without head_counts (Runtime.all_to_all_rank)."""
+    input = input.contiguous()
+    output = input.new_empty(_all_to_all_shape(input, rank, counts, direction, head_counts))
+    runtime_of(runtime).all_to_all_rank(rank, input, output, counts, direction=direction,
+                                        head_counts=head_counts)
+    return output
+
+
+@all_to_all.register_fake
+def _all_to_all_fake(input, runtime, rank, counts, direction, head_counts=None):
+    return input.new_empty(_all_to_all_shape(input, rank, counts, direction, head_counts))

@@ -1,0 +1,45 @@
+// The flags the collectives' tools share (ABSL_FLAG), with the defaults of
+// ltx::BenchFlagValues; each tool's --help describes them for people, with their short forms.
+#include "tools/bench/bench_flags.h"
+
+#include "absl/flags/flag.h"
+
+ABSL_FLAG(bool, bench, ltx::BenchFlagValues().bench, "Run the benchmark.");
+ABSL_FLAG(bool, breakdown, ltx::BenchFlagValues().breakdown,
+          "Time the phases of the one-trip or the direct kernel.");
+ABSL_FLAG(std::string, breakdown_blocks, ltx::BenchFlagValues().breakdown_blocks,
+          "Breakdown: block counts to compare, e.g. 0,1,2,4 (0 = automatic).");
+ABSL_FLAG(std::string, devices, ltx::BenchFlagValues().devices,
+          "CUDA device ordinals in rank order, e.g. 3,1 or 0,0 (ranks sharing a GPU).");
+ABSL_FLAG(int, gpus, ltx::BenchFlagValues().gpus, "-g: use GPUs 0..N-1; 0 = every visible GPU.");
+ABSL_FLAG(std::string, min_bytes, ltx::BenchFlagValues().min_bytes,
+          "-b: smallest size, output bytes per rank (K/M/G).");
+ABSL_FLAG(std::string, protocol, ltx::BenchFlagValues().protocol,
+          "Protocol of ltx's calls: auto, direct, one_trip or copy_engine.");
+ABSL_FLAG(int, blocks, ltx::BenchFlagValues().blocks,
+          "Thread blocks per rank of each ltx call; 0 = by size.");
+ABSL_FLAG(int, max_blocks, ltx::BenchFlagValues().max_blocks,
+          "Cap on thread blocks per rank; 0 = one per SM.");
+ABSL_FLAG(int, warmup, ltx::BenchFlagValues().warmup, "-w: warm-up calls before timing.");
+ABSL_FLAG(int, windows, ltx::BenchFlagValues().windows, "Timed windows; the median is reported.");
+ABSL_FLAG(std::string, nccl, ltx::BenchFlagValues().nccl,
+          "NCCL library to dlopen for the comparison; empty = none.");
+
+namespace ltx {
+
+void ReadBenchFlags(BenchFlagValues* values) {
+  values->bench = absl::GetFlag(FLAGS_bench);
+  values->breakdown = absl::GetFlag(FLAGS_breakdown);
+  values->breakdown_blocks = absl::GetFlag(FLAGS_breakdown_blocks);
+  values->devices = absl::GetFlag(FLAGS_devices);
+  values->gpus = absl::GetFlag(FLAGS_gpus);
+  values->min_bytes = absl::GetFlag(FLAGS_min_bytes);
+  values->protocol = absl::GetFlag(FLAGS_protocol);
+  values->blocks = absl::GetFlag(FLAGS_blocks);
+  values->max_blocks = absl::GetFlag(FLAGS_max_blocks);
+  values->warmup = absl::GetFlag(FLAGS_warmup);
+  values->windows = absl::GetFlag(FLAGS_windows);
+  values->nccl = absl::GetFlag(FLAGS_nccl);
+}
+
+}  // namespace ltx

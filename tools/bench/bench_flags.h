@@ -1,0 +1,35 @@
+// The flags that the collectives' tools (ltx_allgather, ltx_alltoall) share with one meaning and
+// one default: what runs (--bench, --breakdown), the ranks (--devices, -g), the smallest size
+// (-b), ltx's calls (--protocol, --blocks, --max_blocks), the timing (-w, --windows), the
+// breakdown's block counts and the NCCL library. They are defined once, in bench_flags.cc; each
+// tool's --help describes them with the tool's own flags.
+#ifndef TOOLS_BENCH_BENCH_FLAGS_H_
+#define TOOLS_BENCH_BENCH_FLAGS_H_
+
+#include <string>
+
+namespace ltx {
+
+// The shared flags' values as given; their defaults are the flags' defaults. Each tool's flag
+// values extend it.
+struct BenchFlagValues {
+  bool bench = false;
+  bool breakdown = false;
+  std::string breakdown_blocks = "0,1,2,4";
+  std::string devices;
+  int gpus = 0;
+  std::string min_bytes;  // Empty: the tool's default for what it runs.
+  std::string protocol = "auto";
+  int blocks = 0;
+  int max_blocks = 0;
+  int warmup = 20;
+  int windows = 5;
+  std::string nccl = "libnccl.so.2";
+};
+
+// Sets the fields of `values` to the shared flags' values as the command line set them.
+void ReadBenchFlags(BenchFlagValues* values);
+
+}  // namespace ltx
+
+#endif  // TOOLS_BENCH_BENCH_FLAGS_H_

@@ -1,0 +1,31 @@
+// Names of the benchmarks' call styles.
+#include "tools/bench/bench_style.h"
+
+#include "absl/strings/str_format.h"
+
+namespace ltx {
+
+std::string BenchStyleName(BenchStyle style) {
+  switch (style) {
+    case BenchStyle::kPerRank:
+      return "rank";
+    case BenchStyle::kCoordinated:
+      return "coordinated";
+    case BenchStyle::kGraph:
+      return "graph";
+    case BenchStyle::kRankOneThread:
+      return "rank_one_thread";
+  }
+  return "unknown";
+}
+
+absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name) {
+  for (BenchStyle style : {BenchStyle::kPerRank, BenchStyle::kCoordinated, BenchStyle::kGraph,
+                           BenchStyle::kRankOneThread}) {
+    if (name == BenchStyleName(style)) return style;
+  }
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "unknown style '%s'; expected one of rank, coordinated, graph, rank_one_thread", name));
+}
+
+}  // namespace ltx

@@ -1,0 +1,28 @@
+// How a benchmark issues ltx's calls while they are timed (the call styles of the Runtime), with
+// their names on the command line and in tables.
+#ifndef TOOLS_BENCH_BENCH_STYLE_H_
+#define TOOLS_BENCH_BENCH_STYLE_H_
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace ltx {
+
+// How ltx's calls are issued while timed.
+enum class BenchStyle {
+  kPerRank,      // AllGatherRank from one host thread per GPU, launched every iteration.
+  kCoordinated,  // Runtime::AllGather from one thread, launched every iteration.
+  kGraph,        // Per-rank calls captured into one CUDA graph per GPU, replayed.
+  kRankOneThread,  // AllGatherRank of every rank in turn from one host thread.
+};
+
+// "rank", "coordinated", "graph" or "rank_one_thread"; parsing takes the same names.
+// InvalidArgument lists them.
+std::string BenchStyleName(BenchStyle style);
+absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name);
+
+}  // namespace ltx
+
+#endif  // TOOLS_BENCH_BENCH_STYLE_H_
