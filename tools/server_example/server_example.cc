@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -32,11 +33,18 @@ class GpuServer {
     if (stream_ != nullptr) cudaStreamDestroy(stream_);
   }
 
-  // Runs on this GPU's own thread: allocates, captures, then replays `steps` times.
-  absl::Status Serve(int steps, absl::Duration* elapsed) {
+  // Runs on this GPU's own thread: allocates and captures. Every rank sets up before any rank
+  // serves: an allocation may wait for its whole GPU, where ranks that share it would already
+  // be waiting for this one inside a collective.
+  absl::Status SetUp() {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(runtime_->devices()[rank_]), "cudaSetDevice"));
     LTX_RETURN_IF_ERROR(Allocate());
-    LTX_RETURN_IF_ERROR(Capture());
+    return Capture();
+  }
+
+  // Runs on this GPU's own thread after SetUp: replays the graph `steps` times.
+  absl::Status Serve(int steps, absl::Duration* elapsed) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(runtime_->devices()[rank_]), "cudaSetDevice"));
     const absl::Time start = absl::Now();
     for (uint64_t step = 1; step <= static_cast<uint64_t>(steps); ++step) {
       host_->step = step;
@@ -143,6 +151,18 @@ class GpuServer {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// Runs `part(rank)` on one thread per rank, all at once; the first error, if any.
+absl::Status OnEveryRank(int world, const std::function<absl::Status(int)>& part) {
+  std::vector<absl::Status> results(world);
+  std::vector<std::thread> threads;
+  for (int rank = 0; rank < world; ++rank) {
+    threads.emplace_back([&, rank] { results[rank] = part(rank); });
+  }
+  for (auto& thread : threads) thread.join();
+  for (const absl::Status& result : results) LTX_RETURN_IF_ERROR(result);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<ServerExampleReport> RunServerExample(const ServerExampleOptions& options) {
@@ -161,15 +181,10 @@ absl::StatusOr<ServerExampleReport> RunServerExample(const ServerExampleOptions&
   for (int rank = 0; rank < world; ++rank) {
     servers.push_back(std::make_unique<GpuServer>(runtime.get(), rank, shape));
   }
-  std::vector<absl::Status> results(world);
+  LTX_RETURN_IF_ERROR(OnEveryRank(world, [&](int rank) { return servers[rank]->SetUp(); }));
   std::vector<absl::Duration> elapsed(world);
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back(
-        [&, rank] { results[rank] = servers[rank]->Serve(options.steps, &elapsed[rank]); });
-  }
-  for (auto& thread : threads) thread.join();
-  for (const absl::Status& result : results) LTX_RETURN_IF_ERROR(result);
+  LTX_RETURN_IF_ERROR(OnEveryRank(
+      world, [&](int rank) { return servers[rank]->Serve(options.steps, &elapsed[rank]); }));
   LTX_RETURN_IF_ERROR(runtime->status());
   ServerExampleReport report;
   report.world_size = world;
