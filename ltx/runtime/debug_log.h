@@ -1,7 +1,7 @@
 // The debug log: what ltx decided and why, for a person reading it, off by default.
 //   LTX_DEBUG=INFO   the Runtime's placement and settings at creation, one line per distinct call
 //                    (collective, rank, sizes, path and why, blocks), each error once;
-//   LTX_DEBUG=TRACE  every call too;
+//   LTX_DEBUG=TRACE  every call too, and each one again once CUDA has taken it;
 //   LTX_DEBUG_FILE   appends there instead of to stderr.
 // The environment is read once per process, at the first use. Lines look like
 //   ltx INFO 12345 all_gather rank 0: shard 8192 B (largest 8192 B), protocol one_trip ...

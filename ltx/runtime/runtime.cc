@@ -570,6 +570,12 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
     StopWith(launched);
     AbandonDevices(launched);
   }
+  if (DebugEnabled(DebugLevel::kTrace)) {
+    // With the line LogCall wrote before: a call that never came back from CUDA shows.
+    DebugLine(DebugLevel::kTrace,
+              absl::StrCat("call #", number, " rank ", rank, ": ",
+                           launched.ok() ? "enqueued" : launched.ToString()));
+  }
   return launched;
 }
 
