@@ -1,0 +1,108 @@
+// What ranks that share a GPU rely on from the GPU itself (kernels/PROTOCOL.md, "Ranks that
+// share a GPU"): a kernel on one stream that waits for a kernel on another stream of the same
+// GPU sees it run, for every ordered pair of the streams of eight ranks, whether the streams
+// were idle (the host synchronised) or busy before, and with other streams created between
+// them. A stall here is the GPU holding a co-located rank's kernel back behind a waiting one,
+// which no protocol can undo.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <iostream>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "tests/stream_handoff_kernels.h"
+#include "tools/testing/test_ranks.h"
+#include "tools/testing/visible_gpus.h"
+
+namespace ltx {
+namespace {
+
+constexpr int kStreams = 8;
+constexpr int kPairSlots = kStreams * kStreams;
+constexpr uint64_t kDeadlineNs = 200'000'000;  // 200 ms: a hand-over takes microseconds.
+
+// Streams of GPU 0, with `between` other streams created after each (as a test harness's
+// buffers of other slots are), and the flag memory the hand-overs use.
+class StreamHandoff {
+ public:
+  explicit StreamHandoff(int between) {
+    EXPECT_EQ(cudaSetDevice(0), cudaSuccess);
+    for (int i = 0; i < kStreams; ++i) {
+      cudaStream_t stream = nullptr;
+      EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+      streams_.push_back(stream);
+      for (int j = 0; j < between; ++j) {
+        EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+        others_.push_back(stream);
+      }
+    }
+    void* flags = nullptr;
+    EXPECT_EQ(cudaMalloc(&flags, sizeof(uint64_t) * kPairSlots), cudaSuccess);
+    EXPECT_EQ(cudaMemset(flags, 0, sizeof(uint64_t) * kPairSlots), cudaSuccess);
+    flags_ = static_cast<uint64_t*>(flags);
+    void* seen = nullptr;
+    EXPECT_EQ(cudaMallocHost(&seen, sizeof(uint32_t) * kPairSlots), cudaSuccess);
+    seen_ = static_cast<uint32_t*>(seen);
+  }
+  ~StreamHandoff() {
+    cudaDeviceSynchronize();
+    for (cudaStream_t stream : streams_) cudaStreamDestroy(stream);
+    for (cudaStream_t stream : others_) cudaStreamDestroy(stream);
+    cudaFree(flags_);
+    cudaFreeHost(seen_);
+  }
+
+  // Every ordered pair (waiter, setter) of distinct streams once per round, `rounds` times,
+  // each pair with a flag of its own (the round number). With `idle` the host synchronises
+  // after each pair, so every stream is idle when the next pair starts; without, a round's
+  // pairs are all enqueued at once. Returns the hand-overs that missed their deadline.
+  int Stalls(int rounds, bool idle) {
+    int stalls = 0;
+    for (int round = 1; round <= rounds; ++round) {
+      for (int waiter = 0; waiter < kStreams; ++waiter) {
+        for (int setter = 0; setter < kStreams; ++setter) {
+          if (waiter == setter) continue;
+          const int pair = waiter * kStreams + setter;
+          seen_[pair] = 2;
+          EXPECT_EQ(LaunchAwaitFlag(&flags_[pair], round, kDeadlineNs, &seen_[pair],
+                                    streams_[waiter]),
+                    cudaSuccess);
+          EXPECT_EQ(LaunchSetFlag(&flags_[pair], round, streams_[setter]), cudaSuccess);
+          if (idle) EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+        }
+      }
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      for (int pair = 0; pair < kPairSlots; ++pair) {
+        if (pair / kStreams != pair % kStreams) stalls += seen_[pair] == 1 ? 0 : 1;
+      }
+    }
+    return stalls;
+  }
+
+ private:
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaStream_t> others_;
+  uint64_t* flags_ = nullptr;
+  uint32_t* seen_ = nullptr;
+};
+
+TEST(StreamHandoffTest, AWaitingKernelNeverHoldsBackTheKernelItWaitsFor) {
+  if (VisibleGpuCount() == 0) LTX_SKIP_GPU_TEST("needs a GPU, none is visible");
+  constexpr int kRounds = 4;
+  constexpr int kPairs = kStreams * (kStreams - 1) * kRounds;
+  for (int between : {0, 15}) {
+    for (bool idle : {true, false}) {
+      StreamHandoff handoff(between);
+      const int stalls = handoff.Stalls(kRounds, idle);
+      std::cout << "[ ltx      ] " << kStreams << " streams, " << between
+                << " other streams created after each, " << (idle ? "idle" : "busy")
+                << " before each hand-over: " << stalls << " of " << kPairs << " stalled"
+                << std::endl;
+      EXPECT_EQ(stalls, 0) << between << " streams between, " << (idle ? "idle" : "busy");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ltx
