@@ -117,8 +117,13 @@ TEST(BenchTableTest, FormatsBytesRowsAndTheFloor) {
   EXPECT_THAT(ltx_only, HasSubstr("5.90"));
   EXPECT_THAT(ltx_only, HasSubstr("2.50 |"));
   EXPECT_THAT(ltx_only, HasSubstr("- |       -\n"));
-  row.nccl_us = 8.85;
-  EXPECT_THAT(FormatRow(row, DataType::kBFloat16), HasSubstr("1.50x\n"));
+  At(row.nccl, NcclMode::kPlain).us = 8.85;
+  At(row.nccl, NcclMode::kWindows).why_not = "NCCL 2.21.5 has no symmetric windows";
+  At(row.nccl, NcclMode::kCopyEngine).us = 12.0;
+  const std::string with_nccl = FormatRow(row, DataType::kBFloat16);
+  EXPECT_THAT(with_nccl, HasSubstr("     8.85       n/a     12.00 |      8.85"));
+  EXPECT_THAT(with_nccl, HasSubstr("plain |   1.50x\n"));
+  EXPECT_THAT(ColumnHeader(), HasSubstr("best(us)"));
   EXPECT_THAT(ColumnHeader(), HasSubstr("xfloor"));
   LaunchFloor floor;
   floor.blocks = 132;

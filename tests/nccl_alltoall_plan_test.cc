@@ -1,7 +1,8 @@
 // Tests of the NCCL side of the ltx_alltoall benchmark (tools/ltx_alltoall/nccl_alltoall.h): the
 // plan of every rank (permute pieces and per-peer transfers) simulated on host memory, in the
 // order the GPUs run it, gives every rank the output of the host reference, byte-exact, and
-// every send matches its receive in size.
+// every send matches its receive in size; where every piece is equal (even tokens and heads),
+// EqualPieceBytes says so and one ncclAlltoAll's semantics over the plans gives it too.
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -42,6 +43,25 @@ void Transfer(const std::vector<NcclRankPlan>& plans) {
   }
 }
 
+// One ncclAlltoAll per rank on the host, as NCCL defines it: rank r's piece p, at
+// send + p * bytes, lands in rank p's receive at recv + r * bytes.
+void TransferAsOneAlltoAll(const std::vector<NcclRankPlan>& plans, size_t bytes) {
+  const int world = static_cast<int>(plans.size());
+  for (int r = 0; r < world; ++r) {
+    for (int p = 0; p < world; ++p) {
+      std::memcpy(static_cast<uint8_t*>(plans[p].peers[0].recv) + r * bytes,
+                  static_cast<const uint8_t*>(plans[r].peers[0].send) + p * bytes, bytes);
+    }
+  }
+}
+
+bool AllEqual(const std::vector<int64_t>& values) {
+  for (int64_t value : values) {
+    if (value != values[0]) return false;
+  }
+  return true;
+}
+
 void SimulateAndCompare(AllToAllDirection direction, const std::vector<int64_t>& counts,
                         int64_t heads, int64_t head_dim, std::mt19937* random,
                         const std::vector<int64_t>& head_counts = {}) {
@@ -70,11 +90,24 @@ void SimulateAndCompare(AllToAllDirection direction, const std::vector<int64_t>&
     buffers.output = outputs[r].data();
     plans.push_back(PlanNcclRank(*layout, r, buffers, staging[r].data()));
   }
+  const bool equal = AllEqual(counts) && AllEqual(head_counts) && heads % world == 0;
+  // One ncclAlltoAll serves the shape when every rank's pieces are equal, the same on every rank
+  // (a rank with nothing to move has equal pieces of 0 bytes on its own).
+  bool one_alltoall = EqualPieceBytes(plans[0].peers).value_or(0) > 0;
+  for (int r = 0; r < world; ++r) {
+    one_alltoall =
+        one_alltoall && EqualPieceBytes(plans[r].peers) == EqualPieceBytes(plans[0].peers);
+  }
+  EXPECT_EQ(one_alltoall, equal);
   const bool permute_first = direction == AllToAllDirection::kSeqToHeads;
   if (permute_first) {
     for (const NcclRankPlan& plan : plans) Permute(plan.permute);
   }
-  Transfer(plans);
+  if (equal) {
+    TransferAsOneAlltoAll(plans, *EqualPieceBytes(plans[0].peers));
+  } else {
+    Transfer(plans);
+  }
   if (!permute_first) {
     for (const NcclRankPlan& plan : plans) Permute(plan.permute);
   }
@@ -88,6 +121,9 @@ TEST(NcclAllToAllPlanTest, TransfersAndPermutesGiveTheReferenceOutput) {
        {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
     SimulateAndCompare(direction, {5}, 3, 4, &random);
     SimulateAndCompare(direction, {4, 4}, 4, 8, &random);
+    SimulateAndCompare(direction, {6, 6, 6, 6}, 8, 5, &random);
+    SimulateAndCompare(direction, {3, 3, 3, 3, 3, 3, 3, 3}, 16, 4, &random,
+                       {2, 2, 2, 2, 2, 2, 2, 2});
     SimulateAndCompare(direction, {3, 0, 7, 1}, 8, 3, &random);
     SimulateAndCompare(direction, {2, 9, 0, 4, 1, 6, 3, 5}, 16, 5, &random);
     SimulateAndCompare(direction, {4, 3}, 5, 8, &random, {3, 2});

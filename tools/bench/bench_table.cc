@@ -1,9 +1,9 @@
 // Text of the benchmark's rows.
 #include "tools/bench/bench_table.h"
 
-#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "tools/bench/empty_kernel.h"
+#include "tools/bench/nccl_best.h"
 
 namespace ltx {
 
@@ -25,25 +25,18 @@ std::string FloorLine(const LaunchFloor& floor) {
 }
 
 std::string ColumnHeader() {
-  return absl::StrFormat(
-      "#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s %6s | %9s %8s | %7s\n", "size",
-      "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw", "busbw", "#wrong", "host",
-      "xfloor", "nccl(us)", "busbw", "speedup") +
-         "# (size: output bytes per rank, nccl-tests' size; per-rank: input bytes per rank)\n";
+  return absl::StrFormat("#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s %6s | %s\n", "size",
+                         "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw", "busbw",
+                         "#wrong", "host", "xfloor", NcclColumnTitles()) +
+         "# (size: output bytes per rank, nccl-tests' size; per-rank: input bytes per rank; "
+         "plain, window, ce: NCCL's modes; speedup: best / ltx)\n";
 }
 
 std::string FormatRow(const BenchRow& row, DataType dtype) {
-  std::string text = absl::StrFormat(
-      "  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f %6.2f | ",
-      FormatBytes(row.size_bytes), FormatBytes(row.per_rank_bytes), row.count, DataTypeName(dtype),
-      "none", -1, row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong, row.host_us, row.vs_floor);
-  if (row.nccl_us > 0) {
-    absl::StrAppendFormat(&text, "%9.2f %8.2f | %6.2fx\n", row.nccl_us, row.nccl_busbw,
-                          row.nccl_us / row.ltx_us);
-  } else {
-    absl::StrAppendFormat(&text, "%9s %8s | %7s\n", "-", "-", "-");
-  }
-  return text;
+  return absl::StrFormat("  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f %6.2f | %s\n",
+                         FormatBytes(row.size_bytes), FormatBytes(row.per_rank_bytes), row.count,
+                         DataTypeName(dtype), "none", -1, row.ltx_us, row.ltx_algbw, row.ltx_busbw,
+                         row.wrong, row.host_us, row.vs_floor, NcclCells(row.nccl, row.ltx_us));
 }
 
 }  // namespace ltx

@@ -1,6 +1,7 @@
 // The output of the benchmark: one row per size, printed in the layout of nccl-tests (size,
 // count, type, redop, root, then time, algbw, busbw and #wrong per side) with ltx's host cost
-// and its ratio to the launch floor added.
+// and its ratio to the launch floor added, then NCCL three ways (plain, window, ce), the best of
+// them and ltx's speedup over it.
 #ifndef TOOLS_BENCH_BENCH_TABLE_H_
 #define TOOLS_BENCH_BENCH_TABLE_H_
 
@@ -10,6 +11,7 @@
 
 #include "ltx/data_type.h"
 #include "tools/bench/launch_floor.h"
+#include "tools/bench/nccl_best.h"
 
 namespace ltx {
 
@@ -24,8 +26,7 @@ struct BenchRow {
   double host_us = 0;    // Host time of one call (launch cost), median.
   double vs_floor = 0;   // ltx_us over the launch floor of the row's call style.
   int64_t wrong = 0;     // Ranks whose output was wrong in the check.
-  double nccl_us = -1;   // < 0: not measured.
-  double nccl_busbw = -1;
+  NcclTimes nccl;        // Per NcclMode; none measured without NCCL.
 };
 
 // "8K", "1M", "2G" for whole multiples of 1024, else the plain number.
@@ -37,7 +38,8 @@ std::string FloorLine(const LaunchFloor& floor);
 // The column titles and their units (three lines starting with '#').
 std::string ColumnHeader();
 
-// One row of the table, ending in a newline; NCCL columns are "-" when not measured.
+// One row of the table, ending in a newline; an NCCL column is "n/a" where its mode did not run
+// (the header says why) and "-" without NCCL.
 std::string FormatRow(const BenchRow& row, DataType dtype);
 
 }  // namespace ltx

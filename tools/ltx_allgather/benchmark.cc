@@ -1,4 +1,5 @@
-// nccl-tests-style AllGather sweep of ltx against its launch floor, with NCCL side by side.
+// nccl-tests-style AllGather sweep of ltx against its launch floor, with NCCL side by side three
+// ways (plain buffers, symmetric windows, copy engines) and the best of them.
 #include "tools/ltx_allgather/benchmark.h"
 
 #include <algorithm>
@@ -10,11 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/runtime/resolved_call.h"
 #include "ltx/status_macros.h"
 #include "tools/bench/bench_timing.h"
 #include "tools/bench/launch_floor.h"
+#include "tools/bench/nccl_best.h"
 #include "tools/bench/nccl_side.h"
 #include "tools/ltx_allgather/bench_json.h"
 #include "tools/testing/allgather_harness.h"
@@ -42,6 +45,9 @@ class Sweep {
   absl::StatusOr<Measured> MeasureLtx(const AllGatherShape& shape,
                                       const std::vector<RankBuffers>& buffers);
   absl::Status MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tokens, BenchRow* row);
+  // Times NCCL's `mode` on the current (even) case, with fresh inputs, and checks its output;
+  // the device time per call.
+  absl::StatusOr<double> MeasureNcclMode(NcclMode mode, int64_t size_bytes);
 
   const BenchConfig config_;
   std::unique_ptr<Runtime> runtime_;
@@ -70,6 +76,13 @@ absl::StatusOr<std::unique_ptr<Sweep>> Sweep::Create(const BenchConfig& config) 
   }
   sweep->ranks_.events = &sweep->events_;
   sweep->nccl_ = LoadNccl(config.nccl_path, devices);
+  // NCCL runs an even split: no rank's input exceeds max_tokens / world (rounded up) rows.
+  NcclModeRequest modes;
+  modes.buffer_bytes = {
+      static_cast<size_t>((max_tokens / static_cast<int64_t>(devices.size()) + 1) *
+                          sweep->row_bytes_),
+      static_cast<size_t>(capacity)};
+  OpenNcclModes(devices, modes, &sweep->nccl_);
   LTX_ASSIGN_OR_RETURN(const int blocks,
                        FloorBlocks(devices, config.call.blocks, config.runtime.max_blocks));
   std::fprintf(stderr, "ltx_allgather: launch floor ...\n");
@@ -99,9 +112,13 @@ void Sweep::PrintHeader() const {
       config_.timing.windows, config_.timing.iterations, config_.timing.warmup);
   absl::PrintF("%s", FloorLine(info_.floor));
   if (nccl_.clique != nullptr) {
-    absl::PrintF("# NCCL %s: grouped ncclAllGather on the same buffers and streams, %s%s\n",
-                 nccl_.version, config_.style == BenchStyle::kGraph ? "graph replay" : "eager",
-                 config_.split == SplitPattern::kEven ? "" : " (even split of the same total)");
+    absl::PrintF(
+        "# NCCL: grouped ncclAllGather from one thread, %s%s; plain on ltx's buffers and "
+        "streams%s, window and ce on their own buffers (out of place); every output checked\n",
+        config_.style == BenchStyle::kGraph ? "graph replay" : "eager",
+        config_.split == SplitPattern::kEven ? "" : " (even split of the same total)",
+        config_.in_place ? " (in place)" : "");
+    absl::PrintF("%s", NcclModesNote(nccl_));
   }
   absl::PrintF("%s", ColumnHeader());
   std::fflush(stdout);
@@ -141,23 +158,36 @@ absl::StatusOr<Measured> Sweep::MeasureLtx(const AllGatherShape& shape,
                  1);
 }
 
-absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tokens,
-                                BenchRow* row) {
-  AllGatherCase even = ltx_case;
-  even.token_counts =
-      SplitTokens(total_tokens - total_tokens % world(), world(), SplitPattern::kEven);
-  if (even.token_counts[0] == 0) return absl::OkStatus();
-  LTX_RETURN_IF_ERROR(harness_->Prepare(even));
+absl::StatusOr<double> Sweep::MeasureNcclMode(NcclMode mode, int64_t size_bytes) {
+  const AllGatherLayout& layout = harness_->layout();
+  const std::vector<RankBuffers> buffers = harness_->AllBuffers();
+  // Fresh inputs and poisoned outputs: an output that a mode leaves alone shows up as wrong.
+  LTX_RETURN_IF_ERROR(harness_->RefreshInputs());
+  const tools::NcclClique& clique =
+      mode == NcclMode::kCopyEngine ? *nccl_.ce_clique : *nccl_.clique;
+  const tools::NcclWindows* windows = mode == NcclMode::kPlain     ? nullptr
+                                      : mode == NcclMode::kWindows ? nccl_.windows.get()
+                                                                   : nccl_.ce_windows.get();
   std::vector<const void*> inputs;
   std::vector<void*> outputs;
-  for (const RankBuffers& b : harness_->AllBuffers()) {
-    inputs.push_back(b.input);
-    outputs.push_back(b.output);
+  for (int r = 0; r < world(); ++r) {
+    if (windows == nullptr) {
+      inputs.push_back(buffers[r].input);
+      outputs.push_back(buffers[r].output);
+      continue;
+    }
+    inputs.push_back(windows->buffer(r, 0));
+    outputs.push_back(windows->buffer(r, 1));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(info_.devices[r]), "cudaSetDevice"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpyAsync(windows->buffer(r, 0), buffers[r].input, layout.InputBytes(r),
+                                   cudaMemcpyDeviceToDevice, buffers[r].stream),
+                   "copying the input into NCCL's window"));
   }
   const tools::NcclType type = NcclTypeOf(config_.dtype);
-  const size_t count = harness_->layout().InputBytes(0) / tools::NcclTypeSize(type);
+  const size_t count = layout.InputBytes(0) / tools::NcclTypeSize(type);
   auto nccl_call = [&]() -> absl::Status {
-    return nccl_.clique->AllGather(inputs, outputs, count, type, ranks_.streams);
+    return clique.AllGather(inputs, outputs, count, type, ranks_.streams);
   };
   Measured measured;
   if (config_.style == BenchStyle::kGraph) {
@@ -166,14 +196,45 @@ absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tok
     LTX_ASSIGN_OR_RETURN(measured, Measure(config_.timing, /*per_rank_threads=*/false, ranks_,
                                            Repeated([&](int) { return nccl_call(); }), 1));
   }
+  for (int r = 0; windows != nullptr && r < world(); ++r) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(info_.devices[r]), "cudaSetDevice"));
+    LTX_RETURN_IF_ERROR(
+        CudaStatus(cudaMemcpyAsync(buffers[r].output, outputs[r], layout.output_bytes,
+                                   cudaMemcpyDeviceToDevice, buffers[r].stream),
+                   "copying NCCL's window out"));
+  }
   LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
   if (config_.check && !harness_->Verify().ok()) {
-    absl::PrintF("# NCCL output differs from the expected bytes at size %s\n",
-                 FormatBytes(row->size_bytes));
+    absl::PrintF("# NCCL %s: output differs from the expected bytes at size %s\n",
+                 NcclModeName(mode), FormatBytes(size_bytes));
   }
-  row->nccl_us = measured.device_us;
-  row->nccl_busbw =
-      harness_->layout().output_bytes / (row->nccl_us * 1e3) * (world() - 1) / world();
+  return measured.device_us;
+}
+
+absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tokens,
+                                BenchRow* row) {
+  AllGatherCase even = ltx_case;
+  even.token_counts =
+      SplitTokens(total_tokens - total_tokens % world(), world(), SplitPattern::kEven);
+  if (even.token_counts[0] == 0) return absl::OkStatus();
+  LTX_RETURN_IF_ERROR(harness_->Prepare(even));
+  for (NcclMode mode : kNcclModes) {
+    NcclTime& time = At(row->nccl, mode);
+    if (!nccl_.Runs(mode)) {
+      time.why_not = nccl_.why_not[static_cast<int>(mode)];
+      continue;
+    }
+    const absl::StatusOr<double> us = MeasureNcclMode(mode, row->size_bytes);
+    if (!us.ok()) {
+      // This row's column says why; the sweep goes on.
+      time.why_not = std::string(us.status().message());
+      absl::PrintF("# NCCL %s at size %s: n/a: %s\n", NcclModeName(mode),
+                   FormatBytes(row->size_bytes), time.why_not);
+      continue;
+    }
+    time.us = *us;
+    time.busbw = harness_->layout().output_bytes / (time.us * 1e3) * (world() - 1) / world();
+  }
   return absl::OkStatus();
 }
 

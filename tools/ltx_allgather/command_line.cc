@@ -23,7 +23,10 @@ std::string UsageText() {
   ltx_allgather [FLAGS]           smoke run: shapes and dtypes in both call styles, each
                                   verified byte-exact on every GPU; ends with PASS or FAIL
   ltx_allgather --bench [FLAGS]   size sweep in the layout of nccl-tests, against the launch
-                                  floor of an empty kernel, with NCCL side by side
+                                  floor of an empty kernel, with NCCL side by side three ways
+                                  (plain buffers, symmetric windows, copy-engine collectives;
+                                  n/a with the reason where the loaded NCCL cannot), the best
+                                  of them and ltx's speedup over it
   ltx_allgather --overlap [FLAGS] a cuBLAS bf16 GEMM and the AllGather on two streams of every
                                   GPU at once, per AllGather style, against each alone: GEMM
                                   slowdown and AllGather bandwidth kept
@@ -70,8 +73,8 @@ same):
         --hidden=N               elements per token row (default 4096)
         --split=NAME             even | uneven | zeros: tokens per rank (default even)
         --in_place               every rank's input inside its own output (NCCL in place too)
-        --nccl=PATH              libnccl to dlopen for the NCCL columns; empty: none
-                                 (default libnccl.so.2)
+        --nccl=PATH              libnccl to dlopen for the NCCL columns (plain, window, ce,
+                                 best); empty: none (default libnccl.so.2)
         --json=FILE              also write every figure to FILE
   Overlap (--overlap)
     -b, --min_bytes=SIZE         AllGather input per rank (default 64M)

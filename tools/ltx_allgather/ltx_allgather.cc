@@ -4,7 +4,8 @@
 //                                  dtypes in both call styles, each verified byte-exact;
 //                                  prints a table and PASS/FAIL.
 //   ltx_allgather --bench          nccl-tests-style size sweep against the launch floor, with
-//                                  NCCL side by side.
+//                                  NCCL side by side three ways (plain, symmetric windows, copy
+//                                  engines) and the best of them.
 //   ltx_allgather --overlap        a cuBLAS GEMM and the AllGather side by side on every GPU,
 //                                  per AllGather style, against each alone.
 //   ltx_allgather --breakdown      where the time of an AllGather goes: phases of the one-trip

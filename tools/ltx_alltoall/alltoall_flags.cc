@@ -69,7 +69,10 @@ std::string AllToAllUsageText() {
                                   and zero counts, an uneven head split, both call styles, each
                                   verified byte-exact with its round trip; ends with PASS or FAIL
   ltx_alltoall --bench [FLAGS]    the model shapes (or a sweep with -b/-e/-f), ltx on each
-                                  --protocol beside NCCL (grouped send/recv plus a permute)
+                                  --protocol beside NCCL three ways, each with its permute:
+                                  plain (grouped send/recv), window (n/a: not for send/recv),
+                                  ce (ncclAlltoAll on the copy engines, NCCL 2.28+); the best
+                                  of them and ltx's speedup over it
   ltx_alltoall --breakdown [FLAGS]
                                   where an all-to-all's time goes: each phase of the one-trip or
                                   the direct kernel per rank and block count, graph and eager
@@ -104,7 +107,8 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
     -n, --iters=N                calls per timed window (default 50)
     -w, --warmup=N               warm-up calls (default 20)
         --windows=N              timed windows; the median is reported (default 5)
-        --nccl=PATH              libnccl to dlopen for the NCCL columns; empty: none
+        --nccl=PATH              libnccl to dlopen for the NCCL columns (plain, window, ce,
+                                 best); empty: none
                                  (default libnccl.so.2)
   Breakdown (--breakdown)
     -b, --min_bytes=SIZE         bytes per rank (default 8K)

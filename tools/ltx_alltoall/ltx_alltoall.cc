@@ -6,8 +6,11 @@
 //                                 heads, both call styles, verified byte-exact;
 //                                 PASS/FAIL (exit 0/1).
 //   ltx_alltoall --bench          the model shapes (total tokens x 32 heads x head_dim, bf16,
-//                                 batch 1), ltx beside NCCL (grouped ncclSend/ncclRecv plus a
-//                                 permute into the final layout) when libnccl.so.2 loads.
+//                                 batch 1), ltx beside NCCL when libnccl.so.2 loads: plain
+//                                 (grouped ncclSend/ncclRecv plus a permute into the final
+//                                 layout), window (n/a: not for send/recv) and ce (ncclAlltoAll
+//                                 on the copy engines, NCCL 2.28+, plus the permute), the best
+//                                 of them and ltx's speedup over it.
 //   ltx_alltoall --bench -b 1M -e 256M -f 4    a sweep of sizes (output bytes per rank)
 //                                 instead.
 //   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip,copy_engine
@@ -49,13 +52,13 @@
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tools/bench/bench_timing.h"
-#include "tools/bench/nccl_library.h"
+#include "tools/bench/nccl_best.h"
 #include "tools/bench/nccl_side.h"
 #include "tools/flags/command_line.h"
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
 #include "tools/ltx_alltoall/alltoall_config.h"
 #include "tools/ltx_alltoall/alltoall_flags.h"
-#include "tools/ltx_alltoall/nccl_alltoall.h"
+#include "tools/ltx_alltoall/nccl_alltoall_modes.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/visible_gpus.h"
 
@@ -198,10 +201,10 @@ int Smoke(Runtime& runtime, const std::vector<int64_t>& head_counts) {
 struct BenchContext {
   Runtime* runtime = nullptr;
   AllToAllHarness* harness = nullptr;
-  const tools::NcclClique* clique = nullptr;  // Null: no NCCL comparison.
+  const NcclSide* nccl = nullptr;  // Without a clique: no NCCL comparison.
   DataType dtype = DataType::kBFloat16;
   std::vector<Protocol> protocols;
-  int blocks = 0;                    // CallOptions::blocks of ltx's calls.
+  int blocks = 0;  // CallOptions::blocks of ltx's calls.
   TimingPlan timing;
   std::vector<int64_t> head_counts;  // Empty: the even split.
 };
@@ -222,15 +225,16 @@ AllToAllCase BenchCase(DataType dtype, const BenchShape& shape,
 }
 
 void PrintBenchHeader(const BenchContext& bench) {
-  absl::PrintF(
-      "#\n# %-10s %6s %5s %5s %12s %12s %6s %9s |%10s %8s %8s %6s |%10s %8s |%10s |%10s %8s "
-      "%6s\n",
-      "direction", "tokens", "heads", "hdim", "size", "count", "type", "protocol", "ltx us",
-      "algbw", "busbw", "#wrong", "nccl us", "busbw", "perm us", "n+p us", "busbw", "#wrong");
+  absl::PrintF("#\n# %-10s %6s %5s %5s %12s %12s %6s %9s |%10s %8s %8s %6s |%10s %8s | %s %6s\n",
+               "direction", "tokens", "heads", "hdim", "size", "count", "type", "protocol",
+               "ltx us", "algbw", "busbw", "#wrong", "nccl us", "perm us", NcclColumnTitles(),
+               "#wrong");
   absl::PrintF(
       "# (size: output bytes per rank, nccl-tests' size; count: its elements; protocol auto: "
-      "the Runtime's choice; ltx us -1: the protocol refused the shape)\n");
-  if (bench.clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1)\n");
+      "the Runtime's choice; ltx us -1: the protocol refused the shape; nccl us, perm us: plain "
+      "NCCL's send/recv and permute alone; plain, window, ce: NCCL's modes, each the whole op "
+      "with its permute; speedup: best / ltx; #wrong: NCCL modes with a wrong output)\n");
+  if (bench.nccl->clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1 or -)\n");
   if (!bench.head_counts.empty()) {
     absl::PrintF("# (heads per rank %s, for ltx and NCCL alike; size: the mean per rank)\n",
                  absl::StrJoin(bench.head_counts, ","));
@@ -260,17 +264,16 @@ absl::StatusOr<LtxTime> TimeLtx(const BenchContext& bench, Protocol protocol) {
   LTX_RETURN_IF_ERROR(first);
   time.wrong = harness.Verify().ok() ? 0 : 1;
   LTX_ASSIGN_OR_RETURN(time.us, MedianMicros(bench.timing, runtime.devices(), buffers,
-                                              /*per_rank_threads=*/true,
-                                              [&](int rank) {
-                                                return runtime.AllToAllRank(rank, shape,
-                                                                            buffers[rank], call);
-                                              }));
+                                             /*per_rank_threads=*/true, [&](int rank) {
+                                               return runtime.AllToAllRank(rank, shape,
+                                                                           buffers[rank], call);
+                                             }));
   LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
   return time;
 }
 
-// Times one shape in one direction: ltx's call on each protocol, then NCCL's transfer, permute
-// and both.
+// Times one shape in one direction: ltx's call on each protocol, then NCCL's modes (and plain
+// NCCL's transfer and permute alone).
 absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
                       AllToAllDirection direction) {
   Runtime& runtime = *bench.runtime;
@@ -284,38 +287,27 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
     LTX_ASSIGN_OR_RETURN(const LtxTime time, TimeLtx(bench, protocol));
     ltx.push_back(time);
   }
-  double nccl_us = -1, permute_us = -1, both_us = -1;
-  int nccl_wrong = 0;
-  if (bench.clique != nullptr) {
-    LTX_ASSIGN_OR_RETURN(
-        std::unique_ptr<NcclAllToAll> nccl,
-        NcclAllToAll::Create(*bench.clique, runtime.devices(), harness.layout(), buffers));
-    LTX_RETURN_IF_ERROR(harness.RefreshInputs());
-    LTX_RETURN_IF_ERROR(nccl->Run());
-    nccl_wrong = harness.Verify().ok() ? 0 : 1;
-    // NCCL's calls are grouped from one thread (ncclGroupStart/End over every rank).
-    const auto from_one_thread = [&](const std::function<absl::Status()>& run) {
-      return MedianMicros(bench.timing, runtime.devices(), buffers, /*per_rank_threads=*/false,
-                          [&run](int /*rank*/) { return run(); });
-    };
-    LTX_ASSIGN_OR_RETURN(nccl_us, from_one_thread([&] { return nccl->Transfer(); }));
-    LTX_ASSIGN_OR_RETURN(permute_us, from_one_thread([&] { return nccl->Permute(); }));
-    LTX_ASSIGN_OR_RETURN(both_us, from_one_thread([&] { return nccl->Run(); }));
-    LTX_RETURN_IF_ERROR(harness.SynchronizeStreams());
-  }
   const int64_t total = shape.tokens * shape.heads * shape.head_dim * ElementSize(bench.dtype);
   const double size = static_cast<double>(total) / world;  // Bytes per rank.
+  // NCCL's calls are grouped from one thread (ncclGroupStart/End over every rank).
+  const OneThreadTimer from_one_thread = [&](const std::function<absl::Status()>& run) {
+    return MedianMicros(bench.timing, runtime.devices(), buffers, /*per_rank_threads=*/false,
+                        [&run](int /*rank*/) { return run(); });
+  };
+  LTX_ASSIGN_OR_RETURN(
+      const NcclAllToAllTimes nccl,
+      TimeNcclAllToAll(*bench.nccl, harness, runtime.devices(), size, from_one_thread));
   const double bus = world > 1 ? static_cast<double>(world - 1) / world : 1.0;
   auto algbw = [size](double us) { return us > 0 ? size / us / 1e3 : -1; };
   for (size_t i = 0; i < ltx.size(); ++i) {
     absl::PrintF(
-        "  %-10s %6d %5d %5d %12.0f %12.0f %6s %9s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f "
-        "|%10.1f |%10.1f %8.1f %6d\n",
+        "  %-10s %6d %5d %5d %12.0f %12.0f %6s %9s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f | %s "
+        "%6d\n",
         DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
         size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(),
         ProtocolName(bench.protocols[i]).c_str(), ltx[i].us, algbw(ltx[i].us),
-        algbw(ltx[i].us) * bus, ltx[i].wrong, nccl_us, algbw(nccl_us) * bus, permute_us, both_us,
-        algbw(both_us) * bus, nccl_wrong);
+        algbw(ltx[i].us) * bus, ltx[i].wrong, nccl.transfer_us, nccl.permute_us,
+        NcclCells(nccl.modes, ltx[i].us), nccl.wrong);
   }
   std::fflush(stdout);
   return absl::OkStatus();
@@ -334,10 +326,14 @@ absl::Status Bench(Runtime& runtime, const AllToAllToolConfig& config) {
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
                        AllToAllHarness::Create(runtime.devices(), capacity, capacity,
                                                /*seed=*/1));
-  const NcclSide nccl = LoadNccl(config.nccl_path, runtime.devices());
-  if (nccl.clique != nullptr) absl::PrintF("# NCCL %s\n", nccl.version);
-  const BenchContext bench{&runtime,         harness.get(), nccl.clique.get(), config.dtype,
-                           config.protocols, config.blocks, config.timing,     config.head_counts};
+  NcclSide nccl = LoadNccl(config.nccl_path, runtime.devices());
+  NcclModeRequest modes;
+  modes.buffer_bytes.assign(3, static_cast<size_t>(capacity));  // Input, staging, output.
+  modes.no_windows = kAllToAllNoWindows;
+  OpenNcclModes(runtime.devices(), modes, &nccl);
+  absl::PrintF("%s", NcclModesNote(nccl));
+  const BenchContext bench{&runtime,         harness.get(), &nccl,         config.dtype,
+                           config.protocols, config.blocks, config.timing, config.head_counts};
   absl::PrintF(
       "# ltx_alltoall: %d rank(s), batch 1, medians of %d windows of %d calls (us); ltx: per-rank "
       "calls, one thread per GPU; NCCL: grouped from one thread\n",

@@ -75,9 +75,25 @@ NcclRankPlan PlanNcclRank(const AllToAllLayout& layout, int rank, const RankBuff
   return plan;
 }
 
+std::optional<size_t> EqualPieceBytes(const std::vector<tools::NcclPeerBytes>& peers) {
+  if (peers.empty()) return std::nullopt;
+  const tools::NcclPeerBytes& first = peers[0];
+  const size_t bytes = first.send_bytes;
+  for (size_t p = 0; p < peers.size(); ++p) {
+    const tools::NcclPeerBytes& peer = peers[p];
+    if (peer.send_bytes != bytes || peer.recv_bytes != bytes ||
+        static_cast<const uint8_t*>(peer.send) !=
+            static_cast<const uint8_t*>(first.send) + p * bytes ||
+        static_cast<uint8_t*>(peer.recv) != static_cast<uint8_t*>(first.recv) + p * bytes) {
+      return std::nullopt;
+    }
+  }
+  return bytes;
+}
+
 absl::StatusOr<std::unique_ptr<NcclAllToAll>> NcclAllToAll::Create(
     const tools::NcclClique& clique, const std::vector<int>& devices, const AllToAllLayout& layout,
-    const std::vector<RankBuffers>& buffers) {
+    const std::vector<RankBuffers>& buffers, const NcclAllToAllOptions& options) {
   if (layout.geometry.batch != 1) {
     return absl::InvalidArgumentError("the NCCL comparison runs batch 1 only");
   }
@@ -87,19 +103,42 @@ absl::StatusOr<std::unique_ptr<NcclAllToAll>> NcclAllToAll::Create(
       new NcclAllToAll(clique, devices, streams, !layout.geometry.heads_to_seq));
   for (int r = 0; r < layout.world_size; ++r) {
     void* staging = nullptr;
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices[r]), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(
-        CudaStatus(cudaMalloc(&staging, std::max<int64_t>(NcclStagingBytes(layout, r), 1)),
-                   "cudaMalloc(staging)"));
-    op->staging_.push_back(staging);
+    if (options.staging.empty()) {
+      LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices[r]), "cudaSetDevice"));
+      LTX_RETURN_IF_ERROR(
+          CudaStatus(cudaMalloc(&staging, std::max<int64_t>(NcclStagingBytes(layout, r), 1)),
+                     "cudaMalloc(staging)"));
+      op->staging_.push_back(staging);
+    } else {
+      staging = options.staging[r];
+    }
     NcclRankPlan plan = PlanNcclRank(layout, r, buffers[r], staging);
     op->permutes_.push_back(plan.permute);
     op->transfers_.push_back(std::move(plan.peers));
   }
+  if (!options.collective) return op;
+  const std::optional<size_t> first = EqualPieceBytes(op->transfers_[0]);
+  for (int r = 0; r < layout.world_size; ++r) {
+    if (!first.has_value() || *first == 0 || EqualPieceBytes(op->transfers_[r]) != first) {
+      return absl::InvalidArgumentError(
+          "ncclAlltoAll moves equal pieces only; this shape's pieces differ (uneven tokens or "
+          "heads)");
+    }
+  }
+  op->piece_bytes_ = *first;
   return op;
 }
 
-absl::Status NcclAllToAll::Transfer() { return clique_.AllToAll(transfers_, streams_); }
+absl::Status NcclAllToAll::Transfer() {
+  if (piece_bytes_ == 0) return clique_.AllToAll(transfers_, streams_);
+  std::vector<const void*> sends;
+  std::vector<void*> recvs;
+  for (const std::vector<tools::NcclPeerBytes>& peers : transfers_) {
+    sends.push_back(peers[0].send);
+    recvs.push_back(peers[0].recv);
+  }
+  return clique_.AlltoAll(sends, recvs, piece_bytes_, streams_);
+}
 
 absl::Status NcclAllToAll::Permute() {
   for (size_t rank = 0; rank < permutes_.size(); ++rank) {

@@ -1,6 +1,8 @@
 // The Ulysses all-to-all over NCCL, for comparison in the ltx_alltoall benchmark: grouped
 // ncclSend/ncclRecv of contiguous pieces plus a local permute into (or out of) the final
-// layout, on the same buffers and streams as ltx's call, each part timeable on its own.
+// layout, on the same buffers and streams as ltx's call, each part timeable on its own; or, for
+// NCCL's copy-engine collectives, one ncclAlltoAll of equal pieces between buffers of symmetric
+// windows in place of the send/recv.
 // Batch 1 only: then each received piece of sequence -> heads lands contiguous in the output,
 // and each sent piece of heads -> sequence is contiguous in the input.
 #ifndef LTX_TOOLS_LTX_ALLTOALL_NCCL_ALLTOALL_H_
@@ -10,6 +12,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -38,14 +41,31 @@ int64_t NcclStagingBytes(const AllToAllLayout& layout, int rank);
 NcclRankPlan PlanNcclRank(const AllToAllLayout& layout, int rank, const RankBuffers& buffers,
                           void* staging);
 
+// The bytes of every piece when `peers` (one rank's plan) is what one ncclAlltoAll moves: every
+// piece sent and received is that size, and piece p lies at p times it from piece 0 on both
+// sides. nullopt otherwise (uneven tokens or heads). Pure.
+std::optional<size_t> EqualPieceBytes(const std::vector<tools::NcclPeerBytes>& peers);
+
+// How the NCCL all-to-all moves its pieces.
+struct NcclAllToAllOptions {
+  // One staging buffer per rank of at least NcclStagingBytes (e.g. in a window); empty:
+  // cudaMalloc'd and owned.
+  std::vector<void*> staging;
+  // One ncclAlltoAll per rank (needs EqualPieceBytes on every rank) instead of grouped
+  // ncclSend/ncclRecv.
+  bool collective = false;
+};
+
 class NcclAllToAll {
  public:
   // Allocates a staging buffer per rank for `layout` (batch must be 1) and plans the transfers
-  // and permutes on `buffers` (one per rank, on `devices`). Errors: InvalidArgument for
-  // batch > 1; CUDA's.
+  // and permutes on `buffers` (one per rank, on `devices`), as `options` say. Errors:
+  // InvalidArgument for batch > 1, or for a collective transfer whose pieces are not equal
+  // (saying so); CUDA's.
   static absl::StatusOr<std::unique_ptr<NcclAllToAll>> Create(
       const tools::NcclClique& clique, const std::vector<int>& devices,
-      const AllToAllLayout& layout, const std::vector<RankBuffers>& buffers);
+      const AllToAllLayout& layout, const std::vector<RankBuffers>& buffers,
+      const NcclAllToAllOptions& options = {});
   ~NcclAllToAll();
 
   NcclAllToAll(const NcclAllToAll&) = delete;
@@ -66,8 +86,9 @@ class NcclAllToAll {
   const std::vector<int> devices_;
   const std::vector<cudaStream_t> streams_;
   const bool permute_first_;
-  std::vector<void*> staging_;
+  std::vector<void*> staging_;  // Owned (cudaMalloc); empty when given.
   std::vector<std::vector<tools::NcclPeerBytes>> transfers_;
+  size_t piece_bytes_ = 0;  // Non-zero: one ncclAlltoAll of pieces of this size.
   std::vector<PermuteParams> permutes_;
 };
 
