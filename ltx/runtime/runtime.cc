@@ -153,7 +153,7 @@ std::string DescribeCall(Collective collective, int rank, int64_t shard_bytes,
                          int64_t max_shard_bytes, const ResolvedCall& call) {
   return absl::StrFormat(
       "%s rank %d: shard %d B (largest %d B), protocol %s (%s), %d blocks%s, timeout %s, %s",
-      collective == Collective::kAllToAll ? "all_to_all" : "all_gather", rank, shard_bytes,
+      CollectiveName(collective), rank, shard_bytes,
       max_shard_bytes, ProtocolName(call.protocol), call.protocol_reason, call.blocks,
       call.early_start ? " started early" : "", absl::FormatDuration(call.timeout),
       call.capturing ? "captured" : "eager");
