@@ -67,7 +67,8 @@ LTX_HOST_DEVICE inline ReduceSplit SplitForReduce(uint64_t output, const uint64_
     return split;
   }
   split.vector_elements = kVectorBytes / element_size;
-  const int64_t head = static_cast<int64_t>((kVectorBytes - (output & kMask)) & kMask) / element_size;
+  const int64_t head =
+      static_cast<int64_t>((kVectorBytes - (output & kMask)) & kMask) / element_size;
   split.head = head < elements ? head : elements;
   split.body_units = (elements - split.head) / split.vector_elements;
   split.tail = elements - split.head - split.body_units * split.vector_elements;
@@ -100,7 +101,8 @@ LTX_HOST_DEVICE inline ReduceItem ReduceItemOf(const ReduceSplit& split, int64_t
     result.elements = split.vector_elements;
     return result;
   }
-  result.first = split.head + split.body_units * split.vector_elements + (body_item - split.body_units);
+  result.first =
+      split.head + split.body_units * split.vector_elements + (body_item - split.body_units);
   return result;
 }
 

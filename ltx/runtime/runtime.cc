@@ -511,9 +511,11 @@ absl::Status Runtime::CheckRankMemory(int rank, const void* pointer, int64_t byt
       CheckPointerDevice(pointer, device, rank, name, /*allow_managed=*/!peers_access));
   // Pool and virtual-memory mappings need the peers' access granted.
   if (peers_access && transport_ == Transport::kPeerStores) {
-    const absl::Status open = EnsurePeerWritable(pointer, bytes, device, placement_->PeersOf(device));
+    const absl::Status open =
+        EnsurePeerWritable(pointer, bytes, device, placement_->PeersOf(device));
     if (!open.ok()) {
-      return absl::Status(open.code(), absl::StrFormat("rank %d: %s: %s", rank, name, open.message()));
+      return absl::Status(open.code(),
+                          absl::StrFormat("rank %d: %s: %s", rank, name, open.message()));
     }
   }
   *checked = {pointer, bytes, peers_access};
