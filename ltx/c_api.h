@@ -1,4 +1,5 @@
-/* The C API of ltx: the AllGather and Ulysses all-to-all runtime for any language and build
+/* The C API of ltx: the AllGather, Ulysses all-to-all, AllReduce and ReduceScatter runtime for
+ * any language and build
  * system, in the style of nccl.h. Opaque handles, plain C types, CUDA streams and device
  * pointers; every call returns an ltx_code (0 = LTX_OK) and leaves a message that
  * ltx_last_error() reads on the same thread.
@@ -40,7 +41,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 5
+#define LTX_VERSION_MINOR 6
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -188,6 +189,37 @@ typedef struct ltx_alltoall_shape {
   const int64_t* head_counts;
 } ltx_alltoall_shape;
 
+/* How the AllReduce and the ReduceScatter combine the ranks' elements (ltx::Reduction). Since
+ * 0.6. */
+typedef enum ltx_reduction {
+  LTX_REDUCE_SUM = 1,
+  LTX_REDUCE_MAX = 2,
+  LTX_REDUCE_MIN = 3
+} ltx_reduction;
+
+/* The shape of one AllReduce (ltx::AllReduceShape), the same on every rank: every rank's input
+ * and output are `count` contiguous elements of `dtype` (LTX_BFLOAT16, LTX_FLOAT16 or
+ * LTX_FLOAT32, aligned to the element size); every output becomes the element-wise `reduction`
+ * (an ltx_reduction) of every rank's input, bitwise the same on every rank. Since 0.6. */
+typedef struct ltx_allreduce_shape {
+  int dtype;
+  int64_t count;
+  int reduction;
+} ltx_allreduce_shape;
+
+/* The shape of one ReduceScatter (ltx::ReduceScatterShape), the AllGather's reversed: every
+ * rank's input is [batch, sum(token_counts), hidden], rank r's output [batch, token_counts[r],
+ * hidden], the `reduction` over every rank of its rows. `token_counts` has `num_ranks` entries
+ * and is read during the call only. Since 0.6. */
+typedef struct ltx_reduce_scatter_shape {
+  int dtype;
+  int64_t batch;
+  int64_t hidden;
+  const int64_t* token_counts;
+  int num_ranks;
+  int reduction;
+} ltx_reduce_scatter_shape;
+
 /* One rank's buffers (device memory of the rank's GPU) and stream. `input` may be NULL when the
  * rank sends nothing, `output` when the output is empty. */
 typedef struct ltx_rank_buffers {
@@ -289,6 +321,34 @@ int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
  * across ranks. */
 int ltx_all_to_all_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call);
+
+/* Coordinated AllReduce (ltx::Runtime::AllReduce): as ltx_all_gather, with an AllReduce
+ * shape; in place where every rank's input is its output. Errors: as ltx_all_gather, plus
+ * INVALID_ARGUMENT for a dtype other than LTX_BFLOAT16, LTX_FLOAT16 and LTX_FLOAT32, a
+ * reduction outside ltx_reduction, buffers not aligned to the element size, managed memory as
+ * input, or LTX_PROTOCOL_ONE_TRIP or LTX_PROTOCOL_COPY_ENGINE; UNIMPLEMENTED on the copy-engine
+ * transport. Thread-safety: as ltx::Runtime::AllReduce. Since 0.6. */
+int ltx_all_reduce(ltx_runtime* runtime, const ltx_allreduce_shape* shape,
+                   const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
+                   ltx_op** op);
+
+/* Per-rank AllReduce (ltx::Runtime::AllReduceRank): as ltx_all_gather_rank, with an AllReduce
+ * shape; errors as ltx_all_reduce plus those of ltx_all_gather_rank. Thread-safe across ranks.
+ * Since 0.6. */
+int ltx_all_reduce_rank(ltx_runtime* runtime, int rank, const ltx_allreduce_shape* shape,
+                        const ltx_rank_buffers* buffers, const ltx_call_options* call);
+
+/* Coordinated ReduceScatter (ltx::Runtime::ReduceScatter): as ltx_all_reduce, with a
+ * ReduceScatter shape and no in-place form (an input that overlaps the output is
+ * INVALID_ARGUMENT). Thread-safety: as ltx::Runtime::ReduceScatter. Since 0.6. */
+int ltx_reduce_scatter(ltx_runtime* runtime, const ltx_reduce_scatter_shape* shape,
+                       const ltx_rank_buffers* buffers, int num_buffers,
+                       const ltx_call_options* call, ltx_op** op);
+
+/* Per-rank ReduceScatter (ltx::Runtime::ReduceScatterRank): as ltx_all_reduce_rank, with a
+ * ReduceScatter shape. Thread-safe across ranks. Since 0.6. */
+int ltx_reduce_scatter_rank(ltx_runtime* runtime, int rank, const ltx_reduce_scatter_shape* shape,
+                            const ltx_rank_buffers* buffers, const ltx_call_options* call);
 
 /* Waits up to `timeout_us` until every rank's last op made through the Runtime has finished
  * (ltx::Runtime::Synchronize); returns the first device error. Must not run concurrently with

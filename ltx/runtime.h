@@ -1,7 +1,7 @@
 // ltx::Runtime: one process drives every GPU of a node. It owns one host thread per GPU, the
 // peer access between them, each GPU's signal memory and error record, and launches the
-// collectives (AllGather; the Ulysses all-to-all, sequence <-> heads) on every rank with a
-// cross-GPU barrier that times out instead of hanging.
+// collectives (AllGather; the Ulysses all-to-all, sequence <-> heads; AllReduce and
+// ReduceScatter) on every rank with a cross-GPU barrier that times out instead of hanging.
 //
 //   ltx::RuntimeOptions options;
 //   options.devices = {0, 1, 2, 3};
@@ -52,9 +52,12 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ltx/allgather_shape.h"
+#include "ltx/allreduce_shape.h"
 #include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"
+#include "ltx/reduce_scatter_shape.h"
+#include "ltx/reduction.h"
 #include "ltx/runtime_options.h"
 #include "ltx/status_macros.h"
 
@@ -204,6 +207,46 @@ class Runtime {
   absl::Status AllToAllRank(int rank, const AllToAllShape& shape, const RankBuffers& buffers,
                             const CallOptions& call = {});
 
+  // The AllReduce (see AllReduceShape): every rank's output becomes the element-wise reduction
+  // of every rank's input, bitwise the same on every rank and every run (ranks combined in
+  // order 0, 1, ..., fp32 accumulation for 16-bit types, one rounding at the end), whatever the
+  // block count. The pull protocol (kernels/PROTOCOL.md): each rank announces its input, reads
+  // every rank's input through peer pointers and stores only into its own output; no rank's
+  // part of the op ends before every rank finished reading its input. Inputs must be device
+  // memory of the rank's GPU that the peers can read (cudaMalloc memory, pool and
+  // virtual-memory allocations, which the call opens to the peers; not managed memory). In
+  // place (input == output on a rank) runs two ops: a ReduceScatter of the count's chunks into
+  // their places, then the in-place AllGather of the chunks, with the same bits; every rank must
+  // then be in place (ranks that disagree get InvalidArgument from the device). The three call
+  // styles, their contracts, errors, ordering and capture are those of the AllGather, kernel
+  // calls only. Errors beside the AllGather's: InvalidArgument for a dtype other than bf16,
+  // fp16 and fp32, an unknown reduction, a negative count, a buffer not aligned to the element
+  // size, an input that overlaps the output other than exactly in place, managed memory as
+  // input, or Protocol::kOneTrip or kCopyEngine; Unimplemented on the copy-engine transport
+  // (the Runtime stays usable). Ranks that pass different reductions or counts, or call
+  // another collective at the same op, get InvalidArgument from the device.
+  absl::StatusOr<CollectiveHandle> AllReduce(const AllReduceShape& shape,
+                                             absl::Span<const RankBuffers> buffers,
+                                             const CallOptions& call = {});
+  absl::Status AllReduceAndWait(const AllReduceShape& shape,
+                                absl::Span<const RankBuffers> buffers,
+                                absl::Duration wait_timeout, const CallOptions& call = {});
+  absl::Status AllReduceRank(int rank, const AllReduceShape& shape, const RankBuffers& buffers,
+                             const CallOptions& call = {});
+
+  // The ReduceScatter (see ReduceScatterShape), the AllGather's layout reversed: rank r's output
+  // becomes the reduction over every rank of the input rows of its tokens, with the AllReduce's
+  // protocol, bits, call styles, contracts and errors, but no in-place form: an input that
+  // overlaps the output is InvalidArgument. Token counts as the AllGather's (uneven, zeros).
+  absl::StatusOr<CollectiveHandle> ReduceScatter(const ReduceScatterShape& shape,
+                                                 absl::Span<const RankBuffers> buffers,
+                                                 const CallOptions& call = {});
+  absl::Status ReduceScatterAndWait(const ReduceScatterShape& shape,
+                                    absl::Span<const RankBuffers> buffers,
+                                    absl::Duration wait_timeout, const CallOptions& call = {});
+  absl::Status ReduceScatterRank(int rank, const ReduceScatterShape& shape,
+                                 const RankBuffers& buffers, const CallOptions& call = {});
+
   // Waits until every rank's last op enqueued through this Runtime has finished (bounded by
   // `timeout`) and returns the first device error, if any; DeadlineExceeded naming the busy
   // ranks if `timeout` passed. A device error with ranks still running names them too, and
@@ -242,6 +285,18 @@ class Runtime {
   absl::Status CheckUsable();
   // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
   absl::Status ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers);
+  // A buffer of a rank that passed the CUDA checks: its bytes, and whether for the peers.
+  struct CheckedBuffer {
+    const void* pointer = nullptr;
+    int64_t bytes = 0;
+    bool peers_access = false;
+  };
+  // InvalidArgument unless the `bytes` bytes at `pointer` (a rank's `name`: "input" or
+  // "output") are device memory of rank `rank`'s GPU, or managed memory unless `peers_access`;
+  // with `peers_access`, opens them to the peers (EnsurePeerWritable). Skipped where `*checked`
+  // already covers them; records them there.
+  absl::Status CheckRankMemory(int rank, const void* pointer, int64_t bytes, const char* name,
+                               bool peers_access, CheckedBuffer* checked);
   // Validates `call` and resolves it for rank `rank`, whose stream is capturing or not.
   absl::StatusOr<ResolvedCall> Resolve(int rank, const CollectiveOp& op, const CallOptions& call,
                                        bool capturing) const;

@@ -86,6 +86,14 @@ static void TestNullArguments(void) {
                 "all_to_all NULL");
   ExpectInvalid(ltx_all_to_all_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
                 "all_to_all_rank NULL");
+  ExpectInvalid(ltx_all_reduce(NULL, NULL, NULL, 0, NULL, &op), "runtime is NULL",
+                "all_reduce NULL");
+  ExpectInvalid(ltx_all_reduce_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
+                "all_reduce_rank NULL");
+  ExpectInvalid(ltx_reduce_scatter(NULL, NULL, NULL, 0, NULL, &op), "runtime is NULL",
+                "reduce_scatter NULL");
+  ExpectInvalid(ltx_reduce_scatter_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
+                "reduce_scatter_rank NULL");
   ExpectInvalid(ltx_op_wait(NULL, 1000), "op is NULL", "op_wait NULL");
   ExpectInvalid(ltx_op_destroy(NULL), "op is NULL", "op_destroy NULL");
   ExpectInvalid(ltx_runtime_synchronize(NULL, 1000), "runtime is NULL", "synchronize NULL");

@@ -184,6 +184,18 @@ TEST(DeviceErrorToStatusTest, OneTripDataTimeoutSaysItWaitedForData) {
             "all_to_all #7: rank 0 waited 1s for data from rank 3 (its flag showed op #6)");
 }
 
+TEST(DeviceErrorToStatusTest, ReductionsAreNamed) {
+  DeviceErrorRecord record = PeerGaveUpRecord(BarrierPhase::kExit, /*rank=*/1, /*peer=*/0,
+                                              /*op=*/4);
+  record.state = kRecordWritten;
+  record.collective = static_cast<uint32_t>(Collective::kAllReduce);
+  EXPECT_THAT(std::string(DeviceErrorToStatus(record).message()),
+              ::testing::StartsWith("all_reduce #4: "));
+  record.collective = static_cast<uint32_t>(Collective::kReduceScatter);
+  EXPECT_THAT(std::string(DeviceErrorToStatus(record).message()),
+              ::testing::StartsWith("reduce_scatter #4: "));
+}
+
 TEST(DeviceErrorToStatusTest, MismatchFromTheSharedBuilderReadsAsTheKernelsDo) {
   const EntryAnnouncement mine =
       MakeEntryAnnouncement(0x1000, 1, 8192, 2, 40, 0xabc, AnnouncedProtocol::kDirect, 0);

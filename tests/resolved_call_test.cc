@@ -433,5 +433,44 @@ TEST(ResolvedCallTest, SharedGpusTakeTheCopyEnginesOnlyWhenAskedAndWhereTheyFit)
   EXPECT_TRUE(ResolveCall(options, context, CallOptions()).ok());
 }
 
+// The reductions run the pull protocol's kernel whatever their size, captured or not; the other
+// paths are refused.
+TEST(ResolvedCallTest, ReductionsTakeTheDirectKernelOnly) {
+  RuntimeOptions options;
+  for (Collective collective : {Collective::kAllReduce, Collective::kReduceScatter}) {
+    for (int64_t bytes : {int64_t{0}, int64_t{4096}, 64 * kMiB}) {
+      for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect}) {
+        CallContext context;
+        context.collective = collective;
+        context.world_size = 4;
+        context.max_shard_bytes = bytes;
+        context.shard_bytes = bytes;
+        context.max_blocks = 132;
+        CallOptions call;
+        call.protocol = protocol;
+        const absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
+        ASSERT_TRUE(resolved.ok()) << resolved.status();
+        EXPECT_EQ(resolved->protocol, Protocol::kDirect);
+        EXPECT_EQ(resolved->blocks, AutoBlockCount(bytes, 4, 132));
+      }
+    }
+    CallContext context;
+    context.collective = collective;
+    context.world_size = 2;
+    context.max_blocks = 8;
+    for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine}) {
+      CallOptions call;
+      call.protocol = protocol;
+      const absl::Status refused = ResolveCall(options, context, call).status();
+      EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+      EXPECT_NE(std::string(refused.message()).find("kernels only"), std::string::npos);
+    }
+    context.transport = Transport::kCopyEngine;
+    const absl::Status refused = ResolveCall(options, context, CallOptions()).status();
+    EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
+    EXPECT_NE(std::string(refused.message()).find("peer-store transport"), std::string::npos);
+  }
+}
+
 }  // namespace
 }  // namespace ltx

@@ -144,6 +144,27 @@ __device__ void ExitBarrier(const Params& p, const OpContext& op, Clock& clock) 
   }
 }
 
+// The end of every block of a direct-protocol kernel (the whole block calls it once its work is
+// done): the block counts itself, and the last block to do so runs the exit barrier. The
+// block's accesses (stores into peers' outputs, loads of peers' inputs) are ordered before
+// thread 0's system fence by the barrier; the fence and the count are a release that the last
+// block's thread 0 acquires (its count, then the fence in ExitBarrier).
+template <typename Params, typename Clock>
+__device__ void CountBlockAndExit(const Params& p, const OpContext& op, Clock& clock) {
+  __shared__ bool last_block;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    __threadfence_system();
+    clock.Note(DirectPhase::kFenced);
+    last_block = atomicAdd(&op.local->blocks_done, 1u) == gridDim.x - 1;
+    // The last block's acquire of the other blocks' accesses is the fence in ExitBarrier.
+    if (last_block) op.local->blocks_done = 0;
+    clock.Note(DirectPhase::kCounted);
+  }
+  __syncthreads();
+  if (last_block) ExitBarrier(p, op, clock);
+}
+
 // The body of a direct-protocol kernel: advances this GPU's op number, announces `mine` to every
 // peer, and for each lane of this block (kernels/protocols/copy_plan.h: LaneCount, LaneTarget)
 // whose target announced agreeing arguments calls `store_lane(lane, lanes, target, output)` with
@@ -156,7 +177,6 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, Stor
                             Clock clock = Clock()) {
   clock.BlockStart();
   __shared__ uint64_t target_output;
-  __shared__ bool last_block;
   const OpContext op = NextOp(p);
   SignalRegion* local = op.local;
 
@@ -195,20 +215,7 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, Stor
     clock.Mark(DirectPhase::kStoresDone);
   }
 
-  // Exit: the block's stores are ordered before thread 0's system fence by the barrier; the
-  // fence and the count are a release that the last block's thread 0 acquires (its count, then
-  // the fence in ExitBarrier).
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence_system();
-    clock.Note(DirectPhase::kFenced);
-    last_block = atomicAdd(&local->blocks_done, 1u) == gridDim.x - 1;
-    // The last block's acquire of the other blocks' stores is the fence in ExitBarrier.
-    if (last_block) local->blocks_done = 0;
-    clock.Note(DirectPhase::kCounted);
-  }
-  __syncthreads();
-  if (last_block) ExitBarrier(p, op, clock);
+  CountBlockAndExit(p, op, clock);
   clock.BlockEnd(op.number);
 }
 

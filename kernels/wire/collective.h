@@ -11,7 +11,32 @@ enum class Collective : uint32_t {
   kAllGather = 1,
   // The Ulysses all-to-all: every protocol, chosen by its largest piece.
   kAllToAll = 2,
+  // The reductions: every rank reads the rows it reduces from every rank's input (the pull
+  // protocol over the direct protocol's barriers).
+  kAllReduce = 3,
+  kReduceScatter = 4,
 };
+
+// Whether `collective` reduces (its peers read its input instead of storing into its output).
+constexpr bool IsReduction(Collective collective) {
+  return collective == Collective::kAllReduce || collective == Collective::kReduceScatter;
+}
+
+// "all_gather", "all_to_all", "all_reduce" or "reduce_scatter"; "op" for a value outside the
+// enum (an error record without a collective).
+constexpr const char* CollectiveName(Collective collective) {
+  switch (collective) {
+    case Collective::kAllGather:
+      return "all_gather";
+    case Collective::kAllToAll:
+      return "all_to_all";
+    case Collective::kAllReduce:
+      return "all_reduce";
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+  }
+  return "op";
+}
 
 }  // namespace ltx
 

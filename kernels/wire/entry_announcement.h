@@ -27,7 +27,9 @@ enum class AnnouncedProtocol : uint32_t {
 // Standard layout, 8-byte words only, so it can be stored into peer memory and loaded word by
 // word; 56 bytes, so that a MailboxSlot (announcement and op word) is one 64-byte line.
 struct EntryAnnouncement {
-  uint64_t output_address;  // The rank's output buffer (valid on its GPU and its peers).
+  // The buffer the peers access (valid on the rank's GPU and its peers): the rank's output,
+  // which they store into; for the reductions its input, which they read.
+  uint64_t output_address;
   uint64_t counts_digest;   // Digest of the token-count vector as the rank sees it.
   int64_t total_tokens;     // Sum of the token counts as the rank sees it.
   int64_t row_bytes;        // hidden * element size.

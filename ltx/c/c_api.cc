@@ -16,11 +16,15 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
+#include "ltx/allreduce_shape.h"
 #include "ltx/alltoall_shape.h"
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/data_type.h"
+#include "ltx/reduce_scatter_shape.h"
+#include "ltx/reduction.h"
 #include "ltx/runtime.h"
 #include "ltx/runtime_options.h"
+#include "ltx/status_macros.h"
 
 struct ltx_runtime {
   std::unique_ptr<ltx::Runtime> runtime;
@@ -60,6 +64,10 @@ static_assert(LTX_FLOAT64 == static_cast<int>(ltx::DataType::kFloat64), "dtype v
 static_assert(LTX_BOOL == static_cast<int>(ltx::DataType::kBool), "dtype values");
 static_assert(LTX_COMPLEX64 == static_cast<int>(ltx::DataType::kComplex64), "dtype values");
 static_assert(LTX_COMPLEX128 == static_cast<int>(ltx::DataType::kComplex128), "dtype values");
+static_assert(LTX_REDUCE_SUM == static_cast<int>(ltx::Reduction::kSum) &&
+                  LTX_REDUCE_MAX == static_cast<int>(ltx::Reduction::kMax) &&
+                  LTX_REDUCE_MIN == static_cast<int>(ltx::Reduction::kMin),
+              "reduction values");
 
 // Names of the codes, indexed by value (absl::StatusCodeToString spells them alike).
 constexpr const char* kCodeNames[] = {
@@ -253,6 +261,29 @@ absl::StatusOr<ltx::AllToAllShape> ToShape(const ltx_alltoall_shape* in) {
   return shape;
 }
 
+// The AllReduce shape of `in` (its dtype and reduction validated by the Runtime).
+absl::StatusOr<ltx::AllReduceShape> ToShape(const ltx_allreduce_shape* in) {
+  LTX_RETURN_IF_ERROR(CheckNotNull(in, "shape"));
+  ltx::AllReduceShape shape;
+  shape.dtype = static_cast<ltx::DataType>(in->dtype);
+  shape.count = in->count;
+  shape.reduction = static_cast<ltx::Reduction>(in->reduction);
+  return shape;
+}
+
+// The ReduceScatter shape of `in`; its token counts point into the caller's array.
+absl::StatusOr<ltx::ReduceScatterShape> ToShape(const ltx_reduce_scatter_shape* in) {
+  LTX_RETURN_IF_ERROR(CheckNotNull(in, "shape"));
+  LTX_RETURN_IF_ERROR(CheckArray(in->token_counts, in->num_ranks, "shape->token_counts"));
+  ltx::ReduceScatterShape shape;
+  shape.dtype = static_cast<ltx::DataType>(in->dtype);  // Validated by the Runtime.
+  shape.batch = in->batch;
+  shape.hidden = in->hidden;
+  shape.token_counts = absl::MakeConstSpan(in->token_counts, in->num_ranks);
+  shape.reduction = static_cast<ltx::Reduction>(in->reduction);
+  return shape;
+}
+
 // The coordinated and per-rank calls of each collective, chosen by the shape's type.
 absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
                                              const ltx::AllGatherShape& shape,
@@ -273,6 +304,27 @@ absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::AllGatherSha
 absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::AllToAllShape& shape,
                         const ltx::RankBuffers& buffers, const ltx::CallOptions& call) {
   return runtime.AllToAllRank(rank, shape, buffers, call);
+}
+
+absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
+                                             const ltx::AllReduceShape& shape,
+                                             absl::Span<const ltx::RankBuffers> buffers,
+                                             const ltx::CallOptions& call) {
+  return runtime.AllReduce(shape, buffers, call);
+}
+absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
+                                             const ltx::ReduceScatterShape& shape,
+                                             absl::Span<const ltx::RankBuffers> buffers,
+                                             const ltx::CallOptions& call) {
+  return runtime.ReduceScatter(shape, buffers, call);
+}
+absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::AllReduceShape& shape,
+                        const ltx::RankBuffers& buffers, const ltx::CallOptions& call) {
+  return runtime.AllReduceRank(rank, shape, buffers, call);
+}
+absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::ReduceScatterShape& shape,
+                        const ltx::RankBuffers& buffers, const ltx::CallOptions& call) {
+  return runtime.ReduceScatterRank(rank, shape, buffers, call);
 }
 
 ltx::RankBuffers ToRankBuffers(const ltx_rank_buffers& in) {
@@ -469,6 +521,28 @@ int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shap
 
 int ltx_all_to_all_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+  return PerRankCall(runtime, rank, shape, buffers, call);
+}
+
+int ltx_all_reduce(ltx_runtime* runtime, const ltx_allreduce_shape* shape,
+                   const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
+                   ltx_op** op) {
+  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+}
+
+int ltx_all_reduce_rank(ltx_runtime* runtime, int rank, const ltx_allreduce_shape* shape,
+                        const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+  return PerRankCall(runtime, rank, shape, buffers, call);
+}
+
+int ltx_reduce_scatter(ltx_runtime* runtime, const ltx_reduce_scatter_shape* shape,
+                       const ltx_rank_buffers* buffers, int num_buffers,
+                       const ltx_call_options* call, ltx_op** op) {
+  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+}
+
+int ltx_reduce_scatter_rank(ltx_runtime* runtime, int rank, const ltx_reduce_scatter_shape* shape,
+                            const ltx_rank_buffers* buffers, const ltx_call_options* call) {
   return PerRankCall(runtime, rank, shape, buffers, call);
 }
 

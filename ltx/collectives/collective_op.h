@@ -31,12 +31,18 @@ struct CollectiveOp {
   std::array<int64_t, kMaxWorldSize> shard_bytes = {};
   // Where an in-place input may start in each rank's output (kNotInPlace: nowhere).
   std::array<int64_t, kMaxWorldSize> in_place_offset = {};
+  // Whether the peers read each rank's input (the reductions' pull protocol) instead of
+  // storing into its output: then the input, not the output, must be open to the peers.
+  bool peers_read_input = false;
+  // Bytes that every input and output address must be a multiple of (the reductions: the
+  // element size).
+  int element_alignment = 1;
   // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
   std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
       launch_kernel;
   // The copy-engine form of a rank's call (ltx/transport/copy_engine/copy_engine_call.h), for
   // either transport and for capture: what the rank announces, and the copy of what rank
-  // `source` sends `target`.
+  // `source` sends `target`. Empty for the reductions, which never take the copy engines.
   std::function<EntryAnnouncement(const RankBuffers&, const ResolvedCall&)> announce_copies;
   std::function<StridedCopy(int source, int target, const void* input, void* output)> plan_copy;
 };

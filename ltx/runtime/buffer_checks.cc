@@ -48,4 +48,17 @@ absl::Status CheckRankBuffers(int world_size, int rank, int64_t input_bytes, int
   return absl::OkStatus();
 }
 
+absl::Status CheckBufferAlignment(int rank, const RankBuffers& buffers, int alignment) {
+  const void* pointers[] = {buffers.input, buffers.output};
+  const char* names[] = {"input", "output"};
+  for (int k = 0; k < 2; ++k) {
+    if (reinterpret_cast<uintptr_t>(pointers[k]) % static_cast<uintptr_t>(alignment) != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "rank %d: %s %p is not aligned to its %d-byte elements", rank, names[k], pointers[k],
+          alignment));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace ltx

@@ -22,6 +22,11 @@ inline constexpr int64_t kNotInPlace = -1;
 absl::Status CheckRankBuffers(int world_size, int rank, int64_t input_bytes, int64_t output_bytes,
                               int64_t in_place_offset, const RankBuffers& buffers);
 
+// InvalidArgument, naming the rank and the pointer, for a non-null input or output whose
+// address is not a multiple of `alignment` bytes (the element size of the reductions, whose
+// kernels load and store whole elements). Thread-safe.
+absl::Status CheckBufferAlignment(int rank, const RankBuffers& buffers, int alignment);
+
 // Whether `buffers`' input starts `in_place_offset` bytes into its output (never for
 // kNotInPlace). Thread-safe.
 bool IsInPlace(const RankBuffers& buffers, int64_t in_place_offset);

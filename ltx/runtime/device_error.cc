@@ -49,16 +49,8 @@ const char* FieldName(MismatchField field) {
 
 // The collective and number of the op of `record`, e.g. "all_to_all #7".
 std::string OpName(const DeviceErrorRecord& record) {
-  const char* collective = "op";
-  switch (static_cast<Collective>(record.collective)) {
-    case Collective::kAllGather:
-      collective = "all_gather";
-      break;
-    case Collective::kAllToAll:
-      collective = "all_to_all";
-      break;
-  }
-  return absl::StrFormat("%s #%d", collective, record.op);
+  return absl::StrFormat("%s #%d", CollectiveName(static_cast<Collective>(record.collective)),
+                         record.op);
 }
 
 std::string FieldValue(MismatchField field, uint64_t value) {

@@ -18,6 +18,10 @@ Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& contex
     *reason = "the copy-engine transport";
     return Protocol::kCopyEngine;
   }
+  if (IsReduction(context.collective)) {
+    *reason = "a reduction: the pull protocol's kernel";
+    return Protocol::kDirect;
+  }
   if (requested != Protocol::kAuto) {
     *reason = "CallOptions::protocol";
     return requested;
@@ -79,6 +83,19 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
   const absl::Status generation =
       CheckGeneration(context.rank, call.generation, context.generation);
   if (!generation.ok()) return generation;
+  if (IsReduction(context.collective)) {
+    if (context.transport == Transport::kCopyEngine) {
+      return absl::UnimplementedError(absl::StrCat(
+          CollectiveName(context.collective),
+          " needs the peer-store transport: its ranks read each other's inputs through peer "
+          "pointers"));
+    }
+    if (call.protocol == Protocol::kOneTrip || call.protocol == Protocol::kCopyEngine) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          CollectiveName(context.collective), " runs on kernels only (the pull protocol): pass "
+          "Protocol::kAuto or kDirect, not ", ProtocolName(call.protocol)));
+    }
+  }
   if (call.protocol == Protocol::kOneTrip && context.max_shard_bytes > kOneTripMaxShardBytes) {
     if (context.collective == Collective::kAllToAll) {
       return absl::InvalidArgumentError(absl::StrFormat(

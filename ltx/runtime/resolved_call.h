@@ -84,7 +84,10 @@ struct CallContext {
 };
 
 // Validates `call` and resolves it. The protocol:
-//   - On the copy-engine transport every call (AllGather and all-to-all) takes the copy
+//   - The reductions (AllReduce, ReduceScatter) take the direct kernel (the pull protocol):
+//     Unimplemented on the copy-engine transport, InvalidArgument for Protocol::kOneTrip or
+//     kCopyEngine.
+//   - On the copy-engine transport every other call (AllGather and all-to-all) takes the copy
 //     engines.
 //   - An explicit protocol is obeyed (a capturing stream on the copy engines records the
 //     captured copy-engine call of ltx/transport/copy_engine/copy_engine_graph.h).

@@ -22,6 +22,8 @@
 #include "ltx/collectives/alltoall_layout.h"
 #include "ltx/collectives/alltoall_op.h"
 #include "ltx/collectives/collective_op.h"
+#include "ltx/collectives/reduce_layout.h"
+#include "ltx/collectives/reduce_op.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/cuda/driver_api.h"
 #include "ltx/cuda/peer_access.h"
@@ -153,7 +155,7 @@ std::string DescribeCall(Collective collective, int rank, int64_t shard_bytes,
                          int64_t max_shard_bytes, const ResolvedCall& call) {
   return absl::StrFormat(
       "%s rank %d: shard %d B (largest %d B), protocol %s (%s), %d blocks%s, timeout %s, %s",
-      collective == Collective::kAllToAll ? "all_to_all" : "all_gather", rank, shard_bytes,
+      CollectiveName(collective), rank, shard_bytes,
       max_shard_bytes, ProtocolName(call.protocol), call.protocol_reason, call.blocks,
       call.early_start ? " started early" : "", absl::FormatDuration(call.timeout),
       call.capturing ? "captured" : "eager");
@@ -210,9 +212,8 @@ struct Runtime::Rank {
   cudaEvent_t last_done = nullptr;  // Recorded after each call outside capture.
   // The last input, output and stream of this rank that passed the CUDA checks; touched only
   // by this rank's calls.
-  const void* checked_input = nullptr;
-  const void* checked_output = nullptr;
-  int64_t checked_output_bytes = 0;  // A larger output at the same pointer is checked again.
+  CheckedBuffer checked_input;
+  CheckedBuffer checked_output;
   cudaStream_t checked_stream = nullptr;
 };
 
@@ -335,6 +336,7 @@ absl::Status Runtime::Initialize() {
       LTX_RETURN_IF_ERROR(LoadAllGatherKernels(resident));
       LTX_RETURN_IF_ERROR(CudaStatus(LoadCopyEngineGraphKernels(resident),
                                      "loading the copy-engine graph kernels"));
+      LTX_RETURN_IF_ERROR(LoadReduceKernels(resident));
       return LoadAllToAllKernels(resident);
     }));
     max_blocks = std::min(
@@ -463,31 +465,14 @@ absl::Status Runtime::CheckUsable() {
 absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers) {
   LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.input_bytes[rank],
                                        op.output_bytes[rank], op.in_place_offset[rank], buffers));
+  LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, buffers, op.element_alignment));
   Rank& r = *ranks_[rank];
-  const int64_t output_bytes = op.output_bytes[rank];
-  // Where a pointer or stream lives does not change while it exists, so each is asked of CUDA
-  // once, when a call of this rank first uses it.
-  if (op.input_bytes[rank] > 0 && buffers.input != r.checked_input) {
-    LTX_RETURN_IF_ERROR(
-        CheckPointerDevice(buffers.input, r.device, rank, "input", /*allow_managed=*/true));
-    r.checked_input = buffers.input;
-  }
-  if (output_bytes > 0 &&
-      (buffers.output != r.checked_output || output_bytes > r.checked_output_bytes)) {
-    LTX_RETURN_IF_ERROR(
-        CheckPointerDevice(buffers.output, r.device, rank, "output", /*allow_managed=*/false));
-    // Peers store into the output: pool and virtual-memory mappings need access granted.
-    if (transport_ == Transport::kPeerStores) {
-      const absl::Status writable = EnsurePeerWritable(buffers.output, output_bytes, r.device,
-                                                       placement_->PeersOf(r.device));
-      if (!writable.ok()) {
-        return absl::Status(writable.code(),
-                            absl::StrFormat("rank %d: output: %s", rank, writable.message()));
-      }
-    }
-    r.checked_output = buffers.output;
-    r.checked_output_bytes = output_bytes;
-  }
+  // The buffer the peers access (the output they store into, or the input they read) must be
+  // device memory of the rank's GPU open to them; the other one may be managed memory.
+  LTX_RETURN_IF_ERROR(CheckRankMemory(rank, buffers.input, op.input_bytes[rank], "input",
+                                      op.peers_read_input, &r.checked_input));
+  LTX_RETURN_IF_ERROR(CheckRankMemory(rank, buffers.output, op.output_bytes[rank], "output",
+                                      !op.peers_read_input, &r.checked_output));
   if (!r.co_located.empty()) {
     LTX_RETURN_IF_ERROR(CheckSharedGpuStream(rank, r.device, buffers.stream));
   }
@@ -509,6 +494,31 @@ absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankB
       r.checked_stream = buffers.stream;
     }
   }
+  return absl::OkStatus();
+}
+
+absl::Status Runtime::CheckRankMemory(int rank, const void* pointer, int64_t bytes,
+                                      const char* name, bool peers_access,
+                                      CheckedBuffer* checked) {
+  // Where a pointer lives does not change while it exists, so each is asked of CUDA once, when
+  // a call of this rank first uses it (again for more bytes, or for the peers' access).
+  if (bytes == 0 || (pointer == checked->pointer && bytes <= checked->bytes &&
+                     (checked->peers_access || !peers_access))) {
+    return absl::OkStatus();
+  }
+  const int device = ranks_[rank]->device;
+  LTX_RETURN_IF_ERROR(
+      CheckPointerDevice(pointer, device, rank, name, /*allow_managed=*/!peers_access));
+  // Pool and virtual-memory mappings need the peers' access granted.
+  if (peers_access && transport_ == Transport::kPeerStores) {
+    const absl::Status open =
+        EnsurePeerWritable(pointer, bytes, device, placement_->PeersOf(device));
+    if (!open.ok()) {
+      return absl::Status(open.code(),
+                          absl::StrFormat("rank %d: %s: %s", rank, name, open.message()));
+    }
+  }
+  *checked = {pointer, bytes, peers_access};
   return absl::OkStatus();
 }
 
@@ -779,6 +789,51 @@ absl::Status Runtime::AllToAllRank(int rank, const AllToAllShape& shape,
   const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world_size());
   if (!layout.ok()) return RejectRankCall(rank, layout.status());
   return RankCall(rank, AllToAllOpOf(*layout), buffers, call);
+}
+
+absl::StatusOr<CollectiveHandle> Runtime::AllReduce(const AllReduceShape& shape,
+                                                    absl::Span<const RankBuffers> buffers,
+                                                    const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const ReduceLayout layout, ComputeAllReduceLayout(shape, world_size()));
+  return Coordinate(ReduceOpOf(layout), buffers, call);
+}
+
+absl::Status Runtime::AllReduceAndWait(const AllReduceShape& shape,
+                                       absl::Span<const RankBuffers> buffers,
+                                       absl::Duration wait_timeout, const CallOptions& call) {
+  LTX_ASSIGN_OR_RETURN(CollectiveHandle handle, AllReduce(shape, buffers, call));
+  return handle.Wait(wait_timeout);
+}
+
+absl::Status Runtime::AllReduceRank(int rank, const AllReduceShape& shape,
+                                    const RankBuffers& buffers, const CallOptions& call) {
+  const absl::StatusOr<ReduceLayout> layout = ComputeAllReduceLayout(shape, world_size());
+  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  return RankCall(rank, ReduceOpOf(*layout), buffers, call);
+}
+
+absl::StatusOr<CollectiveHandle> Runtime::ReduceScatter(const ReduceScatterShape& shape,
+                                                        absl::Span<const RankBuffers> buffers,
+                                                        const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const ReduceLayout layout,
+                       ComputeReduceScatterLayout(shape, world_size()));
+  return Coordinate(ReduceOpOf(layout), buffers, call);
+}
+
+absl::Status Runtime::ReduceScatterAndWait(const ReduceScatterShape& shape,
+                                           absl::Span<const RankBuffers> buffers,
+                                           absl::Duration wait_timeout, const CallOptions& call) {
+  LTX_ASSIGN_OR_RETURN(CollectiveHandle handle, ReduceScatter(shape, buffers, call));
+  return handle.Wait(wait_timeout);
+}
+
+absl::Status Runtime::ReduceScatterRank(int rank, const ReduceScatterShape& shape,
+                                        const RankBuffers& buffers, const CallOptions& call) {
+  const absl::StatusOr<ReduceLayout> layout = ComputeReduceScatterLayout(shape, world_size());
+  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  return RankCall(rank, ReduceOpOf(*layout), buffers, call);
 }
 
 absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,

@@ -49,8 +49,8 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 500)
-        self.assertEqual(ltx.__version__, "0.5.0")
+        self.assertEqual(ltx.version(), 600)
+        self.assertEqual(ltx.__version__, "0.6.0")
 
     def test_loads_the_installed_library(self):
         self.assertTrue(ltx.library_path().endswith("lib/libltx.so"), ltx.library_path())
@@ -301,7 +301,7 @@ class TorchOpsImportTest(unittest.TestCase):
             print(ltx.__version__, ltx.version(), sorted(ltx.DIRECTIONS))
         """)
         self.assertEqual(result.returncode, 0, result.stdout)
-        self.assertIn("0.5.0 500 ['heads_to_seq', 'seq_to_heads']", result.stdout)
+        self.assertIn("0.6.0 600 ['heads_to_seq', 'seq_to_heads']", result.stdout)
 
     def test_importing_ltx_does_not_import_torch(self):
         result = subprocess.run(

@@ -1,0 +1,82 @@
+// The layout of one reduction (AllReduce or ReduceScatter), derived from its shape: which rows
+// of every rank's input each rank reduces, the bytes of each rank's buffers, and the host checks
+// of each rank's buffers. Validation happens here, on the host, before any launch, so every bad
+// input becomes an InvalidArgument that names the argument. The model is that of the kernel's
+// plan (kernels/reduce/reduce_plan.h): every input is [batch, total_rows, row_elements], and
+// rank r reduces rows [first_rows[r], first_rows[r] + rows[r]) of each batch slice into its
+// output.
+#ifndef LTX_COLLECTIVES_REDUCE_LAYOUT_H_
+#define LTX_COLLECTIVES_REDUCE_LAYOUT_H_
+
+#include <array>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/reduce/reduce_plan.h"
+#include "kernels/wire/collective.h"
+#include "kernels/wire/signal_layout.h"
+#include "ltx/allreduce_shape.h"
+#include "ltx/data_type.h"
+#include "ltx/rank_buffers.h"
+#include "ltx/reduce_scatter_shape.h"
+#include "ltx/reduction.h"
+
+namespace ltx {
+
+// Layout of a validated reduction.
+struct ReduceLayout {
+  Collective collective = Collective::kAllReduce;
+  int world_size = 0;
+  DataType dtype = DataType::kBFloat16;
+  Reduction reduction = Reduction::kSum;
+  int element_size = 0;
+  int64_t batch = 0;
+  int64_t row_elements = 0;
+  int64_t total_rows = 0;
+  std::array<int64_t, kMaxWorldSize> rows = {};
+  std::array<int64_t, kMaxWorldSize> first_rows = {};
+  // Digest of the collective, the reduction and the counts; ranks compare it on the device, so
+  // a reduction never pairs with another collective, another reduction or another shape.
+  uint64_t digest = 0;
+
+  // Every rank's input: batch * total_rows * row_elements elements.
+  int64_t InputBytes() const;
+  // Rank `rank`'s output: batch * rows[rank] * row_elements elements.
+  int64_t OutputBytes(int rank) const;
+  // Which input elements rank `rank` reduces into which output elements.
+  ReduceGeometry GeometryOf(int rank) const;
+  // Where an in-place input of rank `rank` may start in its output: at the output itself for
+  // the AllReduce, nowhere (kNotInPlace) for the ReduceScatter.
+  int64_t InPlaceOffset(int rank) const;
+};
+
+// Validates `shape` for `world_size` ranks and derives its layout: one row of `count` elements
+// that every rank reduces. InvalidArgument names the argument: a world size outside
+// 1..kMaxWorldSize, a dtype the reductions do not take (only bf16, fp16 and fp32), an unknown
+// reduction, a negative count, or a count whose byte size overflows 2^62. Thread-safe.
+absl::StatusOr<ReduceLayout> ComputeAllReduceLayout(const AllReduceShape& shape, int world_size);
+
+// Validates `shape` for `world_size` ranks and derives its layout: rank r reduces its token rows.
+// InvalidArgument as ComputeAllReduceLayout, and as ComputeAllGatherLayout for the batch,
+// hidden and token counts. Thread-safe.
+absl::StatusOr<ReduceLayout> ComputeReduceScatterLayout(const ReduceScatterShape& shape,
+                                                        int world_size);
+
+// The in-place AllReduce of `all_reduce` (ComputeAllReduceLayout) as its first step runs it: a
+// ReduceScatter of the count split into world_size chunks (whole 16-byte vectors but for the
+// last rank's), each rank's chunk reduced into its own place in its buffer. The second step
+// gathers the chunks (an in-place AllGather of the same counts, `rows`). Its digest differs
+// from the AllReduce's: ranks that disagree on in place disagree at entry. Thread-safe (pure).
+ReduceLayout InPlaceAllReduceStep(const ReduceLayout& all_reduce);
+
+// Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for
+// a rank outside [0, world_size), a null input or output where the rank has bytes to read or
+// write, an input that overlaps the output (the AllReduce allows exactly the output: in place),
+// or a pointer not aligned to the element size.
+absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,
+                                   const RankBuffers& buffers);
+
+}  // namespace ltx
+
+#endif  // LTX_COLLECTIVES_REDUCE_LAYOUT_H_

@@ -1,0 +1,204 @@
+// Tests of the reductions' argument validation and layout (ltx/collectives/reduce_layout.h):
+// ComputeAllReduceLayout, ComputeReduceScatterLayout, ValidateReduceBuffers, and the host
+// reference the GPU tests compare with (tools/testing/reduce_reference.h).
+#include "ltx/collectives/reduce_layout.h"
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "kernels/reduce/reduce_math.h"
+#include "ltx/data_type.h"
+#include "ltx/runtime/buffer_checks.h"
+#include "tools/testing/reduce_reference.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::HasSubstr;
+
+void ExpectInvalid(const absl::Status& status, const char* argument) {
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr(argument));
+}
+
+ReduceScatterShape ScatterShape(DataType dtype, int64_t batch, int64_t hidden,
+                                const std::vector<int64_t>& counts) {
+  ReduceScatterShape shape;
+  shape.dtype = dtype;
+  shape.batch = batch;
+  shape.hidden = hidden;
+  shape.token_counts = counts;
+  return shape;
+}
+
+TEST(ReduceLayoutTest, ReduceScatterRowsArePrefixesOfTheCounts) {
+  const std::vector<int64_t> counts = {3, 0, 5, 1};
+  const absl::StatusOr<ReduceLayout> layout =
+      ComputeReduceScatterLayout(ScatterShape(DataType::kFloat16, 2, 7, counts), 4);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(layout->collective, Collective::kReduceScatter);
+  EXPECT_EQ(layout->total_rows, 9);
+  EXPECT_EQ(layout->InputBytes(), 2 * 9 * 7 * 2);
+  const int64_t first[] = {0, 3, 3, 8};
+  for (int rank = 0; rank < 4; ++rank) {
+    EXPECT_EQ(layout->rows[rank], counts[rank]);
+    EXPECT_EQ(layout->first_rows[rank], first[rank]);
+    EXPECT_EQ(layout->OutputBytes(rank), 2 * counts[rank] * 7 * 2);
+    EXPECT_EQ(layout->InPlaceOffset(rank), kNotInPlace);
+  }
+}
+
+TEST(ReduceLayoutTest, AllReduceIsOneRowThatEveryRankReduces) {
+  AllReduceShape shape;
+  shape.dtype = DataType::kFloat32;
+  shape.count = 1001;
+  shape.reduction = Reduction::kMax;
+  const absl::StatusOr<ReduceLayout> layout = ComputeAllReduceLayout(shape, 3);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  for (int rank = 0; rank < 3; ++rank) {
+    EXPECT_EQ(layout->OutputBytes(rank), 4004);
+    EXPECT_EQ(layout->InPlaceOffset(rank), 0);
+    EXPECT_EQ(layout->GeometryOf(rank).slice_elements, 1001);
+    EXPECT_EQ(layout->GeometryOf(rank).input_offset, 0);
+  }
+  EXPECT_EQ(layout->InputBytes(), 4004);
+}
+
+TEST(ReduceLayoutTest, DigestsTellCollectivesReductionsAndCountsApart) {
+  AllReduceShape all;
+  all.count = 12;
+  const uint64_t sum = ComputeAllReduceLayout(all, 2)->digest;
+  all.reduction = Reduction::kMin;
+  const uint64_t min = ComputeAllReduceLayout(all, 2)->digest;
+  all.count = 13;
+  const uint64_t min13 = ComputeAllReduceLayout(all, 2)->digest;
+  const std::vector<int64_t> counts = {6, 6};
+  const uint64_t scatter =
+      ComputeReduceScatterLayout(ScatterShape(DataType::kBFloat16, 1, 1, counts), 2)->digest;
+  const std::vector<uint64_t> digests = {sum, min, min13, scatter};
+  for (size_t i = 0; i < digests.size(); ++i) {
+    for (size_t j = i + 1; j < digests.size(); ++j) EXPECT_NE(digests[i], digests[j]) << i << j;
+  }
+}
+
+TEST(ReduceLayoutTest, RejectsWhatCannotBeReduced) {
+  AllReduceShape shape;
+  shape.count = 8;
+  for (DataType dtype : kAllDataTypes) {
+    shape.dtype = dtype;
+    const bool reducible = dtype == DataType::kBFloat16 || dtype == DataType::kFloat16 ||
+                           dtype == DataType::kFloat32;
+    const absl::StatusOr<ReduceLayout> layout = ComputeAllReduceLayout(shape, 2);
+    EXPECT_EQ(layout.ok(), reducible) << DataTypeName(dtype);
+    if (!reducible) ExpectInvalid(layout.status(), "cannot be reduced");
+  }
+  shape.dtype = DataType::kBFloat16;
+  shape.reduction = static_cast<Reduction>(9);
+  ExpectInvalid(ComputeAllReduceLayout(shape, 2).status(), "reduction: unknown value 9");
+  shape.reduction = Reduction::kSum;
+  shape.count = -1;
+  ExpectInvalid(ComputeAllReduceLayout(shape, 2).status(), "count must be >= 0");
+  shape.count = int64_t{1} << 62;
+  ExpectInvalid(ComputeAllReduceLayout(shape, 2).status(), "overflows");
+  shape.count = 8;
+  ExpectInvalid(ComputeAllReduceLayout(shape, 0).status(), "world_size 0");
+  ExpectInvalid(ComputeAllReduceLayout(shape, 9).status(), "world_size 9");
+}
+
+TEST(ReduceLayoutTest, RejectsCountsThatDoNotMatchTheWorld) {
+  const std::vector<int64_t> three = {1, 2, 3};
+  ExpectInvalid(ComputeReduceScatterLayout(ScatterShape(DataType::kFloat32, 1, 4, three), 2)
+                    .status(),
+                "token_counts has 3 entries but the world size is 2");
+  const std::vector<int64_t> negative = {1, -2};
+  ExpectInvalid(ComputeReduceScatterLayout(ScatterShape(DataType::kFloat32, 1, 4, negative), 2)
+                    .status(),
+                "token_counts[1] is negative");
+  const std::vector<int64_t> two = {1, 2};
+  ExpectInvalid(
+      ComputeReduceScatterLayout(ScatterShape(DataType::kFloat32, 0, 4, two), 2).status(),
+      "batch must be >= 1");
+  ExpectInvalid(
+      ComputeReduceScatterLayout(ScatterShape(DataType::kFloat32, 1, 0, two), 2).status(),
+      "hidden must be >= 1");
+  ExpectInvalid(
+      ComputeReduceScatterLayout(ScatterShape(DataType::kInt32, 1, 4, two), 2).status(),
+      "dtype int32 cannot be reduced");
+}
+
+TEST(ValidateReduceBuffersTest, NullOverlappingAndMisalignedBuffers) {
+  const std::vector<int64_t> counts = {2, 0};
+  const absl::StatusOr<ReduceLayout> scatter =
+      ComputeReduceScatterLayout(ScatterShape(DataType::kBFloat16, 1, 8, counts), 2);
+  ASSERT_TRUE(scatter.ok());
+  alignas(16) static uint8_t memory[1024];
+  RankBuffers buffers;
+  buffers.input = memory;
+  buffers.output = memory + 512;
+  EXPECT_TRUE(ValidateReduceBuffers(*scatter, 0, buffers).ok());
+  // A rank without tokens writes nothing: a null output is fine, a null input is not.
+  RankBuffers empty_output = {memory, nullptr, nullptr};
+  EXPECT_TRUE(ValidateReduceBuffers(*scatter, 1, empty_output).ok());
+  RankBuffers null_input = {nullptr, memory + 512, nullptr};
+  ExpectInvalid(ValidateReduceBuffers(*scatter, 1, null_input), "rank 1: input is null");
+  RankBuffers null_output = {memory, nullptr, nullptr};
+  ExpectInvalid(ValidateReduceBuffers(*scatter, 0, null_output), "rank 0: output is null");
+  // The ReduceScatter has no in-place form: its own rows inside its input overlap.
+  RankBuffers overlapping = {memory, memory, nullptr};
+  ExpectInvalid(ValidateReduceBuffers(*scatter, 0, overlapping), "overlaps the output");
+  RankBuffers misaligned = {memory + 1, memory + 512, nullptr};
+  ExpectInvalid(ValidateReduceBuffers(*scatter, 0, misaligned),
+                "is not aligned to its 2-byte elements");
+  ExpectInvalid(ValidateReduceBuffers(*scatter, 2, buffers), "rank 2 is outside [0, 2)");
+
+  AllReduceShape shape;
+  shape.dtype = DataType::kFloat32;
+  shape.count = 16;
+  const absl::StatusOr<ReduceLayout> all = ComputeAllReduceLayout(shape, 2);
+  ASSERT_TRUE(all.ok());
+  RankBuffers in_place = {memory, memory, nullptr};
+  EXPECT_TRUE(ValidateReduceBuffers(*all, 1, in_place).ok());
+  RankBuffers shifted = {memory + 8, memory, nullptr};
+  ExpectInvalid(ValidateReduceBuffers(*all, 1, shifted), "overlaps the output");
+  RankBuffers half_aligned = {memory + 2, memory + 512, nullptr};
+  ExpectInvalid(ValidateReduceBuffers(*all, 1, half_aligned), "4-byte elements");
+}
+
+std::vector<uint8_t> BytesOf(const std::vector<float>& values) {
+  std::vector<uint8_t> bytes(values.size() * sizeof(float));
+  std::memcpy(bytes.data(), values.data(), bytes.size());
+  return bytes;
+}
+
+TEST(ReduceReferenceTest, ReducesEachRanksRowsOfEverySlice) {
+  // Two ranks, batch 2, rows {1, 2}, hidden 2: input element (b, row, h) = 100 b + 10 row + h on
+  // rank 0 and twice that on rank 1.
+  const std::vector<int64_t> counts = {1, 2};
+  const absl::StatusOr<ReduceLayout> layout =
+      ComputeReduceScatterLayout(ScatterShape(DataType::kFloat32, 2, 2, counts), 2);
+  ASSERT_TRUE(layout.ok());
+  std::vector<float> rank0;
+  for (int b = 0; b < 2; ++b) {
+    for (int row = 0; row < 3; ++row) {
+      for (int h = 0; h < 2; ++h) rank0.push_back(100.0f * b + 10.0f * row + h);
+    }
+  }
+  std::vector<float> rank1;
+  for (float value : rank0) rank1.push_back(2 * value);
+  const std::vector<std::vector<uint8_t>> inputs = {BytesOf(rank0), BytesOf(rank1)};
+  EXPECT_EQ(ReduceReference(*layout, 0, inputs), BytesOf({0, 3, 300, 303}));
+  EXPECT_EQ(ReduceReference(*layout, 1, inputs),
+            BytesOf({30, 33, 60, 63, 330, 333, 360, 363}));
+  ReduceLayout max = *layout;
+  max.reduction = Reduction::kMin;
+  EXPECT_EQ(ReduceReference(max, 1, inputs), BytesOf({10, 11, 20, 21, 110, 111, 120, 121}));
+}
+
+}  // namespace
+}  // namespace ltx

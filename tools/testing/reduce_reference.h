@@ -1,0 +1,24 @@
+// The host reference of the reductions (AllReduce, ReduceScatter) that the GPU tests compare
+// every rank's output with, bit for bit: computed from the shape's definition (rows of every
+// rank's input), with the kernels' own arithmetic and order (kernels/reduce/reduce_math.h:
+// ranks combined 0, 1, ..., in fp32, one rounding at the end).
+#ifndef LTX_TOOLS_TESTING_REDUCE_REFERENCE_H_
+#define LTX_TOOLS_TESTING_REDUCE_REFERENCE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "ltx/collectives/reduce_layout.h"
+
+namespace ltx {
+
+// The bytes of rank `rank`'s output for a reduction of `layout` whose rank s's input is
+// `inputs[s]` (InputBytes() bytes each): for each batch slice b and each of the rank's rows
+// [first_rows[rank], first_rows[rank] + rows[rank]), the reduction over the ranks of that row of
+// slice b, in the output's order. Thread-safe (pure).
+std::vector<uint8_t> ReduceReference(const ReduceLayout& layout, int rank,
+                                     const std::vector<std::vector<uint8_t>>& inputs);
+
+}  // namespace ltx
+
+#endif  // LTX_TOOLS_TESTING_REDUCE_REFERENCE_H_
