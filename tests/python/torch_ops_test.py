@@ -155,7 +155,7 @@ class CompiledStepTest(unittest.TestCase):
         gpu_test.synchronize(self.devices)
 
     def warm_up(self):
-        """Runs each rank's step once eagerly, then compiles each rank's step and runs it with
+        """Runs each rank's compute alone, then each rank's step once eagerly, then compiles each rank's step and runs it with
         the other ranks' matching calls made eagerly. torch.compile specialises on the rank, so
         every rank compiles; each compiles and loads its kernels while no collective waits on a
         GPU (a kernel loaded while a co-located rank waits would start only after the wait
@@ -164,6 +164,12 @@ class CompiledStepTest(unittest.TestCase):
             return
         n = len(self.devices)
         self.refill(1)
+        # Each rank's compute alone first: its stream's first matmul sets up cuBLAS and the
+        # allocator's blocks for that stream, which may wait for the whole GPU.
+        for r in range(n):
+            with torch.cuda.device(self.devices[r]), torch.cuda.stream(self.streams[r]):
+                torch.nn.functional.silu(self.inputs[r] @ self.weights[r])
+        gpu_test.synchronize(self.devices)
         eager = [self.on_rank(False, r) for r in range(n)]
         self.check(eager, "eager ops")
         self.poison(eager)
