@@ -125,7 +125,8 @@ typedef struct ltx_runtime_options {
   int64_t worker_spin_us;
   /* One-trip limit in bytes per rank (0 to 512 KiB), or -1 to let the world size set it. */
   int64_t one_trip_max_bytes;
-  /* Eager calls sending at least this many bytes to one rank take the copy engines; 0: never. */
+  /* Eager calls sending at least this many bytes to one rank take the copy engines (where no
+   * GPU hosts two ranks); 0: never. */
   int64_t copy_engine_min_bytes;
   /* An ltx_transport. */
   int transport;
@@ -310,7 +311,8 @@ int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shap
  * ltx_alltoall_direction or for LTX_PROTOCOL_ONE_TRIP with a piece over 512 KiB.
  * LTX_PROTOCOL_COPY_ENGINE, and the copy-engine transport, run it on the copy engines, as
  * ltx_all_gather; LTX_PROTOCOL_AUTO takes them too for an eager call whose largest piece reaches
- * copy_engine_min_bytes (32 MiB by default), and the kernels otherwise.
+ * copy_engine_min_bytes (32 MiB by default) where no GPU hosts two ranks, and the kernels
+ * otherwise.
  * Thread-safety: as ltx::Runtime::AllToAll. */
 int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,

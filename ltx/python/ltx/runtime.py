@@ -237,8 +237,9 @@ class Runtime:
         (dimension 1) of the sequence-sharded tensors (inputs, or outputs for heads_to_seq).
         Streams, the options and the result are those of all_gather; protocol "auto", "direct",
         "one_trip" or "copy_engine" ("auto" takes the copy engines for an eager call whose
-        largest piece reaches copy_engine_min_bytes, as for all_gather, and the kernels
-        otherwise; every protocol takes them on the copy-engine transport)."""
+        largest piece reaches copy_engine_min_bytes where no GPU hosts two ranks, as for
+        all_gather, and the kernels otherwise; every protocol takes them on the copy-engine
+        transport)."""
         self._live()
         collective = self._all_to_all(direction, head_counts)
         if counts is None:
