@@ -578,6 +578,8 @@ class RuntimeGlueTest(unittest.TestCase):
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = 'mean'; expected "
                                     "one of sum, max, min"):
             runtime.all_reduce(partials, outputs, "mean")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = \\[7, 0\\]"):
+            runtime.all_reduce(partials, outputs, [7, 0])  # Streams where the reduction goes.
         with self.assertRaisesRegex(ltx.InvalidArgumentError,
                                     "1 inputs, 2 outputs and 2 streams for 2 ranks"):
             runtime.all_reduce(partials[:1], outputs)

@@ -45,10 +45,10 @@ def _microseconds(seconds, what: str) -> int:
     return int(round(seconds * 1e6))
 
 
-def enum_value(table: dict, value: str, what: str) -> int:
+def enum_value(table: dict, value, what: str) -> int:
     """table[value]; InvalidArgumentError naming `what` and the choices when `value` is not a
     key of `table` (PROTOCOLS, TRANSPORTS, DIRECTIONS, REDUCTIONS)."""
-    if value not in table:
+    if not isinstance(value, str) or value not in table:
         raise invalid_argument(f"{what} = {value!r}; expected one of {', '.join(table)}")
     return table[value]
 
