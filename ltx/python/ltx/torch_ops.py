@@ -13,10 +13,10 @@ torch.cuda.graph captures:
 Importing this module needs PyTorch 2.4 or later (torch.library.custom_op) and registers the
 ops in the namespace `ltx`; `import ltx` alone never imports torch. Each op is the per-rank call
 (Runtime.all_gather_rank, all_to_all_rank, all_reduce_rank, reduce_scatter_rank) into a new
-tensor, enqueued on the current
-stream of the input's GPU with no host synchronisation. The ops are functional: they mutate
-nothing and return a tensor that aliases no input; their fake implementations give the output's
-shape and dtype, so torch.compile needs no GPU to trace them. They have no autograd formula.
+tensor, enqueued on the current stream of the input's GPU with no host synchronisation. The ops
+are functional: they mutate nothing and return a tensor that aliases no input; their fake
+implementations give the output's shape and dtype, so torch.compile needs no GPU to trace them.
+They have no autograd formula.
 
 A Runtime reaches the ops through an integer handle, which torch.compile keeps as a constant of
 the graph: register_runtime gives it, and the ops look the Runtime up in this module's table.
