@@ -7,9 +7,9 @@
 #   LTX_TEST_DEVICES=0,0 LTX_REQUIRE_RUN=1 bash device-bundle/py/run_gpu.sh  # two ranks on GPU 0
 #
 # The bundle holds an install tree (tools/install.sh, -c opt), the Python tests, the examples,
-# the benchmark and the ltx_allgather tool it compares with. run_gpu.sh runs the GPU tests in
-# both allocator modes, the PyTorch custom ops' test, the examples and the benchmark, then
-# prints one summary line.
+# the benchmark and the ltx_allgather tool it compares with. run_gpu.sh runs the GPU tests
+# (AllGather and all-to-all, then AllReduce and ReduceScatter) in both allocator modes, the
+# PyTorch custom ops' test, the examples and the benchmark, then prints one summary line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bundle=device-bundle/py
@@ -18,7 +18,7 @@ bin="$(bazel info -c opt bazel-bin 2>/dev/null)"
 rm -rf "${bundle}" && mkdir -p "${bundle}"
 bash tools/install.sh --prefix "${bundle}/prefix" --library "${bin}/ltx/libltx.so"
 cp tests/python/gpu_test.py tests/python/cpu_test.py tests/python/torch_ops_test.py \
-  tests/python/benchmark.py \
+  tests/python/reduce_gpu_test.py tests/python/benchmark.py \
   ltx/python/examples/quick_start.py ltx/python/examples/torch_loop.py \
   ltx/python/examples/ulysses_attention.py "${bundle}/"
 cp -L "${bin}/tools/ltx_allgather/ltx_allgather" "${bundle}/"

@@ -1,12 +1,12 @@
 #!/bin/bash
 # run_gpu.sh of the Python bundle (tools/python_bundle.sh): runs the Python package's tests,
 # the PyTorch examples and the Python benchmark on a GPU machine, then one summary line:
-#   python bundle: gpu_test <status>, torch_ops_test <status>, quick_start <status>,
-#   torch_loop <status>, ulysses_attention <status>, benchmark <status>
+#   python bundle: gpu_test <status>, reduce_gpu_test <status>, torch_ops_test <status>,
+#   quick_start <status>, torch_loop <status>, ulysses_attention <status>, benchmark <status>
 # Each runs on the rank layout of the environment, which this script passes on unchanged:
 #   LTX_TEST_DEVICES=0,0,1 | LTX_TEST_RANKS=N, and LTX_REQUIRE_RUN=1 (a skip is a failure), e.g.
 #   LTX_TEST_DEVICES=0,0,0,0 LTX_REQUIRE_RUN=1 bash run_gpu.sh
-# gpu_test fails when either allocator mode fails. Exit 0 only when everything passed.
+# gpu_test and reduce_gpu_test fail when either allocator mode fails. Exit 0 only when everything passed.
 cd "$(dirname "$0")" || exit 1
 export PYTHONPATH="${PWD}/prefix/lib/python"
 export NCCL_NVLS_ENABLE=0
@@ -23,6 +23,8 @@ echo "=== cpu_test"
 timeout 60 python3 cpu_test.py 2>&1 | tail -3
 echo "=== gpu_test (default and expandable_segments allocators)"
 timeout 330 python3 gpu_test.py; gpu=$?
+echo "=== reduce_gpu_test (AllReduce and ReduceScatter, both allocators)"
+timeout 330 python3 reduce_gpu_test.py; reduce=$?
 echo "=== torch_ops_test (torch.compile and CUDA graphs over the custom ops)"
 timeout 420 python3 torch_ops_test.py; ops=$?
 echo "=== quick_start (README's example)"
@@ -33,9 +35,10 @@ echo "=== ulysses_attention"
 timeout 90 python3 ulysses_attention.py; ulysses=$?
 echo "=== benchmark"
 timeout 150 python3 benchmark.py --cpp ./ltx_allgather; bench=$?
-echo "python bundle: gpu_test $(status ${gpu}), torch_ops_test $(status ${ops})," \
+echo "python bundle: gpu_test $(status ${gpu}), reduce_gpu_test $(status ${reduce})," \
+  "torch_ops_test $(status ${ops})," \
   "quick_start $(status ${quick})," \
   "torch_loop $(status ${loop}), ulysses_attention $(status ${ulysses})," \
   "benchmark $(status ${bench})"
-[[ ${gpu} -eq 0 && ${ops} -eq 0 && ${quick} -eq 0 && ${loop} -eq 0 && ${ulysses} -eq 0 &&
-  ${bench} -eq 0 ]]
+[[ ${gpu} -eq 0 && ${reduce} -eq 0 && ${ops} -eq 0 && ${quick} -eq 0 && ${loop} -eq 0 &&
+  ${ulysses} -eq 0 && ${bench} -eq 0 ]]

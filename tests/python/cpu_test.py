@@ -1,6 +1,7 @@
 """Tests of the Python package ltx that need no GPU: loading libltx.so, the errors without a
 GPU, the exception classes, the checks of tensors and streams (with tensor-like objects), the
-output shapes of the PyTorch ops, the package without PyTorch, and the rank layout of the tests
+calls' arguments as the library receives them (with a stand-in library), the output shapes of
+the PyTorch ops, the package without PyTorch, and the rank layout of the tests
 (ltx.rank_layout).
 
     PYTHONPATH=<prefix>/lib/python python3 tests/python/cpu_test.py
@@ -93,6 +94,19 @@ class LibraryTest(unittest.TestCase):
         _library.check(_library.lib().ltx_call_options_init(ctypes.byref(call)))
         self.assertEqual(call.struct_size, ctypes.sizeof(call))
 
+    def test_reductions_reach_the_library(self):
+        # Without a Runtime, each function names the null one: its prototype is the C API's.
+        lib, buffers, op = _library.lib(), _library.RankBuffers(), ctypes.c_void_p()
+        counts = (ctypes.c_int64 * 2)(3, 5)
+        for name, shape in [("all_reduce", _library.AllReduceShape(1, 8, 1)),
+                            ("reduce_scatter", _library.ReduceScatterShape(1, 1, 8, counts, 2, 3))]:
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "runtime is NULL"):
+                _library.check(getattr(lib, f"ltx_{name}")(None, ctypes.byref(shape), buffers, 1,
+                                                           None, ctypes.byref(op)))
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "runtime is NULL"):
+                _library.check(getattr(lib, f"ltx_{name}_rank")(None, 0, ctypes.byref(shape),
+                                                                buffers, None))
+
 
 class ErrorTest(unittest.TestCase):
     def test_classes_by_code(self):
@@ -175,6 +189,55 @@ class TensorCheckTest(unittest.TestCase):
             self.assertEqual(tensors.dtype_code(FakeTensor([1], name), "t"), code)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "torch.complex32"):
             tensors.dtype_code(FakeTensor([1], "torch.complex32"), "t")
+
+    def test_reduce_dtypes(self):
+        for name, code in [("torch.bfloat16", 1), ("torch.float16", 2), ("torch.float32", 3)]:
+            self.assertEqual(tensors.dtype_code(FakeTensor([1], name), "t", reduce=True), code)
+        for name in ("torch.int8", "torch.float64", "torch.float8_e4m3fn"):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError,
+                                        f"t has dtype {name}; ltx reduces torch.bfloat16, "
+                                        f"torch.float16, torch.float32"):
+                tensors.dtype_code(FakeTensor([1], name), "t", reduce=True)
+
+    def test_all_reduce_rank_call(self):
+        x = FakeTensor([2, 3, 5], "torch.float32", pointer=1)
+        self.assertEqual(tensors.all_reduce_rank_call(0, x, FakeTensor([2, 3, 5], "torch.float32",
+                                                                       pointer=2), 0),
+                         ((3, 30), 1, 2))
+        self.assertEqual(tensors.all_reduce_rank_call(0, x, x, 0), ((3, 30), 1, 1))  # In place.
+        self.assertEqual(tensors.all_reduce_rank_call(0, FakeTensor([0, 4]), FakeTensor([0, 4]),
+                                                      0)[0], (1, 0))
+        cases = [
+            ("differ in shape", FakeTensor([2, 3, 5]), FakeTensor([2, 15])),
+            ("ltx reduces", FakeTensor([4], "torch.int32"), FakeTensor([4], "torch.int32")),
+            ("but output is", FakeTensor([4]), FakeTensor([4], "torch.float16")),
+            ("not contiguous", FakeTensor([4]), FakeTensor([4], contiguous=False)),
+            ("is on cuda:1", FakeTensor([4], device=("cuda", 1)), FakeTensor([4])),
+        ]
+        for needle, tensor_in, tensor_out in cases:
+            with self.subTest(needle=needle):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
+                    tensors.all_reduce_rank_call(0, tensor_in, tensor_out, 0)
+
+    def test_reduce_scatter_rank_call(self):
+        counts = [3, 0, 5]
+        whole, shard = FakeTensor([2, 8, 64], pointer=1), FakeTensor([2, 5, 64], pointer=2)
+        self.assertEqual(tensors.rank_call(2, whole, shard, counts, -2, 0, scatter=True),
+                         ((1, 2, 64), 1, 2))
+        self.assertEqual(tensors.rank_call(1, FakeTensor([8, 4, 4], "torch.float16"),
+                                           FakeTensor([0, 4, 4], "torch.float16"), counts, 0, 0,
+                                           scatter=True)[0], (2, 1, 16))
+        cases = [
+            ("expected \\[2, 8, 64\\] and \\[2, 5, 64\\]", shard, whole),
+            ("do not match", whole, FakeTensor([2, 3, 64])),
+            ("do not match", FakeTensor([2, 8, 32]), shard),
+            ("ltx reduces", FakeTensor([2, 8, 64], "torch.uint8"),
+             FakeTensor([2, 5, 64], "torch.uint8")),
+        ]
+        for needle, tensor_in, tensor_out in cases:
+            with self.subTest(needle=needle):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
+                    tensors.rank_call(2, tensor_in, tensor_out, counts, -2, 0, scatter=True)
 
     def test_rank_call_derives_the_shape(self):
         counts = [3, 0, 5]
@@ -270,6 +333,13 @@ class TensorCheckTest(unittest.TestCase):
             shape((2, 5, 6, 16), 3, counts, True)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "heads, head_dim"):
             shape((2, 5, 96), 0, counts, True)
+        scatter = tensors.reduce_scatter_output_shape
+        self.assertEqual(scatter((2, 8, 64), 2, counts, -2), (2, 5, 64))
+        self.assertEqual(scatter([8, 4, 4], 1, counts, 0), (0, 4, 4))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 3 of 3"):
+            scatter((2, 8, 64), 3, counts, -2)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "no token dimension -3"):
+            scatter((8, 64), 0, counts, -3)
 
     def test_token_counts(self):
         self.assertEqual(tensors.token_counts([FakeTensor([1, 3, 8]), FakeTensor([1, 0, 8])], -2),
@@ -332,7 +402,8 @@ class FakeLibrary:
             out = args[-1]._obj if args and hasattr(args[-1], "_obj") else None
             if name.endswith("_options_init"):
                 out.struct_size = ctypes.sizeof(out)
-            elif name in ("ltx_runtime_create", "ltx_all_gather", "ltx_all_to_all"):
+            elif name in ("ltx_runtime_create", "ltx_all_gather", "ltx_all_to_all",
+                          "ltx_all_reduce", "ltx_reduce_scatter"):
                 out.value = 0x5000
             elif name == "ltx_runtime_world_size":
                 out.value = 2
@@ -485,6 +556,99 @@ class RuntimeGlueTest(unittest.TestCase):
             runtime.all_to_all_rank(2, None, None, [1, 5])
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "3 counts"):
             runtime.all_to_all_rank(0, None, None, [1, 5, 0])
+
+    def test_all_reduce(self):
+        runtime = ltx.Runtime()
+        partials = [FakeTensor([4, 6], "torch.float16", pointer=0x10),
+                    FakeTensor([4, 6], "torch.float16", ("cuda", 1), pointer=0x20)]
+        runtime.all_reduce(partials, partials, "max", streams=[7, FakeStream()],
+                           protocol="direct")  # In place: each output is its input.
+        _, shape, buffers, n, call, _ = self.last("ltx_all_reduce")
+        self.assertEqual((shape._obj.dtype, shape._obj.count, shape._obj.reduction, n),
+                         (2, 24, 2, 2))
+        self.assertEqual([(b.input, b.output, b.stream) for b in buffers],
+                         [(0x10, 0x10, 7), (0x20, 0x20, 0x1234)])
+        self.assertEqual(call._obj.protocol, 1)
+        self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        outputs = [FakeTensor([4, 6], "torch.float16", pointer=0x30),
+                   FakeTensor([4, 6], "torch.float16", ("cuda", 1), pointer=0x40)]
+        op = runtime.all_reduce(partials, outputs, streams=[0, 0], wait=False)
+        self.assertEqual(self.last("ltx_all_reduce")[1]._obj.reduction, 1)  # "sum"
+        op.close()
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = 'mean'; expected "
+                                    "one of sum, max, min"):
+            runtime.all_reduce(partials, outputs, "mean")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = \\[7, 0\\]"):
+            runtime.all_reduce(partials, outputs, [7, 0])  # Streams where the reduction goes.
+        with self.assertRaisesRegex(ltx.InvalidArgumentError,
+                                    "1 inputs, 2 outputs and 2 streams for 2 ranks"):
+            runtime.all_reduce(partials[:1], outputs)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "disagree on \\(dtype, count\\)"):
+            runtime.all_reduce([partials[0], FakeTensor([2], "torch.float16", ("cuda", 1))],
+                               [outputs[0], FakeTensor([2], "torch.float16", ("cuda", 1))],
+                               streams=[0, 0])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx reduces"):
+            runtime.all_reduce([FakeTensor([4], "torch.int8")] * 2,
+                               [FakeTensor([4], "torch.int8")] * 2)
+
+    def test_all_reduce_rank(self):
+        runtime = ltx.Runtime()
+        x = FakeTensor([3, 5], "torch.float32", ("cuda", 1), pointer=0x10)
+        call = runtime.prepare_all_reduce_rank(1, x, x, "min", 9, timeout=0.5)
+        self.assertIsInstance(call, ltx.RankCall)
+        call()
+        _, rank, shape, buffers, options = self.last("ltx_all_reduce_rank")
+        self.assertEqual((rank, shape._obj.dtype, shape._obj.count, shape._obj.reduction),
+                         (1, 3, 15, 3))
+        self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
+                         (0x10, 0x10, 9))
+        self.assertEqual(options._obj.timeout_us, 500_000)
+        runtime.all_reduce_rank(1, x, x, stream=9)
+        self.assertEqual(self.last("ltx_all_reduce_rank")[2]._obj.reduction, 1)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2 for 2 ranks"):
+            runtime.all_reduce_rank(2, x, x)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction"):
+            runtime.all_reduce_rank(1, x, x, "prod")
+
+    def test_reduce_scatter(self):
+        runtime = ltx.Runtime()
+        inputs = [FakeTensor([2, 7, 8], pointer=0x10),
+                  FakeTensor([2, 7, 8], device=("cuda", 1), pointer=0x20)]
+        outputs = [FakeTensor([2, 7, 8], pointer=0x30),
+                   FakeTensor([2, 0, 8], device=("cuda", 1), pointer=0x40)]
+        runtime.reduce_scatter(inputs, outputs, streams=[7, FakeStream()], reduction="min")
+        _, shape, buffers, n, call, _ = self.last("ltx_reduce_scatter")
+        shape = shape._obj
+        self.assertEqual((shape.dtype, shape.batch, shape.hidden, shape.num_ranks,
+                          shape.reduction), (1, 2, 8, 2, 3))
+        self.assertEqual([shape.token_counts[r] for r in range(2)], [7, 0])  # From the outputs.
+        self.assertEqual([(b.input, b.output, b.stream) for b in buffers],
+                         [(0x10, 0x30, 7), (0x20, 0x40, 0x1234)])
+        self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "do not match token counts"):
+            runtime.reduce_scatter(inputs, outputs, [3, 4], streams=[0, 0])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError,
+                                    "2 inputs, 2 outputs, 2 streams and 3 counts for 2 ranks"):
+            runtime.reduce_scatter(inputs, outputs, [7, 0, 0], streams=[0, 0])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction"):
+            runtime.reduce_scatter(inputs, outputs, reduction="avg")
+
+    def test_reduce_scatter_rank(self):
+        runtime = ltx.Runtime()
+        whole = FakeTensor([9, 3, 4], "torch.bfloat16", ("cuda", 1), pointer=0x10)
+        shard = FakeTensor([6, 3, 4], "torch.bfloat16", ("cuda", 1), pointer=0x20)
+        runtime.reduce_scatter_rank(1, whole, shard, [3, 6], 9, reduction="max", dim=0)
+        _, rank, shape, buffers, _ = self.last("ltx_reduce_scatter_rank")
+        shape = shape._obj
+        self.assertEqual((rank, shape.dtype, shape.batch, shape.hidden, shape.reduction),
+                         (1, 1, 1, 12, 2))
+        self.assertEqual([shape.token_counts[r] for r in range(2)], [3, 6])
+        self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
+                         (0x10, 0x20, 9))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 1 with 3 counts"):
+            runtime.reduce_scatter_rank(1, whole, shard, [3, 6, 0], dim=0)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "do not match"):
+            runtime.prepare_reduce_scatter_rank(1, shard, whole, [3, 6], dim=0)
 
 
 if __name__ == "__main__":

@@ -156,11 +156,53 @@ class AllToAllCase(Case):
                             f"{self.head_counts}, {self.direction})")
 
 
+def run_ranks(n, call):
+    """Runs call(rank) for ranks 0 to n - 1, on one thread per rank; re-raises the first
+    error."""
+    errors = []
+
+    def body(rank):
+        try:
+            call(rank)
+        except Exception as e:  # Collected for the main thread.
+            errors.append(e)
+
+    threads = [threading.Thread(target=body, args=(r,)) for r in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
+
+
+def capture_ranks(devices, streams, call):
+    """One CUDA graph per rank r, capturing call(r) on streams[r] (of GPU devices[r])."""
+    graphs = []
+    for r, device in enumerate(devices):
+        with torch.cuda.device(device):
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, stream=streams[r], capture_error_mode="thread_local"):
+                call(r)
+            graphs.append(graph)
+    return graphs
+
+
+def replay_ranks(devices, streams, graphs):
+    """Replays each rank r's graph on streams[r], rank after rank from this thread."""
+    for r, graph in enumerate(graphs):
+        with torch.cuda.device(devices[r]), torch.cuda.stream(streams[r]):
+            graph.replay()
+
+
 def count_patterns(n):
     return [[5] * n, [3 + 2 * r for r in range(n)], [0] + [7] * (n - 1), [0] * (n - 1) + [1]]
 
 
-class GpuTest(unittest.TestCase):
+class RuntimeTestCase(unittest.TestCase):
+    """Tests on one Runtime over the rank layout (self.runtime, self.devices, self.n ranks);
+    skipped when choose_devices gives none."""
+
     @classmethod
     def setUpClass(cls):
         cls.devices = devices_or_skip()
@@ -173,6 +215,8 @@ class GpuTest(unittest.TestCase):
     def setUp(self):
         self.n = self.runtime.world_size
 
+
+class GpuTest(RuntimeTestCase):
     def test_coordinated_every_dtype_and_counts(self):
         for dtype in DTYPES:
             for counts in count_patterns(self.n):
@@ -196,24 +240,6 @@ class GpuTest(unittest.TestCase):
                 op.close()
                 case.check(self)
 
-    def run_ranks(self, call):
-        """Runs call(rank) on one thread per rank; re-raises the first error."""
-        errors = []
-
-        def body(rank):
-            try:
-                call(rank)
-            except Exception as e:  # Collected for the main thread.
-                errors.append(e)
-
-        threads = [threading.Thread(target=body, args=(r,)) for r in range(self.n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise errors[0]
-
     def test_per_rank_threads(self):
         for dtype in DTYPES:
             for counts in count_patterns(self.n):
@@ -221,7 +247,7 @@ class GpuTest(unittest.TestCase):
                     case = Case(self.devices, counts, dtype, seed=7 * sum(counts))
                     for step in range(3):
                         case.refill(step)
-                        self.run_ranks(lambda r: self.runtime.all_gather_rank(
+                        run_ranks(self.n, lambda r: self.runtime.all_gather_rank(
                             r, case.inputs[r], case.outputs[r], counts, case.streams[r]))
                         case.check(self)
 
@@ -234,27 +260,20 @@ class GpuTest(unittest.TestCase):
                          for r in range(self.n)]
                 for step in range(5):
                     case.refill(200 + step)
-                    self.run_ranks(lambda r: calls[r]())
+                    run_ranks(self.n, lambda r: calls[r]())
                     case.check(self)
 
     def test_graph_capture_and_replay(self):
         for counts, hidden in [([3 + r for r in range(self.n)], 64), ([100] * self.n, 4096)]:
             with self.subTest(counts=counts, hidden=hidden):
                 case = Case(self.devices, counts, torch.bfloat16, batch=1, hidden=hidden)
-                graphs = []
-                for r, device in enumerate(self.devices):
-                    with torch.cuda.device(device):
-                        graph = torch.cuda.CUDAGraph()
-                        with torch.cuda.graph(graph, stream=case.streams[r],
-                                              capture_error_mode="thread_local"):
-                            self.runtime.all_gather_rank(r, case.inputs[r], case.outputs[r],
-                                                         counts, case.streams[r])
-                        graphs.append(graph)
+                graphs = capture_ranks(self.devices, case.streams,
+                                       lambda r: self.runtime.all_gather_rank(
+                                           r, case.inputs[r], case.outputs[r], counts,
+                                           case.streams[r]))
                 for step in range(4):
                     case.refill(100 + step)
-                    for r, graph in enumerate(graphs):
-                        with torch.cuda.device(self.devices[r]), torch.cuda.stream(case.streams[r]):
-                            graph.replay()
+                    replay_ranks(self.devices, case.streams, graphs)
                     case.check(self)
 
     def test_missing_rank_times_out_and_reset_recovers(self):
@@ -295,10 +314,10 @@ class GpuTest(unittest.TestCase):
                         direction=direction) for r in range(self.n)]
                     for step in range(3):
                         case.refill(300 + step)
-                        self.run_ranks(lambda r: calls[r]())
+                        run_ranks(self.n, lambda r: calls[r]())
                         case.check(self)
                     case.refill(400)
-                    self.run_ranks(lambda r: self.runtime.all_to_all_rank(
+                    run_ranks(self.n, lambda r: self.runtime.all_to_all_rank(
                         r, case.inputs[r], case.outputs[r], counts, case.streams[r],
                         direction=direction))
                     case.check(self)
@@ -317,7 +336,7 @@ class GpuTest(unittest.TestCase):
                                             direction=direction, head_counts=head_counts)
                     case.check(self)
                     case.refill(700)
-                    self.run_ranks(lambda r: self.runtime.all_to_all_rank(
+                    run_ranks(self.n, lambda r: self.runtime.all_to_all_rank(
                         r, case.inputs[r], case.outputs[r], counts, case.streams[r],
                         direction=direction, head_counts=head_counts))
                     case.check(self)
@@ -336,7 +355,7 @@ class GpuTest(unittest.TestCase):
                                             protocol=protocol)
                     case.check(self)
                     case.refill(800)
-                    self.run_ranks(lambda r: self.runtime.all_to_all_rank(
+                    run_ranks(self.n, lambda r: self.runtime.all_to_all_rank(
                         r, case.inputs[r], case.outputs[r], counts, case.streams[r],
                         direction=direction, head_counts=head_counts, protocol=protocol))
                     case.check(self)
@@ -351,7 +370,7 @@ class GpuTest(unittest.TestCase):
                     tensor.view(torch.uint8).fill_(POISON)
                 there.poison()
                 self.runtime.all_to_all(there.inputs, there.outputs, streams=there.streams)
-                self.run_ranks(lambda r: self.runtime.all_to_all_rank(
+                run_ranks(self.n, lambda r: self.runtime.all_to_all_rank(
                     r, there.outputs[r], back[r], counts, there.streams[r],
                     direction="heads_to_seq"))
                 synchronize(self.devices)
@@ -367,7 +386,7 @@ class GpuTest(unittest.TestCase):
         for step in range(3):
             gather.refill(500 + step)
             a2a.refill(600 + step)
-            self.run_ranks(lambda r: (
+            run_ranks(self.n, lambda r: (
                 self.runtime.all_gather_rank(r, gather.inputs[r], gather.outputs[r], counts,
                                              gather.streams[r]),
                 self.runtime.all_to_all_rank(r, a2a.inputs[r], a2a.outputs[r], counts,
@@ -414,18 +433,19 @@ def run_child() -> int:
     return rank_layout.SKIPPED_EXIT if skipped_all else 0
 
 
-def run_children() -> int:
-    """Runs the tests in one child process per allocator mode: 0 when both passed, 1 when
-    either failed, else the skip's status (rank_layout.skip_status)."""
+def run_children(script: str, name: str) -> int:
+    """Runs the tests of `script` (this file or one that calls main with its own) in one child
+    process per allocator mode, reporting them as `name`: 0 when both passed, 1 when either
+    failed, else the skip's status (rank_layout.skip_status)."""
     results = {}
-    for name, conf in MODES:
+    for mode, conf in MODES:
         env = dict(os.environ)
         env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
         if conf:
             env["PYTORCH_CUDA_ALLOC_CONF"] = conf
-        print(f"=== allocator {name}", flush=True)
+        print(f"=== allocator {mode}", flush=True)
         try:
-            child = subprocess.run([sys.executable, os.path.abspath(__file__), "--child"],
+            child = subprocess.run([sys.executable, os.path.abspath(script), "--child"],
                                    env=env, timeout=150, stdout=subprocess.PIPE,
                                    stderr=subprocess.STDOUT, text=True)
             output, code = child.stdout, child.returncode
@@ -435,33 +455,35 @@ def run_children() -> int:
         tail = [line for line in output.splitlines() if line.strip()][-1:] or [""]
         if code == rank_layout.SKIPPED_EXIT:
             reason = re.search(r"skipped '(.*)'", output)
-            results[name] = f"SKIPPED ({reason.group(1) if reason else tail[0]})"
+            results[mode] = f"SKIPPED ({reason.group(1) if reason else tail[0]})"
         elif code == 0:
-            results[name] = f"PASS ({tail[0]})"
+            results[mode] = f"PASS ({tail[0]})"
         elif isinstance(code, int) and code < 0:
-            results[name] = f"CRASH (signal {-code})"
+            results[mode] = f"CRASH (signal {-code})"
         else:
             first = re.search(r"^\S*Error: .*$", output, re.M)
             cause = first.group(0)[:300] if first else "no exception printed"
-            results[name] = f"FAIL (exit {code}: {tail[0]}; first error: {cause})"
-    summary = "; ".join(f"{name}: {result}" for name, result in results.items())
-    print(f"python gpu tests: {summary}", flush=True)
+            results[mode] = f"FAIL (exit {code}: {tail[0]}; first error: {cause})"
+    summary = "; ".join(f"{mode}: {result}" for mode, result in results.items())
+    print(f"{name}: {summary}", flush=True)
     if not all(result.startswith(("PASS", "SKIPPED")) for result in results.values()):
         return 1
-    skipped = [name for name, result in results.items() if result.startswith("SKIPPED")]
+    skipped = [mode for mode, result in results.items() if result.startswith("SKIPPED")]
     if skipped:
-        return rank_layout.skip_status("python gpu tests",
+        return rank_layout.skip_status(name,
                                        f"allocator mode(s) {', '.join(skipped)} skipped")
     return 0
 
 
-def main() -> int:
+def main(script: str = __file__, name: str = "python gpu tests") -> int:
+    """Runs the tests of `script` as the module comment says (in this process with --child),
+    reporting them as `name`."""
     if "--child" in sys.argv:
         sys.argv.remove("--child")
         return run_child()
-    if not announce_layout("python gpu tests"):
+    if not announce_layout(name):
         return 1
-    return run_children()
+    return run_children(script, name)
 
 
 if __name__ == "__main__":

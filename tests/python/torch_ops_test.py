@@ -67,6 +67,25 @@ class FakeShapeTest(unittest.TestCase):
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "direction"):
             torch.ops.ltx.all_to_all(seq, 1, 0, [3, 5], "sideways")
 
+    def test_all_reduce(self):
+        x = torch.empty(2, 3, 8, dtype=torch.float32, device="meta")
+        y = torch.ops.ltx.all_reduce(x, 1, 1, "max")
+        self.assertEqual((tuple(y.shape), y.dtype, y.device.type), ((2, 3, 8), torch.float32,
+                                                                    "meta"))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction"):
+            torch.ops.ltx.all_reduce(x, 1, 1, "mean")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx reduces"):
+            torch.ops.ltx.all_reduce(x.to(torch.int32), 1, 1, "sum")
+
+    def test_reduce_scatter(self):
+        x = torch.empty(2, 8, 16, dtype=torch.bfloat16, device="meta")
+        y = torch.ops.ltx.reduce_scatter(x, 1, 1, [3, 5], "sum")
+        self.assertEqual((tuple(y.shape), y.dtype), ((2, 5, 16), torch.bfloat16))
+        y = torch.ops.ltx.reduce_scatter(x, 1, 0, [1, 1], "min", 0)
+        self.assertEqual(tuple(y.shape), (1, 8, 16))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2 of 2"):
+            torch.ops.ltx.reduce_scatter(x, 1, 2, [3, 5], "sum")
+
 
 def choose_devices():
     """(devices, why the GPU tests skip or None): those of gpu_test, at least two ranks."""

@@ -1,5 +1,5 @@
-"""ltx for Python: AllGather and the Ulysses all-to-all over NVLink for one process that
-drives every GPU of a node.
+"""ltx for Python: AllGather, the Ulysses all-to-all, AllReduce and ReduceScatter over NVLink
+for one process that drives every GPU of a node.
 
 A ctypes binding of libltx.so (standard library only); see ltx.Runtime. Tensors come from
 PyTorch (or anything with data_ptr(), shape, dtype, device, is_contiguous()). The PyTorch
@@ -11,10 +11,11 @@ __version__ = "0.6.0"
 
 from .errors import *  # noqa: F401,F403  (Error and one subclass per canonical code)
 from .errors import ERROR_CLASSES, Error
-from .runtime import (DIRECTIONS, PROTOCOLS, TRANSPORTS, Op, RankCall, Runtime, library_path,
-                      version)
-from .tensors import DTYPES
+from .runtime import (DIRECTIONS, PROTOCOLS, REDUCTIONS, TRANSPORTS, Op, RankCall, Runtime,
+                      library_path, version)
+from .tensors import DTYPES, REDUCE_DTYPES
 
 __all__ = ["__version__", "DIRECTIONS", "DTYPES", "ERROR_CLASSES", "Error", "Op", "PROTOCOLS",
-           "RankCall", "Runtime", "TRANSPORTS", "library_path", "version"]
+           "REDUCE_DTYPES", "REDUCTIONS", "RankCall", "Runtime", "TRANSPORTS", "library_path",
+           "version"]
 __all__ += [cls.__name__ for cls in ERROR_CLASSES]

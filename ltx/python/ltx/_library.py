@@ -61,6 +61,19 @@ class AllToAllShape(ctypes.Structure):
     ]
 
 
+class AllReduceShape(ctypes.Structure):
+    _fields_ = [
+        ("dtype", ctypes.c_int),
+        ("count", ctypes.c_int64),
+        ("reduction", ctypes.c_int),
+    ]
+
+
+class ReduceScatterShape(ctypes.Structure):
+    # The AllGather's fields, then the reduction.
+    _fields_ = AllGatherShape._fields_ + [("reduction", ctypes.c_int)]
+
+
 class RankBuffers(ctypes.Structure):
     _fields_ = [
         ("input", ctypes.c_void_p),
@@ -95,6 +108,14 @@ _PROTOTYPES = {
                                 _P(CallOptions), _P(_void_p)]),
     "ltx_all_to_all_rank": (_c_int, [_void_p, _c_int, _P(AllToAllShape), _P(RankBuffers),
                                      _P(CallOptions)]),
+    "ltx_all_reduce": (_c_int, [_void_p, _P(AllReduceShape), _P(RankBuffers), _c_int,
+                                _P(CallOptions), _P(_void_p)]),
+    "ltx_all_reduce_rank": (_c_int, [_void_p, _c_int, _P(AllReduceShape), _P(RankBuffers),
+                                     _P(CallOptions)]),
+    "ltx_reduce_scatter": (_c_int, [_void_p, _P(ReduceScatterShape), _P(RankBuffers), _c_int,
+                                    _P(CallOptions), _P(_void_p)]),
+    "ltx_reduce_scatter_rank": (_c_int, [_void_p, _c_int, _P(ReduceScatterShape),
+                                         _P(RankBuffers), _P(CallOptions)]),
     "ltx_runtime_synchronize": (_c_int, [_void_p, _c_int64]),
     "ltx_runtime_status": (_c_int, [_void_p]),
     "ltx_runtime_reset": (_c_int, [_void_p, _c_int64]),

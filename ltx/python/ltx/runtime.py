@@ -1,4 +1,5 @@
-"""ltx.Runtime: the AllGather and Ulysses all-to-all runtime of libltx.so for PyTorch tensors.
+"""ltx.Runtime: the AllGather, Ulysses all-to-all, AllReduce and ReduceScatter runtime of
+libltx.so for PyTorch tensors.
 
     import ltx, torch
     runtime = ltx.Runtime(devices=[0, 1])
@@ -8,6 +9,9 @@
     runtime.all_gather_rank(rank, inputs[rank], outputs[rank], counts)
     # Ulysses all-to-all: [batch, seq_r, heads, head_dim] -> [batch, sum(seq), heads/P, head_dim].
     runtime.all_to_all(q_shards, q_heads, direction="seq_to_heads")
+    # AllReduce (bf16, fp16, fp32; in place when an output is its input) and ReduceScatter.
+    runtime.all_reduce(partials, partials, "sum")
+    runtime.reduce_scatter(partials, shards, counts, reduction="max")  # shards[r]: counts[r]
 
 Tensors are [..., tokens, ...]: rank r's input has counts[r] tokens along the token dimension
 `dim` (default -2, e.g. [batch, tokens, hidden] or [tokens, hidden]) and every output has
@@ -23,14 +27,16 @@ import functools
 import weakref
 
 from . import _library
-from ._library import (AllGatherShape, AllToAllShape, CallOptions, RankBuffers, RuntimeOptions,
-                       check, lib)
+from ._library import (AllGatherShape, AllReduceShape, AllToAllShape, CallOptions, RankBuffers,
+                       ReduceScatterShape, RuntimeOptions, check, lib)
 from .errors import invalid_argument
-from .tensors import alltoall_rank_call, rank_call, stream_handle, token_counts
+from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, stream_handle,
+                      token_counts)
 
 PROTOCOLS = {"auto": 0, "direct": 1, "one_trip": 2, "copy_engine": 3}
 TRANSPORTS = {"auto": 0, "peer_stores": 1, "copy_engine": 2}
 DIRECTIONS = {"seq_to_heads": 0, "heads_to_seq": 1}
+REDUCTIONS = {"sum": 1, "max": 2, "min": 3}
 
 
 def _microseconds(seconds, what: str) -> int:
@@ -39,8 +45,10 @@ def _microseconds(seconds, what: str) -> int:
     return int(round(seconds * 1e6))
 
 
-def _enum(table: dict, value: str, what: str) -> int:
-    if value not in table:
+def enum_value(table: dict, value, what: str) -> int:
+    """table[value]; InvalidArgumentError naming `what` and the choices when `value` is not a
+    key of `table` (PROTOCOLS, TRANSPORTS, DIRECTIONS, REDUCTIONS)."""
+    if not isinstance(value, str) or value not in table:
         raise invalid_argument(f"{what} = {value!r}; expected one of {', '.join(table)}")
     return table[value]
 
@@ -52,7 +60,7 @@ def _call_options(timeout, blocks: int, protocol: str, generation=None) -> CallO
     check(lib().ltx_call_options_init(ctypes.byref(call)))
     call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout")
     call.blocks = blocks
-    call.protocol = _enum(PROTOCOLS, protocol, "protocol")
+    call.protocol = enum_value(PROTOCOLS, protocol, "protocol")
     if generation is not None:
         if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
             raise invalid_argument(
@@ -61,23 +69,27 @@ def _call_options(timeout, blocks: int, protocol: str, generation=None) -> CallO
     return call
 
 
-def _shape(struct, key: tuple, counts, *tail):
-    """A `struct` (AllGatherShape or AllToAllShape) of the fields `key`, the token counts and
-    the fields `tail` after them."""
-    array = (ctypes.c_int64 * len(counts))(*counts)
-    shape = struct(*key, array, len(counts), *tail)
-    shape._arrays = (array, tail)  # Keeps the arrays alive with the struct.
+def _counted_shape(struct, *tail):
+    """shape(key, counts) of a `struct` with token counts (AllGatherShape, AllToAllShape,
+    ReduceScatterShape): the fields `key`, the counts and the fields `tail` after them."""
+    def shape(key: tuple, counts):
+        array = (ctypes.c_int64 * len(counts))(*counts)
+        result = struct(*key, array, len(counts), *tail)
+        result._arrays = (array, tail)  # Keeps the arrays alive with the struct.
+        return result
     return shape
 
 
 class _Collective:
-    """What differs between the collectives: the C functions, the shape struct and its fields
-    after the counts, and `describe(rank, input, output, counts, device)`, which checks one
-    rank's tensors and returns (the shape's leading fields, input pointer, output pointer)."""
+    """What differs between the collectives: the C functions; `describe(rank, input, output,
+    counts, device)`, which checks one rank's tensors and returns (the shape's leading fields,
+    input pointer, output pointer); `fields`, the names of those fields; and `shape(key,
+    counts)`, which builds the shape struct from them. The AllReduce takes no token counts:
+    counts is None there."""
 
-    def __init__(self, function: str, struct, tail: tuple, describe, fields: str):
+    def __init__(self, function: str, describe, fields: str, shape):
         self.function, self.rank_function = function, function + "_rank"
-        self.struct, self.tail, self.describe, self.fields = struct, tail, describe, fields
+        self.describe, self.fields, self.shape = describe, fields, shape
 
 
 class Op:
@@ -106,10 +118,10 @@ class Op:
 
 
 class RankCall:
-    """One rank's prepared per-rank call (Runtime.prepare_all_gather_rank or
-    prepare_all_to_all_rank). Calling it enqueues the call, exactly as all_gather_rank or
-    all_to_all_rank with the same arguments would, and raises the same errors. Call it from the
-    rank's own thread. Must not be used after its Runtime is closed."""
+    """One rank's prepared per-rank call (Runtime.prepare_all_gather_rank and the other
+    prepare_*_rank methods). Calling it enqueues the call, exactly as the per-rank method
+    (all_gather_rank, ...) with the same arguments would, and raises the same errors. Call it
+    from the rank's own thread. Must not be used after its Runtime is closed."""
 
     def __init__(self, runtime: "Runtime", function: str, rank: int, shape, buffers, options,
                  tensors):
@@ -154,7 +166,7 @@ class Runtime:
         options.worker_spin_us = _microseconds(worker_spin, "worker_spin")
         options.one_trip_max_bytes = one_trip_max_bytes
         options.copy_engine_min_bytes = copy_engine_min_bytes
-        options.transport = _enum(TRANSPORTS, transport, "transport")
+        options.transport = enum_value(TRANSPORTS, transport, "transport")
         handle = ctypes.c_void_p()
         check(lib().ltx_runtime_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
@@ -268,14 +280,81 @@ class Runtime:
                                   counts, stream,
                                   _call_options(timeout, blocks, protocol, generation))
 
+    def all_reduce(self, inputs, outputs, reduction: str = "sum", streams=None, *,
+                   timeout=None, blocks: int = 0, protocol: str = "auto", wait: bool = True,
+                   wait_timeout: float = 30.0, generation=None):
+        """Coordinated AllReduce: one input and one output tensor per rank, all of one shape
+        and dtype (bfloat16, float16 or float32); every output becomes the element-wise
+        `reduction` ("sum", "max", "min") of every rank's input, combined in rank order in
+        fp32 and rounded once, so that every rank gets the same bits. In place where each
+        rank's output is its input (on every rank or none). Streams, the options and the result
+        are those of all_gather; protocol "auto" or "direct"."""
+        self._live()
+        return self._coordinated(self._all_reduce(reduction), inputs, outputs, None, streams,
+                                 _call_options(timeout, blocks, protocol, generation), wait,
+                                 wait_timeout)
+
+    def all_reduce_rank(self, rank: int, input, output, reduction: str = "sum", stream=None, *,
+                        timeout=None, blocks: int = 0, protocol: str = "auto",
+                        generation=None) -> None:
+        """Per-rank AllReduce from rank `rank`'s own thread (tensors and reduction as
+        all_reduce, the same on every rank; the per-rank contract of all_gather_rank)."""
+        self.prepare_all_reduce_rank(rank, input, output, reduction, stream, timeout=timeout,
+                                     blocks=blocks, protocol=protocol, generation=generation)()
+
+    def prepare_all_reduce_rank(self, rank: int, input, output, reduction: str = "sum",
+                                stream=None, *, timeout=None, blocks: int = 0,
+                                protocol: str = "auto", generation=None) -> "RankCall":
+        """Checks the arguments of all_reduce_rank once and returns a RankCall that makes the
+        call (as prepare_all_gather_rank)."""
+        return self._prepare_rank(self._all_reduce(reduction), rank, input, output, None,
+                                  stream, _call_options(timeout, blocks, protocol, generation))
+
+    def reduce_scatter(self, inputs, outputs, counts=None, streams=None, *,
+                       reduction: str = "sum", dim: int = -2, timeout=None, blocks: int = 0,
+                       protocol: str = "auto", wait: bool = True, wait_timeout: float = 30.0,
+                       generation=None):
+        """Coordinated ReduceScatter, the AllGather's layout reversed: every rank's input has
+        sum(counts) tokens along `dim` ([batch, sum(counts), hidden] by default), rank r's
+        output counts[r] tokens, the element-wise `reduction` over every rank's input of the
+        tokens [counts[0] + ... + counts[r-1], + counts[r]). counts defaults to the outputs'
+        sizes along `dim`. Dtypes, reductions and the rank order are those of all_reduce; no
+        in-place form. Streams, the options and the result are those of all_gather."""
+        self._live()
+        counts = token_counts(outputs, dim) if counts is None else [int(c) for c in counts]
+        return self._coordinated(self._reduce_scatter(reduction, dim), inputs, outputs, counts,
+                                 streams, _call_options(timeout, blocks, protocol, generation),
+                                 wait, wait_timeout)
+
+    def reduce_scatter_rank(self, rank: int, input, output, counts, stream=None, *,
+                            reduction: str = "sum", dim: int = -2, timeout=None,
+                            blocks: int = 0, protocol: str = "auto",
+                            generation=None) -> None:
+        """Per-rank ReduceScatter from rank `rank`'s own thread (shapes and reduction as
+        reduce_scatter, the same on every rank; the per-rank contract of all_gather_rank)."""
+        self.prepare_reduce_scatter_rank(rank, input, output, counts, stream,
+                                         reduction=reduction, dim=dim, timeout=timeout,
+                                         blocks=blocks, protocol=protocol,
+                                         generation=generation)()
+
+    def prepare_reduce_scatter_rank(self, rank: int, input, output, counts, stream=None, *,
+                                    reduction: str = "sum", dim: int = -2, timeout=None,
+                                    blocks: int = 0, protocol: str = "auto",
+                                    generation=None) -> "RankCall":
+        """Checks the arguments of reduce_scatter_rank once and returns a RankCall that makes
+        the call (as prepare_all_gather_rank)."""
+        return self._prepare_rank(self._reduce_scatter(reduction, dim), rank, input, output,
+                                  counts, stream,
+                                  _call_options(timeout, blocks, protocol, generation))
+
     def _all_gather(self, dim: int) -> _Collective:
         def describe(rank, input, output, counts, device):
             return rank_call(rank, input, output, counts, dim, device)
-        return _Collective("ltx_all_gather", AllGatherShape, (), describe,
-                           "(dtype, batch, hidden)")
+        return _Collective("ltx_all_gather", describe, "(dtype, batch, hidden)",
+                           _counted_shape(AllGatherShape))
 
     def _all_to_all(self, direction: str, head_counts) -> _Collective:
-        code = _enum(DIRECTIONS, direction, "direction")
+        code = enum_value(DIRECTIONS, direction, "direction")
         split = None if head_counts is None else [int(h) for h in head_counts]
         if split is not None and len(split) != self.world_size:
             raise invalid_argument(
@@ -285,19 +364,41 @@ class Runtime:
         def describe(rank, input, output, counts, device):
             return alltoall_rank_call(rank, input, output, counts, self.world_size, code == 0,
                                       device, split)
-        return _Collective("ltx_all_to_all", AllToAllShape, (code, array), describe,
-                           "(dtype, batch, heads, head_dim)")
+        return _Collective("ltx_all_to_all", describe, "(dtype, batch, heads, head_dim)",
+                           _counted_shape(AllToAllShape, code, array))
+
+    @staticmethod
+    def _all_reduce(reduction: str) -> _Collective:
+        code = enum_value(REDUCTIONS, reduction, "reduction")
+
+        def describe(rank, input, output, counts, device):
+            return all_reduce_rank_call(rank, input, output, device)
+        return _Collective("ltx_all_reduce", describe, "(dtype, count)",
+                           lambda key, counts: AllReduceShape(*key, code))
+
+    @staticmethod
+    def _reduce_scatter(reduction: str, dim: int) -> _Collective:
+        code = enum_value(REDUCTIONS, reduction, "reduction")
+
+        def describe(rank, input, output, counts, device):
+            return rank_call(rank, input, output, counts, dim, device, scatter=True)
+        return _Collective("ltx_reduce_scatter", describe, "(dtype, batch, hidden)",
+                           _counted_shape(ReduceScatterShape, code))
 
     def _coordinated(self, collective: _Collective, inputs, outputs, counts, streams,
                      call: CallOptions, wait: bool, wait_timeout: float):
-        """The coordinated call of `collective`: checks every rank, calls, and waits (wait)."""
+        """The coordinated call of `collective`: checks every rank, calls, and waits (wait).
+        counts is None for a collective without token counts."""
         handle = self._live()
         n = self.world_size
         streams = [None] * n if streams is None else list(streams)
-        if not len(inputs) == len(outputs) == len(streams) == len(counts) == n:
+        sizes = [(len(inputs), "inputs"), (len(outputs), "outputs"), (len(streams), "streams")]
+        if counts is not None:
+            sizes.append((len(counts), "counts"))
+        if any(size != n for size, _ in sizes):
+            listed = [f"{size} {what}" for size, what in sizes]
             raise invalid_argument(
-                f"{len(inputs)} inputs, {len(outputs)} outputs, {len(streams)} streams and "
-                f"{len(counts)} counts for {n} ranks")
+                f"{', '.join(listed[:-1])} and {listed[-1]} for {n} ranks")
         buffers = (RankBuffers * n)()
         keys = set()
         for rank in range(n):
@@ -307,7 +408,7 @@ class Runtime:
             buffers[rank] = RankBuffers(src, dst, stream_handle(streams[rank], device))
         if len(keys) != 1:
             raise invalid_argument(f"ranks disagree on {collective.fields}: {sorted(keys)}")
-        shape = _shape(collective.struct, keys.pop(), counts, *collective.tail)
+        shape = collective.shape(keys.pop(), counts)
         op = ctypes.c_void_p()
         check(getattr(lib(), collective.function)(handle, ctypes.byref(shape), buffers, n,
                                                   ctypes.byref(call), ctypes.byref(op)))
@@ -323,16 +424,17 @@ class Runtime:
 
     def _prepare_rank(self, collective: _Collective, rank: int, input, output, counts, stream,
                       call: CallOptions) -> "RankCall":
-        """The RankCall of `collective` for rank `rank`, after checking its arguments."""
+        """The RankCall of `collective` for rank `rank`, after checking its arguments (counts
+        is None for a collective without token counts)."""
         self._live()
-        counts = [int(c) for c in counts]
-        if not 0 <= rank < self.world_size or len(counts) != self.world_size:
-            raise invalid_argument(
-                f"rank {rank} with {len(counts)} counts for {self.world_size} ranks")
+        counts = None if counts is None else [int(c) for c in counts]
+        with_counts = "" if counts is None else f" with {len(counts)} counts"
+        if not 0 <= rank < self.world_size or with_counts and len(counts) != self.world_size:
+            raise invalid_argument(f"rank {rank}{with_counts} for {self.world_size} ranks")
         device = self.devices[rank]
         key, src, dst = collective.describe(rank, input, output, counts, device)
         buffers = RankBuffers(src, dst, stream_handle(stream, device))
-        shape = _shape(collective.struct, key, counts, *collective.tail)
+        shape = collective.shape(key, counts)
         return RankCall(self, collective.rank_function, rank, shape, buffers, call,
                         (input, output))
 

@@ -35,13 +35,20 @@ DTYPES = {
     "torch.complex128": 17,
 }
 
+# The dtypes of DTYPES that the reductions (AllReduce, ReduceScatter) take.
+REDUCE_DTYPES = {name: DTYPES[name] for name in ("torch.bfloat16", "torch.float16",
+                                                 "torch.float32")}
 
-def dtype_code(tensor, what: str) -> int:
-    """The ltx_data_type of `tensor`; InvalidArgumentError for another dtype."""
+
+def dtype_code(tensor, what: str, reduce: bool = False) -> int:
+    """The ltx_data_type of `tensor`; InvalidArgumentError for a dtype outside DTYPES, or with
+    `reduce` outside REDUCE_DTYPES."""
     name = str(getattr(tensor, "dtype", None))
-    code = DTYPES.get(name)
+    table = REDUCE_DTYPES if reduce else DTYPES
+    code = table.get(name)
     if code is None:
-        raise invalid_argument(f"{what} has dtype {name}; ltx moves {', '.join(DTYPES)}")
+        raise invalid_argument(f"{what} has dtype {name}; ltx {'reduces' if reduce else 'moves'} "
+                               f"{', '.join(table)}")
     return code
 
 
@@ -72,39 +79,54 @@ def _check_tensor(tensor, what: str, device: int) -> tuple:
     return tuple(int(n) for n in tensor.shape)
 
 
-def _checked_pair(rank: int, input, output, device: int) -> tuple:
+def _checked_pair(rank: int, input, output, device: int, reduce: bool = False) -> tuple:
     """The shapes of rank `rank`'s tensors and their ltx dtype, after checking both are
-    contiguous tensors on cuda:`device` of one ltx dtype."""
+    contiguous tensors on cuda:`device` of one ltx dtype (one the reductions take, with
+    `reduce`)."""
     in_shape = _check_tensor(input, f"input of rank {rank}", device)
     out_shape = _check_tensor(output, f"output of rank {rank}", device)
-    dtype = dtype_code(input, f"input of rank {rank}")
-    if dtype_code(output, f"output of rank {rank}") != dtype:
+    dtype = dtype_code(input, f"input of rank {rank}", reduce)
+    if dtype_code(output, f"output of rank {rank}", reduce) != dtype:
         raise invalid_argument(
             f"rank {rank}: input is {input.dtype} but output is {output.dtype}")
     return in_shape, out_shape, dtype
 
 
-def rank_call(rank: int, input, output, counts, dim: int, device: int) -> tuple:
+def rank_call(rank: int, input, output, counts, dim: int, device: int,
+              scatter: bool = False) -> tuple:
     """Checks rank `rank`'s AllGather tensors: contiguous, on cuda:`device`, one ltx dtype,
     shapes that agree except along the token dimension `dim`, where the input has
-    counts[rank] tokens and the output sum(counts). Returns ((dtype, batch, hidden), input
-    pointer, output pointer): batch is the product of the dimensions before `dim`, hidden of
-    those after it."""
-    in_shape, out_shape, dtype = _checked_pair(rank, input, output, device)
+    counts[rank] tokens and the output sum(counts). With `scatter`, checks its ReduceScatter
+    tensors instead: the same shapes with input and output swapped, of a dtype the reductions
+    take. Returns ((dtype, batch, hidden), input pointer, output pointer): batch is the product
+    of the dimensions before `dim`, hidden of those after it."""
+    in_shape, out_shape, dtype = _checked_pair(rank, input, output, device, scatter)
     if len(in_shape) != len(out_shape) or not -len(in_shape) <= dim < len(in_shape):
         raise invalid_argument(
             f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} need the same "
             f"rank, with a token dimension {dim}")
     d = dim % len(in_shape)
-    expected_in = _with_size(in_shape, d, counts[rank])
-    expected_out = all_gather_output_shape(in_shape, counts, dim)
+    shard = out_shape if scatter else in_shape
+    expected = (_with_size(shard, d, counts[rank]), all_gather_output_shape(shard, counts, dim))
+    expected_in, expected_out = expected[::-1] if scatter else expected
     if in_shape != expected_in or out_shape != expected_out:
         raise invalid_argument(
             f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} do not match "
             f"token counts {list(counts)} along dimension {d} (expected {list(expected_in)} "
             f"and {list(expected_out)})")
-    return ((dtype, math.prod(in_shape[:d]), math.prod(in_shape[d + 1:])),
+    return ((dtype, math.prod(shard[:d]), math.prod(shard[d + 1:])),
             input.data_ptr(), output.data_ptr())
+
+
+def all_reduce_rank_call(rank: int, input, output, device: int) -> tuple:
+    """Checks rank `rank`'s AllReduce tensors: contiguous, on cuda:`device`, of one dtype the
+    reductions take, of one shape; the output may be the input itself (in place). Returns
+    ((dtype, element count), input pointer, output pointer)."""
+    in_shape, out_shape, dtype = _checked_pair(rank, input, output, device, reduce=True)
+    if in_shape != out_shape:
+        raise invalid_argument(
+            f"rank {rank}: input {list(in_shape)} and output {list(out_shape)} differ in shape")
+    return (dtype, math.prod(in_shape)), input.data_ptr(), output.data_ptr()
 
 
 def _with_size(shape: tuple, d: int, size) -> tuple:
@@ -112,14 +134,32 @@ def _with_size(shape: tuple, d: int, size) -> tuple:
     return shape[:d] + (size,) + shape[d + 1:]
 
 
+def _token_dimension(shape: tuple, dim: int) -> int:
+    """The index of the token dimension `dim` of `shape`; InvalidArgumentError when there is
+    none."""
+    if not -len(shape) <= dim < len(shape):
+        raise invalid_argument(f"input {list(shape)} has no token dimension {dim}")
+    return dim % len(shape)
+
+
 def all_gather_output_shape(input_shape, counts, dim: int) -> tuple:
     """The shape of every AllGather output for an input of `input_shape`: sum(counts) along the
     token dimension `dim`, the other dimensions unchanged. InvalidArgumentError when the input
     has no dimension `dim`. The sizes may be symbolic (torch.SymInt)."""
     shape = tuple(input_shape)
-    if not -len(shape) <= dim < len(shape):
-        raise invalid_argument(f"input {list(shape)} has no token dimension {dim}")
-    return _with_size(shape, dim % len(shape), sum(counts))
+    return _with_size(shape, _token_dimension(shape, dim), sum(counts))
+
+
+def reduce_scatter_output_shape(input_shape, rank: int, counts, dim: int) -> tuple:
+    """The shape of rank `rank`'s ReduceScatter output for an input of `input_shape` over
+    len(counts) ranks: counts[rank] along the token dimension `dim`, the other dimensions
+    unchanged. InvalidArgumentError for a rank out of range or an input without dimension
+    `dim`; the call itself checks the rest. The sizes may be symbolic (torch.SymInt)."""
+    shape = tuple(input_shape)
+    if not 0 <= rank < len(counts):
+        raise invalid_argument(f"rank {rank} of {len(counts)}: expected a rank below "
+                               f"{len(counts)}")
+    return _with_size(shape, _token_dimension(shape, dim), counts[rank])
 
 
 def all_to_all_output_shape(input_shape, rank: int, counts, seq_to_heads: bool,

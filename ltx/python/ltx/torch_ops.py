@@ -7,13 +7,16 @@ torch.cuda.graph captures:
     # Rank r's step, on rank r's stream (torch.cuda.stream); every rank makes the same calls.
     gathered = torch.ops.ltx.all_gather(x, handle, r, counts)              # dim=-2 by default
     by_heads = torch.ops.ltx.all_to_all(q, handle, r, counts, "seq_to_heads")
+    summed = torch.ops.ltx.all_reduce(partial, handle, r, "sum")
+    shard = torch.ops.ltx.reduce_scatter(partial, handle, r, counts, "sum")  # dim=-2 by default
 
 Importing this module needs PyTorch 2.4 or later (torch.library.custom_op) and registers the
 ops in the namespace `ltx`; `import ltx` alone never imports torch. Each op is the per-rank call
-(Runtime.all_gather_rank, Runtime.all_to_all_rank) into a new tensor, enqueued on the current
-stream of the input's GPU with no host synchronisation. The ops are functional: they mutate
-nothing and return a tensor that aliases no input; their fake implementations give the output's
-shape and dtype, so torch.compile needs no GPU to trace them. They have no autograd formula.
+(Runtime.all_gather_rank, all_to_all_rank, all_reduce_rank, reduce_scatter_rank) into a new
+tensor, enqueued on the current stream of the input's GPU with no host synchronisation. The ops
+are functional: they mutate nothing and return a tensor that aliases no input; their fake
+implementations give the output's shape and dtype, so torch.compile needs no GPU to trace them.
+They have no autograd formula.
 
 A Runtime reaches the ops through an integer handle, which torch.compile keeps as a constant of
 the graph: register_runtime gives it, and the ops look the Runtime up in this module's table.
@@ -32,8 +35,9 @@ except ImportError as e:
                       "it") from e
 
 from .errors import invalid_argument
-from .runtime import DIRECTIONS, Runtime
-from .tensors import all_gather_output_shape, all_to_all_output_shape
+from .runtime import DIRECTIONS, REDUCTIONS, Runtime, enum_value
+from .tensors import (all_gather_output_shape, all_to_all_output_shape, dtype_code,
+                      reduce_scatter_output_shape)
 
 if not hasattr(torch.library, "custom_op"):
     raise ImportError(f"ltx.torch_ops needs PyTorch 2.4 or later (torch.library.custom_op); "
@@ -69,9 +73,7 @@ def runtime_of(handle: int) -> Runtime:
 def _all_to_all_shape(input: torch.Tensor, rank: int, counts: typing.List[int],
                       direction: str, head_counts: typing.Optional[typing.List[int]]) -> tuple:
     """The output shape of torch.ops.ltx.all_to_all (see all_to_all_output_shape)."""
-    if direction not in DIRECTIONS:
-        raise invalid_argument(
-            f"direction = {direction!r}; expected one of {', '.join(DIRECTIONS)}")
+    enum_value(DIRECTIONS, direction, "direction")
     return all_to_all_output_shape(input.shape, rank, counts, direction == "seq_to_heads",
                                    head_counts)
 
@@ -111,3 +113,47 @@ def all_to_all(input: torch.Tensor, runtime: int, rank: int, counts: typing.List
 @all_to_all.register_fake
 def _all_to_all_fake(input, runtime, rank, counts, direction, head_counts=None):
     return input.new_empty(_all_to_all_shape(input, rank, counts, direction, head_counts))
+
+
+def _reduced(input: torch.Tensor, reduction: str) -> None:
+    """Checks what the reduction ops can tell from the input alone: a dtype the reductions
+    take and a known reduction."""
+    dtype_code(input, "input", reduce=True)
+    enum_value(REDUCTIONS, reduction, "reduction")
+
+
+@torch.library.custom_op("ltx::all_reduce", mutates_args=(), device_types="cuda")
+def all_reduce(input: torch.Tensor, runtime: int, rank: int, reduction: str) -> torch.Tensor:
+    """Rank `rank`'s AllReduce over the Runtime of handle `runtime`: returns a new tensor of
+    the input's shape, the element-wise `reduction` ("sum", "max", "min") of every rank's
+    input, the same bits on every rank (Runtime.all_reduce_rank)."""
+    input = input.contiguous()
+    output = input.new_empty(input.shape)
+    runtime_of(runtime).all_reduce_rank(rank, input, output, reduction)
+    return output
+
+
+@all_reduce.register_fake
+def _all_reduce_fake(input, runtime, rank, reduction):
+    _reduced(input, reduction)
+    return input.new_empty(input.shape)
+
+
+@torch.library.custom_op("ltx::reduce_scatter", mutates_args=(), device_types="cuda")
+def reduce_scatter(input: torch.Tensor, runtime: int, rank: int, counts: typing.List[int],
+                   reduction: str, dim: int = -2) -> torch.Tensor:
+    """Rank `rank`'s ReduceScatter over the Runtime of handle `runtime`: returns a new tensor
+    of the input's shape with counts[rank] along `dim`, the element-wise `reduction` over
+    every rank's input of the tokens [counts[0] + ... + counts[rank - 1], + counts[rank])
+    (Runtime.reduce_scatter_rank)."""
+    input = input.contiguous()
+    output = input.new_empty(reduce_scatter_output_shape(input.shape, rank, counts, dim))
+    runtime_of(runtime).reduce_scatter_rank(rank, input, output, counts, reduction=reduction,
+                                            dim=dim)
+    return output
+
+
+@reduce_scatter.register_fake
+def _reduce_scatter_fake(input, runtime, rank, counts, reduction, dim=-2):
+    _reduced(input, reduction)
+    return input.new_empty(reduce_scatter_output_shape(input.shape, rank, counts, dim))
