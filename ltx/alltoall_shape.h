@@ -38,6 +38,10 @@ struct AllToAllShape {
   // each), or one entry per rank, each >= 0 (a rank may hold none: its heads-side tensor is
   // empty), summing to heads. Every rank passes the same split. Read during the call only.
   absl::Span<const int64_t> head_counts;
+  // How many tensors of this shape the call moves in one op (Q, K and V: 3), 1..kMaxTensors
+  // (ltx/rank_buffers.h): each with its own input and output on every rank (RankBuffers), one
+  // entry and one exit for all. Every rank passes the same count.
+  int32_t tensors = 1;
 };
 
 }  // namespace ltx

@@ -199,6 +199,16 @@ class Runtime {
   // ops, or different shapes, at the same op number get InvalidArgument from the device, or
   // from the rank that pairs them on the copy engines). InvalidArgument for Protocol::kOneTrip
   // when a piece exceeds the one-trip staging (512 KiB).
+  //
+  // Several tensors in one op (AllToAllShape::tensors = n, up to kMaxTensors: Q, K and V): each
+  // rank passes tensor 0 as RankBuffers::input/output and tensor j as more_inputs[j - 1] /
+  // more_outputs[j - 1]; every piece of every tensor goes into that tensor's output, with one
+  // entry and one exit barrier for all. Each tensor's buffers are checked as one tensor's; an
+  // input that overlaps another tensor's output, two outputs that overlap, or a set pointer of
+  // a tensor past n is InvalidArgument. Ranks that pass different n get InvalidArgument from the
+  // device (as for different shapes). Such calls run on the direct kernel only: kAuto takes it;
+  // Protocol::kOneTrip, kCopyEngine and the copy-engine transport are Unimplemented, refused
+  // alike on every rank before any launch (the Runtime stays usable).
   absl::StatusOr<CollectiveHandle> AllToAll(const AllToAllShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});

@@ -23,7 +23,7 @@ std::string PlanCase::ToString() const {
                       " head_dim=", head_dim, " counts=[", absl::StrJoin(counts, ","),
                       "] head_counts=[", absl::StrJoin(head_counts, ","), "] blocks=", blocks,
                       " warps=", warps, " misalign=", input_misalignment, "/",
-                      output_misalignment);
+                      output_misalignment, " tensors=", tensors);
 }
 
 std::vector<std::vector<SourceByte>> Reference(const PlanCase& c, const AllToAllLayout& layout) {
@@ -70,6 +70,7 @@ absl::StatusOr<AllToAllLayout> LayoutOf(const PlanCase& c) {
   shape.token_counts = c.counts;
   shape.direction = c.direction;
   shape.head_counts = c.head_counts;
+  shape.tensors = c.tensors;
   return ComputeAllToAllLayout(shape, static_cast<int>(c.counts.size()));
 }
 

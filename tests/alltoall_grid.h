@@ -33,9 +33,10 @@ struct PlanCase {
   int warps = 1;  // Warps per block.
   uint64_t input_misalignment = 0;
   uint64_t output_misalignment = 0;
+  int tensors = 1;  // AllToAllShape::tensors.
 
   // E.g. "seq->heads bf16 batch=2 heads=4 head_dim=3 counts=[3,0] head_counts=[] blocks=1
-  // warps=1 misalign=0/0".
+  // warps=1 misalign=0/0 tensors=1".
   std::string ToString() const;
 };
 

@@ -157,6 +157,15 @@ TEST(ComputeAllToAllLayoutTest, DigestSeparatesDirectionShapeCountsAndAllGather)
   EXPECT_NE(base, split({3, 1}));
   EXPECT_NE(split({3, 1}), split({1, 3}));
   EXPECT_NE(split({4, 0}), split({0, 4}));
+  // Tensor counts: ranks that move different numbers of tensors disagree.
+  auto tensors = [&](int32_t count) {
+    AllToAllShape shape = MakeShape(1, 4, 8, counts);
+    shape.tensors = count;
+    return digest(shape);
+  };
+  EXPECT_EQ(base, tensors(1));
+  EXPECT_NE(base, tensors(3));
+  EXPECT_NE(tensors(2), tensors(3));
 }
 
 TEST(ComputeAllToAllLayoutTest, RejectsEveryBadArgumentByName) {
@@ -172,6 +181,11 @@ TEST(ComputeAllToAllLayoutTest, RejectsEveryBadArgumentByName) {
   ExpectInvalid(
       ComputeAllToAllLayout(MakeShape(1, 4, 8, two, static_cast<AllToAllDirection>(7)), 2),
       "direction");
+  for (int32_t tensors : {0, -1, kMaxTensors + 1}) {
+    AllToAllShape shape = MakeShape(1, 4, 8, two);
+    shape.tensors = tensors;
+    ExpectInvalid(ComputeAllToAllLayout(shape, 2), "tensors must be in [1, 4]");
+  }
   ExpectInvalid(
       ComputeAllToAllLayout(
           MakeShape(1, 4, 8, two, AllToAllDirection::kSeqToHeads, static_cast<DataType>(99)), 2),
@@ -206,6 +220,13 @@ TEST(ComputeAllToAllLayoutTest, RejectsOverflow) {
                 "overflows");
   ExpectInvalid(ComputeAllToAllLayout(MakeShape(1, 2, 8, huge), 2), "token_counts");
   ExpectInvalid(ComputeAllToAllLayout(MakeShape(big, 2, 8, two), 2), "overflows");
+  // A gathered sequence of 2^61 bytes fits one tensor, not four.
+  const std::vector<int64_t> tokens = {256, 256};
+  AllToAllShape shape = MakeShape(int64_t{1} << 48, 2, 8, tokens, AllToAllDirection::kSeqToHeads,
+                                  DataType::kUint8);
+  EXPECT_TRUE(ComputeAllToAllLayout(shape, 2).ok());
+  shape.tensors = 4;
+  ExpectInvalid(ComputeAllToAllLayout(shape, 2), "4 tensors");
 }
 
 TEST(ValidateAllToAllBuffersTest, NamesTheRankAndTheNullPointer) {
@@ -255,6 +276,94 @@ TEST(ValidateAllToAllBuffersTest, AnInputThatOverlapsTheOutputIsInvalid) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("no in-place form"));
   buffers.input = memory + layout->OutputBytes(0);
   EXPECT_TRUE(ValidateAllToAllBuffers(*layout, 0, buffers).ok());
+}
+
+// A layout of three tensors of 2 x 2 tokens x 2 heads x 8 bf16 elements (64 bytes each way per
+// rank), and rank 0's buffers for it: each tensor's input and output 64 bytes apart in `memory`.
+class ThreeTensorBuffersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AllToAllShape shape = MakeShape(1, 2, 8, counts_);
+    shape.tensors = 3;
+    absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, 2);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    layout_ = *layout;
+    ASSERT_EQ(layout_.tensors, 3);
+    ASSERT_EQ(layout_.InputBytes(0), 64);
+    ASSERT_EQ(layout_.OutputBytes(0), 64);
+    buffers_.input = memory_;
+    buffers_.output = memory_ + 64;
+    for (int tensor = 1; tensor < 3; ++tensor) {
+      buffers_.more_inputs[tensor - 1] = memory_ + 128 * tensor;
+      buffers_.more_outputs[tensor - 1] = memory_ + 128 * tensor + 64;
+    }
+  }
+
+  // ValidateAllToAllBuffers of rank 0's buffers; expects InvalidArgument saying `what` unless
+  // `what` is null (then OK).
+  void Expect(const char* what) {
+    const absl::Status status = ValidateAllToAllBuffers(layout_, 0, buffers_);
+    if (what == nullptr) {
+      EXPECT_TRUE(status.ok()) << status;
+      return;
+    }
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(what));
+  }
+
+  const std::vector<int64_t> counts_ = {2, 2};
+  AllToAllLayout layout_;
+  char memory_[1024] = {};
+  RankBuffers buffers_;
+};
+
+TEST_F(ThreeTensorBuffersTest, SeparateBuffersAreValidAndInputsMayBeShared) {
+  Expect(nullptr);
+  // Inputs are only read: two tensors may send the same input.
+  buffers_.more_inputs[1] = buffers_.input;
+  Expect(nullptr);
+}
+
+TEST_F(ThreeTensorBuffersTest, NamesTheNullPointerOfEachTensor) {
+  buffers_.more_inputs[1] = nullptr;
+  Expect("rank 0: more_inputs[1] is null but the rank sends 64 bytes");
+  buffers_.more_inputs[1] = memory_ + 256;
+  buffers_.more_outputs[0] = nullptr;
+  Expect("rank 0: more_outputs[0] is null but the output holds 64 bytes");
+}
+
+TEST_F(ThreeTensorBuffersTest, ATensorsInputThatOverlapsItsOwnOutputIsInvalid) {
+  buffers_.more_inputs[0] = memory_ + 128 + 64 + 8;
+  Expect("the more_inputs[0] (64 bytes) overlaps the more_outputs[0]");
+}
+
+TEST_F(ThreeTensorBuffersTest, AnInputThatOverlapsAnotherTensorsOutputIsInvalid) {
+  buffers_.more_inputs[1] = memory_ + 64 + 32;  // Inside tensor 0's output.
+  Expect("the more_inputs[1] overlaps the output of another tensor");
+  buffers_.more_inputs[1] = memory_ + 256;
+  buffers_.input = memory_ + 128 + 64;  // Tensor 1's output.
+  Expect("the input overlaps the more_outputs[0] of another tensor");
+}
+
+TEST_F(ThreeTensorBuffersTest, OutputsThatOverlapAreInvalid) {
+  buffers_.more_inputs[1] = memory_ + 512;
+  buffers_.more_outputs[1] = memory_ + 128 + 64 + 16;
+  Expect("the more_outputs[0] overlaps the more_outputs[1] of another tensor");
+  buffers_.more_outputs[1] = buffers_.output;
+  Expect("the output overlaps the more_outputs[1] of another tensor");
+}
+
+TEST_F(ThreeTensorBuffersTest, PointersPastTheTensorCountMustBeNull) {
+  buffers_.more_outputs[2] = memory_ + 512;
+  Expect("more_inputs[2] or more_outputs[2] is set, but the call moves 3 tensor(s)");
+  // A one-tensor call (the AllGather's, or an all-to-all with tensors = 1) with more set.
+  const absl::StatusOr<AllToAllLayout> single =
+      ComputeAllToAllLayout(MakeShape(1, 2, 8, counts_), 2);
+  ASSERT_TRUE(single.ok()) << single.status();
+  buffers_.more_outputs[2] = nullptr;
+  const absl::Status status = ValidateAllToAllBuffers(*single, 0, buffers_);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("more_inputs[0] or more_outputs[0] is set"));
 }
 
 }  // namespace

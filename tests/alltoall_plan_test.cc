@@ -24,13 +24,19 @@
 namespace ltx {
 namespace {
 
-TEST(PieceWidthTest, AlignedPiecesTakeSixteenBytesAndMisalignedOnesNarrowDown) {
+// A piece of 8 rows of 256 bytes, every offset and stride a multiple of 256.
+Piece AlignedPiece() {
   Piece piece;
   piece.rows_per_slice = 4;
   piece.rows = 8;
   piece.run_bytes = 256;
   piece.src = {4 * 1024, 512, 1024};
   piece.dst = {8 * 256, 0, 256};
+  return piece;
+}
+
+TEST(PieceWidthTest, AlignedPiecesTakeSixteenBytesAndMisalignedOnesNarrowDown) {
+  Piece piece = AlignedPiece();
   EXPECT_EQ(PieceWidth(piece, 0x1000, 0x2000), 16);
   EXPECT_EQ(PieceWidth(piece, 0x1008, 0x2000), 8);
   EXPECT_EQ(PieceWidth(piece, 0x1000, 0x2001), 1);
@@ -41,36 +47,61 @@ TEST(PieceWidthTest, AlignedPiecesTakeSixteenBytesAndMisalignedOnesNarrowDown) {
   EXPECT_EQ(PieceWidth(piece, 0x1000, 0x2000), 4);
 }
 
-// Runs the kernel's loop on the host: every block, lane, row and store unit.
+// Where tensor `tensor`'s input and output of every rank lie in the simulation: each tensor
+// 16 MiB after the one before; the inputs of the last tensor only are misaligned as the case
+// says (the store width is the narrowest any tensor allows).
+uint64_t InputAddress(const PlanCase& c, int tensor) {
+  return 0x10000 + (uint64_t{tensor} << 24) +
+         (tensor == c.tensors - 1 ? c.input_misalignment : 0);
+}
+uint64_t OutputAddress(const PlanCase& c, int tensor) {
+  return (uint64_t{1} << 32) + (uint64_t{tensor} << 24) + c.output_misalignment;
+}
+
+// Runs the kernel's loop on the host: every block, lane, row (of every tensor's piece, swept as
+// one) and store unit.
 void SimulateAndCheck(const PlanCase& c) {
   SCOPED_TRACE(c.ToString());
   const int world = static_cast<int>(c.counts.size());
   const absl::StatusOr<AllToAllLayout> layout = LayoutOf(c);
   ASSERT_TRUE(layout.ok()) << layout.status();
+  ASSERT_EQ(layout->tensors, c.tensors);
   const std::vector<std::vector<SourceByte>> expected = Reference(c, *layout);
-  std::vector<std::vector<int>> writes(world);
-  for (int r = 0; r < world; ++r) writes[r].assign(layout->OutputBytes(r), 0);
-  const uint64_t input_address = 0x10000 + c.input_misalignment;
-  const uint64_t output_address = 0x80000 + c.output_misalignment;
+  // writes[tensor][rank][byte].
+  std::vector<std::vector<std::vector<int>>> writes(c.tensors);
+  PieceAddresses at;
+  at.tensors = c.tensors;
+  for (int tensor = 0; tensor < c.tensors; ++tensor) {
+    writes[tensor].resize(world);
+    for (int r = 0; r < world; ++r) writes[tensor][r].assign(layout->OutputBytes(r), 0);
+    at.inputs[tensor] = InputAddress(c, tensor);
+    at.outputs[tensor] = OutputAddress(c, tensor);
+  }
   for (int rank = 0; rank < world; ++rank) {
     const int lanes = LaneCount(c.blocks, world);
     for (int lane = 0; lane < lanes; ++lane) {
       const int target = LaneTarget(lane, rank, world);
       const Piece piece = PieceOf(layout->geometry, rank, target);
-      const int width = PieceWidth(piece, input_address, output_address);
-      const RowSweep sweep = LaneRows(piece, lane, lanes, world);
+      const int width = PiecesWidth(piece, at);
+      const RowSweep sweep = LaneRows(piece, lane, lanes, world, c.tensors);
+      ASSERT_EQ(sweep.rows, c.tensors * piece.rows);
       const int64_t stride = SweepStride(sweep, c.warps);
       // Warp w copies its rows kRowsInFlight at a time (as the kernel).
       for (int warp = 0; warp < c.warps; ++warp) {
         for (int64_t first = SweepFirstRow(sweep, c.warps, warp); first < sweep.rows;
              first += stride * kRowsInFlight) {
           for (int k = 0; k < kRowsInFlight; ++k) {
-            const int64_t row = first + int64_t{k} * stride;
-            if (row >= sweep.rows) continue;
+            const int64_t swept = first + int64_t{k} * stride;
+            if (swept >= sweep.rows) continue;
+            const TensorRow tensor_row = TensorRowOf(piece, swept);
+            const int tensor = tensor_row.tensor;
+            ASSERT_GE(tensor, 0);
+            ASSERT_LT(tensor, c.tensors);
+            const int64_t row = tensor_row.row;
             const int64_t src = RowOffset(piece.src, piece.rows_per_slice, row);
             const int64_t dst = RowOffset(piece.dst, piece.rows_per_slice, row);
-            ASSERT_EQ((input_address + src) % width, 0u);
-            ASSERT_EQ((output_address + dst) % width, 0u);
+            ASSERT_EQ((at.inputs[tensor] + src) % width, 0u);
+            ASSERT_EQ((at.outputs[tensor] + dst) % width, 0u);
             ASSERT_EQ(piece.run_bytes % width, 0);
             for (int64_t byte = 0; byte < piece.run_bytes; ++byte) {
               ASSERT_GE(src + byte, 0);
@@ -80,35 +111,79 @@ void SimulateAndCheck(const PlanCase& c) {
               const SourceByte want = expected[target][dst + byte];
               ASSERT_EQ(want.rank, rank) << "output " << target << " byte " << dst + byte;
               ASSERT_EQ(want.offset, src + byte) << "output " << target << " byte " << dst + byte;
-              ++writes[target][dst + byte];
+              ++writes[tensor][target][dst + byte];
             }
           }
         }
       }
     }
   }
-  for (int r = 0; r < world; ++r) {
-    for (int64_t i = 0; i < layout->OutputBytes(r); ++i) {
-      ASSERT_EQ(writes[r][i], 1) << "rank " << r << " output byte " << i;
+  for (int tensor = 0; tensor < c.tensors; ++tensor) {
+    for (int r = 0; r < world; ++r) {
+      for (int64_t i = 0; i < layout->OutputBytes(r); ++i) {
+        ASSERT_EQ(writes[tensor][r][i], 1)
+            << "tensor " << tensor << " rank " << r << " output byte " << i;
+      }
     }
   }
 }
 
+// Simulates every case of the shape grid with each block count of `blocks_for(world)`, random
+// misalignments and `tensors_for(random)` tensors; returns the cases run.
+template <typename BlocksFor, typename TensorsFor>
+int SimulateGrid(uint32_t seed, const BlocksFor& blocks_for, const TensorsFor& tensors_for) {
+  std::mt19937 random(seed);
+  return ForEachGridCase(random, blocks_for, [&tensors_for](PlanCase* c, std::mt19937& random) {
+    c->tensors = tensors_for(random);
+    c->input_misalignment = random() % 3 == 0 ? random() % 16 : 0;
+    c->output_misalignment = random() % 3 == 0 ? random() % 16 : 0;
+    c->warps = c->blocks % 2 == 0 ? 16 : 3;
+    SimulateAndCheck(*c);
+  });
+}
+
 TEST(AllToAllPlanTest, EveryOutputByteIsStoredOnceFromTheRightInputByte) {
-  std::mt19937 random(7);
-  const int cases = ForEachGridCase(
-      random,
-      [](int world) {
-        return std::vector<int>{1, world, 2 * world + 1, 37};
-      },
-      [](PlanCase* c, std::mt19937& random) {
-        c->input_misalignment = random() % 3 == 0 ? random() % 16 : 0;
-        c->output_misalignment = random() % 3 == 0 ? random() % 16 : 0;
-        c->warps = c->blocks % 2 == 0 ? 16 : 3;
-        SimulateAndCheck(*c);
-      });
+  const int cases = SimulateGrid(
+      7, [](int world) { return std::vector<int>{1, world, 2 * world + 1, 37}; },
+      [](std::mt19937&) { return 1; });
   if (HasFatalFailure()) return;
   EXPECT_GT(cases, 1000);
+}
+
+// The same over the grid for ops of several tensors: every output byte of every tensor is
+// stored once, from the same rank's input of that tensor, at the right offset.
+TEST(AllToAllPlanTest, EveryTensorsOutputByteIsStoredOnceFromItsOwnInput) {
+  const int cases = SimulateGrid(
+      13, [](int world) { return std::vector<int>{1, world + 1, 37}; },
+      [](std::mt19937& random) { return 2 + static_cast<int>(random() % (kMaxOpTensors - 1)); });
+  if (HasFatalFailure()) return;
+  EXPECT_GT(cases, 1000);
+}
+
+TEST(AllToAllPlanTest, TensorRowsFollowEachOtherTensorByTensor) {
+  Piece piece;
+  piece.rows = 5;
+  EXPECT_EQ(TensorRowOf(piece, 0).tensor, 0);
+  EXPECT_EQ(TensorRowOf(piece, 4).row, 4);
+  EXPECT_EQ(TensorRowOf(piece, 5).tensor, 1);
+  EXPECT_EQ(TensorRowOf(piece, 5).row, 0);
+  EXPECT_EQ(TensorRowOf(piece, 14).tensor, 2);
+  EXPECT_EQ(TensorRowOf(piece, 14).row, 4);
+}
+
+TEST(PieceWidthTest, SeveralTensorsTakeTheNarrowestWidthOfAny) {
+  const Piece piece = AlignedPiece();
+  PieceAddresses at;
+  at.tensors = 3;
+  for (int tensor = 0; tensor < 3; ++tensor) {
+    at.inputs[tensor] = 0x1000 * (tensor + 1);
+    at.outputs[tensor] = 0x100000 * (tensor + 1);
+  }
+  EXPECT_EQ(PiecesWidth(piece, at), 16);
+  at.outputs[2] += 4;
+  EXPECT_EQ(PiecesWidth(piece, at), 4);
+  at.tensors = 2;  // The third tensor's addresses no longer count.
+  EXPECT_EQ(PiecesWidth(piece, at), 16);
 }
 
 TEST(AllToAllPlanTest, ModelShapesStoreSixteenByteVectors) {

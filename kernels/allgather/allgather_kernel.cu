@@ -21,10 +21,10 @@ template <typename Clock>
 __global__ void __launch_bounds__(kAllGatherThreads)
     AllGatherKernel(const AllGatherKernelParams p, const Clock clock) {
   RunDirectOp(
-      p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
-      [&p](int lane, int lanes, int /*target*/, uint64_t output) {
+      p, DirectEntry{AnnouncementOf(p, AnnouncedProtocol::kDirect)},
+      [&p](int lane, int lanes, int /*target*/, const uint64_t* outputs) {
         CopyLane(p.geometry, lane, lanes, p.world_size, static_cast<const uint8_t*>(p.input),
-                 reinterpret_cast<uint8_t*>(output));
+                 reinterpret_cast<uint8_t*>(outputs[0]));
       },
       clock);
 }

@@ -1,5 +1,6 @@
-// Block-wide copy of the rows of an all-to-all piece (kernels/alltoall/alltoall_plan.h): each warp
-// copies one row (a contiguous run) at a time, in the widest store the piece's alignment allows.
+// Block-wide copy of the rows of an all-to-all piece (kernels/alltoall/alltoall_plan.h), or of the
+// pieces of an op's tensors swept as one: each warp copies one row (a contiguous run) at a time,
+// in the widest store the pieces' alignment allows.
 // Used by the all-to-all kernel, and by tools that permute between the same layouts locally.
 #ifndef KERNELS_ALLTOALL_ALLTOALL_COPY_CUH_
 #define KERNELS_ALLTOALL_ALLTOALL_COPY_CUH_
@@ -14,12 +15,13 @@ namespace ltx {
 
 inline constexpr int kWarpSize = 32;
 
-// The block copies its rows of `piece` (`sweep`) in stores of `Vector` (whose size divides
-// every run start and the run length). Warp w takes its rows kRowsInFlight at a time
-// (kernels/alltoall/alltoall_plan.h: RowSweep); lane l takes units l, l + 32, ... of each.
+// The block copies its rows of the pieces at `at` (`sweep`: row R of tensor R / piece.rows's
+// piece, TensorRowOf) in stores of `Vector` (whose size divides every run start and the run
+// length). Warp w takes its rows kRowsInFlight at a time (kernels/alltoall/alltoall_plan.h:
+// RowSweep); lane l takes units l, l + 32, ... of each.
 template <typename Vector>
-__device__ void CopyPieceRowsAs(const Piece& piece, const RowSweep& sweep, const uint8_t* src,
-                                uint8_t* dst) {
+__device__ void CopyPieceRowsAs(const Piece& piece, const RowSweep& sweep,
+                                const PieceAddresses& at) {
   const int warps = blockDim.x / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
   const int64_t units = piece.run_bytes / static_cast<int64_t>(sizeof(Vector));
@@ -34,9 +36,12 @@ __device__ void CopyPieceRowsAs(const Piece& piece, const RowSweep& sweep, const
       const int64_t row = first + static_cast<int64_t>(k) * stride;
       valid[k] = row < sweep.rows;
       if (!valid[k]) continue;
+      const TensorRow tensor_row = TensorRowOf(piece, row);
       from[k] = reinterpret_cast<const Vector*>(
-          src + RowOffset(piece.src, piece.rows_per_slice, row));
-      to[k] = reinterpret_cast<Vector*>(dst + RowOffset(piece.dst, piece.rows_per_slice, row));
+          at.inputs[tensor_row.tensor] +
+          RowOffset(piece.src, piece.rows_per_slice, tensor_row.row));
+      to[k] = reinterpret_cast<Vector*>(at.outputs[tensor_row.tensor] +
+                                        RowOffset(piece.dst, piece.rows_per_slice, tensor_row.row));
     }
     for (int64_t unit = lane; unit < units; unit += kWarpSize) {
       Vector values[kRowsInFlight];
@@ -52,26 +57,35 @@ __device__ void CopyPieceRowsAs(const Piece& piece, const RowSweep& sweep, const
   }
 }
 
+// The block copies its rows (`sweep`) of the pieces of every tensor at `at`.
+__device__ inline void CopyPieceRows(const Piece& piece, const RowSweep& sweep,
+                                     const PieceAddresses& at) {
+  switch (PiecesWidth(piece, at)) {
+    case 16:
+      CopyPieceRowsAs<int4>(piece, sweep, at);
+      break;
+    case 8:
+      CopyPieceRowsAs<uint64_t>(piece, sweep, at);
+      break;
+    case 4:
+      CopyPieceRowsAs<uint32_t>(piece, sweep, at);
+      break;
+    case 2:
+      CopyPieceRowsAs<uint16_t>(piece, sweep, at);
+      break;
+    default:
+      CopyPieceRowsAs<uint8_t>(piece, sweep, at);
+      break;
+  }
+}
+
 // The block copies its rows of `piece` (`sweep`) from the buffer at `src` into the one at `dst`.
 __device__ inline void CopyPieceRows(const Piece& piece, const RowSweep& sweep,
                                      const uint8_t* src, uint8_t* dst) {
-  switch (PieceWidth(piece, reinterpret_cast<uint64_t>(src), reinterpret_cast<uint64_t>(dst))) {
-    case 16:
-      CopyPieceRowsAs<int4>(piece, sweep, src, dst);
-      break;
-    case 8:
-      CopyPieceRowsAs<uint64_t>(piece, sweep, src, dst);
-      break;
-    case 4:
-      CopyPieceRowsAs<uint32_t>(piece, sweep, src, dst);
-      break;
-    case 2:
-      CopyPieceRowsAs<uint16_t>(piece, sweep, src, dst);
-      break;
-    default:
-      CopyPieceRowsAs<uint8_t>(piece, sweep, src, dst);
-      break;
-  }
+  PieceAddresses at;
+  at.inputs[0] = reinterpret_cast<uint64_t>(src);
+  at.outputs[0] = reinterpret_cast<uint64_t>(dst);
+  CopyPieceRows(piece, sweep, at);
 }
 
 }  // namespace ltx

@@ -1,5 +1,6 @@
 // The Ulysses all-to-all kernel: the direct protocol (kernels/protocols/direct_protocol.cuh)
-// storing each piece of this rank's input straight into its target's output at the final position.
+// storing each piece of this rank's input straight into its target's output at the final position
+// (for an op of several tensors, each tensor's pieces into that tensor's outputs).
 // The copy plan (kernels/alltoall/alltoall_plan.h) says which rows each lane copies and from where
 // to where; each warp of the block copies one row (a contiguous run of heads_per_rank * head_dim
 // elements) at a time, in the widest store the piece's alignment allows
@@ -20,12 +21,27 @@
 namespace ltx {
 namespace {
 
-// The block copies lane `lane`'s rows of the piece for `target` into `output`.
-__device__ void StorePiece(const AllToAllKernelParams& p, int lane, int lanes, int target,
-                           uint8_t* output) {
+// The block copies lane `lane`'s rows of the pieces for `target` (one per tensor) into
+// `outputs`, the target's outputs.
+__device__ void StorePieces(const AllToAllKernelParams& p, int lane, int lanes, int target,
+                            const uint64_t* outputs) {
   const Piece piece = PieceOf(p.geometry, p.rank, target);
-  CopyPieceRows(piece, LaneRows(piece, lane, lanes, p.world_size),
-                static_cast<const uint8_t*>(p.input), output);
+  PieceAddresses at;
+  at.tensors = p.tensors;
+  at.inputs[0] = reinterpret_cast<uint64_t>(p.input);
+  for (int tensor = 1; tensor < p.tensors; ++tensor) {
+    at.inputs[tensor] = reinterpret_cast<uint64_t>(p.more_inputs[tensor - 1]);
+  }
+  for (int tensor = 0; tensor < p.tensors; ++tensor) at.outputs[tensor] = outputs[tensor];
+  CopyPieceRows(piece, LaneRows(piece, lane, lanes, p.world_size, p.tensors), at);
+}
+
+// What this rank announces at entry: its announcement and its other tensors' outputs.
+__device__ DirectEntry EntryOf(const AllToAllKernelParams& p) {
+  DirectEntry entry{AnnouncementOf(p, AnnouncedProtocol::kDirect)};
+  entry.tensors = p.tensors;
+  entry.more_outputs = p.more_outputs;
+  return entry;
 }
 
 // `Clock` is NoPhaseClock in production, PhaseClock<DirectPhase> for the phase timestamps.
@@ -33,9 +49,9 @@ template <typename Clock>
 __global__ void __launch_bounds__(kAllToAllThreads)
     AllToAllKernel(const AllToAllKernelParams p, const Clock clock) {
   RunDirectOp(
-      p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
-      [&p](int lane, int lanes, int target, uint64_t output) {
-        StorePiece(p, lane, lanes, target, reinterpret_cast<uint8_t*>(output));
+      p, EntryOf(p),
+      [&p](int lane, int lanes, int target, const uint64_t* outputs) {
+        StorePieces(p, lane, lanes, target, outputs);
       },
       clock);
 }

@@ -34,6 +34,12 @@ struct AllToAllKernelParams {
   // One-trip path: every rank's staging area, indexed by rank (peer pointers).
   OneTripLine* staging[kMaxWorldSize] = {};
   AllToAllGeometry geometry;
+  // Tensors the op moves (AllToAllShape::tensors): `input` and `output` are tensor 0's; tensor
+  // j's (1 <= j < tensors) are more_inputs[j - 1] and more_outputs.address[j - 1], which the
+  // direct kernel announces beside `output`. The one-trip kernel moves one tensor.
+  int32_t tensors = 1;
+  const void* more_inputs[kMaxOpTensors - 1] = {};
+  MoreOutputs more_outputs = {};
   // Digest of the op kind and shape (AllToAllLayout::digest): what ranks compare at entry,
   // beside the dtype, batch, total tokens and token row size of `geometry`.
   uint64_t digest = 0;
@@ -60,8 +66,8 @@ LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllToAllKernelPara
 inline constexpr int kAllToAllThreads = 512;
 
 // Enqueues the all-to-all kernel of one rank on `stream` with `blocks` thread blocks (any
-// number >= 1): the direct protocol (entry barrier, stores of every piece straight into its
-// target's output at the final position, exit barrier). With `timestamps` set, the
+// number >= 1): the direct protocol (entry barrier, stores of every piece of every tensor
+// straight into its target's output of that tensor at the final position, exit barrier). With `timestamps` set, the
 // instantiation that records the %globaltimer time of each DirectPhase of each block there
 // (device memory of the stream's GPU; a diagnostic; timed and untimed ops interoperate).
 // Returns the launch error, if any. Thread-safe; the caller's current device must be the

@@ -18,6 +18,10 @@
 //     output offset b * count_t * T + O_r + i * T
 // Work is cut into lanes as in the AllGather plan (kernels/protocols/copy_plan.h: LaneCount,
 // LaneTarget, LanePart): the lanes of a target share its piece's rows, warp by warp (RowSweep).
+// An op of several tensors of one shape (Q, K and V) has, for each (rank, target) pair, one
+// piece per tensor, alike but for the buffers: its lanes sweep them as one piece of
+// tensors * rows rows (TensorRowOf), each row copied from its tensor's input into its tensor's
+// output (PieceAddresses).
 #ifndef KERNELS_ALLTOALL_ALLTOALL_PLAN_H_
 #define KERNELS_ALLTOALL_ALLTOALL_PLAN_H_
 
@@ -99,6 +103,26 @@ LTX_HOST_DEVICE inline int64_t RowOffset(const PieceSide& side, int64_t rows_per
   return slice * side.slice_stride + side.base + (row - slice * rows_per_slice) * side.row_stride;
 }
 
+// Where the pieces of an op's tensors lie for one (rank, target) pair: tensor j's piece goes
+// from the rank's input at inputs[j] into the target's output at outputs[j] (addresses).
+struct PieceAddresses {
+  int tensors = 1;
+  uint64_t inputs[kMaxOpTensors] = {};
+  uint64_t outputs[kMaxOpTensors] = {};
+};
+
+// Row `row` of the sweep of an op's pieces (tensors * piece.rows rows, piece.rows > 0): row
+// `row` % piece.rows of tensor `row` / piece.rows's piece.
+struct TensorRow {
+  int tensor = 0;
+  int64_t row = 0;
+};
+LTX_HOST_DEVICE inline TensorRow TensorRowOf(const Piece& piece, int64_t row) {
+  if (row < piece.rows) return TensorRow{0, row};  // One tensor: no division.
+  const int64_t tensor = row / piece.rows;
+  return TensorRow{static_cast<int>(tensor), row - tensor * piece.rows};
+}
+
 // The widest store (a power of two, at most kVectorBytes) that every row of `piece` allows
 // when the input starts at address `input` and the output at `output`: every run start in both
 // buffers and the run length are multiples of it.
@@ -111,6 +135,16 @@ LTX_HOST_DEVICE inline int PieceWidth(const Piece& piece, uint64_t input, uint64
       static_cast<uint64_t>(piece.run_bytes);
   int width = kVectorBytes;
   while (width > 1 && (bits & static_cast<uint64_t>(width - 1)) != 0) width >>= 1;
+  return width;
+}
+
+// The widest store that every row of every tensor's piece allows (PieceWidth of each).
+LTX_HOST_DEVICE inline int PiecesWidth(const Piece& piece, const PieceAddresses& addresses) {
+  int width = kVectorBytes;
+  for (int tensor = 0; tensor < addresses.tensors; ++tensor) {
+    const int own = PieceWidth(piece, addresses.inputs[tensor], addresses.outputs[tensor]);
+    if (own < width) width = own;
+  }
   return width;
 }
 
@@ -134,9 +168,11 @@ LTX_HOST_DEVICE inline int64_t SweepStride(const RowSweep& sweep, int warps) {
   return int64_t{sweep.parts} * warps;
 }
 
-// The rows of its target's piece that lane `lane` (of `lanes`) copies.
-LTX_HOST_DEVICE inline RowSweep LaneRows(const Piece& piece, int lane, int lanes, int world) {
-  return RowSweep{piece.rows, LanePart(lane, world), LanePartCount(lane, lanes, world)};
+// The rows of its target's pieces of an op of `tensors` tensors that lane `lane` (of `lanes`)
+// copies (rows of tensor 1 and on: TensorRowOf).
+LTX_HOST_DEVICE inline RowSweep LaneRows(const Piece& piece, int lane, int lanes, int world,
+                                         int tensors) {
+  return RowSweep{tensors * piece.rows, LanePart(lane, world), LanePartCount(lane, lanes, world)};
 }
 
 // Bytes rank `rank` stores into the largest of its targets' outputs: what the automatic block

@@ -61,13 +61,16 @@ __device__ inline void RecordDeviceError(const OpContext& op, const DeviceErrorR
   StoreReleaseSystem(&op.record->state, kRecordWritten);
 }
 
-// Stores this rank's announcement for op `number` into slot [rank] of `target`'s mailbox:
-// announcement first, then the op word (MailboxOpWord, with the announced protocol) with
-// release semantics at system scope. Repeated stores of the same announcement (one per block)
-// are harmless.
+// Stores this rank's announcement for op `number` into slot [rank] of `target`'s mailbox, and
+// `more` (the outputs of tensors 1, 2, ... of a multi-tensor op; null: none) into
+// more_outputs[rank]: those first, then the op word (MailboxOpWord, with the announced
+// protocol) with release semantics at system scope. Repeated stores of the same announcement
+// (one per block) are harmless.
 __device__ inline void PublishEntry(SignalRegion* target, int rank, uint64_t number,
-                                    const EntryAnnouncement& mine) {
+                                    const EntryAnnouncement& mine,
+                                    const MoreOutputs* more = nullptr) {
   MailboxSlot* slot = &target->mailbox[rank];
+  if (more != nullptr) target->more_outputs[rank] = *more;
   slot->announcement = mine;
   StoreReleaseSystem(&slot->op,
                      MailboxOpWord(number, static_cast<AnnouncedProtocol>(mine.protocol)));

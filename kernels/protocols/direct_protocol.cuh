@@ -28,6 +28,16 @@
 
 namespace ltx {
 
+// What a rank tells every peer at the entry of a direct op: its announcement (tensor 0's output
+// among its fields) and, for an op of `tensors` > 1 tensors (the all-to-all of Q, K and V), the
+// outputs of the others, published beside it (SignalRegion::more_outputs). The peers agree on
+// the tensor count through the announcement's digest before they read those.
+struct DirectEntry {
+  EntryAnnouncement announcement;
+  int32_t tensors = 1;
+  MoreOutputs more_outputs = {};
+};
+
 // Thread 0 of the block waits for `target`'s entry in this GPU's mailbox and checks it.
 // Returns the target's output address, or 0 when the block must not store into it (timeout,
 // abandoned op, arguments that disagree, or a store claim that `target` revoked while this GPU
@@ -63,13 +73,15 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
   return theirs.output_address;
 }
 
-// The entry of this rank into `target`'s op: announces `mine` in `target`'s mailbox and claims
-// this GPU's stores into `target`'s output. Returns whether this GPU may store there; when not
-// (`target` already gave the op up), the op is abandoned with PeerGaveUpRecord.
+// The entry of this rank into `target`'s op: announces `mine` (and `more`, the outputs of a
+// multi-tensor op's other tensors; null: none) in `target`'s mailbox and claims this GPU's
+// stores into `target`'s output. Returns whether this GPU may store there; when not (`target`
+// already gave the op up), the op is abandoned with PeerGaveUpRecord.
 template <typename Params>
 __device__ bool PublishAndClaim(const Params& p, const OpContext& op, int target,
-                                const EntryAnnouncement& mine) {
-  PublishEntry(p.signals[target], p.rank, op.number, mine);
+                                const EntryAnnouncement& mine,
+                                const MoreOutputs* more = nullptr) {
+  PublishEntry(p.signals[target], p.rank, op.number, mine, more);
   const bool may_store = target == p.rank || ClaimStores(op, target);
   if (!may_store) {
     AbandonOp(op, PeerGaveUpRecord(BarrierPhase::kEntry, p.rank, target, op.number));
@@ -167,16 +179,18 @@ __device__ void CountBlockAndExit(const Params& p, const OpContext& op, Clock& c
 
 // The body of a direct-protocol kernel: advances this GPU's op number, announces `mine` to every
 // peer, and for each lane of this block (kernels/protocols/copy_plan.h: LaneCount, LaneTarget)
-// whose target announced agreeing arguments calls `store_lane(lane, lanes, target, output)` with
-// the target's output, which the whole block must call and which stores this rank's data for
-// that lane; then the exit barrier. `mine` is this rank's announcement (its output address and
-// the arguments the peers must agree on). `clock` is NoPhaseClock in production (it compiles to
+// whose target announced agreeing arguments calls `store_lane(lane, lanes, target, outputs)`
+// with the target's outputs (`const uint64_t*`, one per tensor of the op, tensor 0's first),
+// which the whole block must call and which stores this rank's data for that lane; then the
+// exit barrier. `mine` is this rank's entry (its output addresses and the arguments the peers
+// must agree on). `clock` is NoPhaseClock in production (it compiles to
 // nothing), PhaseClock<DirectPhase> for the phase timestamps (kernels/device/phase_clock.cuh).
 template <typename Params, typename StoreLane, typename Clock = NoPhaseClock>
-__device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, StoreLane store_lane,
+__device__ void RunDirectOp(const Params& p, const DirectEntry& mine, StoreLane store_lane,
                             Clock clock = Clock()) {
   clock.BlockStart();
-  __shared__ uint64_t target_output;
+  // The outputs of the current lane's target, one per tensor.
+  __shared__ uint64_t target_outputs[kMaxOpTensors];
   const OpContext op = NextOp(p);
   SignalRegion* local = op.local;
 
@@ -192,7 +206,9 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, Stor
     // another block of its own grid being resident, and claims its stores into the peers'
     // outputs; a peer that already gave the op up (revoked) gets nothing.
     if (threadIdx.x < p.world_size) {
-      may_store[threadIdx.x] = PublishAndClaim(p, op, threadIdx.x, mine);
+      may_store[threadIdx.x] =
+          PublishAndClaim(p, op, threadIdx.x, mine.announcement,
+                          mine.tensors > 1 ? &mine.more_outputs : nullptr);
     }
     if (threadIdx.x == 0) local->entry_published = 1u;
     clock.Mark(DirectPhase::kEntryPublished);
@@ -201,16 +217,26 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, Stor
     for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
       const int target = LaneTarget(lane, p.rank, p.world_size);
       if (threadIdx.x == 0) {
-        target_output = AwaitTargetEntry(op, target, mine);
+        target_outputs[0] = AwaitTargetEntry(op, target, mine.announcement);
+        // The announcement agreed, tensor count included: the other outputs were stored before
+        // the op word this thread acquired (relaxed loads, as the announcement's).
+        if (target_outputs[0] != 0 && mine.tensors > 1) {
+          const MoreOutputs more = LoadRelaxedSystemWords(&op.local->more_outputs[target]);
+          for (int tensor = 1; tensor < mine.tensors; ++tensor) {
+            target_outputs[tensor] = more.address[tensor - 1];
+          }
+        }
         if (lane == static_cast<int>(blockIdx.x)) clock.Note(DirectPhase::kTargetSeen);
       }
       // The barrier also makes may_store, written before it, visible to the whole block.
       __syncthreads();
-      const uint64_t output = may_store[target] ? target_output : 0;
-      __syncthreads();  // target_output is rewritten by the next lane.
-      if (output == 0) continue;
+      uint64_t outputs[kMaxOpTensors];
+      for (int tensor = 0; tensor < mine.tensors; ++tensor) outputs[tensor] = target_outputs[tensor];
+      if (!may_store[target]) outputs[0] = 0;
+      __syncthreads();  // target_outputs is rewritten by the next lane.
+      if (outputs[0] == 0) continue;
       if (lane == static_cast<int>(blockIdx.x)) clock.Mark(DirectPhase::kFirstStore);
-      store_lane(lane, lanes, target, output);
+      store_lane(lane, lanes, target, static_cast<const uint64_t*>(outputs));
     }
     clock.Mark(DirectPhase::kStoresDone);
   }

@@ -16,6 +16,16 @@ namespace ltx {
 // Largest number of GPUs one Runtime spans (one NVLink/NVSwitch node).
 inline constexpr int kMaxWorldSize = 8;
 
+// Most tensors one op moves (ltx::kMaxTensors of the public surface, which equals it).
+inline constexpr int kMaxOpTensors = 4;
+
+// The outputs of tensors 1, 2, ... of a rank's op that moves several tensors (tensor 0's is the
+// announcement's output_address). Stored by rank `s` into more_outputs[s] of every peer before
+// its op word, like the announcement, and read with it; an op of one tensor leaves them alone.
+struct MoreOutputs {
+  uint64_t address[kMaxOpTensors - 1];
+};
+
 // What rank `s` tells rank `t` at the entry of an op: stored by `s` into slot [s] of `t`'s
 // mailbox. The direct path stores the announcement first and `op` last with release semantics
 // at system scope, so a reader that acquires an op word of op `n` sees the announcement of op
@@ -43,6 +53,8 @@ LTX_HOST_DEVICE constexpr AnnouncedProtocol MailboxOpProtocol(uint64_t word) {
 // NVLink; the other fields are touched only by this GPU's own kernels and by Runtime::Reset.
 struct SignalRegion {
   MailboxSlot mailbox[kMaxWorldSize];
+  // more_outputs[s]: rank s's outputs of tensors 1, 2, ... of a multi-tensor op (MoreOutputs).
+  alignas(64) MoreOutputs more_outputs[kMaxWorldSize];
   // exit_flag[s] >= n once rank s finished storing op n's data into this GPU's output.
   alignas(64) uint64_t exit_flag[kMaxWorldSize];
   // store_claim[t]: this GPU's right to store into rank t's output, one word per target that

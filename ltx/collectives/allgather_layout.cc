@@ -97,7 +97,8 @@ int64_t AllGatherLayout::InPlaceOffset(int rank) const {
 absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers) {
   const bool in_range = rank >= 0 && rank < layout.world_size;
-  return CheckRankBuffers(layout.world_size, rank, in_range ? layout.InputBytes(rank) : 0,
+  return CheckRankBuffers(layout.world_size, rank, /*tensors=*/1,
+                          in_range ? layout.InputBytes(rank) : 0,
                           layout.output_bytes, in_range ? layout.InPlaceOffset(rank) : kNotInPlace,
                           buffers);
 }

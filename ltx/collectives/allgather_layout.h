@@ -49,8 +49,8 @@ struct AllGatherLayout {
 absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape, int world_size);
 
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for a
-// rank outside [0, world_size), a null input when the rank has bytes to send, or a null output when
-// the output is not empty.
+// rank outside [0, world_size), a null input when the rank has bytes to send, a null output when
+// the output is not empty, or a pointer of a second tensor (the AllGather moves one).
 absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers);
 

@@ -14,6 +14,12 @@ AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllL
   AllToAllKernelParams params;
   SetSharedKernelParams(view, buffers, call, &params);
   params.geometry = layout.geometry;
+  params.tensors = layout.tensors;
+  for (int tensor = 1; tensor < layout.tensors; ++tensor) {
+    params.more_inputs[tensor - 1] = buffers.more_inputs[tensor - 1];
+    params.more_outputs.address[tensor - 1] =
+        reinterpret_cast<uint64_t>(buffers.more_outputs[tensor - 1]);
+  }
   params.digest = layout.digest;
   params.dtype = static_cast<int32_t>(layout.dtype);
   return params;

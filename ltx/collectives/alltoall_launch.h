@@ -15,8 +15,8 @@
 
 namespace ltx {
 
-// The kernel parameters of rank `view.rank` for an op of `layout` on `buffers`, with
-// call.timeout per wait. Thread-safe (pure).
+// The kernel parameters of rank `view.rank` for an op of `layout` on `buffers` (every tensor's
+// buffers), with call.timeout per wait. Thread-safe (pure).
 AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllLayout& layout,
                                       const RankBuffers& buffers, const ResolvedCall& call);
 
@@ -29,7 +29,7 @@ EntryAnnouncement AllToAllCopyEngineAnnouncement(const AllToAllLayout& layout,
 
 // Enqueues rank `view.rank`'s all-to-all kernel on `buffers.stream`: the direct kernel for
 // Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of
-// them; timed as call.phase_timestamps says, the one-trip kernel launched early as
+// them, kDirect for a layout of several tensors; timed as call.phase_timestamps says, the one-trip kernel launched early as
 // call.early_start says), with call.blocks blocks and call.timeout per wait. The arguments are
 // validated already; returns the launch error, if any. The caller's current device must be the
 // rank's. Thread-safe across ranks.

@@ -15,13 +15,20 @@
 namespace ltx {
 namespace {
 
+static_assert(kMaxTensors == kMaxOpTensors, "the public tensor limit is the wire's");
+
 // Mixed into the digest so that no all-to-all agrees with an AllGather of the same counts.
 constexpr int64_t kAllToAllDigestTag = 0x416c6c546f416c6c;  // "AllToAll"
 
 // Largest element count of a token row: its byte count must stay far below 2^62.
 constexpr int64_t kMaxRowElements = int64_t{1} << 56;
 
-absl::Status CheckHeads(const AllToAllShape& shape) {
+// InvalidArgument for a tensor count, direction, heads or head_dim out of range.
+absl::Status CheckShapeFields(const AllToAllShape& shape) {
+  if (shape.tensors < 1 || shape.tensors > kMaxTensors) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tensors must be in [1, %d] (ltx::kMaxTensors), got %d", kMaxTensors, shape.tensors));
+  }
   if (shape.direction != AllToAllDirection::kSeqToHeads &&
       shape.direction != AllToAllDirection::kHeadsToSeq) {
     return absl::InvalidArgumentError(
@@ -102,7 +109,7 @@ void FillRanks(const AllGatherLayout& gathered, AllToAllLayout& layout) {
 }  // namespace
 
 absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape, int world_size) {
-  LTX_RETURN_IF_ERROR(CheckHeads(shape));
+  LTX_RETURN_IF_ERROR(CheckShapeFields(shape));
   AllGatherShape sequence;
   sequence.dtype = shape.dtype;
   sequence.batch = shape.batch;
@@ -110,6 +117,12 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
   sequence.token_counts = shape.token_counts;
   LTX_ASSIGN_OR_RETURN(const AllGatherLayout gathered,
                        ComputeAllGatherLayout(sequence, world_size));
+  // Every buffer of the op is at most the gathered sequence; all tensors' together stay below
+  // 2^62 bytes too.
+  if (gathered.output_bytes > (int64_t{1} << 62) / shape.tensors) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d tensors of %d bytes each overflow 2^62 bytes", shape.tensors, gathered.output_bytes));
+  }
 
   AllToAllLayout layout;
   LTX_ASSIGN_OR_RETURN(layout.head_counts, HeadCountsOf(shape, world_size));
@@ -118,6 +131,7 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
   layout.direction = shape.direction;
   layout.heads = shape.heads;
   layout.head_dim = shape.head_dim;
+  layout.tensors = shape.tensors;
   AllToAllGeometry& g = layout.geometry;
   g.heads_to_seq = shape.direction == AllToAllDirection::kHeadsToSeq ? 1 : 0;
   g.world_size = world_size;
@@ -133,7 +147,8 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
       shape.head_dim,
       static_cast<int64_t>(gathered.counts_digest),
       static_cast<int64_t>(CountsDigest(
-          absl::MakeConstSpan(layout.head_counts.data(), static_cast<size_t>(world_size))))};
+          absl::MakeConstSpan(layout.head_counts.data(), static_cast<size_t>(world_size)))),
+      shape.tensors};
   layout.digest = CountsDigest(digest_fields);
   return layout;
 }
@@ -141,7 +156,8 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
 absl::Status ValidateAllToAllBuffers(const AllToAllLayout& layout, int rank,
                                      const RankBuffers& buffers) {
   const bool in_range = rank >= 0 && rank < layout.world_size;
-  return CheckRankBuffers(layout.world_size, rank, in_range ? layout.InputBytes(rank) : 0,
+  return CheckRankBuffers(layout.world_size, rank, layout.tensors,
+                          in_range ? layout.InputBytes(rank) : 0,
                           in_range ? layout.OutputBytes(rank) : 0, kNotInPlace, buffers);
 }
 

@@ -27,17 +27,20 @@ struct AllToAllLayout {
   AllToAllDirection direction = AllToAllDirection::kSeqToHeads;
   int64_t heads = 0;
   int64_t head_dim = 0;
+  // The tensors of the shape the op moves (AllToAllShape::tensors), each piece once per tensor.
+  int tensors = 1;
   // The split of the heads as resolved: shape.head_counts, or heads / world_size each.
   HeadCounts head_counts = {};
   // What the kernel and the copy plan work from.
   AllToAllGeometry geometry;
   std::array<int64_t, kMaxWorldSize> input_bytes = {};
   std::array<int64_t, kMaxWorldSize> output_bytes = {};
-  // Digest of the op kind, direction, heads, head_dim, token count vector and head split; ranks
-  // compare it on the device, so an all-to-all never pairs with an AllGather or with a
-  // different shape.
+  // Digest of the op kind, direction, heads, head_dim, token count vector, head split and tensor
+  // count; ranks compare it on the device, so an all-to-all never pairs with an AllGather or
+  // with a different shape or tensor count.
   uint64_t digest = 0;
 
+  // Bytes of one tensor's input and output of rank `rank`.
   int64_t InputBytes(int rank) const { return input_bytes[rank]; }
   int64_t OutputBytes(int rank) const { return output_bytes[rank]; }
 };
@@ -47,12 +50,14 @@ struct AllToAllLayout {
 // head_dim < 1, a token count vector whose length is not the world size, a negative count,
 // sizes whose byte count overflows 2^62, an empty head_counts with heads not divisible by the
 // world size, or a non-empty head_counts whose length is not the world size, with a negative
-// entry, or whose sum is not heads. Thread-safe.
+// entry, or whose sum is not heads, or tensors outside 1..kMaxTensors. Thread-safe.
 absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape, int world_size);
 
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for
-// a rank outside [0, world_size), a null input when the rank has bytes to send, or a null
-// output when its output is not empty.
+// a rank outside [0, world_size), and for each of the layout's tensors (RankBuffers: input and
+// output, then more_inputs and more_outputs) a null input when the rank has bytes to send, a
+// null output when its output is not empty, an input that overlaps an output of the call, or
+// two outputs that overlap; a pointer of a tensor past the layout's count that is not null.
 absl::Status ValidateAllToAllBuffers(const AllToAllLayout& layout, int rank,
                                      const RankBuffers& buffers);
 

@@ -14,10 +14,11 @@ CollectiveOp AllToAllOpOf(const AllToAllLayout& layout) {
   CollectiveOp op;
   op.collective = Collective::kAllToAll;
   op.rank_call = "AllToAllRank";
+  op.tensors = layout.tensors;
   for (int rank = 0; rank < layout.world_size; ++rank) {
     op.input_bytes[rank] = layout.InputBytes(rank);
     op.output_bytes[rank] = layout.OutputBytes(rank);
-    op.shard_bytes[rank] = LargestPieceBytes(layout.geometry, rank);
+    op.shard_bytes[rank] = layout.tensors * LargestPieceBytes(layout.geometry, rank);
     op.in_place_offset[rank] = kNotInPlace;
   }
   op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,

@@ -25,9 +25,13 @@ struct CollectiveOp {
   Collective collective = Collective::kAllGather;
   // The per-rank entry point, for messages ("AllGatherRank").
   const char* rank_call = "";
+  // Tensors of one shape the op moves (RankBuffers: input and output, then more_inputs and
+  // more_outputs); the bytes below are each tensor's.
+  int tensors = 1;
   std::array<int64_t, kMaxWorldSize> input_bytes = {};
   std::array<int64_t, kMaxWorldSize> output_bytes = {};
-  // The most each rank sends to one target: the protocol and block count depend on it.
+  // The most each rank sends to one target, over all tensors: the protocol and block count
+  // depend on it.
   std::array<int64_t, kMaxWorldSize> shard_bytes = {};
   // Where an in-place input may start in each rank's output (kNotInPlace: nowhere).
   std::array<int64_t, kMaxWorldSize> in_place_offset = {};

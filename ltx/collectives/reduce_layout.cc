@@ -144,11 +144,11 @@ ReduceLayout InPlaceAllReduceStep(const ReduceLayout& all_reduce) {
 absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,
                                    const RankBuffers& buffers) {
   const bool in_range = rank >= 0 && rank < layout.world_size;
-  LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, layout.InputBytes(),
+  LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, /*tensors=*/1, layout.InputBytes(),
                                        in_range ? layout.OutputBytes(rank) : 0,
                                        in_range ? layout.InPlaceOffset(rank) : kNotInPlace,
                                        buffers));
-  return CheckBufferAlignment(rank, buffers, layout.element_size);
+  return CheckBufferAlignment(rank, /*tensors=*/1, buffers, layout.element_size);
 }
 
 }  // namespace ltx

@@ -73,7 +73,7 @@ ReduceLayout InPlaceAllReduceStep(const ReduceLayout& all_reduce);
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for
 // a rank outside [0, world_size), a null input or output where the rank has bytes to read or
 // write, an input that overlaps the output (the AllReduce allows exactly the output: in place),
-// or a pointer not aligned to the element size.
+// a pointer not aligned to the element size, or a pointer of a second tensor (they move one).
 absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,
                                    const RankBuffers& buffers);
 

@@ -1,6 +1,6 @@
 // The host checks of one rank's buffers that every collective shares: the rank is in range, no
-// pointer that the op reads or writes is null, and the input does not overlap the output unless
-// the call is in place.
+// pointer that the op reads or writes is null, and no input overlaps an output unless the call
+// is in place; for a call of several tensors, each tensor's buffers alike and across tensors.
 #ifndef LTX_RUNTIME_BUFFER_CHECKS_H_
 #define LTX_RUNTIME_BUFFER_CHECKS_H_
 
@@ -14,18 +14,34 @@ namespace ltx {
 // No in-place call: the input must not overlap the output at all.
 inline constexpr int64_t kNotInPlace = -1;
 
-// InvalidArgument for a rank outside [0, world_size), a null input when the rank reads
-// `input_bytes` > 0 bytes, a null output when it writes `output_bytes` > 0 bytes, or an input
-// whose bytes overlap the output's, unless the input starts exactly `in_place_offset` bytes into
-// the output (an in-place call; kNotInPlace: none is allowed). Does not touch the GPU (pointer
-// arithmetic only). Thread-safe.
-absl::Status CheckRankBuffers(int world_size, int rank, int64_t input_bytes, int64_t output_bytes,
-                              int64_t in_place_offset, const RankBuffers& buffers);
+// Tensor `tensor` (0 <= tensor < kMaxTensors) of a call on `buffers`: its input and output as
+// `input` and `output` (tensor 0: buffers' own; tensor j: more_inputs[j - 1] and
+// more_outputs[j - 1]), with buffers' stream. Thread-safe (pure).
+RankBuffers TensorBuffers(const RankBuffers& buffers, int tensor);
 
-// InvalidArgument, naming the rank and the pointer, for a non-null input or output whose
-// address is not a multiple of `alignment` bytes (the element size of the reductions, whose
-// kernels load and store whole elements). Thread-safe.
-absl::Status CheckBufferAlignment(int rank, const RankBuffers& buffers, int alignment);
+// The names of tensor `tensor`'s input and output fields of RankBuffers, for messages: "input",
+// "more_inputs[0]", ...; "output", "more_outputs[0]", .... Static strings.
+const char* TensorInputName(int tensor);
+const char* TensorOutputName(int tensor);
+
+// InvalidArgument for a rank outside [0, world_size), a tensor count outside 1..kMaxTensors, a
+// non-null pointer of a tensor past `tensors` (more_inputs or more_outputs), and for each of the
+// `tensors` tensors (TensorBuffers): a null input when the rank reads `input_bytes` > 0 bytes, a
+// null output when it writes `output_bytes` > 0 bytes, or an input whose bytes overlap its
+// output's, unless the input starts exactly `in_place_offset` bytes into the output (an in-place
+// call; kNotInPlace: none is allowed); across tensors, an input that overlaps another tensor's
+// output, or two outputs that overlap (inputs may overlap each other: they are only read). The
+// message names the rank and the fields. Does not touch the GPU (pointer arithmetic only).
+// Thread-safe.
+absl::Status CheckRankBuffers(int world_size, int rank, int tensors, int64_t input_bytes,
+                              int64_t output_bytes, int64_t in_place_offset,
+                              const RankBuffers& buffers);
+
+// InvalidArgument, naming the rank and the pointer, for a non-null input or output of one of
+// the call's `tensors` tensors whose address is not a multiple of `alignment` bytes (the element
+// size of the reductions, whose kernels load and store whole elements). Thread-safe.
+absl::Status CheckBufferAlignment(int rank, int tensors, const RankBuffers& buffers,
+                                  int alignment);
 
 // Whether `buffers`' input starts `in_place_offset` bytes into its output (never for
 // kNotInPlace). Thread-safe.

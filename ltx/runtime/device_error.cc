@@ -31,7 +31,7 @@ const char* FieldName(MismatchField field) {
     case MismatchField::kTotalTokens:
       return "total token count";
     case MismatchField::kCounts:
-      return "op kind, shape and token_counts vector (digest)";
+      return "op kind, shape (tensor count included) and token_counts vector (digest)";
     case MismatchField::kGeneration:
       return "reset generation (a call issued before Runtime::Reset, e.g. a CUDA graph captured "
              "then, met one issued after it)";

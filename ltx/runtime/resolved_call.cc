@@ -22,6 +22,10 @@ Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& contex
     *reason = "a reduction: the pull protocol's kernel";
     return Protocol::kDirect;
   }
+  if (context.tensors > 1) {
+    *reason = "several tensors in one op: the direct kernel";
+    return Protocol::kDirect;
+  }
   if (requested != Protocol::kAuto) {
     *reason = "CallOptions::protocol";
     return requested;
@@ -95,6 +99,16 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
           CollectiveName(context.collective), " runs on kernels only (the pull protocol): pass "
           "Protocol::kAuto or kDirect, not ", ProtocolName(call.protocol)));
     }
+  }
+  if (context.tensors > 1 &&
+      (context.transport == Transport::kCopyEngine || call.protocol == Protocol::kOneTrip ||
+       call.protocol == Protocol::kCopyEngine)) {
+    return absl::UnimplementedError(absl::StrCat(
+        CollectiveName(context.collective), " of ", context.tensors,
+        " tensors in one op runs on the direct kernel only (the peer-store transport, "
+        "Protocol::kAuto or kDirect), not on ",
+        context.transport == Transport::kCopyEngine ? "the copy-engine transport"
+                                                    : ProtocolName(call.protocol)));
   }
   if (call.protocol == Protocol::kOneTrip && context.max_shard_bytes > kOneTripMaxShardBytes) {
     if (context.collective == Collective::kAllToAll) {

@@ -60,6 +60,8 @@ inline OneTripLaunch OneTripLaunchOf(const ResolvedCall& call) {
 // What a call needs to be resolved, beside the Runtime's options.
 struct CallContext {
   Collective collective = Collective::kAllGather;
+  // Tensors the op moves (CollectiveOp::tensors).
+  int tensors = 1;
   // kPeerStores or kCopyEngine, as resolved by Runtime::Create.
   Transport transport = Transport::kPeerStores;
   int world_size = 1;
@@ -87,6 +89,8 @@ struct CallContext {
 //   - The reductions (AllReduce, ReduceScatter) take the direct kernel (the pull protocol):
 //     Unimplemented on the copy-engine transport, InvalidArgument for Protocol::kOneTrip or
 //     kCopyEngine.
+//   - A call of several tensors (context.tensors > 1) takes the direct kernel: Unimplemented on
+//     the copy-engine transport and for Protocol::kOneTrip or kCopyEngine (alike on every rank).
 //   - On the copy-engine transport every other call (AllGather and all-to-all) takes the copy
 //     engines.
 //   - An explicit protocol is obeyed (a capturing stream on the copy engines records the

@@ -4,6 +4,7 @@
 #include "ltx/runtime.h"
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
@@ -210,10 +211,10 @@ struct Runtime::Rank {
   std::set<std::string> logged_calls;
   std::unique_ptr<DeviceWorker> worker;
   cudaEvent_t last_done = nullptr;  // Recorded after each call outside capture.
-  // The last input, output and stream of this rank that passed the CUDA checks; touched only
-  // by this rank's calls.
-  CheckedBuffer checked_input;
-  CheckedBuffer checked_output;
+  // The last input and output of each tensor, and the last stream, of this rank that passed the
+  // CUDA checks; touched only by this rank's calls.
+  std::array<CheckedBuffer, kMaxTensors> checked_inputs;
+  std::array<CheckedBuffer, kMaxTensors> checked_outputs;
   cudaStream_t checked_stream = nullptr;
 };
 
@@ -463,16 +464,21 @@ absl::Status Runtime::CheckUsable() {
 }
 
 absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers) {
-  LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.input_bytes[rank],
+  LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.tensors, op.input_bytes[rank],
                                        op.output_bytes[rank], op.in_place_offset[rank], buffers));
-  LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, buffers, op.element_alignment));
+  LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, op.tensors, buffers, op.element_alignment));
   Rank& r = *ranks_[rank];
   // The buffer the peers access (the output they store into, or the input they read) must be
   // device memory of the rank's GPU open to them; the other one may be managed memory.
-  LTX_RETURN_IF_ERROR(CheckRankMemory(rank, buffers.input, op.input_bytes[rank], "input",
-                                      op.peers_read_input, &r.checked_input));
-  LTX_RETURN_IF_ERROR(CheckRankMemory(rank, buffers.output, op.output_bytes[rank], "output",
-                                      !op.peers_read_input, &r.checked_output));
+  for (int tensor = 0; tensor < op.tensors; ++tensor) {
+    const RankBuffers one = TensorBuffers(buffers, tensor);
+    LTX_RETURN_IF_ERROR(CheckRankMemory(rank, one.input, op.input_bytes[rank],
+                                        TensorInputName(tensor), op.peers_read_input,
+                                        &r.checked_inputs[tensor]));
+    LTX_RETURN_IF_ERROR(CheckRankMemory(rank, one.output, op.output_bytes[rank],
+                                        TensorOutputName(tensor), !op.peers_read_input,
+                                        &r.checked_outputs[tensor]));
+  }
   if (!r.co_located.empty()) {
     LTX_RETURN_IF_ERROR(CheckSharedGpuStream(rank, r.device, buffers.stream));
   }
@@ -526,6 +532,7 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const CollectiveOp& op,
                                               const CallOptions& call, bool capturing) const {
   CallContext context;
   context.collective = op.collective;
+  context.tensors = op.tensors;
   context.transport = transport_;
   context.world_size = world_size();
   context.max_shard_bytes = *std::max_element(op.shard_bytes.begin(), op.shard_bytes.end());
