@@ -28,14 +28,15 @@
 
 namespace ltx {
 
-// Thread 0 of the block waits for `target`'s entry in this GPU's mailbox and checks it.
-// Returns the target's output address, or 0 when the block must not store into it (timeout,
-// abandoned op, arguments that disagree, or a store claim that `target` revoked while this GPU
-// waited, each already recorded). A target on another path (its op word shows this op on the
-// one-trip path, which publishes no announcement) never reaches the exit barrier: the op is
-// abandoned.
-__device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
-                                            const EntryAnnouncement& mine) {
+// A thread of the block waits for `target`'s entry in this GPU's mailbox and checks it.
+// Returns whether the block may access the buffer `target` announced, and stores its address
+// (the target's output; for the reductions its input) into *address, which may be 0 for a
+// rank with no bytes there. False when it must not (timeout, abandoned op, arguments that
+// disagree, or a store claim that `target` revoked while this GPU waited, each already
+// recorded). A target on another path (its op word shows this op on the one-trip path, which
+// publishes no announcement) never reaches the exit barrier: the op is abandoned.
+__device__ inline bool AwaitTargetEntry(const OpContext& op, int target,
+                                        const EntryAnnouncement& mine, uint64_t* address) {
   const MailboxSlot& slot = op.local->mailbox[target];
   uint64_t word = 0;
   const bool entered = AwaitOrAbandon(
@@ -48,19 +49,20 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
       [&op, target](DeviceErrorRecord* error) {
         return PeerGaveUp(op, BarrierPhase::kEntry, target, error);
       });
-  if (!entered) return 0;
+  if (!entered) return false;
   const auto my_protocol = static_cast<AnnouncedProtocol>(mine.protocol);
   if (MailboxOpProtocol(word) != my_protocol) {
     AbandonOp(op, ProtocolMismatchRecord(op, target, my_protocol, MailboxOpProtocol(word)));
-    return 0;
+    return false;
   }
   // The claim was taken before the wait, which may have lasted: read it again before the stores
   // it guards, beside the announcement (relaxed loads, in flight together: no round trip more).
   const uint64_t claim = LoadRelaxedSystem(&op.local->store_claim[target]);
   const EntryAnnouncement theirs = LoadRelaxedSystemWords(&slot.announcement);
-  if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return 0;
-  if (!HoldsClaim(op, target, claim)) return 0;
-  return theirs.output_address;
+  if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return false;
+  if (!HoldsClaim(op, target, claim)) return false;
+  *address = theirs.output_address;
+  return true;
 }
 
 // The entry of this rank into `target`'s op: announces `mine` in `target`'s mailbox and claims
@@ -201,7 +203,9 @@ __device__ void RunDirectOp(const Params& p, const EntryAnnouncement& mine, Stor
     for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
       const int target = LaneTarget(lane, p.rank, p.world_size);
       if (threadIdx.x == 0) {
-        target_output = AwaitTargetEntry(op, target, mine);
+        uint64_t announced = 0;
+        // 0 stores nothing: a refused target, or one whose output holds no bytes.
+        target_output = AwaitTargetEntry(op, target, mine, &announced) ? announced : 0;
         if (lane == static_cast<int>(blockIdx.x)) clock.Note(DirectPhase::kTargetSeen);
       }
       // The barrier also makes may_store, written before it, visible to the whole block.
