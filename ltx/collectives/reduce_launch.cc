@@ -42,7 +42,6 @@ cudaError_t LaunchInPlaceAllReduce(const PeerStoreView& view, const ReduceLayout
   gathered.input = chunk.output;
   ResolvedCall direct = call;
   direct.protocol = Protocol::kDirect;
-  direct.phase_timestamps = nullptr;
   return LaunchAllGather(view, *gather, gathered, direct);
 }
 
