@@ -1,10 +1,10 @@
 // GPU tests of the AllReduce and the ReduceScatter (the pull protocol), in both call styles:
 // every dtype and reduction, odd counts, any block count, misaligned buffers, in place, uneven
-// ReduceScatters with zero counts, per-rank calls captured into CUDA graphs and replayed with new
-// data, ranks that disagree, and a rank that never joins. Random data (never zero), outputs
-// poisoned before every call, every rank's output compared bit for bit with the host reference
-// (ranks combined in order, fp32 accumulation). The ranks come from the layout switch
-// (tools/testing/test_ranks.h).
+// ReduceScatters with zero counts, null buffers where nothing is read, per-rank calls captured
+// into CUDA graphs and replayed with new data, ranks that disagree, and a rank that never
+// joins. Random data (never zero), outputs poisoned before every call, every rank's output
+// compared bit for bit with the host reference (ranks combined in order, fp32 accumulation).
+// The ranks come from the layout switch (tools/testing/test_ranks.h).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -162,6 +162,27 @@ INSTANTIATE_TEST_SUITE_P(CallStyles, ReduceStyleTest,
                                                   ? "Coordinated"
                                                   : "PerRankThreads");
                          });
+
+// Ranks with nothing to read or write may pass null buffers (an empty tensor's address): the op
+// completes on every rank, as the ops around it do.
+TEST_F(AllReduceTest, ZeroCountsWithNullBuffersComplete) {
+  const ReduceCase c = AllReduceCase(DataType::kBFloat16, Reduction::kSum, 4096);
+  ASSERT_TRUE(f_.harness->Prepare(c).ok());
+  std::vector<RankBuffers> null_buffers = f_.harness->AllBuffers();
+  for (RankBuffers& buffers : null_buffers) buffers.input = buffers.output = nullptr;
+  AllReduceShape empty = c.AllReduceShapeOf();
+  empty.count = 0;
+  absl::Status status = f_.runtime->AllReduceAndWait(empty, null_buffers, kTestWait);
+  EXPECT_TRUE(status.ok()) << status;
+  // The shape refers to the case's counts.
+  const ReduceCase nothing = ReduceScatterCase(DataType::kFloat32, Reduction::kMax, 2, 64,
+                                               std::vector<int64_t>(world(), 0));
+  status = f_.runtime->ReduceScatterAndWait(nothing.ReduceScatterShapeOf(), null_buffers,
+                                            kTestWait);
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_TRUE(f_.runtime->status().ok()) << f_.runtime->status();
+  EXPECT_TRUE(RunAndVerify(*f_.runtime, *f_.harness, c, CallStyle::kCoordinated).ok());
+}
 
 // The same inputs give the same bits on every run, whatever the block count: the outputs of
 // every run are compared with the one reference.

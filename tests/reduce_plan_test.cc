@@ -3,9 +3,11 @@
 // shapes, alignments and rank layouts (every output element reduced exactly once, from the
 // right element of every input, vectors only where every address is 16-byte aligned); the
 // conversions of bf16 and fp16 against independent references; the reductions in rank order.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -14,7 +16,9 @@
 #include "gtest/gtest.h"
 #include "kernels/reduce/reduce_math.h"
 #include "kernels/reduce/reduce_plan.h"
+#include "ltx/collectives/allgather_layout.h"
 #include "ltx/collectives/reduce_layout.h"
+#include "tools/testing/reduce_reference.h"
 
 namespace ltx {
 namespace {
@@ -31,9 +35,7 @@ void SimulateRank(const ReduceLayout& layout, int rank, const std::vector<uint64
   for (int64_t slice = 0; slice < g.batch; ++slice) {
     const int64_t input_start = ReduceInputIndex(g, slice, 0) * size;
     const int64_t output_start = ReduceOutputIndex(g, slice, 0) * size;
-    std::vector<uint64_t> starts;
-    for (uint64_t input : inputs) starts.push_back(input + input_start);
-    const ReduceSplit split = SplitForReduce(output + output_start, starts.data(),
+    const ReduceSplit split = SplitForReduce(output + output_start, inputs.data(), input_start,
                                              layout.world_size, g.slice_elements, g.element_size);
     const int64_t items = ReduceItemCount(split);
     for (int64_t thread = 0; thread < threads; ++thread) {
@@ -42,8 +44,8 @@ void SimulateRank(const ReduceLayout& layout, int rank, const std::vector<uint64
         if (work.elements > 1) {
           ASSERT_EQ(work.elements * size, kVectorBytes) << what;
           ASSERT_EQ((output + output_start + work.first * size) % kVectorBytes, 0u) << what;
-          for (uint64_t start : starts) {
-            ASSERT_EQ((start + work.first * size) % kVectorBytes, 0u) << what;
+          for (uint64_t input : inputs) {
+            ASSERT_EQ((input + input_start + work.first * size) % kVectorBytes, 0u) << what;
           }
         }
         for (int e = 0; e < work.elements; ++e) {
@@ -144,23 +146,151 @@ TEST(ReducePlanTest, EveryAllReduceElementOnceOnEveryRankAndInPlaceChunksCoverTh
   }
 }
 
+// The in-place AllReduce of `all_reduce` on every rank's buffer (rank s's at byte address
+// bases[s]), as its two ops run: the first (InPlaceAllReduceStep) with its plan run by every
+// thread of a grid of `threads`, every load and store recorded per buffer element, then the
+// second (InPlaceAllReduceGather) storing each rank's chunk into every buffer. The ranks of the
+// first op run concurrently until its exit barrier, so no element that one item stores may be
+// loaded by any other item of any rank: then every load reads the buffer as it was, and every
+// buffer must end as the out-of-place AllReduce's reference, bit for bit.
+void SimulateInPlaceAllReduce(const ReduceLayout& all_reduce, const std::vector<uint64_t>& bases,
+                              int64_t threads, std::mt19937* random, const std::string& what) {
+  const int world = all_reduce.world_size;
+  const int64_t size = all_reduce.element_size;
+  const int64_t count = all_reduce.row_elements;
+  std::vector<std::vector<uint8_t>> initial(world, std::vector<uint8_t>(count * size));
+  for (std::vector<uint8_t>& buffer : initial) {
+    for (uint8_t& byte : buffer) byte = static_cast<uint8_t>((*random)());
+  }
+  const ReduceLayout step = InPlaceAllReduceStep(all_reduce);
+  // The first op: who loads and who stores each element of each buffer (item ids over every
+  // rank), and the values stored.
+  constexpr int64_t kNobody = -1;
+  std::vector<std::vector<std::vector<int64_t>>> loaders(
+      world, std::vector<std::vector<int64_t>>(count));
+  std::vector<std::vector<int64_t>> storer(world, std::vector<int64_t>(count, kNobody));
+  std::vector<std::vector<uint8_t>> buffers = initial;
+  int64_t next_item = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    const ReduceGeometry g = step.GeometryOf(rank);
+    ASSERT_EQ(g.batch, 1) << what;
+    const uint64_t output = bases[rank] + step.first_rows[rank] * size;
+    const ReduceSplit split = SplitForReduce(output, bases.data(), ReduceInputIndex(g, 0, 0) * size,
+                                             world, g.slice_elements, g.element_size);
+    const int64_t items = ReduceItemCount(split);
+    for (int64_t thread = 0; thread < threads; ++thread) {
+      for (int64_t item = thread; item < items; item += threads, ++next_item) {
+        const ReduceItem work = ReduceItemOf(split, item);
+        for (int e = 0; e < work.elements; ++e) {
+          const int64_t in = ReduceInputIndex(g, 0, work.first + e);
+          const int64_t out = step.first_rows[rank] + ReduceOutputIndex(g, 0, work.first + e);
+          for (int s = 0; s < world; ++s) loaders[s][in].push_back(next_item);
+          ASSERT_EQ(storer[rank][out], kNobody) << what << " rank " << rank << " element " << out;
+          storer[rank][out] = next_item;
+        }
+      }
+    }
+  }
+  for (int s = 0; s < world; ++s) {
+    for (int64_t e = 0; e < count; ++e) {
+      if (storer[s][e] == kNobody) continue;
+      ASSERT_GE(e, step.first_rows[s]) << what << " rank " << s << " stores outside its chunk";
+      ASSERT_LT(e, step.first_rows[s] + step.rows[s]) << what << " rank " << s;
+      for (int64_t loader : loaders[s][e]) {
+        ASSERT_EQ(loader, storer[s][e])
+            << what << ": element " << e << " of rank " << s
+            << "'s buffer is stored by one item and loaded by another in the first op";
+      }
+    }
+  }
+  // So every load of the first op read the buffers as they were: each rank's chunk holds what
+  // the reference reduces from the initial buffers.
+  for (int rank = 0; rank < world; ++rank) {
+    const std::vector<uint8_t> chunk = ReduceReference(step, rank, initial);
+    std::copy(chunk.begin(), chunk.end(), buffers[rank].begin() + step.first_rows[rank] * size);
+  }
+  // The second op: the AllGather of the chunks, in place (each rank's input is its chunk in its
+  // buffer), stores rank r's chunk into every buffer at its own place; it starts on a rank only
+  // after every rank's first op ended (the AllGather's entry barrier).
+  const absl::StatusOr<AllGatherLayout> gather = InPlaceAllReduceGather(step);
+  ASSERT_TRUE(gather.ok()) << what << ": " << gather.status();
+  const std::vector<std::vector<uint8_t>> reduced = buffers;
+  for (int rank = 0; rank < world; ++rank) {
+    const ShardGeometry shard = gather->GeometryOf(rank);
+    ASSERT_EQ(shard.batch, 1) << what;
+    ASSERT_EQ(shard.output_offset, step.first_rows[rank] * size) << what;
+    ASSERT_EQ(shard.shard_bytes, step.rows[rank] * size) << what;
+    ASSERT_EQ(gather->InPlaceOffset(rank), shard.output_offset) << what;
+    for (int target = 0; target < world; ++target) {
+      std::copy_n(reduced[rank].begin() + shard.output_offset, shard.shard_bytes,
+                  buffers[target].begin() + shard.output_offset);
+    }
+  }
+  const std::vector<uint8_t> expected = ReduceReference(all_reduce, 0, initial);
+  for (int rank = 0; rank < world; ++rank) {
+    ASSERT_TRUE(buffers[rank] == expected) << what << ": rank " << rank << "'s buffer";
+  }
+}
+
+TEST(ReducePlanTest, InPlaceAllReduceAsTwoOpsReadsNothingItStoresAndGivesTheSameBits) {
+  std::mt19937 random(11);
+  for (int world : {1, 2, 3, 4, 7, 8}) {
+    for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16, DataType::kFloat32}) {
+      for (Reduction reduction : {Reduction::kSum, Reduction::kMax}) {
+        for (int64_t count : {1, 7, 8, 9, 31, 64, 65, 257, 1000}) {
+          AllReduceShape shape;
+          shape.dtype = dtype;
+          shape.reduction = reduction;
+          shape.count = count;
+          const absl::StatusOr<ReduceLayout> layout = ComputeAllReduceLayout(shape, world);
+          ASSERT_TRUE(layout.ok()) << layout.status();
+          const uint64_t size = layout->element_size;
+          for (int64_t threads : {1, 5, 512}) {
+            // Every buffer aligned, all moved alike, or each by its own multiple of the element.
+            for (int pattern = 0; pattern < 3; ++pattern) {
+              std::vector<uint64_t> bases;
+              for (int s = 0; s < world; ++s) {
+                const uint64_t shift = pattern == 0 ? 0 : pattern == 1 ? 3 : (s * 5) % 8;
+                bases.push_back(0x10000000ull * (s + 1) + size * shift);
+              }
+              SimulateInPlaceAllReduce(
+                  *layout, bases, threads, &random,
+                  absl::StrCat(DataTypeName(dtype), " ", ReductionName(reduction), " world ",
+                               world, " count ", count, " threads ", threads, " pattern ",
+                               pattern));
+              if (HasFatalFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(ReducePlanTest, MisalignedInputsTakeTheScalarPathAlignedOnesTheVectors) {
   const uint64_t aligned[] = {0x1000, 0x2000};
-  ReduceSplit split = SplitForReduce(0x3000, aligned, 2, 100, 2);
+  ReduceSplit split = SplitForReduce(0x3000, aligned, 0, 2, 100, 2);
   EXPECT_EQ(split.vector_elements, 8);
   EXPECT_EQ(split.head, 0);
   EXPECT_EQ(split.body_units, 12);
   EXPECT_EQ(split.tail, 4);
   const uint64_t shifted[] = {0x1004, 0x2004};
-  split = SplitForReduce(0x3004, shifted, 2, 100, 2);
+  split = SplitForReduce(0x3004, shifted, 0, 2, 100, 2);
   EXPECT_EQ(split.head, 6);
   EXPECT_EQ(split.body_units, 11);
   EXPECT_EQ(split.tail, 6);
   const uint64_t apart[] = {0x1000, 0x2002};
-  split = SplitForReduce(0x3000, apart, 2, 100, 2);
+  split = SplitForReduce(0x3000, apart, 0, 2, 100, 2);
   EXPECT_EQ(split.vector_elements, 1);
   EXPECT_EQ(split.head, 100);
   EXPECT_EQ(ReduceItemCount(split), 100);
+  // The offset into the inputs counts: 0x2002 + 2 is co-aligned with 0x3004.
+  split = SplitForReduce(0x3004, apart, 2, 2, 100, 2);
+  EXPECT_EQ(split.vector_elements, 1);
+  const uint64_t behind[] = {0x1002, 0x2002};
+  split = SplitForReduce(0x3004, behind, 2, 2, 100, 2);
+  EXPECT_EQ(split.vector_elements, 8);
+  EXPECT_EQ(split.head, 6);
 }
 
 uint32_t Bits(float value) {
@@ -273,6 +403,47 @@ TEST(ReduceMathTest, RanksCombineInRankOrderInFp32RoundedOnce) {
   EXPECT_EQ(FromBits(ReduceInRankOrder<Float32Element>(kReduceMax, 4, element)), 5.5f);
   EXPECT_EQ(FromBits(ReduceInRankOrder<Float32Element>(kReduceMin, 4, element)), -7.25f);
   EXPECT_EQ(FromBits(ReduceInRankOrder<Float32Element>(kReduceSum, 1, element)), -3.0f);
+}
+
+// The reduction of the fp32 `values` (one per rank) with `reduction`, as fp32 bits.
+uint32_t ReduceFloats(int32_t reduction, const std::vector<float>& values) {
+  return ReduceInRankOrder<Float32Element>(reduction, static_cast<int>(values.size()),
+                                           [&values](int s) { return Bits(values[s]); });
+}
+
+TEST(ReduceMathTest, NaNAndSignedZerosGiveTheSameBitsInEveryRankOrder) {
+  const float nan = std::nanf("");
+  const float payload = FromBits(0xffc01234u);  // A negative NaN with a payload.
+  for (int32_t reduction : {kReduceSum, kReduceMax, kReduceMin}) {
+    // A NaN of any rank, whatever its sign and payload, gives the one canonical NaN.
+    for (const std::vector<float>& values :
+         std::vector<std::vector<float>>{{nan, 1.0f}, {1.0f, nan}, {2.0f, payload, -3.0f},
+                                         {payload}, {-1.0f, 4.0f, nan, nan}}) {
+      EXPECT_EQ(ReduceFloats(reduction, values), kCanonicalNaN) << reduction;
+    }
+    const uint16_t bf_nan = 0xffc1u;
+    EXPECT_EQ(ReduceInRankOrder<BFloat16Element>(
+                  reduction, 2, [bf_nan](int s) { return s == 1 ? bf_nan : uint16_t{0x3f80}; }),
+              0x7fffu);
+    EXPECT_EQ(ReduceInRankOrder<Float16Element>(
+                  reduction, 2, [](int s) { return s == 0 ? uint16_t{0xfe01} : uint16_t{0x3c00}; }),
+              0x7e00u);
+  }
+  // Max of -0 and +0 is +0, min is -0, in either order; the sum is as IEEE adds.
+  for (const std::vector<float>& zeros :
+       std::vector<std::vector<float>>{{-0.0f, 0.0f}, {0.0f, -0.0f}, {-0.0f, -0.0f, 0.0f}}) {
+    EXPECT_EQ(ReduceFloats(kReduceMax, zeros), 0x00000000u);
+    EXPECT_EQ(ReduceFloats(kReduceMin, zeros), 0x80000000u);
+  }
+  EXPECT_EQ(ReduceFloats(kReduceMax, {-0.0f, -0.0f}), 0x80000000u);
+  EXPECT_EQ(ReduceFloats(kReduceMin, {0.0f, 0.0f}), 0x00000000u);
+  EXPECT_EQ(ReduceFloats(kReduceSum, {-0.0f, -0.0f}), 0x80000000u);
+  EXPECT_EQ(ReduceFloats(kReduceSum, {-0.0f, 0.0f}), 0x00000000u);
+  // Infinities are values: max and min keep them, and their sum of opposite signs is NaN.
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(FromBits(ReduceFloats(kReduceMax, {-inf, 1.0f, inf})), inf);
+  EXPECT_EQ(FromBits(ReduceFloats(kReduceMin, {1.0f, -inf})), -inf);
+  EXPECT_EQ(ReduceFloats(kReduceSum, {inf, -inf}), kCanonicalNaN);
 }
 
 }  // namespace

@@ -446,12 +446,16 @@ TEST(ResolvedCallTest, ReductionsTakeTheDirectKernelOnly) {
         context.max_shard_bytes = bytes;
         context.shard_bytes = bytes;
         context.max_blocks = 132;
+        PhaseTimestamps timestamps;
         CallOptions call;
         call.protocol = protocol;
+        call.phase_timestamps = &timestamps;
         const absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
         ASSERT_TRUE(resolved.ok()) << resolved.status();
         EXPECT_EQ(resolved->protocol, Protocol::kDirect);
         EXPECT_EQ(resolved->blocks, AutoBlockCount(bytes, 4, 132));
+        // The reductions' kernel records no phases.
+        EXPECT_EQ(resolved->phase_timestamps, nullptr);
       }
     }
     CallContext context;

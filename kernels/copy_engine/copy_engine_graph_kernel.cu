@@ -13,8 +13,8 @@ namespace {
 // check it and its output. True when this rank may store into `target`'s output.
 __device__ bool EnterTarget(const CopyEngineGraphParams& p, const OpContext& op, int target) {
   if (!PublishAndClaim(p, op, target, p.announcement)) return false;
-  const uint64_t output = AwaitTargetEntry(op, target, p.announcement);
-  if (output == 0) return false;
+  uint64_t output = 0;
+  if (!AwaitTargetEntry(op, target, p.announcement, &output)) return false;
   if (output == p.outputs[target]) return true;
   RecordDeviceError(op, OutputMismatchRecord(p.rank, target, op.number, p.outputs[target], output));
   return false;

@@ -38,14 +38,15 @@ struct DirectEntry {
   MoreOutputs more_outputs = {};
 };
 
-// Thread 0 of the block waits for `target`'s entry in this GPU's mailbox and checks it.
-// Returns the target's output address, or 0 when the block must not store into it (timeout,
-// abandoned op, arguments that disagree, or a store claim that `target` revoked while this GPU
-// waited, each already recorded). A target on another path (its op word shows this op on the
-// one-trip path, which publishes no announcement) never reaches the exit barrier: the op is
-// abandoned.
-__device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
-                                            const EntryAnnouncement& mine) {
+// A thread of the block waits for `target`'s entry in this GPU's mailbox and checks it.
+// Returns whether the block may access the buffer `target` announced, and stores its address
+// (the target's output; for the reductions its input) into *address, which may be 0 for a
+// rank with no bytes there. False when it must not (timeout, abandoned op, arguments that
+// disagree, or a store claim that `target` revoked while this GPU waited, each already
+// recorded). A target on another path (its op word shows this op on the one-trip path, which
+// publishes no announcement) never reaches the exit barrier: the op is abandoned.
+__device__ inline bool AwaitTargetEntry(const OpContext& op, int target,
+                                        const EntryAnnouncement& mine, uint64_t* address) {
   const MailboxSlot& slot = op.local->mailbox[target];
   uint64_t word = 0;
   const bool entered = AwaitOrAbandon(
@@ -58,19 +59,20 @@ __device__ inline uint64_t AwaitTargetEntry(const OpContext& op, int target,
       [&op, target](DeviceErrorRecord* error) {
         return PeerGaveUp(op, BarrierPhase::kEntry, target, error);
       });
-  if (!entered) return 0;
+  if (!entered) return false;
   const auto my_protocol = static_cast<AnnouncedProtocol>(mine.protocol);
   if (MailboxOpProtocol(word) != my_protocol) {
     AbandonOp(op, ProtocolMismatchRecord(op, target, my_protocol, MailboxOpProtocol(word)));
-    return 0;
+    return false;
   }
   // The claim was taken before the wait, which may have lasted: read it again before the stores
   // it guards, beside the announcement (relaxed loads, in flight together: no round trip more).
   const uint64_t claim = LoadRelaxedSystem(&op.local->store_claim[target]);
   const EntryAnnouncement theirs = LoadRelaxedSystemWords(&slot.announcement);
-  if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return 0;
-  if (!HoldsClaim(op, target, claim)) return 0;
-  return theirs.output_address;
+  if (!AgreesOrRecordMismatch(op, target, mine, theirs)) return false;
+  if (!HoldsClaim(op, target, claim)) return false;
+  *address = theirs.output_address;
+  return true;
 }
 
 // The entry of this rank into `target`'s op: announces `mine` (and `more`, the outputs of a
@@ -217,10 +219,13 @@ __device__ void RunDirectOp(const Params& p, const DirectEntry& mine, StoreLane 
     for (int lane = blockIdx.x; lane < lanes; lane += gridDim.x) {
       const int target = LaneTarget(lane, p.rank, p.world_size);
       if (threadIdx.x == 0) {
-        target_outputs[0] = AwaitTargetEntry(op, target, mine.announcement);
+        uint64_t announced = 0;
+        const bool may_access = AwaitTargetEntry(op, target, mine.announcement, &announced);
+        // 0 stores nothing: a refused target, or one whose output holds no bytes.
+        target_outputs[0] = may_access ? announced : 0;
         // The announcement agreed, tensor count included: the other outputs were stored before
         // the op word this thread acquired (relaxed loads, as the announcement's).
-        if (target_outputs[0] != 0 && mine.tensors > 1) {
+        if (may_access && mine.tensors > 1) {
           const MoreOutputs more = LoadRelaxedSystemWords(&op.local->more_outputs[target]);
           for (int tensor = 1; tensor < mine.tensors; ++tensor) {
             target_outputs[tensor] = more.address[tensor - 1];

@@ -57,15 +57,14 @@ __device__ void RunPullOp(const Params& p, const EntryAnnouncement& mine, Reduce
   if (!abandoned) {
     // Every block announces and claims for itself, so that no block depends on another block
     // of its grid being resident; the repeated stores are harmless.
+    // An input address may be 0: a rank with nothing to read (a zero count) may pass null.
     const bool in_world = threadIdx.x < p.world_size;
-    uint64_t input = 0;
-    if (in_world && PublishAndClaim(p, op, threadIdx.x, mine)) {
-      input = AwaitTargetEntry(op, threadIdx.x, mine);
-      inputs[threadIdx.x] = input;
-    }
+    const bool entered = !in_world || (PublishAndClaim(p, op, threadIdx.x, mine) &&
+                                       AwaitTargetEntry(op, threadIdx.x, mine,
+                                                        &inputs[threadIdx.x]));
     if (threadIdx.x == 0) op.local->entry_published = 1u;
     // The barrier also makes inputs[], written before it, visible to the whole block.
-    const bool every_input = __syncthreads_and(!in_world || input != 0) != 0;
+    const bool every_input = __syncthreads_and(entered) != 0;
     if (every_input) {
       reduce(inputs);
       __syncthreads();

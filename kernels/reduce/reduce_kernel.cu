@@ -15,46 +15,32 @@
 namespace ltx {
 namespace {
 
-// 16 bytes of elements.
-template <typename Element>
-union ElementVector {
-  static constexpr int kElements = 16 / sizeof(typename Element::Bits);
-  uint4 bits;
-  typename Element::Bits elements[kElements];
-};
-
-// Reduces the vector of output elements at byte offset `output_offset` from the vectors at
-// `input_offset` of every rank's input: every rank's vector is loaded (L2 only: peers' memory
-// is read once) before any is combined.
-template <typename Element>
-__device__ inline void ReduceVector(const ReduceKernelParams& p, const uint64_t* inputs,
-                                    int64_t input_offset, int64_t output_offset) {
-  using Vector = ElementVector<Element>;
-  Vector loaded[kMaxWorldSize];
+// Reduces the `Word` of output elements at byte offset `output_offset` (one element when
+// `Word` is the element's bits, a 16-byte vector when it is uint4) from the words at
+// `input_offset` of every rank's input. Every rank's word is loaded (L2 only: peers' memory is
+// read once) before any is combined; the rank loops run to the constant kMaxWorldSize, so the
+// words stay in registers.
+template <typename Element, typename Word>
+__device__ inline void ReduceWord(const ReduceKernelParams& p, const uint64_t* inputs,
+                                  int64_t input_offset, int64_t output_offset) {
+  using Bits = typename Element::Bits;
+  constexpr int kElements = sizeof(Word) / sizeof(Bits);
+  Word loaded[kMaxWorldSize];
 #pragma unroll
   for (int s = 0; s < kMaxWorldSize; ++s) {
     if (s < p.world_size) {
-      loaded[s].bits = __ldcg(reinterpret_cast<const uint4*>(inputs[s] + input_offset));
+      loaded[s] = __ldcg(reinterpret_cast<const Word*>(inputs[s] + input_offset));
     }
   }
-  Vector result;
+  Word result;
 #pragma unroll
-  for (int e = 0; e < Vector::kElements; ++e) {
-    result.elements[e] = ReduceInRankOrder<Element>(
-        p.reduction, p.world_size, [&loaded, e](int s) { return loaded[s].elements[e]; });
+  for (int e = 0; e < kElements; ++e) {
+    reinterpret_cast<Bits*>(&result)[e] =
+        ReduceInRankOrder<Element>(p.reduction, p.world_size, [&loaded, e](int s) {
+          return reinterpret_cast<const Bits*>(&loaded[s])[e];
+        });
   }
-  *reinterpret_cast<uint4*>(static_cast<uint8_t*>(p.output) + output_offset) = result.bits;
-}
-
-// Reduces the one output element at byte offset `output_offset`.
-template <typename Element>
-__device__ inline void ReduceScalar(const ReduceKernelParams& p, const uint64_t* inputs,
-                                    int64_t input_offset, int64_t output_offset) {
-  using Bits = typename Element::Bits;
-  const Bits result = ReduceInRankOrder<Element>(p.reduction, p.world_size, [&](int s) {
-    return __ldcg(reinterpret_cast<const Bits*>(inputs[s] + input_offset));
-  });
-  *reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + output_offset) = result;
+  *reinterpret_cast<Word*>(static_cast<uint8_t*>(p.output) + output_offset) = result;
 }
 
 // The grid's share of the reduction: every batch slice split (SplitForReduce), thread t of the
@@ -68,20 +54,18 @@ __device__ void ReduceRows(const ReduceKernelParams& p, const uint64_t* inputs) 
   for (int64_t slice = 0; slice < g.batch; ++slice) {
     const int64_t input_start = ReduceInputIndex(g, slice, 0) * size;
     const int64_t output_start = ReduceOutputIndex(g, slice, 0) * size;
-    uint64_t starts[kMaxWorldSize];
-    for (int s = 0; s < p.world_size; ++s) starts[s] = inputs[s] + input_start;
     const ReduceSplit split =
-        SplitForReduce(reinterpret_cast<uint64_t>(p.output) + output_start, starts, p.world_size,
-                       g.slice_elements, g.element_size);
+        SplitForReduce(reinterpret_cast<uint64_t>(p.output) + output_start, inputs, input_start,
+                       p.world_size, g.slice_elements, g.element_size);
     const int64_t items = ReduceItemCount(split);
     for (int64_t item = thread; item < items; item += threads) {
       const ReduceItem work = ReduceItemOf(split, item);
       const int64_t input_offset = input_start + work.first * size;
       const int64_t output_offset = output_start + work.first * size;
       if (work.elements > 1) {
-        ReduceVector<Element>(p, inputs, input_offset, output_offset);
+        ReduceWord<Element, uint4>(p, inputs, input_offset, output_offset);
       } else {
-        ReduceScalar<Element>(p, inputs, input_offset, output_offset);
+        ReduceWord<Element, typename Element::Bits>(p, inputs, input_offset, output_offset);
       }
     }
   }

@@ -3,7 +3,10 @@
 // and from fp32 (round to nearest even, subnormals kept, no flush to zero), the reductions
 // (sum, max, min) on fp32, and the fixed order in which a rank combines the ranks' elements.
 // Plain integer and fp32 arithmetic, compiled for host and device alike, so that the host
-// reference computes the very bits every GPU does.
+// reference computes the very bits every GPU does. NaN and signed zeros are defined so that
+// the bits do not depend on the hardware either: a NaN result is always kCanonicalNaN (GPUs and
+// CPUs propagate different NaN payloads), max and min propagate NaN, and max(-0, +0) = +0,
+// min(-0, +0) = -0 whatever their order (IEEE 754-2019 maximum and minimum).
 #ifndef KERNELS_REDUCE_REDUCE_MATH_H_
 #define KERNELS_REDUCE_REDUCE_MATH_H_
 
@@ -11,6 +14,7 @@
 #include <cstring>
 
 #include "kernels/wire/host_device.h"
+#include "kernels/wire/signal_layout.h"
 
 namespace ltx {
 
@@ -23,6 +27,10 @@ inline constexpr int32_t kReduceFloat32 = 3;
 inline constexpr int32_t kReduceSum = 1;
 inline constexpr int32_t kReduceMax = 2;
 inline constexpr int32_t kReduceMin = 3;
+
+// The fp32 bits of every NaN that a reduction produces (a quiet NaN, positive); converted to
+// bf16 0x7fff, to fp16 0x7e00.
+inline constexpr uint32_t kCanonicalNaN = 0x7fffffffu;
 
 LTX_HOST_DEVICE inline float FloatOfBits(uint32_t bits) {
   float value;
@@ -100,21 +108,35 @@ struct Float32Element {
 };
 
 // `reduction` (kReduceSum, kReduceMax, kReduceMin) of the accumulated `acc` and the next rank's
-// `value`. Max and min keep `acc` unless `value` is strictly larger (smaller).
+// `value`. Max and min: a NaN on either side gives a NaN (its payload is made canonical at the
+// end, ReduceInRankOrder); equal values differ in their bits only as -0 and +0, of which max
+// takes +0 (the AND of the bits) and min -0 (the OR); otherwise the larger (smaller) value.
 LTX_HOST_DEVICE inline float CombineReduce(int32_t reduction, float acc, float value) {
+  if (reduction == kReduceSum) return acc + value;
+  if (value != value) return value;
+  if (acc == value) {
+    const uint32_t a = BitsOfFloat(acc);
+    const uint32_t v = BitsOfFloat(value);
+    return FloatOfBits(reduction == kReduceMax ? (a & v) : (a | v));
+  }
+  // With acc NaN both comparisons are false: acc stays.
   if (reduction == kReduceMax) return value > acc ? value : acc;
-  if (reduction == kReduceMin) return value < acc ? value : acc;
-  return acc + value;
+  return value < acc ? value : acc;
 }
 
-// The reduction of one element over `world` ranks, `element(s)` being rank s's bits: rank 0's
-// value, combined with rank 1's, then rank 2's, ..., in fp32, rounded once at the end. The one
-// order of every rank, every block count and every run.
+// The reduction of one element over `world` ranks (1 .. kMaxWorldSize), `element(s)` being
+// rank s's bits: rank 0's value, combined with rank 1's, then rank 2's, ..., in fp32, a NaN
+// made kCanonicalNaN, rounded once at the end. The one order of every rank, every block count
+// and every run. The rank loop runs to the constant kMaxWorldSize, so that the compiler unrolls
+// it and a kernel's per-rank values stay in registers (element(s) is called with constants).
 template <typename Element, typename ElementOf>
 LTX_HOST_DEVICE inline typename Element::Bits ReduceInRankOrder(int32_t reduction, int world,
                                                                 const ElementOf& element) {
   float acc = Element::ToFloat(element(0));
-  for (int s = 1; s < world; ++s) acc = CombineReduce(reduction, acc, Element::ToFloat(element(s)));
+  for (int s = 1; s < kMaxWorldSize; ++s) {
+    if (s < world) acc = CombineReduce(reduction, acc, Element::ToFloat(element(s)));
+  }
+  if (acc != acc) acc = FloatOfBits(kCanonicalNaN);
   return Element::FromFloat(acc);
 }
 

@@ -54,12 +54,15 @@ struct ReduceSplit {
 };
 
 // The split of a run of `elements` elements of `element_size` bytes (2 or 4) written at byte
-// address `output` and read from byte addresses `inputs[0 .. world)`, every address a multiple
-// of the element size.
+// address `output` and read from byte addresses `inputs[s] + input_offset` for s in
+// [0, world), every address a multiple of the element size.
 LTX_HOST_DEVICE inline ReduceSplit SplitForReduce(uint64_t output, const uint64_t* inputs,
-                                                  int world, int64_t elements, int element_size) {
+                                                  int64_t input_offset, int world,
+                                                  int64_t elements, int element_size) {
   uint64_t misalignment = 0;
-  for (int s = 0; s < world; ++s) misalignment |= inputs[s] ^ output;
+  for (int s = 0; s < world; ++s) {
+    misalignment |= (inputs[s] + static_cast<uint64_t>(input_offset)) ^ output;
+  }
   ReduceSplit split;
   constexpr uint64_t kMask = kVectorBytes - 1;
   if ((misalignment & kMask) != 0) {

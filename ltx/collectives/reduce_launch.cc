@@ -4,7 +4,6 @@
 
 #include <cstdint>
 
-#include "absl/types/span.h"
 #include "kernels/reduce/reduce_math.h"
 #include "ltx/collectives/allgather_launch.h"
 #include "ltx/collectives/allgather_layout.h"
@@ -29,24 +28,20 @@ static_assert(static_cast<int32_t>(Reduction::kSum) == kReduceSum &&
 cudaError_t LaunchInPlaceAllReduce(const PeerStoreView& view, const ReduceLayout& layout,
                                    const RankBuffers& buffers, const ResolvedCall& call) {
   const ReduceLayout step = InPlaceAllReduceStep(layout);
+  // A valid reduction's chunks always make a valid AllGather; checked before the first step is
+  // launched, so that no rank launches one step without the other.
+  const absl::StatusOr<AllGatherLayout> gather = InPlaceAllReduceGather(step);
+  if (!gather.ok()) return cudaErrorInvalidValue;
   RankBuffers chunk = buffers;
   chunk.output = static_cast<uint8_t*>(buffers.output) + step.first_rows[view.rank] *
                                                               step.element_size;
   const cudaError_t reduced =
       LaunchReduceKernel(ReduceParamsOf(view, step, chunk, call), call.blocks, buffers.stream);
   if (reduced != cudaSuccess) return reduced;
-  AllGatherShape chunks;
-  chunks.dtype = layout.dtype;
-  chunks.hidden = 1;
-  chunks.token_counts = absl::MakeConstSpan(step.rows.data(), step.world_size);
-  const absl::StatusOr<AllGatherLayout> gather = ComputeAllGatherLayout(chunks, step.world_size);
-  // A valid reduction's chunks always make a valid AllGather.
-  if (!gather.ok()) return cudaErrorInvalidValue;
   RankBuffers gathered = buffers;
   gathered.input = chunk.output;
   ResolvedCall direct = call;
   direct.protocol = Protocol::kDirect;
-  direct.phase_timestamps = nullptr;
   return LaunchAllGather(view, *gather, gathered, direct);
 }
 

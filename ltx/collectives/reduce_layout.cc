@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/types/span.h"
 #include "kernels/protocols/copy_plan.h"
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/runtime/buffer_checks.h"
@@ -139,6 +140,14 @@ ReduceLayout InPlaceAllReduceStep(const ReduceLayout& all_reduce) {
   step.digest = DigestOf(
       {kInPlaceAllReduceDigestTag, static_cast<int64_t>(all_reduce.reduction), count});
   return step;
+}
+
+absl::StatusOr<AllGatherLayout> InPlaceAllReduceGather(const ReduceLayout& step) {
+  AllGatherShape chunks;
+  chunks.dtype = step.dtype;
+  chunks.hidden = 1;
+  chunks.token_counts = absl::MakeConstSpan(step.rows.data(), step.world_size);
+  return ComputeAllGatherLayout(chunks, step.world_size);
 }
 
 absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,

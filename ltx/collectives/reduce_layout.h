@@ -17,6 +17,7 @@
 #include "kernels/wire/collective.h"
 #include "kernels/wire/signal_layout.h"
 #include "ltx/allreduce_shape.h"
+#include "ltx/collectives/allgather_layout.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/reduce_scatter_shape.h"
@@ -69,6 +70,11 @@ absl::StatusOr<ReduceLayout> ComputeReduceScatterLayout(const ReduceScatterShape
 // gathers the chunks (an in-place AllGather of the same counts, `rows`). Its digest differs
 // from the AllReduce's: ranks that disagree on in place disagree at entry. Thread-safe (pure).
 ReduceLayout InPlaceAllReduceStep(const ReduceLayout& all_reduce);
+
+// The second step of the in-place AllReduce whose first step is `step` (InPlaceAllReduceStep):
+// the AllGather of its chunks (rows of one element), rank r's input being its chunk, in place
+// in its buffer. A valid step always makes a valid AllGather. Thread-safe (pure).
+absl::StatusOr<AllGatherLayout> InPlaceAllReduceGather(const ReduceLayout& step);
 
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for
 // a rank outside [0, world_size), a null input or output where the rank has bytes to read or

@@ -139,7 +139,8 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
   resolved.blocks = ChooseBlocks(context, resolved.protocol, call.blocks);
   resolved.timeout = call.timeout.value_or(options.timeout);
   resolved.capturing = context.capturing;
-  if (resolved.protocol != Protocol::kCopyEngine) {
+  // The reductions' kernel has no timed instantiation.
+  if (resolved.protocol != Protocol::kCopyEngine && !IsReduction(context.collective)) {
     resolved.phase_timestamps = call.phase_timestamps;
   }
   resolved.early_start =

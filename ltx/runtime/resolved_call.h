@@ -39,7 +39,8 @@ struct ResolvedCall {
   absl::Duration timeout;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
-  // CallOptions::phase_timestamps for a direct or one-trip call, else null.
+  // CallOptions::phase_timestamps for a direct or one-trip call of the AllGather or the
+  // all-to-all, else null.
   const PhaseTimestamps* phase_timestamps = nullptr;
   // CallOptions::early_start for a one-trip call, else false.
   bool early_start = false;
