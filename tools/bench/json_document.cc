@@ -24,15 +24,27 @@ JsonMembers& JsonMembers::Raw(absl::string_view members) {
   return *this;
 }
 
+JsonMembers& JsonMembers::Append(const JsonMembers& more) {
+  members_.insert(members_.end(), more.members_.begin(), more.members_.end());
+  return *this;
+}
+
+JsonMembers LtxTimeJson(double us, double algbw_gbps, double busbw_gbps) {
+  return JsonMembers()
+      .Number("ltx_us", us)
+      .Number("ltx_algbw_gbps", algbw_gbps)
+      .Number("ltx_busbw_gbps", busbw_gbps);
+}
+
 JsonMembers BenchJsonSettings(const std::vector<int>& devices, DataType dtype,
                               const JsonMembers& own, BenchStyle style,
                               absl::string_view nccl_version) {
   JsonMembers settings;
   settings.Int("world_size", static_cast<int64_t>(devices.size()))
       .IntList("devices", devices)
-      .Text("dtype", DataTypeName(dtype));
-  for (const std::string& member : own.members()) settings.Raw(member);
-  settings.Text("style", BenchStyleName(style))
+      .Text("dtype", DataTypeName(dtype))
+      .Append(own)
+      .Text("style", BenchStyleName(style))
       .Text("call_style", CallTimingName(style))
       .Text("nccl", nccl_version);
   return settings;

@@ -33,6 +33,8 @@ class JsonMembers {
   }
   // Members that are JSON text already, e.g. NcclJsonMembers.
   JsonMembers& Raw(absl::string_view members);
+  // The members of `more`, after these.
+  JsonMembers& Append(const JsonMembers& more);
 
   const std::vector<std::string>& members() const { return members_; }
 
@@ -46,6 +48,9 @@ class JsonMembers {
 JsonMembers BenchJsonSettings(const std::vector<int>& devices, DataType dtype,
                               const JsonMembers& own, BenchStyle style,
                               absl::string_view nccl_version);
+
+// ltx's figures on one row: ltx_us (device time per call), ltx_algbw_gbps and ltx_busbw_gbps.
+JsonMembers LtxTimeJson(double us, double algbw_gbps, double busbw_gbps);
 
 // A benchmark run as JSON: its settings and its rows.
 struct JsonDocument {

@@ -18,8 +18,7 @@ absl::StatusOr<Measured> MeasureLtxCall(BenchStyle style, Transport transport,
     case BenchStyle::kPerRank:
       return Measure(plan, /*per_rank_threads=*/true, ranks, Repeated(call.rank), 1);
     case BenchStyle::kRankOneThread:
-      return Measure(plan, /*per_rank_threads=*/false, ranks,
-                     Repeated([&](int) -> absl::Status {
+      return Measure(plan, /*per_rank_threads=*/false, ranks, Repeated([&](int) -> absl::Status {
                        for (int rank = 0; rank < static_cast<int>(ranks.devices.size()); ++rank) {
                          LTX_RETURN_IF_ERROR(call.rank(rank));
                        }

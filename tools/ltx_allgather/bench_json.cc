@@ -9,9 +9,9 @@ namespace ltx {
 absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
                        const std::vector<BenchRow>& rows) {
   JsonDocument document;
-  document.settings = BenchJsonSettings(info.devices, config.dtype,
-                                        JsonMembers().Int("hidden", config.hidden), config.style,
-                                        info.nccl_version);
+  document.settings =
+      BenchJsonSettings(info.devices, config.dtype, JsonMembers().Int("hidden", config.hidden),
+                        config.style, info.nccl_version);
   document.settings.Int("floor_blocks", info.floor.blocks)
       .Number("floor_graph_us", info.floor.graph_us)
       .Number("floor_eager_us", info.floor.eager_us);
@@ -20,9 +20,7 @@ absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
                                 .Int("size_bytes", r.size_bytes)
                                 .Int("per_rank_bytes", r.per_rank_bytes)
                                 .Int("count", r.count)
-                                .Number("ltx_us", r.ltx_us)
-                                .Number("ltx_algbw_gbps", r.ltx_algbw)
-                                .Number("ltx_busbw_gbps", r.ltx_busbw)
+                                .Append(LtxTimeJson(r.ltx_us, r.ltx_algbw, r.ltx_busbw))
                                 .Number("host_us", r.host_us)
                                 .Number("vs_floor", r.vs_floor)
                                 .Int("wrong", r.wrong)
