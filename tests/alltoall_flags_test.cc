@@ -53,7 +53,8 @@ TEST(AllToAllCommandLineTest, HelpListsEveryFlagInShortAndLongFormsAndExitsZero)
          {"-b, --min_bytes", "-e, --max_bytes", "-f, --step_factor", "-n, --iters",
           "-w, --warmup", "-d, --dtype", "-g, --gpus", "--devices", "--smoke", "--bench",
           "--breakdown", "--breakdown_blocks", "--heads", "--head_dim", "--head_counts",
-          "--direction", "--protocol", "--blocks", "--max_blocks", "--windows", "--nccl"}) {
+          "--direction", "--protocol", "--blocks", "--max_blocks", "--windows", "--nccl",
+          "--transport", "--style", "--json"}) {
       EXPECT_THAT(outcome.text, HasSubstr(flag));
     }
     EXPECT_THAT(outcome.text, HasSubstr("output bytes per rank"));
@@ -113,7 +114,40 @@ TEST(AllToAllCommandLineTest, BreakdownTakesOneProtocolAndItsSize) {
   EXPECT_THAT(ErrorOf({"--breakdown", "--protocol=copy_engine"}), HasSubstr("one --protocol"));
 }
 
+TEST(AllToAllCommandLineTest, TheBenchmarkTakesACallStyleAJsonFileAndATransport) {
+  const AllToAllToolConfig defaults = ConfigOf({"--bench"});
+  EXPECT_EQ(defaults.style, BenchStyle::kPerRank);
+  EXPECT_EQ(defaults.json_path, "");
+  EXPECT_EQ(defaults.transport, Transport::kAuto);
+  const AllToAllToolConfig graph = ConfigOf({"--bench", "--style=graph", "--json", "out.json"});
+  EXPECT_EQ(graph.style, BenchStyle::kGraph);
+  EXPECT_EQ(graph.json_path, "out.json");
+  EXPECT_EQ(ConfigOf({"--bench", "--style=coordinated"}).style, BenchStyle::kCoordinated);
+  EXPECT_EQ(ConfigOf({"--bench", "--style=rank_one_thread"}).style, BenchStyle::kRankOneThread);
+  // The copy-engine protocol on the peer-store transport can be captured.
+  const AllToAllToolConfig captured =
+      ConfigOf({"--bench", "--style=graph", "--protocol=copy_engine", "--transport=peer_stores"});
+  EXPECT_EQ(captured.style, BenchStyle::kGraph);
+  EXPECT_THAT(captured.protocols, ElementsAre(Protocol::kCopyEngine));
+  EXPECT_EQ(captured.transport, Transport::kPeerStores);
+  // The transport serves every mode.
+  EXPECT_EQ(ConfigOf({"--transport=copy_engine"}).transport, Transport::kCopyEngine);
+  EXPECT_EQ(ConfigOf({"--bench", "--transport=copy_engine"}).transport, Transport::kCopyEngine);
+}
+
+TEST(AllToAllCommandLineTest, GraphStyleRefusesTheCopyEngineTransport) {
+  EXPECT_THAT(ErrorOf({"--bench", "--style=graph", "--transport=copy_engine"}),
+              HasSubstr("--style=graph: calls on the copy-engine transport cannot be captured "
+                        "into CUDA graphs"));
+}
+
 TEST(AllToAllCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
+  EXPECT_THAT(ErrorOf({"--bench", "--style=fast"}), HasSubstr("--style: unknown style 'fast'"));
+  EXPECT_THAT(ErrorOf({"--style=graph"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--json=out.json"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--breakdown", "--json=out.json"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--bench", "--json"}), HasSubstr("--json needs a value"));
+  EXPECT_THAT(ErrorOf({"--transport=fast"}), HasSubstr("--transport: unknown transport 'fast'"));
   EXPECT_THAT(ErrorOf({"--nope"}), HasSubstr("unknown flag '--nope'"));
   EXPECT_THAT(ErrorOf({"--devices=0,x"}), HasSubstr("--devices: 'x'"));
   EXPECT_THAT(ErrorOf({"--devices=0,0,0,0,0,0,0,0,0"}), HasSubstr("at most 8 ranks"));

@@ -20,10 +20,16 @@ ABSL_FLAG(int, blocks, ltx::BenchFlagValues().blocks,
           "Thread blocks per rank of each ltx call; 0 = by size.");
 ABSL_FLAG(int, max_blocks, ltx::BenchFlagValues().max_blocks,
           "Cap on thread blocks per rank; 0 = one per SM.");
+ABSL_FLAG(std::string, transport, ltx::BenchFlagValues().transport,
+          "auto, peer_stores or copy_engine.");
 ABSL_FLAG(int, warmup, ltx::BenchFlagValues().warmup, "-w: warm-up calls before timing.");
 ABSL_FLAG(int, windows, ltx::BenchFlagValues().windows, "Timed windows; the median is reported.");
+ABSL_FLAG(std::string, style, ltx::BenchFlagValues().style,
+          "Benchmark: rank, coordinated or graph.");
 ABSL_FLAG(std::string, nccl, ltx::BenchFlagValues().nccl,
           "NCCL library to dlopen for the comparison; empty = none.");
+ABSL_FLAG(std::string, json, ltx::BenchFlagValues().json,
+          "Benchmark: also write every figure to this JSON file.");
 
 namespace ltx {
 
@@ -37,9 +43,12 @@ void ReadBenchFlags(BenchFlagValues* values) {
   values->protocol = absl::GetFlag(FLAGS_protocol);
   values->blocks = absl::GetFlag(FLAGS_blocks);
   values->max_blocks = absl::GetFlag(FLAGS_max_blocks);
+  values->transport = absl::GetFlag(FLAGS_transport);
   values->warmup = absl::GetFlag(FLAGS_warmup);
   values->windows = absl::GetFlag(FLAGS_windows);
+  values->style = absl::GetFlag(FLAGS_style);
   values->nccl = absl::GetFlag(FLAGS_nccl);
+  values->json = absl::GetFlag(FLAGS_json);
 }
 
 }  // namespace ltx

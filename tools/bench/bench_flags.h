@@ -1,7 +1,8 @@
 // The flags that the collectives' tools (ltx_allgather, ltx_alltoall) share with one meaning and
-// one default: what runs (--bench, --breakdown), the ranks (--devices, -g), the smallest size
-// (-b), ltx's calls (--protocol, --blocks, --max_blocks), the timing (-w, --windows), the
-// breakdown's block counts and the NCCL library. They are defined once, in bench_flags.cc; each
+// one default: what runs (--bench, --breakdown), the ranks (--devices, -g) and their transport,
+// the smallest size (-b), ltx's calls (--protocol, --blocks, --max_blocks), the timing (-w,
+// --windows) and the benchmark's call style (--style), the breakdown's block counts, the NCCL
+// library and the benchmark's JSON file (--json). They are defined once, in bench_flags.cc; each
 // tool's --help describes them with the tool's own flags.
 #ifndef TOOLS_BENCH_BENCH_FLAGS_H_
 #define TOOLS_BENCH_BENCH_FLAGS_H_
@@ -22,9 +23,12 @@ struct BenchFlagValues {
   std::string protocol = "auto";
   int blocks = 0;
   int max_blocks = 0;
+  std::string transport = "auto";
   int warmup = 20;
   int windows = 5;
+  std::string style = "rank";
   std::string nccl = "libnccl.so.2";
+  std::string json;  // Empty: no JSON file.
 };
 
 // Sets the fields of `values` to the shared flags' values as the command line set them.

@@ -1,4 +1,4 @@
-// Names of the benchmarks' call styles.
+// Names of the benchmarks' call styles, and the transport graph replay needs.
 #include "tools/bench/bench_style.h"
 
 #include "absl/strings/str_format.h"
@@ -26,6 +26,19 @@ absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name) {
   }
   return absl::InvalidArgumentError(absl::StrFormat(
       "unknown style '%s'; expected one of rank, coordinated, graph, rank_one_thread", name));
+}
+
+std::string CallTimingName(BenchStyle style) {
+  return style == BenchStyle::kGraph ? "graph replay" : "eager";
+}
+
+absl::Status CheckStyleOnTransport(BenchStyle style, Transport transport) {
+  if (style == BenchStyle::kGraph && transport == Transport::kCopyEngine) {
+    return absl::InvalidArgumentError(
+        "--style=graph: calls on the copy-engine transport cannot be captured into CUDA graphs "
+        "(--protocol=copy_engine on the peer-store transport can)");
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ltx

@@ -1,5 +1,5 @@
 // How a benchmark issues ltx's calls while they are timed (the call styles of the Runtime), with
-// their names on the command line and in tables.
+// their names on the command line, in tables and in JSON, and the transport graph replay needs.
 #ifndef TOOLS_BENCH_BENCH_STYLE_H_
 #define TOOLS_BENCH_BENCH_STYLE_H_
 
@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "ltx/runtime_options.h"
 
 namespace ltx {
 
@@ -22,6 +23,14 @@ enum class BenchStyle {
 // InvalidArgument lists them.
 std::string BenchStyleName(BenchStyle style);
 absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name);
+
+// How the calls of `style` reach the GPUs: "graph replay" for kGraph, "eager" for the others.
+std::string CallTimingName(BenchStyle style);
+
+// OK unless `style` is kGraph and `transport` the copy-engine transport, whose calls cannot be
+// captured into CUDA graphs: then InvalidArgument naming --style=graph (a tool refuses its
+// command line with it; Protocol::kCopyEngine on the peer-store transport can be captured).
+absl::Status CheckStyleOnTransport(BenchStyle style, Transport transport);
 
 }  // namespace ltx
 

@@ -69,12 +69,7 @@ absl::Status ValidateBenchConfig(const BenchConfig& config) {
     return absl::InvalidArgumentError(absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
   }
   LTX_RETURN_IF_ERROR(ValidateTimingPlan(config.timing));
-  if (config.style == BenchStyle::kGraph && config.runtime.transport == Transport::kCopyEngine) {
-    return absl::InvalidArgumentError(
-        "--style=graph: calls on the copy-engine transport cannot be captured into CUDA graphs "
-        "(--protocol=copy_engine on the peer-store transport can)");
-  }
-  return absl::OkStatus();
+  return CheckStyleOnTransport(config.style, config.runtime.transport);
 }
 
 std::vector<int64_t> SweepSizes(const BenchConfig& config) {

@@ -19,6 +19,7 @@
 #include "tools/bench/launch_floor.h"
 #include "tools/bench/nccl_best.h"
 #include "tools/bench/nccl_side.h"
+#include "tools/bench/style_timing.h"
 #include "tools/ltx_allgather/bench_json.h"
 #include "tools/testing/allgather_harness.h"
 
@@ -115,7 +116,7 @@ void Sweep::PrintHeader() const {
     absl::PrintF(
         "# NCCL: grouped ncclAllGather from one thread, %s%s; plain on ltx's buffers and "
         "streams%s, window and ce on their own buffers (out of place); every output checked\n",
-        config_.style == BenchStyle::kGraph ? "graph replay" : "eager",
+        CallTimingName(config_.style),
         config_.split == SplitPattern::kEven ? "" : " (even split of the same total)",
         config_.in_place ? " (in place)" : "");
     absl::PrintF("%s", NcclModesNote(nccl_));
@@ -127,35 +128,12 @@ void Sweep::PrintHeader() const {
 absl::StatusOr<Measured> Sweep::MeasureLtx(const AllGatherShape& shape,
                                            const std::vector<RankBuffers>& buffers) {
   const CallOptions& call = config_.call;
-  auto one_rank = [&](int rank) {
+  LtxCall ltx_call;
+  ltx_call.rank = [&](int rank) {
     return runtime_->AllGatherRank(rank, shape, buffers[rank], call);
   };
-  switch (config_.style) {
-    case BenchStyle::kGraph: {
-      if (runtime_->transport() == Transport::kCopyEngine) {
-        return absl::UnimplementedError(
-            "--style=graph: the copy-engine transport cannot be captured into CUDA graphs");
-      }
-      // Each rank captures from its own thread: captured copy-engine calls meet on the host.
-      return MeasureGraphReplaysPerRank(config_.timing, ranks_, one_rank);
-    }
-    case BenchStyle::kPerRank:
-      return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, Repeated(one_rank), 1);
-    case BenchStyle::kRankOneThread:
-      return Measure(config_.timing, /*per_rank_threads=*/false, ranks_,
-                     Repeated([&](int) -> absl::Status {
-                       for (int rank = 0; rank < world(); ++rank) {
-                         LTX_RETURN_IF_ERROR(one_rank(rank));
-                       }
-                       return absl::OkStatus();
-                     }),
-                     1);
-    case BenchStyle::kCoordinated:
-      break;
-  }
-  return Measure(config_.timing, /*per_rank_threads=*/false, ranks_,
-                 Repeated([&](int) { return runtime_->AllGather(shape, buffers, call).status(); }),
-                 1);
+  ltx_call.coordinated = [&] { return runtime_->AllGather(shape, buffers, call).status(); };
+  return MeasureLtxCall(config_.style, runtime_->transport(), config_.timing, ranks_, ltx_call);
 }
 
 absl::StatusOr<double> Sweep::MeasureNcclMode(NcclMode mode, int64_t size_bytes) {
@@ -189,13 +167,8 @@ absl::StatusOr<double> Sweep::MeasureNcclMode(NcclMode mode, int64_t size_bytes)
   auto nccl_call = [&]() -> absl::Status {
     return clique.AllGather(inputs, outputs, count, type, ranks_.streams);
   };
-  Measured measured;
-  if (config_.style == BenchStyle::kGraph) {
-    LTX_ASSIGN_OR_RETURN(measured, MeasureGraphReplays(config_.timing, ranks_, nccl_call));
-  } else {
-    LTX_ASSIGN_OR_RETURN(measured, Measure(config_.timing, /*per_rank_threads=*/false, ranks_,
-                                           Repeated([&](int) { return nccl_call(); }), 1));
-  }
+  LTX_ASSIGN_OR_RETURN(const Measured measured,
+                       MeasureOneThreadCall(config_.style, config_.timing, ranks_, nccl_call));
   for (int r = 0; windows != nullptr && r < world(); ++r) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(info_.devices[r]), "cudaSetDevice"));
     LTX_RETURN_IF_ERROR(

@@ -29,16 +29,13 @@ struct FlagValues : BenchFlagValues {
   std::string dtype;  // Empty: bf16 in the benchmark, every dtype in the smoke run.
   int64_t hidden = 4096;
   std::string split = "even";
-  std::string style = "rank";
   int iters = 100;
-  std::string transport = "auto";
   int64_t one_trip_max_bytes = RuntimeOptions().one_trip_max_bytes;
   int64_t copy_engine_min_bytes = RuntimeOptions().copy_engine_min_bytes;
   absl::Duration timeout = RuntimeOptions().timeout;
   bool check = true;
   // Each rank's input is its own tokens inside its output (AllGatherCase::in_place).
   bool in_place = false;
-  std::string json;
   std::string gemm = "8192,8192,8192";
   std::string overlap_styles = "sm,sm_budget,copy_engine,nccl";
   std::string cublas;

@@ -23,9 +23,7 @@ ABSL_FLAG(std::string, dtype, ltx::FlagValues().dtype,
           "-d: element type; default bf16 (bench), every type (smoke).");
 ABSL_FLAG(int64_t, hidden, ltx::FlagValues().hidden, "Benchmark: elements per token row.");
 ABSL_FLAG(std::string, split, ltx::FlagValues().split, "Benchmark: even, uneven or zeros.");
-ABSL_FLAG(std::string, style, ltx::FlagValues().style, "Benchmark: rank, coordinated or graph.");
 ABSL_FLAG(int, iters, ltx::FlagValues().iters, "-n: calls per timed window.");
-ABSL_FLAG(std::string, transport, ltx::FlagValues().transport, "auto, peer_stores or copy_engine.");
 ABSL_FLAG(int64_t, one_trip_max_bytes, ltx::FlagValues().one_trip_max_bytes,
           "Largest one-trip shard (at most 524288); -1 = by world size.");
 ABSL_FLAG(int64_t, copy_engine_min_bytes, ltx::FlagValues().copy_engine_min_bytes,
@@ -36,8 +34,6 @@ ABSL_FLAG(bool, check, ltx::FlagValues().check, "-c: verify every benchmark row 
 ABSL_FLAG(bool, in_place, ltx::FlagValues().in_place,
           "Benchmark, overlap, breakdown: each rank's input is its own tokens inside its output "
           "(NCCL's in-place AllGather; NCCL is called in place too).");
-ABSL_FLAG(std::string, json, ltx::FlagValues().json,
-          "Benchmark: also write every figure to this JSON file.");
 ABSL_FLAG(std::string, gemm, ltx::FlagValues().gemm, "Overlap: the GEMM's M,N,K.");
 ABSL_FLAG(std::string, overlap_styles, ltx::FlagValues().overlap_styles,
           "Overlap: AllGather styles to compare (sm, sm_budget, copy_engine, nccl).");
@@ -57,15 +53,12 @@ FlagValues ReadFlags() {
   f.dtype = absl::GetFlag(FLAGS_dtype);
   f.hidden = absl::GetFlag(FLAGS_hidden);
   f.split = absl::GetFlag(FLAGS_split);
-  f.style = absl::GetFlag(FLAGS_style);
   f.iters = absl::GetFlag(FLAGS_iters);
-  f.transport = absl::GetFlag(FLAGS_transport);
   f.one_trip_max_bytes = absl::GetFlag(FLAGS_one_trip_max_bytes);
   f.copy_engine_min_bytes = absl::GetFlag(FLAGS_copy_engine_min_bytes);
   f.timeout = absl::GetFlag(FLAGS_timeout);
   f.check = absl::GetFlag(FLAGS_check);
   f.in_place = absl::GetFlag(FLAGS_in_place);
-  f.json = absl::GetFlag(FLAGS_json);
   f.gemm = absl::GetFlag(FLAGS_gemm);
   f.overlap_styles = absl::GetFlag(FLAGS_overlap_styles);
   f.cublas = absl::GetFlag(FLAGS_cublas);

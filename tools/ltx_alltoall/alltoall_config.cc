@@ -107,6 +107,22 @@ absl::Status FillSizes(const AllToAllFlagValues& flags, AllToAllToolConfig* conf
   return absl::OkStatus();
 }
 
+// The transport of every mode, and the benchmark's call style and JSON file (only --bench takes
+// them); graph replay needs a transport whose calls can be captured.
+absl::Status FillTransportAndStyle(const AllToAllFlagValues& flags, AllToAllToolConfig* config) {
+  absl::StatusOr<Transport> transport = ParseTransport(flags.transport);
+  if (!transport.ok()) return ForFlag("--transport", transport.status());
+  config->transport = *transport;
+  absl::StatusOr<BenchStyle> style = ParseBenchStyle(flags.style);
+  if (!style.ok()) return ForFlag("--style", style.status());
+  if (!flags.bench && (*style != BenchStyle::kPerRank || !flags.json.empty())) {
+    return absl::InvalidArgumentError("--style and --json: only --bench takes them");
+  }
+  config->style = *style;
+  config->json_path = flags.json;
+  return CheckStyleOnTransport(config->style, config->transport);
+}
+
 // The breakdown's protocol and block counts.
 absl::Status FillBreakdown(const AllToAllFlagValues& flags, AllToAllToolConfig* config) {
   absl::StatusOr<std::vector<int>> blocks = ParseBlockList(flags.breakdown_blocks);
@@ -134,6 +150,7 @@ absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValu
   LTX_RETURN_IF_ERROR(FillShared(flags, &config));
   LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
   LTX_RETURN_IF_ERROR(FillBreakdown(flags, &config));
+  LTX_RETURN_IF_ERROR(FillTransportAndStyle(flags, &config));
   absl::StatusOr<std::vector<int64_t>> head_counts =
       ParseHeadCounts(flags.head_counts, static_cast<int>(config.devices.size()));
   if (!head_counts.ok()) return ForFlag("--head_counts", head_counts.status());

@@ -14,6 +14,7 @@
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
 #include "tools/bench/bench_flags.h"
+#include "tools/bench/bench_style.h"
 #include "tools/bench/timing_plan.h"
 
 namespace ltx {
@@ -45,16 +46,21 @@ struct AllToAllToolConfig {
   bool breakdown = false;
   std::vector<int> devices;  // The ranks' GPUs (empty: every visible GPU).
   int max_blocks = 0;        // RuntimeOptions::max_blocks.
+  // RuntimeOptions::transport.
+  Transport transport = Transport::kAuto;
   DataType dtype = DataType::kBFloat16;
   std::vector<AllToAllDirection> directions;
   std::vector<int64_t> head_counts;  // Heads per rank; empty: the even split.
   TimingPlan timing;
   // Benchmark: the protocols of ltx's calls (one row each per shape), their block count, the
-  // NCCL library (empty: none), and the sweep of output bytes per rank (min_bytes 0: the model
-  // shapes) over shapes of `heads` x `head_dim`.
+  // call style they (and NCCL's calls) are timed in, the NCCL library (empty: none), the JSON
+  // file (empty: none), and the sweep of output bytes per rank (min_bytes 0: the model shapes)
+  // over shapes of `heads` x `head_dim`.
   std::vector<Protocol> protocols;
   int blocks = 0;
+  BenchStyle style = BenchStyle::kPerRank;
   std::string nccl_path;
+  std::string json_path;
   int64_t min_bytes = 0;
   int64_t max_bytes = 0;
   double factor = 4;
@@ -68,8 +74,10 @@ struct AllToAllToolConfig {
 
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
 // form the user typed, e.g. "-b/--min_bytes") and says what it accepts. -e and -f need --bench
-// and -b; -b needs --bench or --breakdown; --breakdown takes one --protocol (auto, one_trip or
-// direct); --head_counts must fit the shapes' heads (and, with --devices or -g, the ranks).
+// and -b; -b needs --bench or --breakdown; --style (other than rank) and --json need --bench;
+// --style=graph refuses --transport=copy_engine (CheckStyleOnTransport); --breakdown takes one
+// --protocol (auto, one_trip or direct); --head_counts must fit the shapes' heads (and, with
+// --devices or -g, the ranks).
 // Needs no GPU. Thread-safe (pure).
 absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValues& flags);
 

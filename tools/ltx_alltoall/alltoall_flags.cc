@@ -83,6 +83,7 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
     -g, --gpus=N                 use GPUs 0..N-1 (default 0: every visible GPU)
         --devices=3,1            CUDA device ordinals in rank order, 1 to 8 (instead of -g);
                                  a GPU may repeat: its ranks share it (e.g. 0,0,0,0)
+        --transport=NAME         auto | peer_stores | copy_engine (default auto)
         --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
   Every run
     -d, --dtype=NAME             bf16 fp16 fp32 fp8_e4m3 fp8_e5m2 int8 uint8 int16 uint16
@@ -107,9 +108,14 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
     -n, --iters=N                calls per timed window (default 50)
     -w, --warmup=N               warm-up calls (default 20)
         --windows=N              timed windows; the median is reported (default 5)
+        --style=NAME             rank (per-rank calls, one thread per GPU) | coordinated (one
+                                 call for all ranks) | graph (CUDA graph replay, NCCL's calls
+                                 too) | rank_one_thread (every rank's per-rank call from one
+                                 thread) (default rank)
         --nccl=PATH              libnccl to dlopen for the NCCL columns (plain, window, ce,
                                  best); empty: none
                                  (default libnccl.so.2)
+        --json=FILE              also write every figure to FILE
   Breakdown (--breakdown)
     -b, --min_bytes=SIZE         bytes per rank (default 8K)
         --protocol=NAME          one_trip | direct | auto (one_trip up to 512K per rank, direct
@@ -127,6 +133,7 @@ Examples:
   ltx_alltoall --bench -b 1M -e 256M -f 4
   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip,copy_engine
   ltx_alltoall --bench --head_counts 6,10,6,10
+  ltx_alltoall --bench --style=graph --json=alltoall.json
   ltx_alltoall --breakdown -b 4M --breakdown_blocks 0,32,64 --direction seq_to_heads
 )";
 }

@@ -18,6 +18,10 @@
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
 //   ltx_alltoall --bench --head_counts 6,10,6,10    an uneven head split (heads per rank), for
 //                                 ltx and NCCL alike; the smoke run takes it too.
+//   ltx_alltoall --bench --style=graph --json=alltoall.json
+//                                 ltx's per-rank calls and NCCL's grouped calls captured into
+//                                 CUDA graphs and replayed; every row's figures also to a JSON
+//                                 file.
 //   ltx_alltoall --breakdown -b 8K --breakdown_blocks 0,1,2,4
 //                                 where the time of an all-to-all goes: phases of the timed
 //                                 kernel (CallOptions::phase_timestamps) per rank and block
@@ -34,8 +38,8 @@
 // Times are medians of --windows windows of --iters calls, measured with CUDA events after
 // --warmup calls; the table follows nccl-tests (size = output bytes per rank,
 // busbw = algbw (n-1)/n).
-// ltx runs eager per-rank calls from one thread per GPU; NCCL's calls are grouped from one
-// thread.
+// ltx's calls are issued in --style (default: eager per-rank calls from one thread per GPU);
+// NCCL's calls are grouped from one thread, replayed from graphs with --style=graph.
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -51,13 +55,17 @@
 #include "absl/strings/str_join.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
+#include "tools/bench/bench_style.h"
 #include "tools/bench/bench_timing.h"
+#include "tools/bench/json_document.h"
 #include "tools/bench/nccl_best.h"
 #include "tools/bench/nccl_side.h"
+#include "tools/bench/style_timing.h"
 #include "tools/flags/command_line.h"
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
 #include "tools/ltx_alltoall/alltoall_config.h"
 #include "tools/ltx_alltoall/alltoall_flags.h"
+#include "tools/ltx_alltoall/alltoall_json.h"
 #include "tools/ltx_alltoall/nccl_alltoall_modes.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/visible_gpus.h"
@@ -87,27 +95,6 @@ int64_t LargestBuffer(const std::vector<AllToAllCase>& cases, int world) {
     }
   }
   return largest;
-}
-
-// Runs `step` as `plan` says (warm-up calls, then timed windows); returns the median over
-// windows of the slowest rank's device time per op (us). With `per_rank_threads`, each rank's
-// thread calls step(rank) (how a server issues per-rank calls, one thread per GPU); else one
-// thread calls step(-1), which enqueues the op on every rank's stream.
-absl::StatusOr<double> MedianMicros(const TimingPlan& plan, const std::vector<int>& devices,
-                                    const std::vector<RankBuffers>& buffers, bool per_rank_threads,
-                                    const std::function<absl::Status(int rank)>& step) {
-  LTX_ASSIGN_OR_RETURN(EventPairs events, EventPairs::Create(devices));
-  TimedRanks ranks;
-  ranks.devices = devices;
-  for (const RankBuffers& b : buffers) ranks.streams.push_back(b.stream);
-  ranks.events = &events;
-  const RankLoop loop = [&step](int rank, int calls) {
-    for (int call = 0; call < calls; ++call) LTX_RETURN_IF_ERROR(step(rank));
-    return absl::OkStatus();
-  };
-  LTX_ASSIGN_OR_RETURN(const Measured measured,
-                       Measure(plan, per_rank_threads, ranks, loop, /*calls_per_unit=*/1));
-  return measured.device_us;
 }
 
 // The smoke cases: every dtype, odd head_dim, batch > 1, uneven and zero counts, misaligned,
@@ -202,11 +189,8 @@ struct BenchContext {
   Runtime* runtime = nullptr;
   AllToAllHarness* harness = nullptr;
   const NcclSide* nccl = nullptr;  // Without a clique: no NCCL comparison.
-  DataType dtype = DataType::kBFloat16;
-  std::vector<Protocol> protocols;
-  int blocks = 0;  // CallOptions::blocks of ltx's calls.
-  TimingPlan timing;
-  std::vector<int64_t> head_counts;  // Empty: the even split.
+  const AllToAllToolConfig* config = nullptr;
+  const TimedRanks* ranks = nullptr;  // The harness's streams, with their events.
 };
 
 // The benchmark's case of `shape` in `direction` on `world` ranks: `dtype`, batch 1, the tokens
@@ -225,6 +209,13 @@ AllToAllCase BenchCase(DataType dtype, const BenchShape& shape,
 }
 
 void PrintBenchHeader(const BenchContext& bench) {
+  const AllToAllToolConfig& config = *bench.config;
+  absl::PrintF(
+      "# ltx_alltoall: %d rank(s), transport %s, batch 1, medians of %d windows of %d calls (us); "
+      "ltx: style %s (%s); NCCL: grouped from one thread (%s)\n",
+      bench.runtime->world_size(), TransportName(bench.runtime->transport()), config.timing.windows,
+      config.timing.iterations, BenchStyleName(config.style), CallTimingName(config.style),
+      CallTimingName(config.style));
   absl::PrintF("#\n# %-10s %6s %5s %5s %12s %12s %6s %9s |%10s %8s %8s %6s |%10s %8s | %s %6s\n",
                "direction", "tokens", "heads", "hdim", "size", "count", "type", "protocol",
                "ltx us", "algbw", "busbw", "#wrong", "nccl us", "perm us", NcclColumnTitles(),
@@ -235,79 +226,91 @@ void PrintBenchHeader(const BenchContext& bench) {
       "NCCL's send/recv and permute alone; plain, window, ce: NCCL's modes, each the whole op "
       "with its permute; speedup: best / ltx; #wrong: NCCL modes with a wrong output)\n");
   if (bench.nccl->clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1 or -)\n");
-  if (!bench.head_counts.empty()) {
+  if (!config.head_counts.empty()) {
     absl::PrintF("# (heads per rank %s, for ltx and NCCL alike; size: the mean per rank)\n",
-                 absl::StrJoin(bench.head_counts, ","));
+                 absl::StrJoin(config.head_counts, ","));
   }
 }
 
-// ltx's time for one shape on one protocol, and whether its output was wrong.
-struct LtxTime {
-  double us = -1;  // -1: the protocol refused the shape.
-  int wrong = 0;
-};
+void PrintBenchRow(const AllToAllBenchRow& row, DataType dtype) {
+  absl::PrintF(
+      "  %-10s %6d %5d %5d %12.0f %12.0f %6s %9s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f | %s "
+      "%6d\n",
+      DirectionName(row.direction), row.shape.tokens, row.shape.heads, row.shape.head_dim,
+      row.size_bytes, row.count, DataTypeName(dtype).c_str(), ProtocolName(row.protocol).c_str(),
+      row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong, row.nccl_transfer_us,
+      row.nccl_permute_us, NcclCells(row.nccl, row.ltx_us), row.nccl_wrong);
+}
 
-// Runs the harness's current case once on `protocol` with fresh inputs (verified), then times it. A
-// protocol that refuses the shape (a one-trip piece over the staging) gives -1.
-absl::StatusOr<LtxTime> TimeLtx(const BenchContext& bench, Protocol protocol) {
+// Runs the harness's current case once on `row->protocol` with fresh inputs (verified), then
+// times it in the configured style; sets the row's ltx figures. A protocol that refuses the shape
+// (a one-trip piece over the staging) leaves them -1.
+absl::Status TimeLtx(const BenchContext& bench, AllToAllBenchRow* row) {
   Runtime& runtime = *bench.runtime;
   AllToAllHarness& harness = *bench.harness;
   const std::vector<RankBuffers> buffers = harness.AllBuffers();
   const AllToAllShape shape = harness.current_case().Shape();
   CallOptions call;
-  call.protocol = protocol;
-  call.blocks = bench.blocks;
-  LtxTime time;
+  call.protocol = row->protocol;
+  call.blocks = bench.config->blocks;
   LTX_RETURN_IF_ERROR(harness.RefreshInputs());  // Fresh inputs, poisoned outputs.
   const absl::Status first = runtime.AllToAllAndWait(shape, buffers, absl::Seconds(30), call);
-  if (absl::IsInvalidArgument(first) && runtime.status().ok()) return time;
+  if (absl::IsInvalidArgument(first) && runtime.status().ok()) return absl::OkStatus();
   LTX_RETURN_IF_ERROR(first);
-  time.wrong = harness.Verify().ok() ? 0 : 1;
-  LTX_ASSIGN_OR_RETURN(time.us, MedianMicros(bench.timing, runtime.devices(), buffers,
-                                             /*per_rank_threads=*/true, [&](int rank) {
-                                               return runtime.AllToAllRank(rank, shape,
-                                                                           buffers[rank], call);
-                                             }));
+  row->wrong = harness.Verify().ok() ? 0 : 1;
+  LtxCall ltx_call;
+  ltx_call.rank = [&](int rank) { return runtime.AllToAllRank(rank, shape, buffers[rank], call); };
+  ltx_call.coordinated = [&] { return runtime.AllToAll(shape, buffers, call).status(); };
+  LTX_ASSIGN_OR_RETURN(const Measured measured,
+                       MeasureLtxCall(bench.config->style, runtime.transport(),
+                                      bench.config->timing, *bench.ranks, ltx_call));
   LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
-  return time;
+  const int world = runtime.world_size();
+  row->ltx_us = measured.device_us;
+  row->ltx_algbw = row->size_bytes / row->ltx_us / 1e3;
+  row->ltx_busbw = world > 1 ? row->ltx_algbw * (world - 1) / world : row->ltx_algbw;
+  return absl::OkStatus();
 }
 
 // Times one shape in one direction: ltx's call on each protocol, then NCCL's modes (and plain
-// NCCL's transfer and permute alone).
+// NCCL's transfer and permute alone); prints and appends one row per protocol to `rows`.
 absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
-                      AllToAllDirection direction) {
+                      AllToAllDirection direction, std::vector<AllToAllBenchRow>* rows) {
+  const AllToAllToolConfig& config = *bench.config;
   Runtime& runtime = *bench.runtime;
   AllToAllHarness& harness = *bench.harness;
   const int world = runtime.world_size();
   LTX_RETURN_IF_ERROR(
-      harness.Prepare(BenchCase(bench.dtype, shape, bench.head_counts, direction, world)));
-  const std::vector<RankBuffers> buffers = harness.AllBuffers();
-  std::vector<LtxTime> ltx;
-  for (Protocol protocol : bench.protocols) {
-    LTX_ASSIGN_OR_RETURN(const LtxTime time, TimeLtx(bench, protocol));
-    ltx.push_back(time);
+      harness.Prepare(BenchCase(config.dtype, shape, config.head_counts, direction, world)));
+  const int64_t total = shape.tokens * shape.heads * shape.head_dim * ElementSize(config.dtype);
+  std::vector<AllToAllBenchRow> shape_rows;
+  for (Protocol protocol : config.protocols) {
+    AllToAllBenchRow row;
+    row.direction = direction;
+    row.shape = shape;
+    row.size_bytes = static_cast<double>(total) / world;
+    row.count = row.size_bytes / ElementSize(config.dtype);
+    row.protocol = protocol;
+    LTX_RETURN_IF_ERROR(TimeLtx(bench, &row));
+    shape_rows.push_back(row);
   }
-  const int64_t total = shape.tokens * shape.heads * shape.head_dim * ElementSize(bench.dtype);
-  const double size = static_cast<double>(total) / world;  // Bytes per rank.
   // NCCL's calls are grouped from one thread (ncclGroupStart/End over every rank).
-  const OneThreadTimer from_one_thread = [&](const std::function<absl::Status()>& run) {
-    return MedianMicros(bench.timing, runtime.devices(), buffers, /*per_rank_threads=*/false,
-                        [&run](int /*rank*/) { return run(); });
+  const OneThreadTimer from_one_thread =
+      [&](const std::function<absl::Status()>& run) -> absl::StatusOr<double> {
+    LTX_ASSIGN_OR_RETURN(const Measured measured,
+                         MeasureOneThreadCall(config.style, config.timing, *bench.ranks, run));
+    return measured.device_us;
   };
-  LTX_ASSIGN_OR_RETURN(
-      const NcclAllToAllTimes nccl,
-      TimeNcclAllToAll(*bench.nccl, harness, runtime.devices(), size, from_one_thread));
-  const double bus = world > 1 ? static_cast<double>(world - 1) / world : 1.0;
-  auto algbw = [size](double us) { return us > 0 ? size / us / 1e3 : -1; };
-  for (size_t i = 0; i < ltx.size(); ++i) {
-    absl::PrintF(
-        "  %-10s %6d %5d %5d %12.0f %12.0f %6s %9s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f | %s "
-        "%6d\n",
-        DirectionName(direction), shape.tokens, shape.heads, shape.head_dim, size,
-        size / ElementSize(bench.dtype), DataTypeName(bench.dtype).c_str(),
-        ProtocolName(bench.protocols[i]).c_str(), ltx[i].us, algbw(ltx[i].us),
-        algbw(ltx[i].us) * bus, ltx[i].wrong, nccl.transfer_us, nccl.permute_us,
-        NcclCells(nccl.modes, ltx[i].us), nccl.wrong);
+  LTX_ASSIGN_OR_RETURN(const NcclAllToAllTimes nccl,
+                       TimeNcclAllToAll(*bench.nccl, harness, runtime.devices(),
+                                        shape_rows.front().size_bytes, from_one_thread));
+  for (AllToAllBenchRow& row : shape_rows) {
+    row.nccl_transfer_us = nccl.transfer_us;
+    row.nccl_permute_us = nccl.permute_us;
+    row.nccl = nccl.modes;
+    row.nccl_wrong = nccl.wrong;
+    PrintBenchRow(row, config.dtype);
+    rows->push_back(row);
   }
   std::fflush(stdout);
   return absl::OkStatus();
@@ -326,23 +329,28 @@ absl::Status Bench(Runtime& runtime, const AllToAllToolConfig& config) {
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
                        AllToAllHarness::Create(runtime.devices(), capacity, capacity,
                                                /*seed=*/1));
+  LTX_ASSIGN_OR_RETURN(EventPairs events, EventPairs::Create(runtime.devices()));
+  TimedRanks ranks;
+  ranks.devices = runtime.devices();
+  for (const RankBuffers& b : harness->AllBuffers()) ranks.streams.push_back(b.stream);
+  ranks.events = &events;
   NcclSide nccl = LoadNccl(config.nccl_path, runtime.devices());
   NcclModeRequest modes;
   modes.buffer_bytes.assign(3, static_cast<size_t>(capacity));  // Input, staging, output.
   modes.no_windows = kAllToAllNoWindows;
   OpenNcclModes(runtime.devices(), modes, &nccl);
   absl::PrintF("%s", NcclModesNote(nccl));
-  const BenchContext bench{&runtime,         harness.get(), &nccl,         config.dtype,
-                           config.protocols, config.blocks, config.timing, config.head_counts};
-  absl::PrintF(
-      "# ltx_alltoall: %d rank(s), batch 1, medians of %d windows of %d calls (us); ltx: per-rank "
-      "calls, one thread per GPU; NCCL: grouped from one thread\n",
-      world, config.timing.windows, config.timing.iterations);
+  const BenchContext bench{&runtime, harness.get(), &nccl, &config, &ranks};
   PrintBenchHeader(bench);
+  std::vector<AllToAllBenchRow> rows;
   for (AllToAllDirection direction : config.directions) {
-    for (const BenchShape& shape : shapes) LTX_RETURN_IF_ERROR(BenchOne(bench, shape, direction));
+    for (const BenchShape& shape : shapes) {
+      LTX_RETURN_IF_ERROR(BenchOne(bench, shape, direction, &rows));
+    }
   }
-  return absl::OkStatus();
+  if (config.json_path.empty()) return absl::OkStatus();
+  return WriteJsonDocument(config.json_path,
+                           AllToAllJson(config, runtime.devices(), nccl.version, rows));
 }
 
 // Runs the breakdown of `config`; the exit code.
@@ -391,6 +399,7 @@ int Main(int argc, char** argv) {
   RuntimeOptions options;
   options.devices = *devices;
   options.max_blocks = config.max_blocks;
+  options.transport = config.transport;
   absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
   if (!runtime.ok()) {
     absl::PrintF("ltx_alltoall: %s\nFAIL\n", runtime.status().ToString().c_str());
