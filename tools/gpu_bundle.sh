@@ -10,6 +10,7 @@
 #   bash device-bundle/run.sh                     # every test binary, one line each, a summary
 #   LTX_TEST_RANKS=8 LTX_REQUIRE_RUN=1 bash device-bundle/run.sh   # 8 ranks, no skip allowed
 #   LTX_BUNDLE_ONLY="allgather_test alltoall_test" bash device-bundle/run.sh
+#   bash device-bundle/ranks.sh 2 3 4 8           # the whole bundle at each rank count, a line each
 #   bash device-bundle/unpack.sh && device-bundle/ltx_allgather --help
 # run.sh passes its arguments to every test binary (e.g. --gtest_filter=...) and the rank layout
 # variables (tools/testing/test_ranks.h) through the environment; it exits 0 only when every
@@ -79,6 +80,28 @@ done
 echo "bundle: \${passed} passed, \${failed} failed"
 [[ \${failed} -eq 0 ]]
 EOF
-chmod +x "${bundle}/run.sh" "${bundle}/unpack.sh"
+cat > "${bundle}/ranks.sh" <<'EOF'
+#!/bin/bash
+# Runs the bundle once per rank count, each on LTX_TEST_RANKS=<n> with LTX_REQUIRE_RUN=1 (unless
+# set): bash ranks.sh 2 3 4 8 [-- arguments for every test binary]. Prints one line per count
+# (its summary and the binaries that failed); the logs go to ranks-<n>.log in LTX_BUNDLE_LOGS
+# (default: this folder). Exit 0 only when every count passed.
+cd "$(dirname "$0")" || exit 1
+logs="${LTX_BUNDLE_LOGS:-.}"
+counts=()
+while [[ $# -gt 0 && "$1" != "--" ]]; do counts+=("$1"); shift; done
+[[ "${1:-}" == "--" ]] && shift
+status=0
+for n in "${counts[@]}"; do
+  log="${logs}/ranks-${n}.log"
+  LTX_TEST_RANKS="${n}" LTX_REQUIRE_RUN="${LTX_REQUIRE_RUN:-1}" bash ./run.sh "$@" > "${log}" 2>&1 ||
+    status=1
+  summary="$(grep '^bundle:' "${log}" || echo 'bundle: stopped before its summary')"
+  failed="$(sed -n 's/^=== \([^ ]*\): FAILED.*/\1/p' "${log}" | tr '\n' ' ')"
+  echo "${n} ranks: ${summary}${failed:+; failed: ${failed}}"
+done
+exit "${status}"
+EOF
+chmod +x "${bundle}/run.sh" "${bundle}/unpack.sh" "${bundle}/ranks.sh"
 echo "gpu_bundle: ${#targets[@]} executables ($(du -sh "${bundle}" | cut -f1)), tests: ${names[*]:-none}"
 echo "on the GPU machine: bash ${bundle}/run.sh"
