@@ -20,6 +20,10 @@ struct AllGatherShape {
   // must stay valid until the call returns (it is read during the call only, also by
   // per-rank calls that are being captured into a CUDA graph).
   absl::Span<const int64_t> token_counts;
+  // How many tensors of this shape the call gathers in one op (Q, K and V: 3), 1..kMaxTensors
+  // (ltx/rank_buffers.h): each with its own input and output on every rank (RankBuffers), one
+  // entry and one exit for all. Every rank passes the same count.
+  int32_t tensors = 1;
 };
 
 }  // namespace ltx

@@ -151,6 +151,17 @@ class Runtime {
   // not yet reported. Thread-safe against
   // per-rank calls of other ranks only; the
   // caller orders its own calls.
+  //
+  // Several tensors in one op (AllGatherShape::tensors = n, up to kMaxTensors), as for the
+  // all-to-all below: each rank passes tensor 0 as RankBuffers::input/output and tensor j as
+  // more_inputs[j - 1] / more_outputs[j - 1]; every shard of every tensor goes into that
+  // tensor's outputs, with one entry and one exit barrier for all. Each tensor's buffers are
+  // checked as one tensor's (each may lie in place in its own output); an input that overlaps
+  // another tensor's output, two outputs that overlap, or a set pointer of a tensor past n is
+  // InvalidArgument. Ranks that pass different n get InvalidArgument from the device. Such
+  // calls run on the direct kernel only: kAuto takes it; Protocol::kOneTrip, kCopyEngine and
+  // the copy-engine transport are Unimplemented, refused alike on every rank before any launch
+  // (the Runtime stays usable).
   absl::StatusOr<CollectiveHandle> AllGather(const AllGatherShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});

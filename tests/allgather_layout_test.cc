@@ -1,5 +1,7 @@
 // Tests of AllGather argument validation and byte layout (ltx/collectives/allgather_layout.h):
-// ComputeAllGatherLayout, ValidateAllGatherBuffers, CountsDigest and AllGatherLayout::GeometryOf.
+// ComputeAllGatherLayout, ValidateAllGatherBuffers, CountsDigest and AllGatherLayout::GeometryOf;
+// for calls of several tensors, the count's range and overflow, the digest and each tensor's
+// buffers.
 #include "ltx/collectives/allgather_layout.h"
 
 #include <cstdint>
@@ -325,6 +327,130 @@ TEST(GeometryOfTest, MatchesTheLayoutFormula) {
     EXPECT_EQ(g.output_offset, prefix[rank] * row) << rank;
     EXPECT_EQ(FlatShardBytes(g), layout->InputBytes(rank)) << rank;
   }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Several tensors in one op
+
+TEST(ComputeLayoutTest, TheTensorCountIsInRangeAndInTheDigest) {
+  const std::vector<int64_t> counts = {3, 0, 5};
+  auto layout_of = [&](int32_t tensors) {
+    AllGatherShape shape = MakeShape(DataType::kBFloat16, 2, 8, counts);
+    shape.tensors = tensors;
+    return ComputeAllGatherLayout(shape, 3);
+  };
+  for (int32_t tensors : {0, -1, kMaxTensors + 1}) {
+    ExpectInvalid(layout_of(tensors), "tensors must be in [1, 4]");
+  }
+  const absl::StatusOr<AllGatherLayout> one = layout_of(1);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_EQ(one->tensors, 1);
+  // Ranks that gather different numbers of tensors disagree on the digest; the counts' own
+  // digest, which the other collectives build on, stays the count vector's.
+  uint64_t digests[kMaxTensors] = {};
+  for (int32_t tensors = 1; tensors <= kMaxTensors; ++tensors) {
+    const absl::StatusOr<AllGatherLayout> layout = layout_of(tensors);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    EXPECT_EQ(layout->tensors, tensors);
+    EXPECT_EQ(layout->counts_digest, CountsDigest(counts));
+    EXPECT_EQ(layout->output_bytes, one->output_bytes);  // Each tensor's.
+    digests[tensors - 1] = layout->digest;
+    for (int32_t other = 1; other < tensors; ++other) {
+      EXPECT_NE(digests[other - 1], layout->digest) << other << " vs " << tensors;
+    }
+  }
+}
+
+TEST(ComputeLayoutTest, AllTensorsTogetherStayBelowTwoToTheSixtyTwoBytes) {
+  const std::vector<int64_t> counts = {int64_t{1} << 20};
+  AllGatherShape shape =
+      MakeShape(DataType::kUint8, int64_t{1} << 1, int64_t{1} << 40, counts);  // 2^61 bytes.
+  shape.tensors = 2;
+  EXPECT_TRUE(ComputeAllGatherLayout(shape, 1).ok());
+  shape.tensors = 3;
+  ExpectInvalid(ComputeAllGatherLayout(shape, 1), "3 tensors");
+}
+
+// A layout of three tensors of 2 ranks x 2 tokens x 8 bytes (rank 0's input 16 bytes, every
+// output 32), and rank 0's buffers for it: each tensor's input and output apart in `memory_`.
+class ThreeTensorGatherBuffersTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    AllGatherShape shape = MakeShape(DataType::kBFloat16, 1, 4, counts_);
+    shape.tensors = 3;
+    absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, 2);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    layout_ = *layout;
+    ASSERT_EQ(layout_.InputBytes(0), 16);
+    ASSERT_EQ(layout_.output_bytes, 32);
+    buffers_.input = memory_;
+    buffers_.output = memory_ + 64;
+    for (int tensor = 1; tensor < 3; ++tensor) {
+      buffers_.more_inputs[tensor - 1] = memory_ + 128 * tensor;
+      buffers_.more_outputs[tensor - 1] = memory_ + 128 * tensor + 64;
+    }
+  }
+
+  // ValidateAllGatherBuffers of rank `rank`'s buffers; expects InvalidArgument saying `what`
+  // unless `what` is null (then OK).
+  void Expect(const char* what, int rank = 0) {
+    const absl::Status status = ValidateAllGatherBuffers(layout_, rank, buffers_);
+    if (what == nullptr) {
+      EXPECT_TRUE(status.ok()) << status;
+      return;
+    }
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(what));
+  }
+
+  const std::vector<int64_t> counts_ = {2, 2};
+  AllGatherLayout layout_;
+  char memory_[1024] = {};
+  RankBuffers buffers_;
+};
+
+TEST_F(ThreeTensorGatherBuffersTest, SeparateBuffersAreValid) { Expect(nullptr); }
+
+TEST_F(ThreeTensorGatherBuffersTest, EachTensorMayLieInPlaceInItsOwnOutput) {
+  // Rank 1's tokens start 16 bytes into every output.
+  buffers_.input = memory_ + 64 + 16;
+  buffers_.more_inputs[1] = memory_ + 256 + 64 + 16;
+  Expect(nullptr, 1);
+  // Not in another tensor's output.
+  buffers_.more_inputs[0] = memory_ + 64 + 16;
+  Expect("the more_inputs[0] overlaps the output of another tensor", 1);
+}
+
+TEST_F(ThreeTensorGatherBuffersTest, NamesTheNullPointerOfEachTensor) {
+  buffers_.more_inputs[1] = nullptr;
+  Expect("rank 0: more_inputs[1] is null but the rank sends 16 bytes");
+  buffers_.more_inputs[1] = memory_ + 256;
+  buffers_.more_outputs[0] = nullptr;
+  Expect("rank 0: more_outputs[0] is null but the output holds 32 bytes");
+}
+
+TEST_F(ThreeTensorGatherBuffersTest, OverlapsAcrossTensorsAndStrayPointersAreInvalid) {
+  buffers_.more_outputs[1] = memory_ + 64 + 16;  // Inside tensor 0's output.
+  Expect("the output overlaps the more_outputs[1] of another tensor");
+  buffers_.more_outputs[1] = memory_ + 256 + 64;
+  buffers_.more_inputs[2] = memory_ + 512;  // A fourth tensor's input in a call of three.
+  Expect("more_inputs[2] or more_outputs[2] is set, but the call moves 3 tensor(s)");
+}
+
+// A one-tensor AllGather refuses the other tensors' pointers.
+TEST(ValidateRankBuffersTest, AnotherTensorsPointerInAOneTensorCallIsInvalid) {
+  const std::vector<int64_t> counts = {2, 2};
+  const absl::StatusOr<AllGatherLayout> layout =
+      ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  char memory[128];
+  RankBuffers buffers;
+  buffers.input = memory;
+  buffers.output = memory + 64;
+  buffers.more_outputs[0] = memory + 32;
+  const absl::Status status = ValidateAllGatherBuffers(*layout, 0, buffers);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("set the shape's tensors"));
 }
 
 }  // namespace

@@ -69,7 +69,7 @@ void SimulateAndCheck(const PlanCase& c) {
   const std::vector<std::vector<SourceByte>> expected = Reference(c, *layout);
   // writes[tensor][rank][byte].
   std::vector<std::vector<std::vector<int>>> writes(c.tensors);
-  PieceAddresses at;
+  TensorAddresses at;
   at.tensors = c.tensors;
   for (int tensor = 0; tensor < c.tensors; ++tensor) {
     writes[tensor].resize(world);
@@ -173,7 +173,7 @@ TEST(AllToAllPlanTest, TensorRowsFollowEachOtherTensorByTensor) {
 
 TEST(PieceWidthTest, SeveralTensorsTakeTheNarrowestWidthOfAny) {
   const Piece piece = AlignedPiece();
-  PieceAddresses at;
+  TensorAddresses at;
   at.tensors = 3;
   for (int tensor = 0; tensor < 3; ++tensor) {
     at.inputs[tensor] = 0x1000 * (tensor + 1);

@@ -2,7 +2,8 @@
 // (LaneTilesOf, LaneTile, SplitForCopy, LanePartCount, AutoBlockCount) and a host simulation of the
 // kernel's copy loop (lanes, tiles, slices, head/body/tail per thread, as
 // kernels/device/block_copy.cuh runs it) that checks every output byte is stored exactly once, with
-// the right value, over a grid of shapes.
+// the right value, over a grid of shapes; for ops of several tensors, every output byte of every
+// tensor once, from that tensor's input of the right rank.
 #include "kernels/protocols/copy_plan.h"
 
 #include <algorithm>
@@ -251,7 +252,8 @@ TEST(SliceTest, EmptyShardHasNoSlicesInAnyLane) {
   const ShardGeometry g = MakeGeometry(3, 0, 300, 100);
   for (int lanes : {1, 2, 8, 264}) {
     for (int lane = 0; lane < lanes; ++lane) {
-      const ByteRange range = LaneTile(LaneTilesOf(g, lane, lanes, std::min(lanes, 8)), 0);
+      const ByteRange range =
+          LaneTile(LaneTilesOf(g, lane, lanes, std::min(lanes, 8), /*tensors=*/1), 0);
       EXPECT_EQ(range.begin, range.end);
       EXPECT_EQ(FirstSlice(g, range), EndSlice(g, range));
     }
@@ -287,7 +289,7 @@ TEST(LaneTileTest, SmallRangesAreSplitEvenlyInWholeVectors) {
 TEST(LaneTileTest, TilesOfALaneStepByItsPartCount) {
   const ShardGeometry g = MakeGeometry(2, 3000000, 9000000, 0);
   // 5 lanes over 2 targets: lanes 0, 2, 4 serve target 0 (3 parts), lanes 1, 3 target 1.
-  const LaneTiles tiles = LaneTilesOf(g, /*lane=*/3, /*lanes=*/5, /*world=*/2);
+  const LaneTiles tiles = LaneTilesOf(g, /*lane=*/3, /*lanes=*/5, /*world=*/2, /*tensors=*/1);
   const int64_t tile = kLaneTileBytes * (kSmallTileLanes / 2);  // 2 parts: 1 MiB tiles.
   EXPECT_EQ(tiles.total, 6000000);
   EXPECT_EQ(tiles.tile_bytes, tile);  // 3000000 bytes each for 2 parts: capped.
@@ -300,12 +302,12 @@ TEST(LaneTileTest, TilesOfALaneStepByItsPartCount) {
     EXPECT_EQ(range.begin, expected[k][0]) << "k=" << k;
     EXPECT_EQ(range.end, expected[k][1]) << "k=" << k;  // k = 2: cut at the end of the shard.
   }
-  const LaneTiles part0 = LaneTilesOf(g, /*lane=*/1, /*lanes=*/5, /*world=*/2);
+  const LaneTiles part0 = LaneTilesOf(g, /*lane=*/1, /*lanes=*/5, /*world=*/2, /*tensors=*/1);
   EXPECT_EQ(part0.first, 0);
   EXPECT_EQ(LaneTile(part0, 2).begin, 4 * tile);
   EXPECT_EQ(LaneTile(part0, 2).end, 5 * tile);
   EXPECT_EQ(LaneTile(part0, 3).begin, LaneTile(part0, 3).end);
-  const LaneTiles three_parts = LaneTilesOf(g, /*lane=*/4, /*lanes=*/5, /*world=*/2);
+  const LaneTiles three_parts = LaneTilesOf(g, /*lane=*/4, /*lanes=*/5, /*world=*/2, /*tensors=*/1);
   const int64_t third = kLaneTileBytes * ((kSmallTileLanes + 2) / 3);
   EXPECT_EQ(three_parts.tile_bytes, third);
   EXPECT_EQ(three_parts.first, 2 * third);
@@ -329,7 +331,7 @@ TEST(LaneTileTest, LanesOfATargetSweepTheRangeTogether) {
             std::vector<ByteRange> tiles;
             int64_t covered = 0;
             for (int lane = target; lane < lanes; lane += world) {
-              const LaneTiles lane_tiles = LaneTilesOf(g, lane, lanes, world);
+              const LaneTiles lane_tiles = LaneTilesOf(g, lane, lanes, world, /*tensors=*/1);
               ASSERT_EQ(lane_tiles.tile_bytes,
                         LaneTileBytes(total, LanePartCount(lane, lanes, world)));
               for (int64_t k = 0;; ++k) {
@@ -369,34 +371,45 @@ struct SimCase {
   std::vector<int64_t> counts;
   uint64_t input_misalignment = 0;   // Input base address mod 16.
   uint64_t output_misalignment = 0;  // Output base address mod 16.
+  int tensors = 1;                   // AllGatherShape::tensors.
 
   std::string ToString() const {
     return absl::StrCat("world=", world, " blocks=", blocks, " threads=", threads,
                         " row_bytes=", row_bytes, " batch=", batch, " counts={",
                         absl::StrJoin(counts, ","), "} input_base%16=", input_misalignment,
-                        " output_base%16=", output_misalignment);
+                        " output_base%16=", output_misalignment, " tensors=", tensors);
   }
 };
 
-// Virtual base addresses: far apart, distinct per rank, with the requested residues mod 16.
-uint64_t InputBase(int rank, uint64_t misalignment) {
-  return 0x7f0000000000ull + (static_cast<uint64_t>(rank) << 36) + misalignment;
+// Virtual base addresses: far apart, distinct per rank and tensor, with the requested residues
+// mod 16 for tensor 0 (tensor t's moved by 5 * t more, so that tensors differ in alignment).
+uint64_t TensorBase(uint64_t region, int rank, int tensor, uint64_t misalignment) {
+  return region + (static_cast<uint64_t>(rank) << 36) + (static_cast<uint64_t>(tensor) << 32) +
+         (misalignment + 5 * static_cast<uint64_t>(tensor)) % 16;
 }
-uint64_t OutputBase(int rank, uint64_t misalignment) {
-  return 0x5f0000000000ull + (static_cast<uint64_t>(rank) << 36) + misalignment;
+uint64_t InputBase(int rank, int tensor, uint64_t misalignment) {
+  return TensorBase(0x7f0000000000ull, rank, tensor, misalignment);
+}
+uint64_t OutputBase(int rank, int tensor, uint64_t misalignment) {
+  return TensorBase(0x5f0000000000ull, rank, tensor, misalignment);
 }
 
 class KernelSimulator {
  public:
   KernelSimulator(const SimCase& c, const AllGatherLayout& layout, std::mt19937_64* rng)
       : case_(c), layout_(layout) {
-    inputs_.resize(c.world);
-    for (int rank = 0; rank < c.world; ++rank) {
-      inputs_[rank].resize(layout.InputBytes(rank));
-      for (uint8_t& byte : inputs_[rank]) byte = static_cast<uint8_t>(1 + (*rng)() % 255);
+    inputs_.resize(c.tensors, Buffers(c.world));
+    for (int tensor = 0; tensor < c.tensors; ++tensor) {
+      for (int rank = 0; rank < c.world; ++rank) {
+        inputs_[tensor][rank].resize(layout.InputBytes(rank));
+        for (uint8_t& byte : inputs_[tensor][rank]) {
+          byte = static_cast<uint8_t>(1 + (*rng)() % 255);
+        }
+      }
     }
-    outputs_.assign(c.world, std::vector<uint8_t>(layout.output_bytes, kPoison));
-    store_counts_.assign(c.world, std::vector<uint8_t>(layout.output_bytes, 0));
+    outputs_.assign(c.tensors,
+                    Buffers(c.world, std::vector<uint8_t>(layout.output_bytes, kPoison)));
+    store_counts_.assign(c.tensors, Buffers(c.world, std::vector<uint8_t>(layout.output_bytes, 0)));
     stores_by_source_.assign(c.world, 0);
   }
 
@@ -409,13 +422,29 @@ class KernelSimulator {
     return true;
   }
 
-  // Checks every output of every target: each byte stored exactly once, with its input value.
-  // Returns an empty string on success, else a description of the first bad byte.
+  // Checks every output of every tensor of every target: each byte stored exactly once, with
+  // its value in that tensor's input of its rank. Returns an empty string on success, else a
+  // description of the first bad byte.
   std::string CheckOutputs() const {
+    for (int tensor = 0; tensor < case_.tensors; ++tensor) {
+      const std::string bad = CheckTensor(tensor);
+      if (!bad.empty()) return absl::StrCat("tensor ", tensor, ": ", bad);
+    }
+    return "";
+  }
+
+  const std::string& error() const { return error_; }
+  int64_t stores_by_source(int rank) const { return stores_by_source_[rank]; }
+
+ private:
+  static constexpr uint8_t kPoison = 0;               // Inputs are never zero.
+  using Buffers = std::vector<std::vector<uint8_t>>;  // One per rank.
+
+  std::string CheckTensor(int tensor) const {
     const int64_t row = layout_.row_bytes;
     for (int target = 0; target < case_.world; ++target) {
-      const uint8_t* out = outputs_[target].data();
-      const uint8_t* stores = store_counts_[target].data();
+      const uint8_t* out = outputs_[tensor][target].data();
+      const uint8_t* stores = store_counts_[tensor][target].data();
       for (int64_t i = 0; i < layout_.output_bytes; ++i) {
         if (stores[i] != 1) {
           return absl::StrCat("target ", target, " byte ", i, " stored ",
@@ -424,7 +453,7 @@ class KernelSimulator {
       }
       for (int rank = 0; rank < case_.world; ++rank) {
         const ShardGeometry g = layout_.GeometryOf(rank);
-        const uint8_t* in = inputs_[rank].data();
+        const uint8_t* in = inputs_[tensor][rank].data();
         for (int64_t b = 0; b < layout_.batch; ++b) {
           const int64_t out_begin =
               b * layout_.total_tokens * row + layout_.prefix_tokens[rank] * row;
@@ -443,22 +472,16 @@ class KernelSimulator {
     return "";
   }
 
-  const std::string& error() const { return error_; }
-  int64_t stores_by_source(int rank) const { return stores_by_source_[rank]; }
-
- private:
-  static constexpr uint8_t kPoison = 0;  // Inputs are never zero.
-
   bool RunRank(int rank) {
     const int world = case_.world;
     const ShardGeometry g = layout_.GeometryOf(rank);
-    const int64_t flat = FlatShardBytes(g);
+    const int64_t flat = case_.tensors * FlatShardBytes(g);
     const int lanes = LaneCount(case_.blocks, world);
     for (int block = 0; block < case_.blocks; ++block) {
       for (int lane = block; lane < lanes; lane += case_.blocks) {
         const int target = LaneTarget(lane, rank, world);
         // Mirrors CopyLane: the lane's tiles, computed once, in order up to the first empty one.
-        const LaneTiles tiles = LaneTilesOf(g, lane, lanes, world);
+        const LaneTiles tiles = LaneTilesOf(g, lane, lanes, world, case_.tensors);
         for (int64_t k = 0;; ++k) {
           const ByteRange range = LaneTile(tiles, k);
           if (range.begin < 0 || range.end > flat || range.begin > range.end) {
@@ -469,8 +492,12 @@ class KernelSimulator {
           if (range.begin == range.end) break;
           const int64_t end_slice = EndSlice(g, range);
           for (int64_t slice = FirstSlice(g, range); slice < end_slice; ++slice) {
-            const Segment segment = SliceSegment(g, range, slice);
-            if (!CopySegment(rank, target, segment)) return false;
+            const TensorSegment part = TensorSliceSegment(g, range, slice);
+            if (part.tensor < 0 || part.tensor >= case_.tensors) {
+              error_ = absl::StrCat("rank ", rank, " slice ", slice, " of tensor ", part.tensor);
+              return false;
+            }
+            if (!CopySegment(rank, target, part.tensor, part.segment)) return false;
           }
         }
       }
@@ -479,9 +506,9 @@ class KernelSimulator {
   }
 
   // Mirrors CopySegment: single-byte head, `width`-byte body units, single-byte tail.
-  bool CopySegment(int rank, int target, const Segment& segment) {
-    const uint64_t dst = OutputBase(target, case_.output_misalignment) + segment.dst_offset;
-    const uint64_t src = InputBase(rank, case_.input_misalignment) + segment.src_offset;
+  bool CopySegment(int rank, int target, int tensor, const Segment& segment) {
+    const uint64_t dst = OutputBase(target, tensor, case_.output_misalignment) + segment.dst_offset;
+    const uint64_t src = InputBase(rank, tensor, case_.input_misalignment) + segment.src_offset;
     const CopySplit split = SplitForCopy(dst, src, segment.bytes);
     if (split.head_bytes + split.body_units * split.width + split.tail_bytes != segment.bytes) {
       error_ = "split does not add up to the segment";
@@ -495,65 +522,71 @@ class KernelSimulator {
     }
     int64_t dst_offset = segment.dst_offset;
     int64_t src_offset = segment.src_offset;
-    if (!CopyBytes(rank, target, dst_offset, src_offset, split.head_bytes)) return false;
+    const Stores stores{rank, target, tensor};
+    if (!CopyBytes(stores, dst_offset, src_offset, split.head_bytes)) return false;
     dst_offset += split.head_bytes;
     src_offset += split.head_bytes;
-    if (!CopyBody(rank, target, dst_offset, src_offset, split.width, split.body_units)) {
-      return false;
-    }
+    if (!CopyBody(stores, dst_offset, src_offset, split.width, split.body_units)) return false;
     const int64_t body_bytes = split.body_units * split.width;
-    return CopyBytes(rank, target, dst_offset + body_bytes, src_offset + body_bytes,
-                     split.tail_bytes);
+    return CopyBytes(stores, dst_offset + body_bytes, src_offset + body_bytes, split.tail_bytes);
   }
+
+  // Who stores: rank `rank` into tensor `tensor`'s output of `target`, from that tensor's input.
+  struct Stores {
+    int rank;
+    int target;
+    int tensor;
+  };
 
   // Mirrors CopyBytes: thread t copies bytes t, t + threads, ... Threads with t >= bytes store
   // nothing, so they are not visited.
-  bool CopyBytes(int rank, int target, int64_t dst_offset, int64_t src_offset, int64_t bytes) {
+  bool CopyBytes(const Stores& by, int64_t dst_offset, int64_t src_offset, int64_t bytes) {
     for (int64_t t = 0; t < case_.threads && t < bytes; ++t) {
       for (int64_t i = t; i < bytes; i += case_.threads) {
-        if (!Store(rank, target, dst_offset + i, src_offset + i, 1)) return false;
+        if (!Store(by, dst_offset + i, src_offset + i, 1)) return false;
       }
     }
     return true;
   }
 
   // Mirrors CopyBody: thread t copies units t, t + threads, ... of `width` bytes each.
-  bool CopyBody(int rank, int target, int64_t dst_offset, int64_t src_offset, int width,
+  bool CopyBody(const Stores& by, int64_t dst_offset, int64_t src_offset, int width,
                 int64_t units) {
     for (int64_t t = 0; t < case_.threads && t < units; ++t) {
       for (int64_t u = t; u < units; u += case_.threads) {
-        if (!Store(rank, target, dst_offset + u * width, src_offset + u * width, width)) {
-          return false;
-        }
+        if (!Store(by, dst_offset + u * width, src_offset + u * width, width)) return false;
       }
     }
     return true;
   }
 
-  bool Store(int rank, int target, int64_t dst_offset, int64_t src_offset, int width) {
+  bool Store(const Stores& by, int64_t dst_offset, int64_t src_offset, int width) {
+    const std::vector<uint8_t>& input = inputs_[by.tensor][by.rank];
     if (dst_offset < 0 || dst_offset + width > layout_.output_bytes || src_offset < 0 ||
-        src_offset + width > static_cast<int64_t>(inputs_[rank].size())) {
-      error_ = absl::StrCat("rank ", rank, " stores ", width, " bytes from input byte ", src_offset,
-                            " (of ", inputs_[rank].size(), ") to byte ", dst_offset, " of target ",
-                            target, " (of ", layout_.output_bytes, ")");
+        src_offset + width > static_cast<int64_t>(input.size())) {
+      error_ =
+          absl::StrCat("rank ", by.rank, " stores ", width, " bytes from input byte ", src_offset,
+                       " (of ", input.size(), ") to byte ", dst_offset, " of target ", by.target,
+                       " (of ", layout_.output_bytes, ") of tensor ", by.tensor);
       return false;
     }
-    uint8_t* out = outputs_[target].data() + dst_offset;
-    uint8_t* stores = store_counts_[target].data() + dst_offset;
-    const uint8_t* in = inputs_[rank].data() + src_offset;
+    uint8_t* out = outputs_[by.tensor][by.target].data() + dst_offset;
+    uint8_t* stores = store_counts_[by.tensor][by.target].data() + dst_offset;
+    const uint8_t* in = input.data() + src_offset;
     for (int k = 0; k < width; ++k) {
       out[k] = in[k];
       if (stores[k] < 255) ++stores[k];
     }
-    stores_by_source_[rank] += width;
+    stores_by_source_[by.rank] += width;
     return true;
   }
 
   const SimCase& case_;
   const AllGatherLayout& layout_;
-  std::vector<std::vector<uint8_t>> inputs_;
-  std::vector<std::vector<uint8_t>> outputs_;
-  std::vector<std::vector<uint8_t>> store_counts_;
+  // [tensor][rank]
+  std::vector<Buffers> inputs_;
+  std::vector<Buffers> outputs_;
+  std::vector<Buffers> store_counts_;
   std::vector<int64_t> stores_by_source_;
   std::string error_;
 };
@@ -566,6 +599,7 @@ int64_t SimulateAndCheck(const SimCase& c, std::mt19937_64* rng) {
   shape.batch = c.batch;
   shape.hidden = c.row_bytes;
   shape.token_counts = c.counts;
+  shape.tensors = c.tensors;
   const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, c.world);
   EXPECT_TRUE(layout.ok()) << layout.status();
   if (!layout.ok()) return 0;
@@ -579,7 +613,7 @@ int64_t SimulateAndCheck(const SimCase& c, std::mt19937_64* rng) {
   EXPECT_EQ(bad, "") << " [" << c.ToString() << "]";
   int64_t stored = 0;
   for (int rank = 0; rank < c.world; ++rank) {
-    const int64_t expected = layout->InputBytes(rank) * c.world;
+    const int64_t expected = c.tensors * layout->InputBytes(rank) * c.world;
     EXPECT_EQ(sim.stores_by_source(rank), expected)
         << "rank " << rank << " [" << c.ToString() << "]";
     stored += sim.stores_by_source(rank);
@@ -751,6 +785,67 @@ TEST(CopyPlanSimulationTest, AllRanksEmptyStoresNothing) {
     c.batch = 3;
     c.counts.assign(8, 0);
     EXPECT_EQ(SimulateAndCheck(c, &rng), 0);
+  }
+}
+
+// Ops of 2 to kMaxTensors tensors: the lanes sweep every tensor's shards as one range, so tiles
+// straddle tensors (and batch slices); every output byte of every tensor is stored once, from
+// its own input.
+TEST(CopyPlanSimulationTest, EveryOutputByteOfEveryTensorStoredOnce) {
+  std::mt19937_64 rng(20261201);
+  int cases = 0;
+  for (int tensors = 2; tensors <= kMaxTensors; ++tensors) {
+    for (int world : {1, 2, 3, 8}) {
+      for (int blocks : {1, 3, world + 1, 132}) {
+        for (int64_t row : {1, 7, 16, 17, 4096 + 3}) {
+          for (int64_t batch : {1, 3}) {
+            for (const Misalignment& m : {kMisalignments[0], kMisalignments[1]}) {
+              SimCase c;
+              c.world = world;
+              c.blocks = blocks;
+              c.threads = 128;
+              c.row_bytes = row;
+              c.batch = batch;
+              c.counts = UnevenCounts(world, cases % 9);
+              c.input_misalignment = m.input;
+              c.output_misalignment = m.output;
+              c.tensors = tensors;
+              SimulateAndCheck(c, &rng);
+              ++cases;
+              if (HasFailure()) return;
+            }
+          }
+        }
+      }
+    }
+  }
+  RecordProperty("cases", cases);
+}
+
+// A tile larger than one tensor's shard spans tensors: the sweep's slices map to each tensor's
+// own slices and offsets.
+TEST(TensorSliceSegmentTest, MapsSlicesOfTheSweepToEachTensorsSlices) {
+  ShardGeometry g;
+  g.batch = 2;
+  g.shard_bytes = 10;
+  g.output_batch_stride = 40;
+  g.output_offset = 5;
+  const ByteRange range{15, 47};  // Tensor 0's slice 1 from byte 5, tensor 1, tensor 2's first 7.
+  ASSERT_EQ(FirstSlice(g, range), 1);
+  ASSERT_EQ(EndSlice(g, range), 5);
+  const struct {
+    int64_t slice;
+    int tensor;
+    int64_t src;
+    int64_t dst;
+    int64_t bytes;
+  } expected[] = {{1, 0, 15, 40 + 5 + 5, 5}, {2, 1, 0, 5, 10}, {3, 1, 10, 45, 10}, {4, 2, 0, 5, 7}};
+  for (const auto& e : expected) {
+    const TensorSegment part = TensorSliceSegment(g, range, e.slice);
+    EXPECT_EQ(part.tensor, e.tensor) << e.slice;
+    EXPECT_EQ(part.segment.src_offset, e.src) << e.slice;
+    EXPECT_EQ(part.segment.dst_offset, e.dst) << e.slice;
+    EXPECT_EQ(part.segment.bytes, e.bytes) << e.slice;
   }
 }
 

@@ -84,19 +84,20 @@ void ExpectSharedFields(const KernelParams& params) {
   EXPECT_EQ(params.generation, 7u);
 }
 
-AllGatherLayout GatherLayout() {
+AllGatherLayout GatherLayout(int tensors = 1) {
   const std::vector<int64_t> counts = {5, 0, 9};
   AllGatherShape shape;
   shape.dtype = DataType::kFloat16;
   shape.batch = 2;
   shape.hidden = 64;
   shape.token_counts = counts;
+  shape.tensors = tensors;
   absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, kWorld);
   EXPECT_TRUE(layout.ok()) << layout.status();
   return layout.value_or(AllGatherLayout());
 }
 
-AllToAllLayout ToAllLayout() {
+AllToAllLayout ToAllLayout(int tensors = 1) {
   const std::vector<int64_t> counts = {4, 6, 2};
   AllToAllShape shape;
   shape.dtype = DataType::kBFloat16;
@@ -105,6 +106,7 @@ AllToAllLayout ToAllLayout() {
   shape.head_dim = 32;
   shape.token_counts = counts;
   shape.direction = AllToAllDirection::kHeadsToSeq;
+  shape.tensors = tensors;
   absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, kWorld);
   EXPECT_TRUE(layout.ok()) << layout.status();
   return layout.value_or(AllToAllLayout());
@@ -124,7 +126,7 @@ TEST(LaunchParamsTest, AllGatherParamsCarryTheSharedFieldsAndTheLayout) {
   EXPECT_EQ(params.geometry.shard_bytes, geometry.shard_bytes);
   EXPECT_EQ(params.geometry.output_batch_stride, geometry.output_batch_stride);
   EXPECT_EQ(params.geometry.output_offset, geometry.output_offset);
-  EXPECT_EQ(params.counts_digest, layout.counts_digest);
+  EXPECT_EQ(params.counts_digest, layout.digest);
   EXPECT_EQ(params.total_tokens, layout.total_tokens);
   EXPECT_EQ(params.row_bytes, layout.row_bytes);
   EXPECT_EQ(params.dtype, static_cast<int32_t>(DataType::kFloat16));
@@ -142,6 +144,58 @@ TEST(LaunchParamsTest, AllToAllParamsCarryTheSharedFieldsAndTheLayout) {
   EXPECT_EQ(params.digest, layout.digest);
   EXPECT_EQ(params.dtype, static_cast<int32_t>(DataType::kBFloat16));
   EXPECT_EQ(AllToAllKernelParams::kCollective, Collective::kAllToAll);
+}
+
+// Three tensors' buffers (FakeBuffers, then made-up others; the fourth left null).
+RankBuffers ThreeTensorBuffers() {
+  RankBuffers buffers = FakeBuffers();
+  for (int j = 0; j < 2; ++j) {
+    buffers.more_inputs[j] = reinterpret_cast<const void*>(uintptr_t{0xc000} + 0x100 * j);
+    buffers.more_outputs[j] = reinterpret_cast<void*>(uintptr_t{0xd000} + 0x100 * j);
+  }
+  return buffers;
+}
+
+// What SetSharedKernelParams fills for a call of three tensors: the count and the other
+// tensors' buffers, past them nothing.
+template <typename KernelParams>
+void ExpectThreeTensors(const KernelParams& params) {
+  const RankBuffers buffers = ThreeTensorBuffers();
+  EXPECT_EQ(params.tensors, 3);
+  EXPECT_EQ(params.input, buffers.input);
+  EXPECT_EQ(params.output, buffers.output);
+  for (int j = 0; j < kMaxTensors - 1; ++j) {
+    EXPECT_EQ(params.more_inputs[j], buffers.more_inputs[j]) << j;
+    EXPECT_EQ(params.more_outputs.address[j], reinterpret_cast<uint64_t>(buffers.more_outputs[j]))
+        << j;
+  }
+}
+
+TEST(LaunchParamsTest, ParamsOfSeveralTensorsCarryEveryTensorsBuffers) {
+  ExpectThreeTensors(
+      AllGatherParamsOf(FakeView(), GatherLayout(3), ThreeTensorBuffers(), FakeCall()));
+  ExpectThreeTensors(
+      AllToAllParamsOf(FakeView(), ToAllLayout(3), ThreeTensorBuffers(), FakeCall()));
+  // One tensor: the count is 1 and the other tensors' fields stay null.
+  const AllGatherKernelParams one =
+      AllGatherParamsOf(FakeView(), GatherLayout(), FakeBuffers(), FakeCall());
+  EXPECT_EQ(one.tensors, 1);
+  EXPECT_EQ(one.more_inputs[0], nullptr);
+  EXPECT_EQ(one.more_outputs.address[0], 0u);
+}
+
+// The tensor count is in what an AllGather announces, so ranks that disagree on it are told
+// apart.
+TEST(LaunchParamsTest, AllGatherAnnouncementsOfDifferentTensorCountsDisagree) {
+  const EntryAnnouncement one =
+      AnnouncementOf(AllGatherParamsOf(FakeView(), GatherLayout(1), FakeBuffers(), FakeCall()),
+                     AnnouncedProtocol::kDirect);
+  const EntryAnnouncement three = AnnouncementOf(
+      AllGatherParamsOf(FakeView(), GatherLayout(3), ThreeTensorBuffers(), FakeCall()),
+      AnnouncedProtocol::kDirect);
+  DeviceErrorRecord mismatch;
+  ASSERT_TRUE(MismatchRecord(one, three, 0, 1, 1, &mismatch));
+  EXPECT_EQ(mismatch.field, static_cast<uint32_t>(MismatchField::kCounts));
 }
 
 // A copy-engine call announces what the kernel would, on the copy-engine path, so that ranks

@@ -476,34 +476,38 @@ TEST(ResolvedCallTest, ReductionsTakeTheDirectKernelOnly) {
   }
 }
 
-// An all-to-all of several tensors runs on the direct kernel: kAuto takes it at every size,
-// captured or not; the other paths are Unimplemented, alike on every rank.
-TEST(ResolvedCallTest, AllToAllOfSeveralTensorsTakesTheDirectKernelOnly) {
+// A call of several tensors (an all-to-all or an AllGather) runs on the direct kernel: kAuto
+// takes it at every size, captured or not; the other paths are Unimplemented, alike on every
+// rank.
+TEST(ResolvedCallTest, CallsOfSeveralTensorsTakeTheDirectKernelOnly) {
   RuntimeOptions options;
   options.copy_engine_min_bytes = 16 * kMiB;
-  for (bool capturing : {false, true}) {
-    for (int64_t bytes : {int64_t{0}, int64_t{4096}, 64 * kMiB}) {
-      CallContext context = AllToAllContext(Transport::kPeerStores, bytes, capturing);
-      context.tensors = 3;
-      for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect}) {
-        CallOptions call;
-        call.protocol = protocol;
-        const absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
-        ASSERT_TRUE(resolved.ok()) << resolved.status();
-        EXPECT_EQ(resolved->protocol, Protocol::kDirect) << bytes;
-        EXPECT_EQ(resolved->blocks, AutoBlockCount(bytes, 4, 132));
-      }
-      for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine}) {
-        CallOptions call;
-        call.protocol = protocol;
-        const absl::Status refused = ResolveCall(options, context, call).status();
+  for (Collective collective : {Collective::kAllToAll, Collective::kAllGather}) {
+    for (bool capturing : {false, true}) {
+      for (int64_t bytes : {int64_t{0}, int64_t{4096}, 64 * kMiB}) {
+        CallContext context = AllToAllContext(Transport::kPeerStores, bytes, capturing);
+        context.collective = collective;
+        context.tensors = 3;
+        for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect}) {
+          CallOptions call;
+          call.protocol = protocol;
+          const absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
+          ASSERT_TRUE(resolved.ok()) << resolved.status();
+          EXPECT_EQ(resolved->protocol, Protocol::kDirect) << bytes;
+          EXPECT_EQ(resolved->blocks, AutoBlockCount(bytes, 4, 132));
+        }
+        for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine}) {
+          CallOptions call;
+          call.protocol = protocol;
+          const absl::Status refused = ResolveCall(options, context, call).status();
+          EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
+          EXPECT_NE(std::string(refused.message()).find("3 tensors"), std::string::npos) << refused;
+        }
+        context.transport = Transport::kCopyEngine;
+        const absl::Status refused = ResolveCall(options, context, CallOptions()).status();
         EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
-        EXPECT_NE(std::string(refused.message()).find("3 tensors"), std::string::npos) << refused;
+        EXPECT_NE(std::string(refused.message()).find("copy-engine transport"), std::string::npos);
       }
-      context.transport = Transport::kCopyEngine;
-      const absl::Status refused = ResolveCall(options, context, CallOptions()).status();
-      EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
-      EXPECT_NE(std::string(refused.message()).find("copy-engine transport"), std::string::npos);
     }
   }
 }

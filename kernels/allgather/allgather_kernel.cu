@@ -1,7 +1,8 @@
 // The AllGather kernel of the direct path: the direct protocol
 // (kernels/protocols/direct_protocol.cuh: entry barrier, stores, last-block-done exit barrier;
-// kernels/PROTOCOL.md) storing this rank's shard into every rank's output over NVLink. The copy
-// plan (kernels/protocols/copy_plan.h) decides which block stores which bytes.
+// kernels/PROTOCOL.md) storing this rank's shard into every rank's output over NVLink (for an
+// op of several tensors, each tensor's shard into that tensor's outputs). The copy plan
+// (kernels/protocols/copy_plan.h) decides which block stores which bytes.
 #include "kernels/allgather/allgather_kernel.h"
 
 #include <cstdint>
@@ -21,10 +22,9 @@ template <typename Clock>
 __global__ void __launch_bounds__(kAllGatherThreads)
     AllGatherKernel(const AllGatherKernelParams p, const Clock clock) {
   RunDirectOp(
-      p, DirectEntry{AnnouncementOf(p, AnnouncedProtocol::kDirect)},
+      p, DirectEntryOf(p),
       [&p](int lane, int lanes, int /*target*/, const uint64_t* outputs) {
-        CopyLane(p.geometry, lane, lanes, p.world_size, static_cast<const uint8_t*>(p.input),
-                 reinterpret_cast<uint8_t*>(outputs[0]));
+        CopyLane(p.geometry, lane, lanes, p.world_size, TensorAddressesOf(p, outputs));
       },
       clock);
 }

@@ -35,10 +35,17 @@ struct AllGatherKernelParams {
   OneTripLine* staging[kMaxWorldSize] = {};
   // This rank's shard in its input and in every output.
   ShardGeometry geometry;
+  // Tensors the op moves (AllGatherShape::tensors): `input` and `output` are tensor 0's; tensor
+  // j's (1 <= j < tensors) are more_inputs[j - 1] and more_outputs.address[j - 1], which the
+  // direct kernel announces beside `output`. The one-trip kernel moves one tensor.
+  int32_t tensors = 1;
+  const void* more_inputs[kMaxOpTensors - 1] = {};
+  MoreOutputs more_outputs = {};
   // Every rank's token count and token prefix (the one-trip receiver unpacks every shard).
   int64_t token_counts[kMaxWorldSize] = {};
   int64_t prefix_tokens[kMaxWorldSize] = {};
-  // What ranks compare at entry.
+  // What ranks compare at entry; counts_digest is AllGatherLayout::digest (count vector and
+  // tensor count).
   uint64_t counts_digest = 0;
   int64_t total_tokens = 0;
   int64_t row_bytes = 0;
@@ -63,10 +70,10 @@ LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const AllGatherKernelPar
 inline constexpr int kAllGatherThreads = 512;
 
 // Enqueues the AllGather kernel of one rank on `stream` with `blocks` thread blocks (any
-// number >= 1). With `timestamps` set, the instantiation that records the %globaltimer time of
-// each DirectPhase of each block there (device memory of the stream's GPU; a diagnostic; timed
-// and untimed ops interoperate). Returns the launch error, if any. Thread-safe; the caller's
-// current device must be the stream's device.
+// number >= 1): every tensor's shard into every rank's output of that tensor. With `timestamps`
+// set, the instantiation that records the %globaltimer time of each DirectPhase of each block there
+// (device memory of the stream's GPU; a diagnostic; timed and untimed ops interoperate). Returns
+// the launch error, if any. Thread-safe; the caller's current device must be the stream's device.
 cudaError_t LaunchAllGatherKernel(const AllGatherKernelParams& params, int blocks,
                                   const PhaseTimestamps* timestamps, cudaStream_t stream);
 

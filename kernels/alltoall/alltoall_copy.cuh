@@ -21,7 +21,7 @@ inline constexpr int kWarpSize = 32;
 // RowSweep); lane l takes units l, l + 32, ... of each.
 template <typename Vector>
 __device__ void CopyPieceRowsAs(const Piece& piece, const RowSweep& sweep,
-                                const PieceAddresses& at) {
+                                const TensorAddresses& at) {
   const int warps = blockDim.x / kWarpSize;
   const int lane = threadIdx.x % kWarpSize;
   const int64_t units = piece.run_bytes / static_cast<int64_t>(sizeof(Vector));
@@ -59,7 +59,7 @@ __device__ void CopyPieceRowsAs(const Piece& piece, const RowSweep& sweep,
 
 // The block copies its rows (`sweep`) of the pieces of every tensor at `at`.
 __device__ inline void CopyPieceRows(const Piece& piece, const RowSweep& sweep,
-                                     const PieceAddresses& at) {
+                                     const TensorAddresses& at) {
   switch (PiecesWidth(piece, at)) {
     case 16:
       CopyPieceRowsAs<int4>(piece, sweep, at);
@@ -82,7 +82,7 @@ __device__ inline void CopyPieceRows(const Piece& piece, const RowSweep& sweep,
 // The block copies its rows of `piece` (`sweep`) from the buffer at `src` into the one at `dst`.
 __device__ inline void CopyPieceRows(const Piece& piece, const RowSweep& sweep,
                                      const uint8_t* src, uint8_t* dst) {
-  PieceAddresses at;
+  TensorAddresses at;
   at.inputs[0] = reinterpret_cast<uint64_t>(src);
   at.outputs[0] = reinterpret_cast<uint64_t>(dst);
   CopyPieceRows(piece, sweep, at);

@@ -26,22 +26,8 @@ namespace {
 __device__ void StorePieces(const AllToAllKernelParams& p, int lane, int lanes, int target,
                             const uint64_t* outputs) {
   const Piece piece = PieceOf(p.geometry, p.rank, target);
-  PieceAddresses at;
-  at.tensors = p.tensors;
-  at.inputs[0] = reinterpret_cast<uint64_t>(p.input);
-  for (int tensor = 1; tensor < p.tensors; ++tensor) {
-    at.inputs[tensor] = reinterpret_cast<uint64_t>(p.more_inputs[tensor - 1]);
-  }
-  for (int tensor = 0; tensor < p.tensors; ++tensor) at.outputs[tensor] = outputs[tensor];
-  CopyPieceRows(piece, LaneRows(piece, lane, lanes, p.world_size, p.tensors), at);
-}
-
-// What this rank announces at entry: its announcement and its other tensors' outputs.
-__device__ DirectEntry EntryOf(const AllToAllKernelParams& p) {
-  DirectEntry entry{AnnouncementOf(p, AnnouncedProtocol::kDirect)};
-  entry.tensors = p.tensors;
-  entry.more_outputs = p.more_outputs;
-  return entry;
+  CopyPieceRows(piece, LaneRows(piece, lane, lanes, p.world_size, p.tensors),
+                TensorAddressesOf(p, outputs));
 }
 
 // `Clock` is NoPhaseClock in production, PhaseClock<DirectPhase> for the phase timestamps.
@@ -49,7 +35,7 @@ template <typename Clock>
 __global__ void __launch_bounds__(kAllToAllThreads)
     AllToAllKernel(const AllToAllKernelParams p, const Clock clock) {
   RunDirectOp(
-      p, EntryOf(p),
+      p, DirectEntryOf(p),
       [&p](int lane, int lanes, int target, const uint64_t* outputs) {
         StorePieces(p, lane, lanes, target, outputs);
       },

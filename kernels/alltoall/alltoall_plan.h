@@ -21,7 +21,7 @@
 // An op of several tensors of one shape (Q, K and V) has, for each (rank, target) pair, one
 // piece per tensor, alike but for the buffers: its lanes sweep them as one piece of
 // tensors * rows rows (TensorRowOf), each row copied from its tensor's input into its tensor's
-// output (PieceAddresses).
+// output (TensorAddresses, kernels/protocols/copy_plan.h).
 #ifndef KERNELS_ALLTOALL_ALLTOALL_PLAN_H_
 #define KERNELS_ALLTOALL_ALLTOALL_PLAN_H_
 
@@ -103,14 +103,6 @@ LTX_HOST_DEVICE inline int64_t RowOffset(const PieceSide& side, int64_t rows_per
   return slice * side.slice_stride + side.base + (row - slice * rows_per_slice) * side.row_stride;
 }
 
-// Where the pieces of an op's tensors lie for one (rank, target) pair: tensor j's piece goes
-// from the rank's input at inputs[j] into the target's output at outputs[j] (addresses).
-struct PieceAddresses {
-  int tensors = 1;
-  uint64_t inputs[kMaxOpTensors] = {};
-  uint64_t outputs[kMaxOpTensors] = {};
-};
-
 // Row `row` of the sweep of an op's pieces (tensors * piece.rows rows, piece.rows > 0): row
 // `row` % piece.rows of tensor `row` / piece.rows's piece.
 struct TensorRow {
@@ -139,7 +131,7 @@ LTX_HOST_DEVICE inline int PieceWidth(const Piece& piece, uint64_t input, uint64
 }
 
 // The widest store that every row of every tensor's piece allows (PieceWidth of each).
-LTX_HOST_DEVICE inline int PiecesWidth(const Piece& piece, const PieceAddresses& addresses) {
+LTX_HOST_DEVICE inline int PiecesWidth(const Piece& piece, const TensorAddresses& addresses) {
   int width = kVectorBytes;
   for (int tensor = 0; tensor < addresses.tensors; ++tensor) {
     const int own = PieceWidth(piece, addresses.inputs[tensor], addresses.outputs[tensor]);

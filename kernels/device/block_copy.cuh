@@ -85,26 +85,29 @@ __device__ inline void CopySegment(uint8_t* dst, const uint8_t* src, int64_t byt
   CopyBytes(body_dst + body_bytes, body_src + body_bytes, split.tail_bytes);
 }
 
-// The block copies the byte range `range` of a rank's flat shard (geometry `geometry`) from
-// `input` into `output`, one contiguous segment per batch slice.
+// The block copies the byte range `range` of the sweep of a rank's flat shards (geometry
+// `geometry`, one shard per tensor of `at`) from each tensor's input into its output, one
+// contiguous segment per batch slice (TensorSliceSegment).
 __device__ inline void CopyRange(const ShardGeometry& geometry, const ByteRange& range,
-                                 const uint8_t* input, uint8_t* output) {
+                                 const TensorAddresses& at) {
   const int64_t end_slice = EndSlice(geometry, range);
   for (int64_t slice = FirstSlice(geometry, range); slice < end_slice; ++slice) {
-    const Segment segment = SliceSegment(geometry, range, slice);
-    CopySegment(output + segment.dst_offset, input + segment.src_offset, segment.bytes);
+    const TensorSegment part = TensorSliceSegment(geometry, range, slice);
+    CopySegment(reinterpret_cast<uint8_t*>(at.outputs[part.tensor]) + part.segment.dst_offset,
+                reinterpret_cast<const uint8_t*>(at.inputs[part.tensor]) + part.segment.src_offset,
+                part.segment.bytes);
   }
 }
 
-// The block copies every tile of lane `lane` (kernels/protocols/copy_plan.h: LaneTilesOf, LaneTile)
-// of this rank's shard from `input` into the target's `output`.
+// The block copies every tile of lane `lane` (kernels/protocols/copy_plan.h: LaneTilesOf,
+// LaneTile) of this rank's shards of every tensor of `at` into the target's outputs there.
 __device__ inline void CopyLane(const ShardGeometry& geometry, int lane, int lanes, int world,
-                                const uint8_t* input, uint8_t* output) {
-  const LaneTiles tiles = LaneTilesOf(geometry, lane, lanes, world);
+                                const TensorAddresses& at) {
+  const LaneTiles tiles = LaneTilesOf(geometry, lane, lanes, world, at.tensors);
   for (int64_t k = 0;; ++k) {
     const ByteRange tile = LaneTile(tiles, k);
     if (tile.begin >= tile.end) return;
-    CopyRange(geometry, tile, input, output);
+    CopyRange(geometry, tile, at);
   }
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "kernels/wire/host_device.h"
+#include "kernels/wire/signal_layout.h"
 
 namespace ltx {
 
@@ -89,6 +90,29 @@ LTX_HOST_DEVICE inline int64_t FlatShardBytes(const ShardGeometry& g) {
   return g.batch * g.shard_bytes;
 }
 
+// Where the buffers of an op's tensors lie for one (rank, target) pair: tensor j goes from the
+// rank's input at inputs[j] into the target's output at outputs[j] (addresses).
+struct TensorAddresses {
+  int tensors = 1;
+  uint64_t inputs[kMaxOpTensors] = {};
+  uint64_t outputs[kMaxOpTensors] = {};
+};
+
+// The addresses of the tensors of the op of `p` (kernel parameters with `tensors`, `input` and
+// `more_inputs`: tensor 0's input, then the others') for a target whose outputs are `outputs`
+// (one per tensor, tensor 0's first).
+template <typename Params>
+LTX_HOST_DEVICE TensorAddresses TensorAddressesOf(const Params& p, const uint64_t* outputs) {
+  TensorAddresses at;
+  at.tensors = p.tensors;
+  at.inputs[0] = reinterpret_cast<uint64_t>(p.input);
+  for (int tensor = 1; tensor < p.tensors; ++tensor) {
+    at.inputs[tensor] = reinterpret_cast<uint64_t>(p.more_inputs[tensor - 1]);
+  }
+  for (int tensor = 0; tensor < p.tensors; ++tensor) at.outputs[tensor] = outputs[tensor];
+  return at;
+}
+
 // Number of lanes for a grid of `blocks` blocks over `world` ranks.
 LTX_HOST_DEVICE inline int LaneCount(int blocks, int world) {
   return blocks > world ? blocks : world;
@@ -140,13 +164,14 @@ struct LaneTiles {
   int64_t stride = 0;      // parts * tile_bytes.
 };
 
-// The tiles of lane `lane` (of `lanes`, over `world` targets) of the flat shard of `g`: tiles
-// part, part + parts, ... with the lane's part and part count (LanePart and LanePartCount).
-LTX_HOST_DEVICE inline LaneTiles LaneTilesOf(const ShardGeometry& g, int lane, int lanes,
-                                             int world) {
+// The tiles of lane `lane` (of `lanes`, over `world` targets) of the flat shards of `g` of an op
+// of `tensors` tensors, swept as one range of tensors * FlatShardBytes(g) bytes: tiles part,
+// part + parts, ... with the lane's part and part count (LanePart and LanePartCount).
+LTX_HOST_DEVICE inline LaneTiles LaneTilesOf(const ShardGeometry& g, int lane, int lanes, int world,
+                                             int tensors) {
   const int parts = LanePartCount(lane, lanes, world);
   LaneTiles tiles;
-  tiles.total = FlatShardBytes(g);
+  tiles.total = tensors * FlatShardBytes(g);
   tiles.tile_bytes = LaneTileBytes(tiles.total, parts);
   tiles.first = LanePart(lane, world) * tiles.tile_bytes;
   tiles.stride = parts * tiles.tile_bytes;
@@ -163,7 +188,8 @@ LTX_HOST_DEVICE inline ByteRange LaneTile(const LaneTiles& tiles, int64_t k) {
   return range;
 }
 
-// First and one-past-last batch slice that `range` touches (empty range: first == last).
+// First and one-past-last batch slice that `range` touches (empty range: first == last); over
+// the sweep of several tensors, slices of the sweep (TensorSliceSegment).
 LTX_HOST_DEVICE inline int64_t FirstSlice(const ShardGeometry& g, const ByteRange& range) {
   return range.begin < range.end ? range.begin / g.shard_bytes : 0;
 }
@@ -183,6 +209,24 @@ LTX_HOST_DEVICE inline Segment SliceSegment(const ShardGeometry& g, const ByteRa
   segment.dst_offset = slice * g.output_batch_stride + g.output_offset + (lo - slice_begin);
   segment.bytes = hi > lo ? hi - lo : 0;
   return segment;
+}
+
+// The part of `range` (of the sweep of an op's tensors) that lies in slice `slice` of the
+// sweep, slice slice % batch of tensor slice / batch (`g`.batch slices per tensor): the
+// tensor, and the part as offsets into that tensor's input and output.
+struct TensorSegment {
+  int tensor = 0;
+  Segment segment;
+};
+LTX_HOST_DEVICE inline TensorSegment TensorSliceSegment(const ShardGeometry& g,
+                                                        const ByteRange& range, int64_t slice) {
+  if (slice < g.batch) return TensorSegment{0, SliceSegment(g, range, slice)};  // No division.
+  const int64_t tensor = slice / g.batch;
+  const int64_t shift = tensor * FlatShardBytes(g);
+  ByteRange own;
+  own.begin = range.begin - shift;
+  own.end = range.end - shift;
+  return TensorSegment{static_cast<int>(tensor), SliceSegment(g, own, slice - tensor * g.batch)};
 }
 
 // Splits a copy of `bytes` bytes from address `src` to address `dst` into head, body, tail.

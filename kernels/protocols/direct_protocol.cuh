@@ -29,14 +29,25 @@
 namespace ltx {
 
 // What a rank tells every peer at the entry of a direct op: its announcement (tensor 0's output
-// among its fields) and, for an op of `tensors` > 1 tensors (the all-to-all of Q, K and V), the
-// outputs of the others, published beside it (SignalRegion::more_outputs). The peers agree on
-// the tensor count through the announcement's digest before they read those.
+// among its fields) and, for an op of `tensors` > 1 tensors (Q, K and V, in an all-to-all or an
+// AllGather), the outputs of the others, published beside it (SignalRegion::more_outputs). The
+// peers agree on the tensor count through the announcement's digest before they read those.
 struct DirectEntry {
   EntryAnnouncement announcement;
   int32_t tensors = 1;
   MoreOutputs more_outputs = {};
 };
+
+// What the rank of `p` (kernel parameters with `tensors` and `more_outputs`, and an
+// AnnouncementOf) announces at the entry of a direct op: its announcement and its other
+// tensors' outputs.
+template <typename Params>
+__device__ DirectEntry DirectEntryOf(const Params& p) {
+  DirectEntry entry{AnnouncementOf(p, AnnouncedProtocol::kDirect)};
+  entry.tensors = p.tensors;
+  entry.more_outputs = p.more_outputs;
+  return entry;
+}
 
 // A thread of the block waits for `target`'s entry in this GPU's mailbox and checks it.
 // Returns whether the block may access the buffer `target` announced, and stores its address

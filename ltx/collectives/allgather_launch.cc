@@ -11,13 +11,13 @@ namespace ltx {
 AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGatherLayout& layout,
                                         const RankBuffers& buffers, const ResolvedCall& call) {
   AllGatherKernelParams params;
-  SetSharedKernelParams(view, buffers, call, &params);
+  SetSharedKernelParams(view, buffers, call, layout.tensors, &params);
   for (int peer = 0; peer < view.world_size; ++peer) {
     params.token_counts[peer] = layout.token_counts[peer];
     params.prefix_tokens[peer] = layout.prefix_tokens[peer];
   }
   params.geometry = layout.GeometryOf(view.rank);
-  params.counts_digest = layout.counts_digest;
+  params.counts_digest = layout.digest;
   params.total_tokens = layout.total_tokens;
   params.row_bytes = layout.row_bytes;
   params.dtype = static_cast<int32_t>(layout.dtype);

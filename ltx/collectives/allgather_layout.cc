@@ -38,6 +38,10 @@ uint64_t CountsDigest(absl::Span<const int64_t> token_counts) {
 
 absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape,
                                                        int world_size) {
+  if (shape.tensors < 1 || shape.tensors > kMaxTensors) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "tensors must be in [1, %d] (ltx::kMaxTensors), got %d", kMaxTensors, shape.tensors));
+  }
   if (world_size < 1 || world_size > kMaxWorldSize) {
     return absl::InvalidArgumentError(
         absl::StrFormat("world_size %d is outside 1..%d", world_size, kMaxWorldSize));
@@ -86,7 +90,14 @@ absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& sha
         "the output of batch %d x %d tokens x %d bytes per row overflows 2^62 bytes", shape.batch,
         layout.total_tokens, layout.row_bytes));
   }
+  if (layout.output_bytes > kMaxBytes / shape.tensors) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d tensors of %d bytes each overflow 2^62 bytes", shape.tensors, layout.output_bytes));
+  }
+  layout.tensors = shape.tensors;
   layout.counts_digest = CountsDigest(shape.token_counts);
+  const int64_t digest_fields[] = {static_cast<int64_t>(layout.counts_digest), shape.tensors};
+  layout.digest = CountsDigest(digest_fields);
   return layout;
 }
 
@@ -97,10 +108,9 @@ int64_t AllGatherLayout::InPlaceOffset(int rank) const {
 absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers) {
   const bool in_range = rank >= 0 && rank < layout.world_size;
-  return CheckRankBuffers(layout.world_size, rank, /*tensors=*/1,
-                          in_range ? layout.InputBytes(rank) : 0,
-                          layout.output_bytes, in_range ? layout.InPlaceOffset(rank) : kNotInPlace,
-                          buffers);
+  return CheckRankBuffers(layout.world_size, rank, layout.tensors,
+                          in_range ? layout.InputBytes(rank) : 0, layout.output_bytes,
+                          in_range ? layout.InPlaceOffset(rank) : kNotInPlace, buffers);
 }
 
 }  // namespace ltx

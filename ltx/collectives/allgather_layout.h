@@ -29,10 +29,16 @@ struct AllGatherLayout {
   int64_t output_bytes = 0;  // batch * total_tokens * row_bytes
   std::array<int64_t, kMaxWorldSize> token_counts = {};
   std::array<int64_t, kMaxWorldSize> prefix_tokens = {};
-  // Digest of the count vector; ranks compare it on the device to detect disagreement.
+  // The tensors of the shape the op gathers (AllGatherShape::tensors), each shard once per
+  // tensor.
+  int tensors = 1;
+  // Digest of the count vector (CountsDigest), which the other collectives' digests build on.
   uint64_t counts_digest = 0;
+  // Digest of the count vector and the tensor count; ranks compare it on the device to detect
+  // disagreement.
+  uint64_t digest = 0;
 
-  // Bytes of rank `rank`'s input.
+  // Bytes of rank `rank`'s input (of one tensor's; output_bytes is one tensor's too).
   int64_t InputBytes(int rank) const { return batch * token_counts[rank] * row_bytes; }
   // Where rank `rank`'s shard lies in its input and in every output.
   ShardGeometry GeometryOf(int rank) const;
@@ -44,13 +50,17 @@ struct AllGatherLayout {
 
 // Validates `shape` for `world_size` ranks and derives its layout. InvalidArgument names the
 // argument: world size outside 1..kMaxWorldSize, an unknown dtype, batch or hidden < 1, a count
-// vector whose length is not the world size, a negative count, or sizes whose byte count
-// overflows 63 bits. Thread-safe.
+// vector whose length is not the world size, a negative count, sizes whose byte count
+// overflows 2^62 (all tensors' outputs together), or tensors outside 1..kMaxTensors.
+// Thread-safe.
 absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape, int world_size);
 
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for a
-// rank outside [0, world_size), a null input when the rank has bytes to send, a null output when
-// the output is not empty, or a pointer of a second tensor (the AllGather moves one).
+// rank outside [0, world_size), and for each of the layout's tensors (RankBuffers: input and
+// output, then more_inputs and more_outputs) a null input when the rank has bytes to send, a
+// null output when the output is not empty, an input that overlaps an output of the call (but
+// in place: its own output at its own tokens), or two outputs that overlap; a pointer of a
+// tensor past the layout's count that is not null.
 absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
                                  const RankBuffers& buffers);
 

@@ -13,10 +13,11 @@ CollectiveOp AllGatherOpOf(const AllGatherLayout& layout) {
   CollectiveOp op;
   op.collective = Collective::kAllGather;
   op.rank_call = "AllGatherRank";
+  op.tensors = layout.tensors;
   for (int rank = 0; rank < layout.world_size; ++rank) {
     op.input_bytes[rank] = layout.InputBytes(rank);
     op.output_bytes[rank] = layout.output_bytes;
-    op.shard_bytes[rank] = layout.InputBytes(rank);
+    op.shard_bytes[rank] = layout.tensors * layout.InputBytes(rank);
     op.in_place_offset[rank] = layout.InPlaceOffset(rank);
   }
   op.launch_kernel = [&layout](const PeerStoreView& view, const RankBuffers& buffers,

@@ -12,14 +12,8 @@ namespace ltx {
 AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllLayout& layout,
                                       const RankBuffers& buffers, const ResolvedCall& call) {
   AllToAllKernelParams params;
-  SetSharedKernelParams(view, buffers, call, &params);
+  SetSharedKernelParams(view, buffers, call, layout.tensors, &params);
   params.geometry = layout.geometry;
-  params.tensors = layout.tensors;
-  for (int tensor = 1; tensor < layout.tensors; ++tensor) {
-    params.more_inputs[tensor - 1] = buffers.more_inputs[tensor - 1];
-    params.more_outputs.address[tensor - 1] =
-        reinterpret_cast<uint64_t>(buffers.more_outputs[tensor - 1]);
-  }
   params.digest = layout.digest;
   params.dtype = static_cast<int32_t>(layout.dtype);
   return params;
