@@ -501,8 +501,9 @@ TEST(ResolvedCallTest, AllReduceTakesTheTwoShotAboveItsThresholdAndInPlace) {
     const absl::StatusOr<ResolvedCall> resolved =
         ResolveAllReduce(options, bytes, in_place, call);
     EXPECT_TRUE(resolved.ok()) << resolved.status();
+    if (!resolved.ok()) return false;
     EXPECT_EQ(resolved->protocol, Protocol::kDirect);
-    return resolved.ok() && resolved->two_shot;
+    return resolved->two_shot;
   };
   for (bool in_place : {false, true}) {
     EXPECT_FALSE(two_shot(0, in_place, {}));
@@ -532,6 +533,20 @@ TEST(ResolvedCallTest, AllReduceTakesTheTwoShotAboveItsThresholdAndInPlace) {
             "two-shot");
   EXPECT_EQ(why(2, false),
             "auto: an AllReduce below two_shot_min_bytes per rank: the pull protocol's one-shot");
+  CallOptions always;
+  always.two_shot_min_bytes = 0;
+  const absl::StatusOr<ResolvedCall> forced = ResolveAllReduce(options, 2, false, always);
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  EXPECT_EQ(std::string(forced->protocol_reason),
+            "an AllReduce of at least CallOptions::two_shot_min_bytes per rank: the pull "
+            "protocol's two-shot");
+  CallOptions never;
+  never.two_shot_min_bytes = kNeverTwoShot;
+  const absl::StatusOr<ResolvedCall> kept = ResolveAllReduce(options, kMiB, false, never);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(std::string(kept->protocol_reason),
+            "an AllReduce below CallOptions::two_shot_min_bytes per rank: the pull protocol's "
+            "one-shot");
   CallOptions negative;
   negative.two_shot_min_bytes = -1;
   const absl::Status refused = ResolveAllReduce(options, kMiB, false, negative).status();

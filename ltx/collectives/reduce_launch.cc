@@ -23,7 +23,7 @@ static_assert(static_cast<int32_t>(Reduction::kSum) == kReduceSum &&
 // The two-shot AllReduce of `layout` for rank `view.rank`: its chunk of every rank's input
 // reduced into its own chunk of its output (in place, no rank reads another rank's chunk of a
 // peer: each reads its own chunk of every buffer), then every chunk gathered in place in the
-// outputs (kernels/PROTOCOL.md, "The two-shot AllReduce").
+// outputs (kernels/PROTOCOL.md, "The two-shot AllReduce, in place or not").
 cudaError_t LaunchTwoShotAllReduce(const PeerStoreView& view, const ReduceLayout& layout,
                                    const RankBuffers& buffers, const ResolvedCall& call) {
   const ReduceLayout step = TwoShotAllReduceStep(layout);

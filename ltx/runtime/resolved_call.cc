@@ -61,12 +61,18 @@ bool ChooseTwoShot(const RuntimeOptions& options, const CallContext& context,
               "they store";
     return true;
   }
+  const bool per_call = call.two_shot_min_bytes.has_value();
   if (context.max_shard_bytes >= call.two_shot_min_bytes.value_or(options.two_shot_min_bytes)) {
-    *reason = "auto: an AllReduce of at least two_shot_min_bytes per rank: the pull protocol's "
-              "two-shot";
+    *reason = per_call ? "an AllReduce of at least CallOptions::two_shot_min_bytes per rank: the "
+                         "pull protocol's two-shot"
+                       : "auto: an AllReduce of at least two_shot_min_bytes per rank: the pull "
+                         "protocol's two-shot";
     return true;
   }
-  *reason = "auto: an AllReduce below two_shot_min_bytes per rank: the pull protocol's one-shot";
+  *reason = per_call ? "an AllReduce below CallOptions::two_shot_min_bytes per rank: the pull "
+                       "protocol's one-shot"
+                     : "auto: an AllReduce below two_shot_min_bytes per rank: the pull "
+                       "protocol's one-shot";
   return false;
 }
 
