@@ -1,8 +1,7 @@
 // How one collective call will run, decided once per call on the host: the protocol (direct
 // kernel, one-trip kernel or copy engines), for the AllReduce one-shot or two-shot, the
-// kernel's block count and the timeout. A pure
-// function of the call's shape and options, so every rank of an op decides alike, and the CPU
-// tests check the rule.
+// kernel's block count and the timeout. A pure function of the call's shape and options, so
+// every rank of an op decides alike, and the CPU tests check the rule.
 #ifndef LTX_RUNTIME_RESOLVED_CALL_H_
 #define LTX_RUNTIME_RESOLVED_CALL_H_
 
@@ -120,9 +119,10 @@ struct CallContext {
 // context's (a straggler from before a Reset; the message says so and that nothing was launched);
 // Unimplemented for Protocol::kCopyEngine where context.copy_engines_refused says why not (that
 // text, alike on every rank); InvalidArgument for a call.generation newer than the context's, a
-// non-positive or infinite call timeout, negative blocks, a negative call.two_shot_min_bytes, or Protocol::kOneTrip with a shard (all-to-all: a piece) over
-// kOneTripMaxShardBytes. The result depends on nothing but the arguments, so ranks that pass the
-// same shape and options decide alike before any launch. Thread-safe.
+// non-positive or infinite call timeout, negative blocks, a negative call.two_shot_min_bytes,
+// or Protocol::kOneTrip with a shard (all-to-all: a piece) over kOneTripMaxShardBytes. The
+// result depends on nothing but the arguments, so ranks that pass the same shape and options
+// decide alike before any launch. Thread-safe.
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call);
 
