@@ -107,7 +107,8 @@ class Runtime {
   // starts one host thread per rank. Ranks may share a GPU (RuntimeOptions::devices). Errors:
   // InvalidArgument for bad options (unknown device, more than
   // kMaxWorldSize ranks, a non-positive timeout, negative max_blocks, worker_spin,
-  // one_trip_max_bytes or copy_engine_min_bytes out of range); FailedPrecondition when no GPU
+  // one_trip_max_bytes, copy_engine_min_bytes or two_shot_min_bytes out of range);
+  // FailedPrecondition when no GPU
   // is visible, when Transport::kPeerStores is asked for and a pair of GPUs lacks peer
   // access (the message lists the pairs), or when the copy-engine transport is needed for ranks
   // that share a GPU and their copy streams outnumber its hardware queues
@@ -232,18 +233,25 @@ class Runtime {
   // of every rank's input, bitwise the same on every rank and every run (ranks combined in
   // order 0, 1, ..., fp32 accumulation for 16-bit types, one rounding at the end), whatever the
   // block count. The pull protocol (kernels/PROTOCOL.md): each rank announces its input, reads
-  // every rank's input through peer pointers and stores only into its own output; no rank's
+  // every rank's input through peer pointers (the one-shot stores only into its own output,
+  // below); no rank's
   // part of the op ends before every rank finished reading its input. Inputs must be device
   // memory of the rank's GPU that the peers can read (cudaMalloc memory, pool and
-  // virtual-memory allocations, which the call opens to the peers; not managed memory). In
-  // place (input == output on a rank) runs two ops: a ReduceScatter of the count's chunks into
-  // their places, then the in-place AllGather of the chunks, with the same bits; every rank must
-  // then be in place (ranks that disagree get InvalidArgument from the device). The three call
+  // virtual-memory allocations, which the call opens to the peers; not managed memory). Two
+  // paths, with the same bits: one-shot (one op, each rank reads every input whole) and
+  // two-shot (two ops: a ReduceScatter of the count's chunks into their places in the output,
+  // then the in-place AllGather of the chunks; each rank reads count elements, and the peers
+  // store into its output, which must then be device memory open to them as the inputs are).
+  // Two-shot when each rank's input holds at least RuntimeOptions::two_shot_min_bytes
+  // (CallOptions::two_shot_min_bytes overrides it: every rank must pass the same), and in place
+  // (input == output on a rank) at every size; every rank must then be in place (ranks that
+  // take different paths get InvalidArgument from the device). The three call
   // styles, their contracts, errors, ordering and capture are those of the AllGather, kernel
   // calls only. Errors beside the AllGather's: InvalidArgument for a dtype other than bf16,
   // fp16 and fp32, an unknown reduction, a negative count, a buffer not aligned to the element
   // size, an input that overlaps the output other than exactly in place, managed memory as
-  // input, or Protocol::kOneTrip or kCopyEngine; Unimplemented on the copy-engine transport
+  // input or as a two-shot output, a negative CallOptions::two_shot_min_bytes, or
+  // Protocol::kOneTrip or kCopyEngine; Unimplemented on the copy-engine transport
   // (the Runtime stays usable). Ranks that pass different reductions or counts, or call
   // another collective at the same op, get InvalidArgument from the device.
   absl::StatusOr<CollectiveHandle> AllReduce(const AllReduceShape& shape,
@@ -304,8 +312,10 @@ class Runtime {
   absl::Status Initialize();
   // OK, or the error that calls must return now (records a newly found device error).
   absl::Status CheckUsable();
-  // Host checks of rank `rank`'s buffers and stream (caching what CUDA said about them).
-  absl::Status ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers);
+  // Host checks of rank `rank`'s buffers and stream for its call resolved as `resolved`
+  // (caching what CUDA said about them).
+  absl::Status ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers,
+                            const ResolvedCall& resolved);
   // A buffer of a rank that passed the CUDA checks: its bytes, and whether for the peers.
   struct CheckedBuffer {
     const void* pointer = nullptr;
@@ -318,9 +328,10 @@ class Runtime {
   // already covers them; records them there.
   absl::Status CheckRankMemory(int rank, const void* pointer, int64_t bytes, const char* name,
                                bool peers_access, CheckedBuffer* checked);
-  // Validates `call` and resolves it for rank `rank`, whose stream is capturing or not.
-  absl::StatusOr<ResolvedCall> Resolve(int rank, const CollectiveOp& op, const CallOptions& call,
-                                       bool capturing) const;
+  // Validates `call` and resolves it for rank `rank` on `buffers`, whose stream is capturing or
+  // not.
+  absl::StatusOr<ResolvedCall> Resolve(int rank, const CollectiveOp& op, const RankBuffers& buffers,
+                                       const CallOptions& call, bool capturing) const;
   // The host side of a per-rank call before its launch: the stream's capture status, the
   // resolution and the buffer checks.
   absl::StatusOr<ResolvedCall> PrepareRankCall(int rank, const CollectiveOp& op,

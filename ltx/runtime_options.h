@@ -3,6 +3,7 @@
 #define LTX_RUNTIME_OPTIONS_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,10 @@ enum class Transport {
 // RuntimeOptions::one_trip_max_bytes: let the world size set the limit.
 inline constexpr int64_t kOneTripLimitByWorldSize = -1;
 
+// RuntimeOptions::two_shot_min_bytes and CallOptions::two_shot_min_bytes: never the two-shot
+// (but in place).
+inline constexpr int64_t kNeverTwoShot = std::numeric_limits<int64_t>::max();
+
 struct RuntimeOptions {
   // CUDA device ordinals in rank order, e.g. {3, 1}: rank 0 is GPU 3, rank 1 is GPU 1. Empty
   // means every visible GPU in ordinal order. At most kMaxWorldSize ranks. A GPU named more
@@ -96,6 +101,14 @@ struct RuntimeOptions {
   // only: kernels/PROTOCOL.md, "Ranks that share a GPU"). 0 never picks the copy engines; must
   // be >= 0.
   int64_t copy_engine_min_bytes = int64_t{32} << 20;
+  // The AllReduce runs two-shot (a ReduceScatter of the count's chunks into their places in the
+  // output, then the in-place AllGather of the chunks: each rank reads count elements instead
+  // of world_size * count) when each rank's input holds at least this many bytes (count *
+  // element size > 0), one-shot below; in place it always runs two-shot. Both give the same
+  // bits. 0 takes the two-shot for every non-empty AllReduce, kNeverTwoShot never (but in
+  // place); must be >= 0. The default, 1 MiB, is where the two-shot's halved reads are expected
+  // to pay for its second op; to be measured on H200s.
+  int64_t two_shot_min_bytes = int64_t{1} << 20;
   Transport transport = Transport::kAuto;
 };
 
@@ -126,6 +139,11 @@ struct CallOptions {
   // launched, and the Runtime stays usable; one for a later generation is InvalidArgument.
   // Unset: the call belongs to whatever generation is current.
   absl::optional<uint64_t> generation;
+  // Overrides RuntimeOptions::two_shot_min_bytes for this call (an AllReduce; other collectives
+  // ignore it): 0 forces the two-shot, kNeverTwoShot the one-shot (but in place). Must be >= 0,
+  // and every rank of a call must pass the same value (ranks that take different paths get
+  // InvalidArgument from the device).
+  absl::optional<int64_t> two_shot_min_bytes;
 };
 
 // Names of the protocols and transports, as tools and logs print them and as flags take them.

@@ -4,16 +4,23 @@
 // into CUDA graphs and replayed with new data, ranks that disagree, and a rank that never
 // joins. Random data (never zero), outputs poisoned before every call, every rank's output
 // compared bit for bit with the host reference (ranks combined in order, fp32 accumulation).
-// The ranks come from the layout switch (tools/testing/test_ranks.h).
+// Every AllReduce case of the matrix runs on both paths, the one-shot and the two-shot, on the
+// same inputs, and their outputs are compared bit for bit with each other too. The ranks come
+// from the layout switch (tools/testing/test_ranks.h).
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ltx/collectives/reduce_layout.h"
 #include "ltx/runtime.h"
 #include "tools/testing/gpu_fixture.h"
 #include "tools/testing/rank_threads.h"
@@ -30,11 +37,20 @@ constexpr DataType kReducedTypes[] = {DataType::kBFloat16, DataType::kFloat16,
                                       DataType::kFloat32};
 constexpr Reduction kReductions[] = {Reduction::kSum, Reduction::kMax, Reduction::kMin};
 
-// A Runtime on the peer-store transport over `devices` (with `options`) and a harness over the
-// same GPUs; null members where the test has already failed.
+// The CallOptions of the one-shot and of the two-shot AllReduce (other collectives ignore it).
+CallOptions OnPath(CallOptions call, bool two_shot) {
+  call.two_shot_min_bytes = two_shot ? 0 : kNeverTwoShot;
+  return call;
+}
+
+// A Runtime on the peer-store transport over `devices` (with `options`) and two harnesses over
+// the same GPUs with the same seed, so that the same cases prepared on both get the same inputs
+// (`twin` runs the two-shot where `harness` runs the one-shot); null members where the test has
+// already failed.
 struct ReduceFixture {
   std::unique_ptr<Runtime> runtime;
   std::unique_ptr<ReduceHarness> harness;
+  std::unique_ptr<ReduceHarness> twin;
 };
 
 ReduceFixture MakeReduceFixture(const std::vector<int>& devices, RuntimeOptions options = {}) {
@@ -45,10 +61,45 @@ ReduceFixture MakeReduceFixture(const std::vector<int>& devices, RuntimeOptions 
   absl::StatusOr<std::unique_ptr<ReduceHarness>> harness =
       ReduceHarness::Create(devices, int64_t{8} << 20, /*seed=*/26);
   EXPECT_TRUE(harness.ok()) << harness.status();
-  if (!runtime.ok() || !harness.ok()) return f;
+  absl::StatusOr<std::unique_ptr<ReduceHarness>> twin =
+      ReduceHarness::Create(devices, int64_t{8} << 20, /*seed=*/26);
+  EXPECT_TRUE(twin.ok()) << twin.status();
+  if (!runtime.ok() || !harness.ok() || !twin.ok()) return f;
   f.runtime = std::move(*runtime);
   f.harness = std::move(*harness);
+  f.twin = std::move(*twin);
   return f;
+}
+
+// The bytes of rank `rank`'s output of `c` on `world` ranks.
+int64_t OutputBytesOf(const ReduceCase& c, int world, int rank) {
+  const absl::StatusOr<ReduceLayout> layout =
+      c.collective == Collective::kAllReduce
+          ? ComputeAllReduceLayout(c.AllReduceShapeOf(), world)
+          : ComputeReduceScatterLayout(c.ReduceScatterShapeOf(), world);
+  return layout.ok() ? layout->OutputBytes(rank) : 0;
+}
+
+// DataLoss unless every rank's output of `c` is bitwise the same in `a` and `b` (after their
+// calls have completed).
+absl::Status ExpectSameOutputs(const ReduceCase& c, const ReduceHarness& a,
+                               const ReduceHarness& b) {
+  for (int rank = 0; rank < a.world_size(); ++rank) {
+    const int64_t bytes = OutputBytesOf(c, a.world_size(), rank);
+    std::vector<uint8_t> from_a(bytes);
+    std::vector<uint8_t> from_b(bytes);
+    if (cudaMemcpy(from_a.data(), a.Buffers(rank).output, bytes, cudaMemcpyDefault) !=
+            cudaSuccess ||
+        cudaMemcpy(from_b.data(), b.Buffers(rank).output, bytes, cudaMemcpyDefault) !=
+            cudaSuccess) {
+      return absl::InternalError(absl::StrFormat("rank %d: reading the outputs back", rank));
+    }
+    if (from_a != from_b) {
+      return absl::DataLossError(absl::StrFormat(
+          "%s: rank %d's one-shot and two-shot outputs differ", c.ToString(), rank));
+    }
+  }
+  return absl::OkStatus();
 }
 
 ReduceCase AllReduceCase(DataType dtype, Reduction reduction, int64_t count) {
@@ -85,13 +136,20 @@ class AllReduceTest : public ::testing::Test {
   ReduceFixture f_;
 };
 
-// The matrix runs in both call styles.
+// The matrix runs in both call styles, and on both AllReduce paths.
 class ReduceStyleTest : public AllReduceTest, public ::testing::WithParamInterface<CallStyle> {
  protected:
-  // Runs `c` in this test's call style and expects every rank's output bitwise right.
+  // Runs `c` in this test's call style on the one-shot (the harness) and on the two-shot (the
+  // twin, same inputs) and expects every rank's output bitwise right on both, and both alike.
   void Expect(const ReduceCase& c, const CallOptions& call = {}) {
-    const absl::Status status = RunAndVerify(*f_.runtime, *f_.harness, c, GetParam(), call);
-    EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+    const absl::Status one_shot =
+        RunAndVerify(*f_.runtime, *f_.harness, c, GetParam(), OnPath(call, false));
+    EXPECT_TRUE(one_shot.ok()) << c.ToString() << " one-shot: " << one_shot;
+    const absl::Status two_shot =
+        RunAndVerify(*f_.runtime, *f_.twin, c, GetParam(), OnPath(call, true));
+    EXPECT_TRUE(two_shot.ok()) << c.ToString() << " two-shot: " << two_shot;
+    const absl::Status same = ExpectSameOutputs(c, *f_.harness, *f_.twin);
+    EXPECT_TRUE(same.ok()) << same;
   }
 };
 
@@ -134,6 +192,7 @@ TEST_P(ReduceStyleTest, MisalignedBuffersTakeTheScalarPath) {
   }
 }
 
+// In place runs two-shot on either setting of the threshold.
 TEST_P(ReduceStyleTest, InPlaceAllReduceGivesTheSameBits) {
   for (DataType dtype : kReducedTypes) {
     for (int64_t count : {1, 5, 64, 1001, 262147}) {
@@ -162,6 +221,19 @@ INSTANTIATE_TEST_SUITE_P(CallStyles, ReduceStyleTest,
                                                   ? "Coordinated"
                                                   : "PerRankThreads");
                          });
+
+// The default threshold (two_shot_min_bytes): AllReduces on both sides of it, right bits.
+TEST_P(ReduceStyleTest, DefaultThresholdPicksEitherPathWithTheSameBits) {
+  const int64_t threshold = RuntimeOptions().two_shot_min_bytes;
+  for (DataType dtype : kReducedTypes) {
+    const int64_t size = ElementSize(dtype);
+    for (int64_t count : {threshold / size - 1, threshold / size, threshold / size + 7}) {
+      const ReduceCase c = AllReduceCase(dtype, Reduction::kSum, count);
+      const absl::Status status = RunAndVerify(*f_.runtime, *f_.harness, c, GetParam());
+      EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+    }
+  }
+}
 
 // Ranks with nothing to read or write may pass null buffers (an empty tensor's address): the op
 // completes on every rank, as the ops around it do.
@@ -198,25 +270,37 @@ TEST_F(AllReduceTest, EveryRunAndBlockCountGivesTheSameBits) {
   }
 }
 
+// Graphs of one-shot and two-shot AllReduces (the two-shot records both of its ops), in place
+// and not, and of a ReduceScatter, replayed with new data between eager calls.
 TEST_F(AllReduceTest, CapturedRankCallsReplayWithNewData) {
+  ReduceCase in_place = AllReduceCase(DataType::kFloat32, Reduction::kMax, 70001);
+  in_place.in_place = true;
   for (const ReduceCase& c :
-       {AllReduceCase(DataType::kBFloat16, Reduction::kSum, 12345),
+       {AllReduceCase(DataType::kBFloat16, Reduction::kSum, 12345), in_place,
         ReduceScatterCase(DataType::kFloat16, Reduction::kMin, 2, 64, UnevenCounts(world(), 4))}) {
-    ASSERT_TRUE(f_.harness->Prepare(c).ok());
-    CapturedRankCalls graphs;
-    const std::vector<RankBuffers> buffers = f_.harness->AllBuffers();
-    ASSERT_TRUE(graphs
-                    .Capture(f_.runtime->devices(), buffers,
-                             [&](int rank) { return f_.harness->RankCall(*f_.runtime, rank, {}); })
-                    .ok());
-    for (int replay = 0; replay < 5; ++replay) {
-      ASSERT_TRUE(f_.harness->RefreshInputs().ok());
-      ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers).ok());
-      const absl::Status status = f_.harness->Verify();
-      EXPECT_TRUE(status.ok()) << c.ToString() << " replay " << replay << ": " << status;
+    for (bool two_shot : {false, true}) {
+      const CallOptions call = OnPath({}, two_shot);
+      const std::string what = absl::StrCat(c.ToString(), two_shot ? " two-shot" : " one-shot");
+      ASSERT_TRUE(f_.harness->Prepare(c).ok());
+      CapturedRankCalls graphs;
+      const std::vector<RankBuffers> buffers = f_.harness->AllBuffers();
+      ASSERT_TRUE(
+          graphs
+              .Capture(f_.runtime->devices(), buffers,
+                       [&](int rank) { return f_.harness->RankCall(*f_.runtime, rank, call); })
+              .ok());
+      // In place, the output holds the result after a call: only the first replay's input is
+      // fresh.
+      for (int replay = 0; replay < (c.in_place ? 1 : 5); ++replay) {
+        if (!c.in_place) ASSERT_TRUE(f_.harness->RefreshInputs().ok());
+        ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers).ok());
+        const absl::Status status = f_.harness->Verify();
+        EXPECT_TRUE(status.ok()) << what << " replay " << replay << ": " << status;
+      }
+      // Eager calls and replays share the op numbers.
+      EXPECT_TRUE(RunAndVerify(*f_.runtime, *f_.harness, c, CallStyle::kCoordinated, call).ok())
+          << what;
     }
-    // Eager calls and replays share the op numbers.
-    EXPECT_TRUE(RunAndVerify(*f_.runtime, *f_.harness, c, CallStyle::kCoordinated).ok());
   }
 }
 
@@ -235,6 +319,26 @@ TEST_F(AllReduceTest, RanksThatDisagreeOnTheReductionFailAndResetRecovers) {
   EXPECT_THAT(std::string(status.message()), HasSubstr("all_reduce #1"));
   ASSERT_TRUE(f_.runtime->Reset(kTestWait).ok());
   EXPECT_TRUE(RunAndVerify(*f_.runtime, *f_.harness, sum, CallStyle::kPerRankThreads).ok());
+}
+
+// A rank that runs the one-shot against one that runs the two-shot (different thresholds)
+// disagrees at entry.
+TEST_F(AllReduceTest, RanksThatDisagreeOnThePathFailAndResetRecovers) {
+  const ReduceCase sum = AllReduceCase(DataType::kBFloat16, Reduction::kSum, 4096);
+  ASSERT_TRUE(f_.harness->Prepare(sum).ok());
+  const absl::Status launched = RunOnRankThreads(f_.runtime->world_size(), [&](int rank) {
+    return f_.harness->RankCall(*f_.runtime, rank, OnPath({}, /*two_shot=*/rank == 0));
+  });
+  ASSERT_TRUE(launched.ok()) << launched;
+  const absl::Status status = f_.runtime->Synchronize(kTestWait);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("all_reduce #1"));
+  ASSERT_TRUE(f_.runtime->Reset(kTestWait).ok());
+  for (bool two_shot : {false, true}) {
+    EXPECT_TRUE(RunAndVerify(*f_.runtime, *f_.harness, sum, CallStyle::kPerRankThreads,
+                             OnPath({}, two_shot))
+                    .ok());
+  }
 }
 
 TEST(AllReduceFaultTest, RankThatNeverJoinsTimesOutAndResetRecovers) {

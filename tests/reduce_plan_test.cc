@@ -2,7 +2,8 @@
 // kernels/reduce/reduce_math.h): every thread of grids of several sizes simulated over a grid of
 // shapes, alignments and rank layouts (every output element reduced exactly once, from the
 // right element of every input, vectors only where every address is 16-byte aligned); the
-// conversions of bf16 and fp16 against independent references; the reductions in rank order.
+// two-shot AllReduce, in place or not, against the one-shot's bits; the conversions of bf16 and
+// fp16 against independent references; the reductions in rank order.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -115,7 +116,7 @@ TEST(ReducePlanTest, EveryReduceScatterOutputElementOnceFromItsRows) {
   }
 }
 
-TEST(ReducePlanTest, EveryAllReduceElementOnceOnEveryRankAndInPlaceChunksCoverTheCount) {
+TEST(ReducePlanTest, EveryAllReduceElementOnceOnEveryRankAndTwoShotChunksCoverTheCount) {
   for (int world : {1, 2, 3, 5, 8}) {
     for (DataType dtype : {DataType::kBFloat16, DataType::kFloat32}) {
       for (int64_t count : {0, 1, 7, 8, 9, 63, 64, 1000, 4099}) {
@@ -127,8 +128,8 @@ TEST(ReducePlanTest, EveryAllReduceElementOnceOnEveryRankAndInPlaceChunksCoverTh
         const std::string what =
             absl::StrCat(DataTypeName(dtype), " world ", world, " count ", count);
         SimulateLayout(*layout, what);
-        // In place: the chunks tile [0, count) in rank order, whole vectors but the last rank's.
-        const ReduceLayout step = InPlaceAllReduceStep(*layout);
+        // Two-shot: the chunks tile [0, count) in rank order, whole vectors but the last rank's.
+        const ReduceLayout step = TwoShotAllReduceStep(*layout);
         int64_t next = 0;
         for (int rank = 0; rank < world; ++rank) {
           EXPECT_EQ(step.first_rows[rank], next) << what;
@@ -139,44 +140,54 @@ TEST(ReducePlanTest, EveryAllReduceElementOnceOnEveryRankAndInPlaceChunksCoverTh
         }
         EXPECT_EQ(next, count) << what;
         EXPECT_NE(step.digest, layout->digest) << what;
-        SimulateLayout(step, absl::StrCat(what, " in place"));
+        SimulateLayout(step, absl::StrCat(what, " two-shot"));
         if (HasFatalFailure()) return;
       }
     }
   }
 }
 
-// The in-place AllReduce of `all_reduce` on every rank's buffer (rank s's at byte address
-// bases[s]), as its two ops run: the first (InPlaceAllReduceStep) with its plan run by every
-// thread of a grid of `threads`, every load and store recorded per buffer element, then the
-// second (InPlaceAllReduceGather) storing each rank's chunk into every buffer. The ranks of the
-// first op run concurrently until its exit barrier, so no element that one item stores may be
-// loaded by any other item of any rank: then every load reads the buffer as it was, and every
-// buffer must end as the out-of-place AllReduce's reference, bit for bit.
-void SimulateInPlaceAllReduce(const ReduceLayout& all_reduce, const std::vector<uint64_t>& bases,
-                              int64_t threads, std::mt19937* random, const std::string& what) {
+// The two-shot AllReduce of `all_reduce` with rank s's input at byte address inputs[s] and its
+// output at outputs[s] (in place where they are equal), as its two ops run: the first
+// (TwoShotAllReduceStep) with its plan run by every thread of a grid of `threads`, every load
+// and store recorded per buffer element, then the second (TwoShotAllReduceGather) storing each
+// rank's chunk into every output. The ranks of the first op run concurrently until its exit
+// barrier, so in place no element that one item stores may be loaded by any other item of any
+// rank: then every load reads the inputs as they were, and every output must end as the
+// one-shot AllReduce's (the reference of `all_reduce` itself), bit for bit.
+void SimulateTwoShotAllReduce(const ReduceLayout& all_reduce, const std::vector<uint64_t>& inputs,
+                              const std::vector<uint64_t>& outputs, int64_t threads,
+                              std::mt19937* random, const std::string& what) {
   const int world = all_reduce.world_size;
   const int64_t size = all_reduce.element_size;
   const int64_t count = all_reduce.row_elements;
+  const bool in_place = inputs == outputs;
   std::vector<std::vector<uint8_t>> initial(world, std::vector<uint8_t>(count * size));
   for (std::vector<uint8_t>& buffer : initial) {
     for (uint8_t& byte : buffer) byte = static_cast<uint8_t>((*random)());
   }
-  const ReduceLayout step = InPlaceAllReduceStep(all_reduce);
-  // The first op: who loads and who stores each element of each buffer (item ids over every
-  // rank), and the values stored.
+  const ReduceLayout step = TwoShotAllReduceStep(all_reduce);
+  // The first op: who loads each element of each input and who stores each element of each
+  // output (item ids over every rank), and the values stored.
   constexpr int64_t kNobody = -1;
   std::vector<std::vector<std::vector<int64_t>>> loaders(
       world, std::vector<std::vector<int64_t>>(count));
   std::vector<std::vector<int64_t>> storer(world, std::vector<int64_t>(count, kNobody));
+  // Out of place, the outputs start as garbage that the two ops must overwrite entirely.
   std::vector<std::vector<uint8_t>> buffers = initial;
+  if (!in_place) {
+    for (std::vector<uint8_t>& buffer : buffers) {
+      for (uint8_t& byte : buffer) byte = static_cast<uint8_t>((*random)());
+    }
+  }
   int64_t next_item = 0;
   for (int rank = 0; rank < world; ++rank) {
     const ReduceGeometry g = step.GeometryOf(rank);
     ASSERT_EQ(g.batch, 1) << what;
-    const uint64_t output = bases[rank] + step.first_rows[rank] * size;
-    const ReduceSplit split = SplitForReduce(output, bases.data(), ReduceInputIndex(g, 0, 0) * size,
-                                             world, g.slice_elements, g.element_size);
+    const uint64_t output = outputs[rank] + step.first_rows[rank] * size;
+    const ReduceSplit split = SplitForReduce(output, inputs.data(),
+                                             ReduceInputIndex(g, 0, 0) * size, world,
+                                             g.slice_elements, g.element_size);
     const int64_t items = ReduceItemCount(split);
     for (int64_t thread = 0; thread < threads; ++thread) {
       for (int64_t item = thread; item < items; item += threads, ++next_item) {
@@ -196,6 +207,7 @@ void SimulateInPlaceAllReduce(const ReduceLayout& all_reduce, const std::vector<
       if (storer[s][e] == kNobody) continue;
       ASSERT_GE(e, step.first_rows[s]) << what << " rank " << s << " stores outside its chunk";
       ASSERT_LT(e, step.first_rows[s] + step.rows[s]) << what << " rank " << s;
+      if (!in_place) continue;
       for (int64_t loader : loaders[s][e]) {
         ASSERT_EQ(loader, storer[s][e])
             << what << ": element " << e << " of rank " << s
@@ -203,16 +215,16 @@ void SimulateInPlaceAllReduce(const ReduceLayout& all_reduce, const std::vector<
       }
     }
   }
-  // So every load of the first op read the buffers as they were: each rank's chunk holds what
-  // the reference reduces from the initial buffers.
+  // So every load of the first op read the inputs as they were: each rank's chunk holds what
+  // the reference reduces from the initial inputs.
   for (int rank = 0; rank < world; ++rank) {
     const std::vector<uint8_t> chunk = ReduceReference(step, rank, initial);
     std::copy(chunk.begin(), chunk.end(), buffers[rank].begin() + step.first_rows[rank] * size);
   }
-  // The second op: the AllGather of the chunks, in place (each rank's input is its chunk in its
-  // buffer), stores rank r's chunk into every buffer at its own place; it starts on a rank only
-  // after every rank's first op ended (the AllGather's entry barrier).
-  const absl::StatusOr<AllGatherLayout> gather = InPlaceAllReduceGather(step);
+  // The second op: the AllGather of the chunks, in place in the outputs (each rank's input is
+  // its chunk in its output), stores rank r's chunk into every output at its own place; it
+  // starts on a rank only after every rank's first op ended (the AllGather's entry barrier).
+  const absl::StatusOr<AllGatherLayout> gather = TwoShotAllReduceGather(step);
   ASSERT_TRUE(gather.ok()) << what << ": " << gather.status();
   const std::vector<std::vector<uint8_t>> reduced = buffers;
   for (int rank = 0; rank < world; ++rank) {
@@ -226,17 +238,18 @@ void SimulateInPlaceAllReduce(const ReduceLayout& all_reduce, const std::vector<
                   buffers[target].begin() + shard.output_offset);
     }
   }
-  const std::vector<uint8_t> expected = ReduceReference(all_reduce, 0, initial);
+  // The one-shot: every rank reduces the whole count from the inputs.
   for (int rank = 0; rank < world; ++rank) {
-    ASSERT_TRUE(buffers[rank] == expected) << what << ": rank " << rank << "'s buffer";
+    ASSERT_TRUE(buffers[rank] == ReduceReference(all_reduce, rank, initial))
+        << what << ": rank " << rank << "'s two-shot output differs from the one-shot's";
   }
 }
 
-TEST(ReducePlanTest, InPlaceAllReduceAsTwoOpsReadsNothingItStoresAndGivesTheSameBits) {
+TEST(ReducePlanTest, TwoShotAllReduceInAndOutOfPlaceGivesTheOneShotsBits) {
   std::mt19937 random(11);
   for (int world : {1, 2, 3, 4, 7, 8}) {
     for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16, DataType::kFloat32}) {
-      for (Reduction reduction : {Reduction::kSum, Reduction::kMax}) {
+      for (Reduction reduction : {Reduction::kSum, Reduction::kMax, Reduction::kMin}) {
         for (int64_t count : {1, 7, 8, 9, 31, 64, 65, 257, 1000}) {
           AllReduceShape shape;
           shape.dtype = dtype;
@@ -246,19 +259,25 @@ TEST(ReducePlanTest, InPlaceAllReduceAsTwoOpsReadsNothingItStoresAndGivesTheSame
           ASSERT_TRUE(layout.ok()) << layout.status();
           const uint64_t size = layout->element_size;
           for (int64_t threads : {1, 5, 512}) {
-            // Every buffer aligned, all moved alike, or each by its own multiple of the element.
+            // Every buffer aligned, all moved alike, or each by its own multiple of the element;
+            // in place, or outputs elsewhere (moved by their own multiple).
             for (int pattern = 0; pattern < 3; ++pattern) {
-              std::vector<uint64_t> bases;
-              for (int s = 0; s < world; ++s) {
-                const uint64_t shift = pattern == 0 ? 0 : pattern == 1 ? 3 : (s * 5) % 8;
-                bases.push_back(0x10000000ull * (s + 1) + size * shift);
+              for (bool in_place : {true, false}) {
+                std::vector<uint64_t> inputs;
+                std::vector<uint64_t> outputs;
+                for (int s = 0; s < world; ++s) {
+                  const uint64_t shift = pattern == 0 ? 0 : pattern == 1 ? 3 : (s * 5) % 8;
+                  inputs.push_back(0x10000000ull * (s + 1) + size * shift);
+                  outputs.push_back(in_place ? inputs.back()
+                                             : 0x10000000ull * (s + 9) + size * ((shift * 3) % 8));
+                }
+                SimulateTwoShotAllReduce(
+                    *layout, inputs, outputs, threads, &random,
+                    absl::StrCat(DataTypeName(dtype), " ", ReductionName(reduction), " world ",
+                                 world, " count ", count, " threads ", threads, " pattern ",
+                                 pattern, in_place ? " in place" : " out of place"));
+                if (HasFatalFailure()) return;
               }
-              SimulateInPlaceAllReduce(
-                  *layout, bases, threads, &random,
-                  absl::StrCat(DataTypeName(dtype), " ", ReductionName(reduction), " world ",
-                               world, " count ", count, " threads ", threads, " pattern ",
-                               pattern));
-              if (HasFatalFailure()) return;
             }
           }
         }

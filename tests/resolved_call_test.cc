@@ -476,6 +476,93 @@ TEST(ResolvedCallTest, ReductionsTakeTheDirectKernelOnly) {
   }
 }
 
+// An AllReduce call on 4 ranks whose input holds `bytes` per rank, in place or not, resolved
+// with `options` and `call`.
+absl::StatusOr<ResolvedCall> ResolveAllReduce(const RuntimeOptions& options, int64_t bytes,
+                                              bool in_place, const CallOptions& call = {}) {
+  CallContext context;
+  context.collective = Collective::kAllReduce;
+  context.world_size = 4;
+  context.max_shard_bytes = bytes;
+  context.shard_bytes = bytes;
+  context.max_blocks = 132;
+  context.in_place = in_place;
+  return ResolveCall(options, context, call);
+}
+
+// The AllReduce runs two-shot from two_shot_min_bytes per rank up and in place (but empty),
+// one-shot otherwise, and says why; the call's threshold overrides the Runtime's; the
+// ReduceScatter never runs two-shot.
+TEST(ResolvedCallTest, AllReduceTakesTheTwoShotAboveItsThresholdAndInPlace) {
+  RuntimeOptions options;
+  EXPECT_EQ(options.two_shot_min_bytes, kMiB);
+  options.two_shot_min_bytes = 256 * 1024;
+  auto two_shot = [&](int64_t bytes, bool in_place, const CallOptions& call) {
+    const absl::StatusOr<ResolvedCall> resolved =
+        ResolveAllReduce(options, bytes, in_place, call);
+    EXPECT_TRUE(resolved.ok()) << resolved.status();
+    if (!resolved.ok()) return false;
+    EXPECT_EQ(resolved->protocol, Protocol::kDirect);
+    return resolved->two_shot;
+  };
+  for (bool in_place : {false, true}) {
+    EXPECT_FALSE(two_shot(0, in_place, {}));
+    EXPECT_EQ(two_shot(2, in_place, {}), in_place);
+    EXPECT_EQ(two_shot(256 * 1024 - 1, in_place, {}), in_place);
+    EXPECT_TRUE(two_shot(256 * 1024, in_place, {}));
+    EXPECT_TRUE(two_shot(64 * kMiB, in_place, {}));
+    CallOptions always;
+    always.two_shot_min_bytes = 0;
+    CallOptions never;
+    never.two_shot_min_bytes = kNeverTwoShot;
+    for (int64_t bytes : {int64_t{0}, int64_t{2}, 64 * kMiB}) {
+      EXPECT_EQ(two_shot(bytes, in_place, always), bytes > 0);
+      EXPECT_EQ(two_shot(bytes, in_place, never), bytes > 0 && in_place);
+    }
+  }
+  auto why = [&](int64_t bytes, bool in_place) {
+    const absl::StatusOr<ResolvedCall> resolved = ResolveAllReduce(options, bytes, in_place);
+    return resolved.ok() ? std::string(resolved->protocol_reason) : resolved.status().ToString();
+  };
+  EXPECT_EQ(why(0, true), "an empty AllReduce: the pull protocol's one-shot, which reads nothing");
+  EXPECT_EQ(why(2, true),
+            "an in-place AllReduce: the pull protocol's two-shot, whose ops read no chunk they "
+            "store");
+  EXPECT_EQ(why(kMiB, false),
+            "auto: an AllReduce of at least two_shot_min_bytes per rank: the pull protocol's "
+            "two-shot");
+  EXPECT_EQ(why(2, false),
+            "auto: an AllReduce below two_shot_min_bytes per rank: the pull protocol's one-shot");
+  CallOptions always;
+  always.two_shot_min_bytes = 0;
+  const absl::StatusOr<ResolvedCall> forced = ResolveAllReduce(options, 2, false, always);
+  ASSERT_TRUE(forced.ok()) << forced.status();
+  EXPECT_EQ(std::string(forced->protocol_reason),
+            "an AllReduce of at least CallOptions::two_shot_min_bytes per rank: the pull "
+            "protocol's two-shot");
+  CallOptions never;
+  never.two_shot_min_bytes = kNeverTwoShot;
+  const absl::StatusOr<ResolvedCall> kept = ResolveAllReduce(options, kMiB, false, never);
+  ASSERT_TRUE(kept.ok()) << kept.status();
+  EXPECT_EQ(std::string(kept->protocol_reason),
+            "an AllReduce below CallOptions::two_shot_min_bytes per rank: the pull protocol's "
+            "one-shot");
+  CallOptions negative;
+  negative.two_shot_min_bytes = -1;
+  const absl::Status refused = ResolveAllReduce(options, kMiB, false, negative).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument) << refused;
+  EXPECT_NE(std::string(refused.message()).find("two_shot_min_bytes"), std::string::npos);
+  CallContext scatter;
+  scatter.collective = Collective::kReduceScatter;
+  scatter.world_size = 4;
+  scatter.max_shard_bytes = 64 * kMiB;
+  scatter.max_blocks = 132;
+  const absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, scatter, CallOptions());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_FALSE(resolved->two_shot);
+  EXPECT_EQ(std::string(resolved->protocol_reason), "a reduction: the pull protocol's kernel");
+}
+
 // A call of several tensors (an all-to-all or an AllGather) runs on the direct kernel: kAuto
 // takes it at every size, captured or not; the other paths are Unimplemented, alike on every
 // rank.

@@ -49,6 +49,11 @@ TEST(RuntimeTest, RejectsBadSpinAndSizeLimits) {
   runtime = Runtime::Create(options);
   EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("copy_engine_min_bytes"));
+  options = RuntimeOptions();
+  options.two_shot_min_bytes = -1;
+  runtime = Runtime::Create(options);
+  EXPECT_EQ(runtime.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("two_shot_min_bytes"));
 }
 
 TEST(RuntimeTest, WithoutGpusCreateFailsClearly) {

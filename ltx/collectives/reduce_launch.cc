@@ -1,5 +1,5 @@
-// Filling the reduction kernel's parameters for one rank and launching it; the two steps of an
-// in-place AllReduce.
+// Filling the reduction kernel's parameters for one rank and launching it; the two ops of a
+// two-shot AllReduce.
 #include "ltx/collectives/reduce_launch.h"
 
 #include <cstdint>
@@ -8,7 +8,6 @@
 #include "ltx/collectives/allgather_launch.h"
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/collectives/kernel_params.h"
-#include "ltx/runtime/buffer_checks.h"
 
 namespace ltx {
 namespace {
@@ -21,16 +20,16 @@ static_assert(static_cast<int32_t>(Reduction::kSum) == kReduceSum &&
               static_cast<int32_t>(Reduction::kMax) == kReduceMax &&
               static_cast<int32_t>(Reduction::kMin) == kReduceMin);
 
-// The in-place AllReduce of `layout` for rank `view.rank`: its chunk of every rank's buffer
-// reduced into its own chunk (no rank reads another rank's chunk of a peer: each reads its
-// own chunk of every buffer), then every chunk gathered in place (kernels/PROTOCOL.md, "The
-// pull protocol").
-cudaError_t LaunchInPlaceAllReduce(const PeerStoreView& view, const ReduceLayout& layout,
+// The two-shot AllReduce of `layout` for rank `view.rank`: its chunk of every rank's input
+// reduced into its own chunk of its output (in place, no rank reads another rank's chunk of a
+// peer: each reads its own chunk of every buffer), then every chunk gathered in place in the
+// outputs (kernels/PROTOCOL.md, "The two-shot AllReduce, in place or not").
+cudaError_t LaunchTwoShotAllReduce(const PeerStoreView& view, const ReduceLayout& layout,
                                    const RankBuffers& buffers, const ResolvedCall& call) {
-  const ReduceLayout step = InPlaceAllReduceStep(layout);
+  const ReduceLayout step = TwoShotAllReduceStep(layout);
   // A valid reduction's chunks always make a valid AllGather; checked before the first step is
   // launched, so that no rank launches one step without the other.
-  const absl::StatusOr<AllGatherLayout> gather = InPlaceAllReduceGather(step);
+  const absl::StatusOr<AllGatherLayout> gather = TwoShotAllReduceGather(step);
   if (!gather.ok()) return cudaErrorInvalidValue;
   RankBuffers chunk = buffers;
   chunk.output = static_cast<uint8_t*>(buffers.output) + step.first_rows[view.rank] *
@@ -67,9 +66,7 @@ ReduceKernelParams ReduceParamsOf(const PeerStoreView& view, const ReduceLayout&
 
 cudaError_t LaunchReduce(const PeerStoreView& view, const ReduceLayout& layout,
                          const RankBuffers& buffers, const ResolvedCall& call) {
-  if (layout.InputBytes() > 0 && IsInPlace(buffers, layout.InPlaceOffset(view.rank))) {
-    return LaunchInPlaceAllReduce(view, layout, buffers, call);
-  }
+  if (call.two_shot) return LaunchTwoShotAllReduce(view, layout, buffers, call);
   return LaunchReduceKernel(ReduceParamsOf(view, layout, buffers, call), call.blocks,
                             buffers.stream);
 }

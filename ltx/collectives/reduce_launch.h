@@ -1,7 +1,7 @@
 // The reductions (AllReduce, ReduceScatter) over the peer-store transport: one rank's kernel
 // launch, with its parameters taken from the op's layout, the resolved call and the transport's
-// view of the rank. An in-place AllReduce launches two ops: the ReduceScatter of its chunks
-// into their places, then the in-place AllGather of the reduced chunks.
+// view of the rank. A two-shot AllReduce launches two ops: the ReduceScatter of its chunks
+// into their places in the output, then the in-place AllGather of the reduced chunks.
 #ifndef LTX_COLLECTIVES_REDUCE_LAUNCH_H_
 #define LTX_COLLECTIVES_REDUCE_LAUNCH_H_
 
@@ -21,9 +21,9 @@ ReduceKernelParams ReduceParamsOf(const PeerStoreView& view, const ReduceLayout&
                                   const RankBuffers& buffers, const ResolvedCall& call);
 
 // Enqueues rank `view.rank`'s part of a reduction of `layout` on `buffers.stream`, with
-// call.blocks blocks and call.timeout per wait: the reduction kernel, or for an in-place
-// AllReduce (input == output, count > 0) the kernel of InPlaceAllReduceStep followed by the
-// direct AllGather kernel of its chunks (two op numbers; every rank must then be in place). The
+// call.blocks blocks and call.timeout per wait: the reduction kernel, or for a two-shot
+// AllReduce (call.two_shot) the kernel of TwoShotAllReduceStep followed by the direct
+// AllGather kernel of its chunks (two op numbers; every rank must then run two-shot). The
 // arguments are validated already; returns the launch error, if any. The caller's current
 // device must be the rank's. Thread-safe across ranks.
 cudaError_t LaunchReduce(const PeerStoreView& view, const ReduceLayout& layout,

@@ -13,7 +13,7 @@ namespace ltx {
 namespace {
 
 constexpr int64_t kAllReduceDigestTag = 0x416c6c5265647563;         // "AllReduc"
-constexpr int64_t kInPlaceAllReduceDigestTag = 0x496e506c61636552;  // "InPlaceR"
+constexpr int64_t kTwoShotAllReduceDigestTag = 0x54776f53686f7452;  // "TwoShotR"
 constexpr int64_t kReduceScatterDigestTag = 0x5265647563655363;     // "ReduceSc"
 
 // Checks what every reduction takes alike: the world size, the dtype and the reduction.
@@ -122,7 +122,7 @@ absl::StatusOr<ReduceLayout> ComputeReduceScatterLayout(const ReduceScatterShape
   return layout;
 }
 
-ReduceLayout InPlaceAllReduceStep(const ReduceLayout& all_reduce) {
+ReduceLayout TwoShotAllReduceStep(const ReduceLayout& all_reduce) {
   ReduceLayout step = all_reduce;
   const int world = all_reduce.world_size;
   const int64_t count = all_reduce.row_elements;
@@ -138,11 +138,11 @@ ReduceLayout InPlaceAllReduceStep(const ReduceLayout& all_reduce) {
     first += step.rows[rank];
   }
   step.digest = DigestOf(
-      {kInPlaceAllReduceDigestTag, static_cast<int64_t>(all_reduce.reduction), count});
+      {kTwoShotAllReduceDigestTag, static_cast<int64_t>(all_reduce.reduction), count});
   return step;
 }
 
-absl::StatusOr<AllGatherLayout> InPlaceAllReduceGather(const ReduceLayout& step) {
+absl::StatusOr<AllGatherLayout> TwoShotAllReduceGather(const ReduceLayout& step) {
   AllGatherShape chunks;
   chunks.dtype = step.dtype;
   chunks.hidden = 1;

@@ -64,17 +64,18 @@ absl::StatusOr<ReduceLayout> ComputeAllReduceLayout(const AllReduceShape& shape,
 absl::StatusOr<ReduceLayout> ComputeReduceScatterLayout(const ReduceScatterShape& shape,
                                                         int world_size);
 
-// The in-place AllReduce of `all_reduce` (ComputeAllReduceLayout) as its first step runs it: a
+// The first op of the two-shot AllReduce of `all_reduce` (ComputeAllReduceLayout): a
 // ReduceScatter of the count split into world_size chunks (whole 16-byte vectors but for the
-// last rank's), each rank's chunk reduced into its own place in its buffer. The second step
-// gathers the chunks (an in-place AllGather of the same counts, `rows`). Its digest differs
-// from the AllReduce's: ranks that disagree on in place disagree at entry. Thread-safe (pure).
-ReduceLayout InPlaceAllReduceStep(const ReduceLayout& all_reduce);
+// last rank's), rank r's chunk of every rank's input reduced into its own place in rank r's
+// output (in place or not: no rank stores an element that any rank reads). The second op
+// gathers the chunks (TwoShotAllReduceGather). Its digest differs from the AllReduce's: ranks
+// that disagree on one-shot or two-shot disagree at entry. Thread-safe (pure).
+ReduceLayout TwoShotAllReduceStep(const ReduceLayout& all_reduce);
 
-// The second step of the in-place AllReduce whose first step is `step` (InPlaceAllReduceStep):
-// the AllGather of its chunks (rows of one element), rank r's input being its chunk, in place
-// in its buffer. A valid step always makes a valid AllGather. Thread-safe (pure).
-absl::StatusOr<AllGatherLayout> InPlaceAllReduceGather(const ReduceLayout& step);
+// The second op of the two-shot AllReduce whose first op is `step` (TwoShotAllReduceStep): the
+// AllGather of its chunks (rows of one element), rank r's input being its chunk, in place in
+// its output. A valid step always makes a valid AllGather. Thread-safe (pure).
+absl::StatusOr<AllGatherLayout> TwoShotAllReduceGather(const ReduceLayout& step);
 
 // Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for
 // a rank outside [0, world_size), a null input or output where the rank has bytes to read or

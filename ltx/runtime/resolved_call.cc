@@ -49,6 +49,33 @@ Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& contex
   return Protocol::kDirect;
 }
 
+// Whether an AllReduce runs two-shot, and why (a static string, for the debug log).
+bool ChooseTwoShot(const RuntimeOptions& options, const CallContext& context,
+                   const CallOptions& call, const char** reason) {
+  if (context.max_shard_bytes == 0) {
+    *reason = "an empty AllReduce: the pull protocol's one-shot, which reads nothing";
+    return false;
+  }
+  if (context.in_place) {
+    *reason = "an in-place AllReduce: the pull protocol's two-shot, whose ops read no chunk "
+              "they store";
+    return true;
+  }
+  const bool per_call = call.two_shot_min_bytes.has_value();
+  if (context.max_shard_bytes >= call.two_shot_min_bytes.value_or(options.two_shot_min_bytes)) {
+    *reason = per_call ? "an AllReduce of at least CallOptions::two_shot_min_bytes per rank: the "
+                         "pull protocol's two-shot"
+                       : "auto: an AllReduce of at least two_shot_min_bytes per rank: the pull "
+                         "protocol's two-shot";
+    return true;
+  }
+  *reason = per_call ? "an AllReduce below CallOptions::two_shot_min_bytes per rank: the pull "
+                       "protocol's one-shot"
+                     : "auto: an AllReduce below two_shot_min_bytes per rank: the pull "
+                       "protocol's one-shot";
+  return false;
+}
+
 int ChooseBlocks(const CallContext& context, Protocol protocol, int requested) {
   if (requested > 0) return std::min(requested, context.max_blocks);
   if (protocol == Protocol::kOneTrip) {
@@ -133,9 +160,17 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
     return absl::InvalidArgumentError(
         absl::StrCat("call blocks must be >= 0 (0 = automatic), got ", call.blocks));
   }
+  if (call.two_shot_min_bytes.has_value() && *call.two_shot_min_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "call two_shot_min_bytes must be >= 0 (0 = always two-shot), got ",
+        *call.two_shot_min_bytes));
+  }
   ResolvedCall resolved;
   resolved.protocol =
       ChooseProtocol(options, context, call.protocol, &resolved.protocol_reason);
+  if (context.collective == Collective::kAllReduce) {
+    resolved.two_shot = ChooseTwoShot(options, context, call, &resolved.protocol_reason);
+  }
   resolved.blocks = ChooseBlocks(context, resolved.protocol, call.blocks);
   resolved.timeout = call.timeout.value_or(options.timeout);
   resolved.capturing = context.capturing;

@@ -1,7 +1,7 @@
 // How one collective call will run, decided once per call on the host: the protocol (direct
-// kernel, one-trip kernel or copy engines), the kernel's block count and the timeout. A pure
-// function of the call's shape and options, so every rank of an op decides alike, and the CPU
-// tests check the rule.
+// kernel, one-trip kernel or copy engines), for the AllReduce one-shot or two-shot, the
+// kernel's block count and the timeout. A pure function of the call's shape and options, so
+// every rank of an op decides alike, and the CPU tests check the rule.
 #ifndef LTX_RUNTIME_RESOLVED_CALL_H_
 #define LTX_RUNTIME_RESOLVED_CALL_H_
 
@@ -33,6 +33,10 @@ struct ResolvedCall {
   // Why that protocol, for the debug log: a static string, e.g. "auto: the largest shard is
   // within the one-trip limit".
   const char* protocol_reason = "";
+  // An AllReduce only: whether it runs two-shot (two ops: the ReduceScatter of the count's
+  // chunks into their places in the output, then the in-place AllGather of the chunks) rather
+  // than one-shot (one op: every rank reduces the whole count).
+  bool two_shot = false;
   // Thread blocks of the kernel (kDirect and kOneTrip), >= 1.
   int blocks = 1;
   // How long each wait of the op may last.
@@ -75,6 +79,8 @@ struct CallContext {
   int max_blocks = 1;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
+  // An AllReduce only: whether this rank's input is its output.
+  bool in_place = false;
   // Whether other ranks run on this rank's GPU (then no call starts early).
   bool shares_gpu = false;
   // Whether some GPU of the Runtime hosts several ranks (then kAuto keeps to the kernels), and
@@ -89,7 +95,11 @@ struct CallContext {
 // Validates `call` and resolves it. The protocol:
 //   - The reductions (AllReduce, ReduceScatter) take the direct kernel (the pull protocol):
 //     Unimplemented on the copy-engine transport, InvalidArgument for Protocol::kOneTrip or
-//     kCopyEngine.
+//     kCopyEngine. An AllReduce with bytes to reduce (context.max_shard_bytes > 0: each rank's
+//     input) runs two-shot in place, or when those bytes reach two_shot_min_bytes
+//     (call.two_shot_min_bytes if set, else the options'), one-shot otherwise: decided from the
+//     shape and options alone, but for in place, where a rank that runs one-shot beside one in
+//     place disagrees at entry on the device.
 //   - A call of several tensors (context.tensors > 1) takes the direct kernel: Unimplemented on
 //     the copy-engine transport and for Protocol::kOneTrip or kCopyEngine (alike on every rank).
 //   - On the copy-engine transport every other call (AllGather and all-to-all) takes the copy
@@ -108,10 +118,11 @@ struct CallContext {
 // GPU"). The generation: the context's. Errors: Aborted for a call.generation older than the
 // context's (a straggler from before a Reset; the message says so and that nothing was launched);
 // Unimplemented for Protocol::kCopyEngine where context.copy_engines_refused says why not (that
-// text, alike on every rank); InvalidArgument for a call.generation newer than the context's, a non-positive or infinite call
-// timeout, negative blocks, or Protocol::kOneTrip with a shard (all-to-all: a piece) over
-// kOneTripMaxShardBytes. The result depends on nothing but the arguments, so ranks that pass the
-// same shape and options decide alike before any launch. Thread-safe.
+// text, alike on every rank); InvalidArgument for a call.generation newer than the context's, a
+// non-positive or infinite call timeout, negative blocks, a negative call.two_shot_min_bytes,
+// or Protocol::kOneTrip with a shard (all-to-all: a piece) over kOneTripMaxShardBytes. The
+// result depends on nothing but the arguments, so ranks that pass the same shape and options
+// decide alike before any launch. Thread-safe.
 absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const CallContext& context,
                                          const CallOptions& call);
 

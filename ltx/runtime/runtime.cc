@@ -289,6 +289,11 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
     return absl::InvalidArgumentError(absl::StrFormat(
         "copy_engine_min_bytes must be >= 0 (0 = never), got %d", options.copy_engine_min_bytes));
   }
+  if (options.two_shot_min_bytes < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "two_shot_min_bytes must be >= 0 (0 = always two-shot), got %d",
+        options.two_shot_min_bytes));
+  }
   LTX_ASSIGN_OR_RETURN(RankPlacement placement, ResolvePlacement(options));
   Transport transport = options.transport;
   if (transport != Transport::kCopyEngine) {
@@ -463,20 +468,23 @@ absl::Status Runtime::CheckUsable() {
   return absl::OkStatus();
 }
 
-absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers) {
+absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers,
+                                   const ResolvedCall& resolved) {
   LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.tensors, op.input_bytes[rank],
                                        op.output_bytes[rank], op.in_place_offset[rank], buffers));
   LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, op.tensors, buffers, op.element_alignment));
   Rank& r = *ranks_[rank];
-  // The buffer the peers access (the output they store into, or the input they read) must be
-  // device memory of the rank's GPU open to them; the other one may be managed memory.
+  // The buffer the peers access (the output they store into, or the input they read; both for
+  // a two-shot AllReduce, whose second op stores into the peers' outputs) must be device memory
+  // of the rank's GPU open to them; the other one may be managed memory.
   for (int tensor = 0; tensor < op.tensors; ++tensor) {
     const RankBuffers one = TensorBuffers(buffers, tensor);
     LTX_RETURN_IF_ERROR(CheckRankMemory(rank, one.input, op.input_bytes[rank],
                                         TensorInputName(tensor), op.peers_read_input,
                                         &r.checked_inputs[tensor]));
     LTX_RETURN_IF_ERROR(CheckRankMemory(rank, one.output, op.output_bytes[rank],
-                                        TensorOutputName(tensor), !op.peers_read_input,
+                                        TensorOutputName(tensor),
+                                        !op.peers_read_input || resolved.two_shot,
                                         &r.checked_outputs[tensor]));
   }
   if (!r.co_located.empty()) {
@@ -529,7 +537,8 @@ absl::Status Runtime::CheckRankMemory(int rank, const void* pointer, int64_t byt
 }
 
 absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const CollectiveOp& op,
-                                              const CallOptions& call, bool capturing) const {
+                                              const RankBuffers& buffers, const CallOptions& call,
+                                              bool capturing) const {
   CallContext context;
   context.collective = op.collective;
   context.tensors = op.tensors;
@@ -539,6 +548,7 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const CollectiveOp& op,
   context.shard_bytes = op.shard_bytes[rank];
   context.max_blocks = peer_stores_ != nullptr ? peer_stores_->view(rank).max_blocks : 1;
   context.capturing = capturing;
+  context.in_place = IsInPlace(buffers, op.in_place_offset[rank]);
   context.shares_gpu = !ranks_[rank]->co_located.empty();
   context.ranks_share_gpus = placement_->ranks_share_gpus();
   context.copy_engines_refused = copy_engines_refused_;
@@ -664,8 +674,9 @@ absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const CollectiveOp& op,
           "rank %d: the stream is capturing a CUDA graph; capture %s calls instead", rank,
           op.rank_call));
     }
-    LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers[rank]));
-    LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call, Resolve(rank, op, call, /*capturing=*/false));
+    LTX_ASSIGN_OR_RETURN(ResolvedCall rank_call,
+                         Resolve(rank, op, buffers[rank], call, /*capturing=*/false));
+    LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers[rank], rank_call));
     resolved.push_back(rank_call);
   }
   std::vector<absl::Status> results(world_size());
@@ -714,8 +725,8 @@ absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const Collective
   LTX_RETURN_IF_ERROR(
       RankCudaStatus(cudaStreamIsCapturing(buffers.stream, &capture), rank, "stream"));
   LTX_ASSIGN_OR_RETURN(ResolvedCall resolved,
-                       Resolve(rank, op, call, capture != cudaStreamCaptureStatusNone));
-  LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers));
+                       Resolve(rank, op, buffers, call, capture != cudaStreamCaptureStatusNone));
+  LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers, resolved));
   return resolved;
 }
 
