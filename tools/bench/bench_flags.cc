@@ -3,6 +3,8 @@
 #include "tools/bench/bench_flags.h"
 
 #include "absl/flags/flag.h"
+#include "absl/status/status.h"
+#include "ltx/status_macros.h"
 
 ABSL_FLAG(bool, bench, ltx::BenchFlagValues().bench, "Run the benchmark.");
 ABSL_FLAG(bool, breakdown, ltx::BenchFlagValues().breakdown,
@@ -49,6 +51,15 @@ void ReadBenchFlags(BenchFlagValues* values) {
   values->style = absl::GetFlag(FLAGS_style);
   values->nccl = absl::GetFlag(FLAGS_nccl);
   values->json = absl::GetFlag(FLAGS_json);
+}
+
+absl::StatusOr<BenchCallSettings> BenchCallSettingsOf(const BenchFlagValues& values, int iters) {
+  if (values.blocks < 0) return absl::InvalidArgumentError("--blocks: must be >= 0");
+  if (values.max_blocks < 0) return absl::InvalidArgumentError("--max_blocks: must be >= 0");
+  BenchCallSettings settings{values.blocks, values.max_blocks,
+                             TimingPlan{values.warmup, iters, values.windows}};
+  LTX_RETURN_IF_ERROR(ValidateTimingPlan(settings.timing));
+  return settings;
 }
 
 }  // namespace ltx

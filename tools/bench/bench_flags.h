@@ -1,15 +1,27 @@
-// The flags that the collectives' tools (ltx_allgather, ltx_alltoall) share with one meaning and
-// one default: what runs (--bench, --breakdown), the ranks (--devices, -g) and their transport,
-// the smallest size (-b), ltx's calls (--protocol, --blocks, --max_blocks), the timing (-w,
-// --windows) and the benchmark's call style (--style), the breakdown's block counts, the NCCL
+// The flags that the collectives' tools (ltx_allgather, ltx_alltoall, ltx_allreduce) share with one
+// meaning and one default: what runs (--bench, --breakdown), the ranks (--devices, -g) and their
+// transport, the smallest size (-b), ltx's calls (--protocol, --blocks, --max_blocks), the timing
+// (-w, --windows) and the benchmark's call style (--style), the breakdown's block counts, the NCCL
 // library and the benchmark's JSON file (--json). They are defined once, in bench_flags.cc; each
-// tool's --help describes them with the tool's own flags.
+// tool's --help describes them with the tool's own flags. ltx_allreduce takes neither --protocol,
+// --transport nor the breakdown's flags and refuses them.
 #ifndef TOOLS_BENCH_BENCH_FLAGS_H_
 #define TOOLS_BENCH_BENCH_FLAGS_H_
 
 #include <string>
 
+#include "absl/status/statusor.h"
+#include "tools/bench/timing_plan.h"
+#include "tools/flags/command_line.h"
+
 namespace ltx {
+
+// The nccl-tests short flags of the tools whose benchmark sweeps sizes (ltx_alltoall,
+// ltx_allreduce): -b, -e, -f, -n, -w, -d and -g.
+inline constexpr ShortFlag kSweepShortFlags[] = {
+    {'b', "min_bytes"}, {'e', "max_bytes"}, {'f', "step_factor"}, {'n', "iters"},
+    {'w', "warmup"},    {'d', "dtype"},     {'g', "gpus"},
+};
 
 // The shared flags' values as given; their defaults are the flags' defaults. Each tool's flag
 // values extend it.
@@ -33,6 +45,17 @@ struct BenchFlagValues {
 
 // Sets the fields of `values` to the shared flags' values as the command line set them.
 void ReadBenchFlags(BenchFlagValues* values);
+
+// ltx's calls and their timing as the shared flags give them, with the tool's -n (`iters`).
+struct BenchCallSettings {
+  int blocks = 0;      // CallOptions::blocks.
+  int max_blocks = 0;  // RuntimeOptions::max_blocks.
+  TimingPlan timing;
+};
+
+// The settings of `values` and `iters`; InvalidArgument naming --blocks or --max_blocks when
+// negative, or the timing plan's (ValidateTimingPlan). Thread-safe (pure).
+absl::StatusOr<BenchCallSettings> BenchCallSettingsOf(const BenchFlagValues& values, int iters);
 
 }  // namespace ltx
 

@@ -70,6 +70,15 @@ RankLoop Repeated(std::function<absl::Status(int rank)> one_call) {
   };
 }
 
+TimedRanks TimedRanksOf(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers,
+                        EventPairs* events) {
+  TimedRanks ranks;
+  ranks.devices = devices;
+  for (const RankBuffers& b : buffers) ranks.streams.push_back(b.stream);
+  ranks.events = events;
+  return ranks;
+}
+
 absl::StatusOr<EventPairs> EventPairs::Create(const std::vector<int>& devices) {
   EventPairs pairs;
   for (int device : devices) {

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "ltx/rank_buffers.h"
 #include "tools/bench/timing_plan.h"
 
 namespace ltx {
@@ -57,6 +58,11 @@ struct TimedRanks {
   std::vector<cudaStream_t> streams;
   EventPairs* events = nullptr;
 };
+
+// The TimedRanks of the ranks on `devices` (rank order) with the streams of `buffers` (each
+// rank's RankBuffers::stream), timed by `events` (which must outlive the result).
+TimedRanks TimedRanksOf(const std::vector<int>& devices, const std::vector<RankBuffers>& buffers,
+                        EventPairs* events);
 
 // Per-call times of a measurement, medians over the plan's windows.
 struct Measured {

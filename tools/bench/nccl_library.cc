@@ -79,6 +79,19 @@ int ToNcclDataType(NcclType type) {
   return -1;
 }
 
+// Maps to ncclRedOp_t values from nccl.h.
+int ToNcclRedOp(NcclReduction reduction) {
+  switch (reduction) {
+    case NcclReduction::kSum:
+      return 0;  // ncclSum
+    case NcclReduction::kMax:
+      return 2;  // ncclMax
+    case NcclReduction::kMin:
+      return 3;  // ncclMin
+  }
+  return -1;
+}
+
 // Resolves `name` from `handle` into `*fn`, or returns Unimplemented.
 template <typename Fn>
 absl::Status Resolve(void* handle, const char* name, Fn* fn) {
@@ -147,6 +160,9 @@ absl::StatusOr<std::unique_ptr<NcclLibrary>> NcclLibrary::Load(const std::string
   Resolve(handle, "ncclGetUniqueId", &lib->get_unique_id_).IgnoreError();
   Resolve(handle, "ncclCommInitRankConfig", &lib->comm_init_rank_config_).IgnoreError();
   Resolve(handle, "ncclAlltoAll", &lib->all_to_all_).IgnoreError();
+  // Optional: only the reductions' benchmark needs them (ReductionsAvailable).
+  Resolve(handle, "ncclAllReduce", &lib->all_reduce_).IgnoreError();
+  Resolve(handle, "ncclReduceScatter", &lib->reduce_scatter_).IgnoreError();
   return lib;
 }
 
@@ -180,6 +196,14 @@ absl::Status NcclLibrary::WindowsAvailable() const {
       return absl::UnimplementedError(
           absl::StrFormat("NCCL %s lacks %s: no symmetric windows", version.ToString(), name));
     }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status NcclLibrary::ReductionsAvailable() const {
+  if (all_reduce_ == nullptr) return absl::UnimplementedError("NCCL library lacks ncclAllReduce");
+  if (reduce_scatter_ == nullptr) {
+    return absl::UnimplementedError("NCCL library lacks ncclReduceScatter");
   }
   return absl::OkStatus();
 }
@@ -374,6 +398,43 @@ absl::Status NcclClique::AlltoAll(absl::Span<const void* const> sends,
   return EachRankInGroup("ncclAlltoAll", [&](size_t r) {
     return nccl_.all_to_all_(sends[r], recvs[r], bytes_per_peer, bytes, comms_[r], streams[r]);
   });
+}
+
+absl::Status NcclClique::Reduce(const char* what, NcclLibrary::ReduceFn fn,
+                                absl::Span<const void* const> inputs,
+                                absl::Span<void* const> outputs, size_t count, NcclType type,
+                                NcclReduction reduction,
+                                absl::Span<const cudaStream_t> streams) const {
+  const size_t n = comms_.size();
+  if (inputs.size() != n || outputs.size() != n || streams.size() != n) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s needs %d inputs, outputs and streams; got %d, %d, %d", what, n,
+                        inputs.size(), outputs.size(), streams.size()));
+  }
+  if (fn == nullptr) {
+    return absl::UnimplementedError(absl::StrFormat("NCCL library lacks %s", what));
+  }
+  const int datatype = ToNcclDataType(type);
+  const int op = ToNcclRedOp(reduction);
+  return EachRankInGroup(what, [&](size_t r) {
+    return fn(inputs[r], outputs[r], count, datatype, op, comms_[r], streams[r]);
+  });
+}
+
+absl::Status NcclClique::AllReduce(absl::Span<const void* const> inputs,
+                                   absl::Span<void* const> outputs, size_t count, NcclType type,
+                                   NcclReduction reduction,
+                                   absl::Span<const cudaStream_t> streams) const {
+  return Reduce("ncclAllReduce", nccl_.all_reduce_, inputs, outputs, count, type, reduction,
+                streams);
+}
+
+absl::Status NcclClique::ReduceScatter(absl::Span<const void* const> inputs,
+                                       absl::Span<void* const> outputs, size_t recv_count,
+                                       NcclType type, NcclReduction reduction,
+                                       absl::Span<const cudaStream_t> streams) const {
+  return Reduce("ncclReduceScatter", nccl_.reduce_scatter_, inputs, outputs, recv_count, type,
+                reduction, streams);
 }
 
 }  // namespace ltx::tools

@@ -1,8 +1,9 @@
 // Run-time binding to NCCL (libnccl.so.2) through dlopen, so that benchmark
-// tools can compare against NCCL's AllGather in the same process without a
+// tools can compare against NCCL's collectives in the same process without a
 // build-time dependency on NCCL headers or libraries. Only the handful of
 // entry points needed for a single-process AllGather clique, the
-// point-to-point calls of an all-to-all, and the newer entry points of NCCL's
+// point-to-point calls of an all-to-all, the reductions (ncclAllReduce,
+// ncclReduceScatter), and the newer entry points of NCCL's
 // faster modes (ncclMemAlloc and symmetric windows, 2.27; communicators with a
 // zero-CTA policy for copy-engine collectives, and ncclAlltoAll, 2.28) are
 // bound. Entry points a release lacks stay unbound and the modes that need
@@ -49,6 +50,13 @@ enum class NcclType {
 // Bytes of one element of `type`.
 int NcclTypeSize(NcclType type);
 
+// The reductions NCCL is asked for (ncclRedOp_t's ncclSum, ncclMax, ncclMin).
+enum class NcclReduction {
+  kSum,
+  kMax,
+  kMin,
+};
+
 // A loaded NCCL shared library with its entry points resolved. Not copyable.
 // Must outlive every NcclClique created from it.
 class NcclLibrary {
@@ -76,6 +84,9 @@ class NcclLibrary {
   // windows (2.27 and later); else Unimplemented saying what it lacks, e.g.
   // "NCCL 2.21.5 has no symmetric windows (they need 2.27)".
   absl::Status WindowsAvailable() const;
+  // OK if this NCCL has ncclAllReduce and ncclReduceScatter; else Unimplemented
+  // naming the first it lacks.
+  absl::Status ReductionsAvailable() const;
   // OK if this NCCL has copy-engine collectives (2.28 and later: windows, a
   // communicator config with a CTA policy, ncclAlltoAll); else Unimplemented
   // saying what it lacks.
@@ -110,6 +121,9 @@ class NcclLibrary {
                                        void* config);
   using AlltoAllFn = int (*)(const void* sendbuff, void* recvbuff, size_t count, int datatype,
                              void* comm, cudaStream_t stream);
+  // ncclAllReduce and ncclReduceScatter; `op` is an ncclRedOp_t (an int-sized C enum).
+  using ReduceFn = int (*)(const void* sendbuff, void* recvbuff, size_t count, int datatype, int op,
+                           void* comm, cudaStream_t stream);
 
   explicit NcclLibrary(void* handle) : handle_(handle) {}
   // Returns NCCL's description of `result`.
@@ -135,6 +149,9 @@ class NcclLibrary {
   GetUniqueIdFn get_unique_id_ = nullptr;
   CommInitRankConfigFn comm_init_rank_config_ = nullptr;
   AlltoAllFn all_to_all_ = nullptr;
+  // Null where the library lacks them (see ReductionsAvailable).
+  ReduceFn all_reduce_ = nullptr;
+  ReduceFn reduce_scatter_ = nullptr;
 };
 
 // How a clique's communicators are made.
@@ -203,6 +220,24 @@ class NcclClique {
   absl::Status AlltoAll(absl::Span<const void* const> sends, absl::Span<void* const> recvs,
                         size_t bytes_per_peer, absl::Span<const cudaStream_t> streams) const;
 
+  // Enqueues one ncclAllReduce per rank inside one group, from the calling
+  // thread: rank r reduces `count` elements of `type` from inputs[r] into
+  // outputs[r] with `reduction`, on streams[r]. Does not synchronise. Errors:
+  // InvalidArgument for spans of the wrong size; Unimplemented if the library
+  // lacks ncclAllReduce; Internal with NCCL's error string.
+  absl::Status AllReduce(absl::Span<const void* const> inputs, absl::Span<void* const> outputs,
+                         size_t count, NcclType type, NcclReduction reduction,
+                         absl::Span<const cudaStream_t> streams) const;
+
+  // Enqueues one ncclReduceScatter per rank inside one group, from the
+  // calling thread: rank r's input holds world_size() * `recv_count` elements
+  // of `type`, and rank r receives into outputs[r] the `reduction` over every
+  // rank of the input's block r (`recv_count` elements), on streams[r]. Does
+  // not synchronise. Errors: as AllReduce's, naming ncclReduceScatter.
+  absl::Status ReduceScatter(absl::Span<const void* const> inputs, absl::Span<void* const> outputs,
+                             size_t recv_count, NcclType type, NcclReduction reduction,
+                             absl::Span<const cudaStream_t> streams) const;
+
   // Number of ranks (devices) in the clique.
   int world_size() const { return static_cast<int>(comms_.size()); }
 
@@ -217,6 +252,12 @@ class NcclClique {
   // the first that does not return ncclSuccess (Internal "`what` on rank r
   // failed: <NCCL's error>").
   absl::Status EachRankInGroup(const char* what, const std::function<int(size_t rank)>& call) const;
+  // One `fn` (ncclAllReduce or ncclReduceScatter, named `what`) per rank in
+  // one group, each with `count` elements; the errors of AllReduce.
+  absl::Status Reduce(const char* what, NcclLibrary::ReduceFn fn,
+                      absl::Span<const void* const> inputs, absl::Span<void* const> outputs,
+                      size_t count, NcclType type, NcclReduction reduction,
+                      absl::Span<const cudaStream_t> streams) const;
 
   const NcclLibrary& nccl_;
   std::vector<void*> comms_;  // ncclComm_t per rank.

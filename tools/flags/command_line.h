@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -68,6 +69,20 @@ struct CommandLineSpec {
 CommandLineOutcome ParseToolCommandLine(const std::vector<std::string>& args,
                                         const CommandLineSpec& spec,
                                         const std::function<absl::Status()>& read_flags);
+
+// ParseToolCommandLine for a tool whose settings `make_settings()` builds from its flags (an
+// absl::StatusOr<Settings>, its error the tool's one line): `settings` receives them when they
+// are valid. Needs no GPU. Thread-compatible (sets the process's flags).
+template <typename Settings, typename MakeSettings>
+CommandLineOutcome ParseToolSettings(const std::vector<std::string>& args,
+                                     const CommandLineSpec& spec, const MakeSettings& make_settings,
+                                     Settings* settings) {
+  return ParseToolCommandLine(args, spec, [&] {
+    absl::StatusOr<Settings> made = make_settings();
+    if (made.ok()) *settings = *std::move(made);
+    return made.status();
+  });
+}
 
 // Prints outcome.text (to stdout for kExitOk, else to stderr) and returns outcome.exit_code.
 int FinishCommandLine(const CommandLineOutcome& outcome);

@@ -69,11 +69,9 @@ FlagValues ReadFlags() {
 
 CommandLineOutcome ParseAllGatherCommandLine(const std::vector<std::string>& args,
                                              ToolConfig* config) {
-  return ParseToolCommandLine(args, {"ltx_allgather", AllGatherShortFlags(), UsageText()}, [&] {
-    absl::StatusOr<ToolConfig> made = MakeToolConfig(ReadFlags());
-    if (made.ok()) *config = *std::move(made);
-    return made.status();
-  });
+  return ParseToolSettings(
+      args, {"ltx_allgather", AllGatherShortFlags(), UsageText()},
+      [] { return MakeToolConfig(ReadFlags()); }, config);
 }
 
 }  // namespace ltx

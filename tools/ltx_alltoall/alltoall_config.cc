@@ -59,12 +59,10 @@ absl::Status FillShared(const AllToAllFlagValues& flags, AllToAllToolConfig* con
   config->dtype = *dtype;
   LTX_ASSIGN_OR_RETURN(config->directions, ParseDirections(flags.direction));
   LTX_ASSIGN_OR_RETURN(config->protocols, ParseProtocols(flags.protocol));
-  if (flags.blocks < 0) return absl::InvalidArgumentError("--blocks: must be >= 0");
-  if (flags.max_blocks < 0) return absl::InvalidArgumentError("--max_blocks: must be >= 0");
-  config->blocks = flags.blocks;
-  config->max_blocks = flags.max_blocks;
-  config->timing = TimingPlan{flags.warmup, flags.iters, flags.windows};
-  LTX_RETURN_IF_ERROR(ValidateTimingPlan(config->timing));
+  LTX_ASSIGN_OR_RETURN(const BenchCallSettings calls, BenchCallSettingsOf(flags, flags.iters));
+  config->blocks = calls.blocks;
+  config->max_blocks = calls.max_blocks;
+  config->timing = calls.timing;
   if (flags.heads < 1 || flags.head_dim < 1) {
     return absl::InvalidArgumentError("--heads and --head_dim: must be >= 1");
   }

@@ -18,8 +18,7 @@ ABSL_FLAG(std::string, max_bytes, ltx::AllToAllFlagValues().max_bytes,
 ABSL_FLAG(double, step_factor, ltx::AllToAllFlagValues().step_factor,
           "-f: factor between successive sizes; 0 = 4.");
 ABSL_FLAG(int64_t, heads, ltx::AllToAllFlagValues().heads, "Sweep and breakdown: heads.");
-ABSL_FLAG(int64_t, head_dim, ltx::AllToAllFlagValues().head_dim,
-          "Sweep and breakdown: head_dim.");
+ABSL_FLAG(int64_t, head_dim, ltx::AllToAllFlagValues().head_dim, "Sweep and breakdown: head_dim.");
 ABSL_FLAG(std::string, head_counts, ltx::AllToAllFlagValues().head_counts,
           "Heads per rank, one per rank; empty = the even split.");
 ABSL_FLAG(std::string, direction, ltx::AllToAllFlagValues().direction,
@@ -29,11 +28,6 @@ ABSL_FLAG(int, iters, ltx::AllToAllFlagValues().iters, "-n: calls per timed wind
 
 namespace ltx {
 namespace {
-
-constexpr ShortFlag kShortFlags[] = {
-    {'b', "min_bytes"}, {'e', "max_bytes"}, {'f', "step_factor"}, {'n', "iters"},
-    {'w', "warmup"},    {'d', "dtype"},     {'g', "gpus"},
-};
 
 // The flag values as the command line set them.
 AllToAllFlagValues ReadFlags() {
@@ -55,11 +49,9 @@ AllToAllFlagValues ReadFlags() {
 
 CommandLineOutcome ParseAllToAllCommandLine(const std::vector<std::string>& args,
                                             AllToAllToolConfig* config) {
-  return ParseToolCommandLine(args, {"ltx_alltoall", kShortFlags, AllToAllUsageText()}, [&] {
-    absl::StatusOr<AllToAllToolConfig> made = MakeAllToAllToolConfig(ReadFlags());
-    if (made.ok()) *config = *std::move(made);
-    return made.status();
-  });
+  return ParseToolSettings(
+      args, {"ltx_alltoall", kSweepShortFlags, AllToAllUsageText()},
+      [] { return MakeAllToAllToolConfig(ReadFlags()); }, config);
 }
 
 std::string AllToAllUsageText() {

@@ -330,10 +330,7 @@ absl::Status Bench(Runtime& runtime, const AllToAllToolConfig& config) {
                        AllToAllHarness::Create(runtime.devices(), capacity, capacity,
                                                /*seed=*/1));
   LTX_ASSIGN_OR_RETURN(EventPairs events, EventPairs::Create(runtime.devices()));
-  TimedRanks ranks;
-  ranks.devices = runtime.devices();
-  for (const RankBuffers& b : harness->AllBuffers()) ranks.streams.push_back(b.stream);
-  ranks.events = &events;
+  const TimedRanks ranks = TimedRanksOf(runtime.devices(), harness->AllBuffers(), &events);
   NcclSide nccl = LoadNccl(config.nccl_path, runtime.devices());
   NcclModeRequest modes;
   modes.buffer_bytes.assign(3, static_cast<size_t>(capacity));  // Input, staging, output.

@@ -1,0 +1,141 @@
+// Tests of ltx_allreduce's command line (tools/ltx_allreduce/allreduce_flags.h) and settings
+// (allreduce_config.h): argument vectors in, the run's settings or one line and its exit code
+// out, with no GPU; and the benchmark's sizes.
+#include "tools/ltx_allreduce/allreduce_flags.h"
+
+#include <string>
+#include <vector>
+
+#include "absl/flags/reflection.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "tools/ltx_allreduce/allreduce_config.h"
+
+namespace ltx {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+
+// The outcome of `args` after the program name; `config` receives the settings.
+CommandLineOutcome Parse(std::vector<std::string> args, AllReduceToolConfig* config) {
+  absl::FlagSaver saver;
+  args.insert(args.begin(), "ltx_allreduce");
+  return ParseAllReduceCommandLine(args, config);
+}
+
+// The settings of `args`, which must be accepted.
+AllReduceToolConfig ConfigOf(const std::vector<std::string>& args) {
+  AllReduceToolConfig config;
+  const CommandLineOutcome outcome = Parse(args, &config);
+  EXPECT_LT(outcome.exit_code, 0) << outcome.text;
+  return config;
+}
+
+// The one line `args` are refused with (exit 2), or "" when they are accepted.
+std::string ErrorOf(const std::vector<std::string>& args) {
+  AllReduceToolConfig config;
+  const CommandLineOutcome outcome = Parse(args, &config);
+  if (outcome.exit_code < 0) return "";
+  EXPECT_EQ(outcome.exit_code, kExitNothingRan);
+  EXPECT_THAT(outcome.text, StartsWith("ltx_allreduce: "));
+  EXPECT_EQ(outcome.text.find('\n'), outcome.text.size() - 1) << outcome.text;
+  return outcome.text;
+}
+
+TEST(AllReduceCommandLineTest, HelpListsEveryFlagInShortAndLongFormsAndExitsZero) {
+  for (const char* help : {"-h", "--help"}) {
+    AllReduceToolConfig config;
+    const CommandLineOutcome outcome = Parse({"--bench", help}, &config);
+    EXPECT_EQ(outcome.exit_code, kExitOk);
+    for (const char* flag :
+         {"-b, --min_bytes", "-e, --max_bytes", "-f, --step_factor", "-n, --iters", "-w, --warmup",
+          "-d, --dtype", "-g, --gpus", "--devices", "--smoke", "--bench", "--op", "--reduction",
+          "--blocks", "--max_blocks", "--windows", "--nccl", "--style", "--json", "-h, --help"}) {
+      EXPECT_THAT(outcome.text, HasSubstr(flag));
+    }
+    EXPECT_THAT(outcome.text, HasSubstr("input bytes per rank"));
+    EXPECT_THAT(outcome.text, HasSubstr("NCCL has no copy-engine reductions"));
+  }
+}
+
+TEST(AllReduceCommandLineTest, DefaultsAreTheSmokeRunOnEveryGpu) {
+  const AllReduceToolConfig config = ConfigOf({});
+  EXPECT_TRUE(config.smoke);
+  EXPECT_FALSE(config.bench);
+  EXPECT_TRUE(config.devices.empty());
+  EXPECT_EQ(config.collective, Collective::kAllReduce);
+  EXPECT_EQ(config.dtype, DataType::kBFloat16);
+  EXPECT_EQ(config.reduction, Reduction::kSum);
+}
+
+TEST(AllReduceCommandLineTest, ShortFlagsMakeASweepOfInputBytesPerRank) {
+  const AllReduceToolConfig config =
+      ConfigOf({"--bench", "-b", "1M", "-e", "4M", "-f", "2", "-n", "9", "-w", "3", "-d", "fp16",
+                "-g", "2", "--op", "reduce_scatter", "--reduction=max", "--blocks=8"});
+  EXPECT_FALSE(config.smoke);
+  EXPECT_EQ(config.collective, Collective::kReduceScatter);
+  EXPECT_EQ(config.dtype, DataType::kFloat16);
+  EXPECT_EQ(config.reduction, Reduction::kMax);
+  EXPECT_EQ(config.blocks, 8);
+  EXPECT_EQ(config.timing.iterations, 9);
+  EXPECT_EQ(config.timing.warmup, 3);
+  EXPECT_THAT(config.devices, ElementsAre(0, 1));
+  EXPECT_THAT(BenchSizes(config), ElementsAre(1 << 20, 2 << 20, 4 << 20));
+}
+
+TEST(AllReduceCommandLineTest, TheDefaultSweepDoublesFrom8KTo256M) {
+  const std::vector<int64_t> sizes = BenchSizes(ConfigOf({"--bench", "--smoke"}));
+  ASSERT_EQ(sizes.size(), 16u);
+  EXPECT_EQ(sizes.front(), 8 << 10);
+  EXPECT_EQ(sizes.back(), 256 << 20);
+  EXPECT_THAT(BenchSizes(ConfigOf({"--bench", "-b", "3M", "-e", "10M", "-f", "3"})),
+              ElementsAre(3 << 20, 9 << 20));
+}
+
+TEST(AllReduceCommandLineTest, RanksMayShareAGpu) {
+  EXPECT_THAT(ConfigOf({"--devices=0,0,0,0"}).devices, ElementsAre(0, 0, 0, 0));
+}
+
+TEST(AllReduceCommandLineTest, TheBenchmarkTakesACallStyleAndAJsonFile) {
+  const AllReduceToolConfig graph = ConfigOf({"--bench", "--style=graph", "--json", "out.json"});
+  EXPECT_EQ(graph.style, BenchStyle::kGraph);
+  EXPECT_EQ(graph.json_path, "out.json");
+  EXPECT_EQ(ConfigOf({"--bench"}).style, BenchStyle::kPerRank);
+  EXPECT_EQ(ConfigOf({"--bench", "--style=coordinated"}).style, BenchStyle::kCoordinated);
+  EXPECT_EQ(ConfigOf({"--bench", "--style=rank_one_thread"}).style, BenchStyle::kRankOneThread);
+}
+
+TEST(AllReduceCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
+  EXPECT_THAT(ErrorOf({"--bench", "--op=allgather"}), HasSubstr("--op: 'allgather'"));
+  EXPECT_THAT(ErrorOf({"--bench", "--reduction=prod"}), HasSubstr("--reduction: 'prod'"));
+  EXPECT_THAT(ErrorOf({"--bench", "-d", "int8"}), HasSubstr("not bf16, fp16 or fp32"));
+  EXPECT_THAT(ErrorOf({"-d", "bf17"}), HasSubstr("-d/--dtype"));
+  EXPECT_THAT(ErrorOf({"--bench", "--style=fast"}), HasSubstr("--style: unknown style 'fast'"));
+  EXPECT_THAT(ErrorOf({"--style=graph"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--json=out.json"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"-b", "1M"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"-e", "1M"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--bench", "-b", "1X"}), HasSubstr("-b/--min_bytes"));
+  EXPECT_THAT(ErrorOf({"--bench", "-e", "1X"}), HasSubstr("-e/--max_bytes"));
+  EXPECT_THAT(ErrorOf({"--bench", "-b", "4M", "-e", "1M"}), HasSubstr("-b <= -e"));
+  EXPECT_THAT(ErrorOf({"--bench", "-f", "1"}), HasSubstr("-f/--step_factor"));
+  EXPECT_THAT(ErrorOf({"--bench", "--json"}), HasSubstr("--json needs a value"));
+  EXPECT_THAT(ErrorOf({"--protocol=direct"}), HasSubstr("not taken"));
+  EXPECT_THAT(ErrorOf({"--transport=copy_engine"}), HasSubstr("not taken"));
+  EXPECT_THAT(ErrorOf({"--breakdown"}), HasSubstr("not taken"));
+  EXPECT_THAT(ErrorOf({"--breakdown_blocks=0,1"}), HasSubstr("not taken"));
+  EXPECT_THAT(ErrorOf({"--nope"}), HasSubstr("unknown flag '--nope'"));
+  EXPECT_THAT(ErrorOf({"--devices=0,x"}), HasSubstr("--devices: 'x'"));
+  EXPECT_THAT(ErrorOf({"--devices=0,0,0,0,0,0,0,0,0"}), HasSubstr("at most 8 ranks"));
+  EXPECT_THAT(ErrorOf({"-g", "9"}), HasSubstr("-g/--gpus"));
+  EXPECT_THAT(ErrorOf({"--blocks=-1"}), HasSubstr("--blocks"));
+  EXPECT_THAT(ErrorOf({"--max_blocks=-1"}), HasSubstr("--max_blocks"));
+  EXPECT_THAT(ErrorOf({"-n", "0"}), HasSubstr("timing"));
+  EXPECT_THAT(ErrorOf({"-w"}), HasSubstr("-w needs a value"));
+  EXPECT_THAT(ErrorOf({"extra"}), HasSubstr("unexpected argument 'extra'"));
+}
+
+}  // namespace
+}  // namespace ltx

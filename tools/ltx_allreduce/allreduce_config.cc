@@ -1,0 +1,134 @@
+// Flag values to validated run settings for ltx_allreduce.
+#include "tools/ltx_allreduce/allreduce_config.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "ltx/status_macros.h"
+#include "tools/flags/byte_size.h"
+#include "tools/flags/device_list.h"
+
+namespace ltx {
+namespace {
+
+constexpr char kMinBytes[] = "8K";
+constexpr char kMaxBytes[] = "256M";
+constexpr double kStepFactor = 2;
+
+// `status` with "`flag`: " before its message, as InvalidArgument.
+absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
+  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", status.message()));
+}
+
+// `text` as bytes, or InvalidArgument naming `flag`.
+absl::StatusOr<int64_t> BytesOfFlag(absl::string_view flag, const std::string& text) {
+  absl::StatusOr<int64_t> bytes = ParseBytes(text);
+  if (!bytes.ok()) return ForFlag(flag, bytes.status());
+  return bytes;
+}
+
+// The shared flags the reductions have no use for: one protocol on one transport, no breakdown.
+absl::Status RefuseUnused(const AllReduceFlagValues& flags) {
+  const BenchFlagValues defaults;
+  if (flags.protocol != defaults.protocol || flags.transport != defaults.transport ||
+      flags.breakdown || flags.breakdown_blocks != defaults.breakdown_blocks) {
+    return absl::InvalidArgumentError(
+        "--protocol, --transport, --breakdown and --breakdown_blocks: not taken (the reductions "
+        "have one protocol, on the peer-store transport)");
+  }
+  return absl::OkStatus();
+}
+
+// What the benchmark runs: the collective, dtype and reduction, ltx's blocks, the timing, the
+// call style, NCCL and the JSON file.
+absl::Status FillBench(const AllReduceFlagValues& flags, AllReduceToolConfig* config) {
+  LTX_ASSIGN_OR_RETURN(config->collective, ParseOp(flags.op));
+  absl::StatusOr<DataType> dtype = ParseDataType(flags.dtype);
+  if (!dtype.ok()) return ForFlag("-d/--dtype", dtype.status());
+  if (*dtype != DataType::kBFloat16 && *dtype != DataType::kFloat16 &&
+      *dtype != DataType::kFloat32) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("-d/--dtype: '%s' is not bf16, fp16 or fp32", flags.dtype));
+  }
+  config->dtype = *dtype;
+  LTX_ASSIGN_OR_RETURN(config->reduction, ParseReduction(flags.reduction));
+  LTX_ASSIGN_OR_RETURN(const BenchCallSettings calls, BenchCallSettingsOf(flags, flags.iters));
+  config->blocks = calls.blocks;
+  config->max_blocks = calls.max_blocks;
+  config->timing = calls.timing;
+  absl::StatusOr<BenchStyle> style = ParseBenchStyle(flags.style);
+  if (!style.ok()) return ForFlag("--style", style.status());
+  config->style = *style;
+  config->nccl_path = flags.nccl;
+  config->json_path = flags.json;
+  return absl::OkStatus();
+}
+
+// The sweep: -b, -e and -f.
+absl::Status FillSizes(const AllReduceFlagValues& flags, AllReduceToolConfig* config) {
+  LTX_ASSIGN_OR_RETURN(
+      config->min_bytes,
+      BytesOfFlag("-b/--min_bytes", flags.min_bytes.empty() ? kMinBytes : flags.min_bytes));
+  LTX_ASSIGN_OR_RETURN(
+      config->max_bytes,
+      BytesOfFlag("-e/--max_bytes", flags.max_bytes.empty() ? kMaxBytes : flags.max_bytes));
+  config->factor = flags.step_factor == 0 ? kStepFactor : flags.step_factor;
+  if (!(config->factor > 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("-f/--step_factor %g: must be > 1", config->factor));
+  }
+  if (config->min_bytes > config->max_bytes) {
+    return absl::InvalidArgumentError(absl::StrFormat("sizes: need -b <= -e, got -b %d -e %d",
+                                                      config->min_bytes, config->max_bytes));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::string OpFlagName(Collective collective) {
+  return collective == Collective::kReduceScatter ? "reduce_scatter" : "allreduce";
+}
+
+absl::StatusOr<Collective> ParseOp(absl::string_view name) {
+  for (Collective collective : {Collective::kAllReduce, Collective::kReduceScatter}) {
+    if (name == OpFlagName(collective)) return collective;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--op: '%s' is not allreduce or reduce_scatter", name));
+}
+
+absl::StatusOr<Reduction> ParseReduction(absl::string_view name) {
+  for (Reduction reduction : {Reduction::kSum, Reduction::kMax, Reduction::kMin}) {
+    if (name == ReductionName(reduction)) return reduction;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("--reduction: '%s' is not sum, max or min", name));
+}
+
+absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagValues& flags) {
+  AllReduceToolConfig config;
+  config.bench = flags.bench;
+  config.smoke = flags.smoke || !flags.bench;
+  LTX_ASSIGN_OR_RETURN(config.devices, DevicesOfFlags(flags.devices, flags.gpus));
+  LTX_RETURN_IF_ERROR(RefuseUnused(flags));
+  LTX_RETURN_IF_ERROR(FillBench(flags, &config));
+  LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
+  const bool sizes_given =
+      !flags.min_bytes.empty() || !flags.max_bytes.empty() || flags.step_factor != 0;
+  if (!flags.bench &&
+      (sizes_given || config.style != BenchStyle::kPerRank || !flags.json.empty())) {
+    return absl::InvalidArgumentError("-b, -e, -f, --style and --json: only --bench takes them");
+  }
+  return config;
+}
+
+std::vector<int64_t> BenchSizes(const AllReduceToolConfig& config) {
+  std::vector<int64_t> sizes;
+  for (double bytes = static_cast<double>(config.min_bytes); bytes <= config.max_bytes;
+       bytes *= config.factor) {
+    sizes.push_back(static_cast<int64_t>(bytes));
+  }
+  return sizes;
+}
+
+}  // namespace ltx

@@ -1,0 +1,26 @@
+// JSON of ltx_allreduce's benchmark rows.
+#include "tools/ltx_allreduce/allreduce_json.h"
+
+namespace ltx {
+
+JsonDocument AllReduceJson(const AllReduceToolConfig& config, const std::vector<int>& devices,
+                           const std::string& nccl_version,
+                           const std::vector<AllReduceBenchRow>& rows) {
+  JsonDocument document;
+  document.settings = BenchJsonSettings(devices, config.dtype,
+                                        JsonMembers()
+                                            .Text("op", OpFlagName(config.collective))
+                                            .Text("reduction", ReductionName(config.reduction)),
+                                        config.style, nccl_version);
+  for (const AllReduceBenchRow& r : rows) {
+    document.rows.push_back(JsonMembers()
+                                .Int("size_bytes", r.size_bytes)
+                                .Int("count", r.count)
+                                .Append(LtxTimeJson(r.ltx_us, r.ltx_algbw, r.ltx_busbw))
+                                .Int("wrong", r.wrong)
+                                .Raw(NcclJsonMembers(r.nccl, r.ltx_us)));
+  }
+  return document;
+}
+
+}  // namespace ltx

@@ -1,0 +1,249 @@
+// ltx_allreduce: smoke run and benchmark of ltx's AllReduce and ReduceScatter.
+//
+//   ltx_allreduce                 smoke run: one AllReduce and one ReduceScatter per dtype (bf16,
+//                                 fp16, fp32) and reduction (sum, max, min), on the ranks of
+//                                 --devices/-g, random data, every rank's output checked bit for
+//                                 bit against the host reference in rank order; PASS/FAIL per
+//                                 case and a summary line (exit 0/1).
+//   ltx_allreduce --bench         a sweep of input bytes per rank (-b/-e/-f, default 8K to 256M,
+//                                 times 2), --op allreduce|reduce_scatter, --dtype, --reduction,
+//                                 ltx beside NCCL when libnccl.so.2 loads: plain, window
+//                                 (symmetric windows) and ce (n/a: NCCL has no copy-engine
+//                                 reductions), the best of them and ltx's speedup over it.
+//   ltx_allreduce --bench --style=graph --json=allreduce.json
+//                                 ltx's per-rank calls and NCCL's grouped calls captured into
+//                                 CUDA graphs and replayed; every row's figures also to a JSON
+//                                 file.
+//   ltx_allreduce --help          the flags, short and long.
+//
+// The command line is checked before anything looks for a GPU (allreduce_flags.h): -h/--help
+// prints the usage and exits 0; a bad flag prints one line and exits 2; so do no GPU and a
+// device that is not visible. Times are medians of --windows windows of --iters calls, measured
+// with CUDA events after --warmup calls; the table follows nccl-tests (size = input bytes per
+// rank; busbw = algbw 2(n-1)/n for the AllReduce, algbw (n-1)/n for the ReduceScatter).
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_format.h"
+#include "ltx/runtime.h"
+#include "ltx/status_macros.h"
+#include "tools/bench/bench_style.h"
+#include "tools/bench/bench_timing.h"
+#include "tools/bench/json_document.h"
+#include "tools/bench/nccl_best.h"
+#include "tools/bench/nccl_side.h"
+#include "tools/bench/style_timing.h"
+#include "tools/flags/command_line.h"
+#include "tools/ltx_allreduce/allreduce_config.h"
+#include "tools/ltx_allreduce/allreduce_flags.h"
+#include "tools/ltx_allreduce/allreduce_json.h"
+#include "tools/ltx_allreduce/nccl_reduce_modes.h"
+#include "tools/ltx_allreduce/reduce_bandwidth.h"
+#include "tools/testing/gpu_fixture.h"
+#include "tools/testing/reduce_harness.h"
+#include "tools/testing/visible_gpus.h"
+
+namespace ltx {
+namespace {
+
+// Bytes of each rank's input and output areas in the smoke run: more than its largest case.
+constexpr int64_t kSmokeCapacity = int64_t{1} << 20;
+// How long the tool waits on the host for a call to finish.
+constexpr absl::Duration kWait = absl::Seconds(30);
+
+// The smoke cases on `world` ranks: per collective, dtype and reduction, an AllReduce of an odd
+// count, or a ReduceScatter of batch 2 and an odd hidden with uneven token counts (every third
+// rank none).
+std::vector<ReduceCase> SmokeCases(int world) {
+  std::vector<ReduceCase> cases;
+  for (Collective collective : {Collective::kAllReduce, Collective::kReduceScatter}) {
+    for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16, DataType::kFloat32}) {
+      for (Reduction reduction : {Reduction::kSum, Reduction::kMax, Reduction::kMin}) {
+        ReduceCase c;
+        c.collective = collective;
+        c.dtype = dtype;
+        c.reduction = reduction;
+        c.count = 1000 * world + 3;
+        c.batch = 2;
+        c.hidden = 33;
+        for (int r = 0; r < world; ++r) c.token_counts.push_back(r % 3 == 1 ? 0 : 5 + 4 * r);
+        cases.push_back(c);
+      }
+    }
+  }
+  return cases;
+}
+
+// Runs every smoke case once, alternating coordinated and per-rank calls; the exit code.
+int Smoke(Runtime& runtime) {
+  const absl::StatusOr<std::unique_ptr<ReduceHarness>> harness =
+      ReduceHarness::Create(runtime.devices(), kSmokeCapacity, /*seed=*/7);
+  if (!harness.ok()) {
+    absl::PrintF("ltx_allreduce: %s\nFAIL\n", harness.status().ToString());
+    return kExitFailed;
+  }
+  const std::vector<ReduceCase> cases = SmokeCases(runtime.world_size());
+  int failures = 0;
+  absl::PrintF("%-64s %-12s %s\n", "# case", "style", "result");
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const CallStyle style = i % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
+    const absl::Status status = RunAndVerify(runtime, **harness, cases[i], style);
+    if (!status.ok()) ++failures;
+    absl::PrintF("%-64s %-12s %s\n", cases[i].ToString(),
+                 style == CallStyle::kCoordinated ? "coordinated" : "per-rank",
+                 status.ok() ? "PASS" : absl::StrCat("FAIL ", status.ToString()));
+  }
+  absl::PrintF("%s: %d of %d case(s) failed on %d rank(s)\n", failures == 0 ? "PASS" : "FAIL",
+               failures, cases.size(), runtime.world_size());
+  return failures == 0 ? kExitOk : kExitFailed;
+}
+
+// The benchmark's case of `bytes` input bytes per rank on `world` ranks: an AllReduce of
+// bytes / element size elements, or a ReduceScatter (batch 1, rows of one element) of as many
+// split evenly (rounded down to equal blocks, as in nccl-tests); at least one element per rank.
+ReduceCase BenchCase(const AllReduceToolConfig& config, int64_t bytes, int world) {
+  ReduceCase c;
+  c.collective = config.collective;
+  c.dtype = config.dtype;
+  c.reduction = config.reduction;
+  c.count = std::max<int64_t>(1, bytes / ElementSize(config.dtype));
+  c.token_counts.assign(world, std::max<int64_t>(1, c.count / world));
+  if (c.collective == Collective::kReduceScatter) c.count = c.token_counts[0] * world;
+  return c;
+}
+
+// The benchmark's header on `world` ranks, `with_nccl` when NCCL has a clique.
+void PrintBenchHeader(const AllReduceToolConfig& config, int world, bool with_nccl) {
+  absl::PrintF(
+      "# ltx_allreduce: %s, %d rank(s), medians of %d windows of %d calls (us); ltx: style %s "
+      "(%s); NCCL: grouped from one thread (%s); NCCL's outputs are not checked (its order of "
+      "reduction is its own)\n",
+      OpFlagName(config.collective), world, config.timing.windows, config.timing.iterations,
+      BenchStyleName(config.style), CallTimingName(config.style), CallTimingName(config.style));
+  absl::PrintF("#\n# %10s %12s %6s %6s | %9s %8s %8s %6s | %s\n", "size", "count", "type", "redop",
+               "ltx(us)", "algbw", "busbw", "#wrong", NcclColumnTitles());
+  absl::PrintF(
+      "# (size: input bytes per rank, nccl-tests' size; busbw = algbw * %s; plain, window, ce: "
+      "NCCL's modes; speedup: best / ltx)\n",
+      config.collective == Collective::kAllReduce ? "2(n-1)/n" : "(n-1)/n");
+  if (!with_nccl) absl::PrintF("# (no NCCL: its columns are -)\n");
+}
+
+void PrintBenchRow(const AllReduceBenchRow& row, const AllReduceToolConfig& config) {
+  absl::PrintF("  %10d %12d %6s %6s | %9.2f %8.2f %8.2f %6d | %s\n", row.size_bytes, row.count,
+               DataTypeName(config.dtype), ReductionName(config.reduction), row.ltx_us,
+               row.ltx_algbw, row.ltx_busbw, row.wrong, NcclCells(row.nccl, row.ltx_us));
+}
+
+// Runs the harness's current case once (verified bit for bit), then times it in the style of
+// `config` on `ranks` (the harness's streams, with their events); sets the row's ltx figures.
+absl::Status TimeLtx(Runtime& runtime, ReduceHarness& harness, const AllReduceToolConfig& config,
+                     const TimedRanks& ranks, AllReduceBenchRow* row) {
+  CallOptions call;
+  call.blocks = config.blocks;
+  LTX_RETURN_IF_ERROR(harness.Launch(runtime, CallStyle::kCoordinated, call));
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
+  row->wrong = harness.Verify().ok() ? 0 : 1;
+  LtxCall ltx_call;
+  ltx_call.rank = [&](int rank) { return harness.RankCall(runtime, rank, call); };
+  ltx_call.coordinated = [&] { return harness.Launch(runtime, CallStyle::kCoordinated, call); };
+  LTX_ASSIGN_OR_RETURN(const Measured measured, MeasureLtxCall(config.style, runtime.transport(),
+                                                               config.timing, ranks, ltx_call));
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
+  row->ltx_us = measured.device_us;
+  const ReduceBandwidth bandwidth =
+      ReduceBandwidthOf(config.collective, runtime.world_size(), row->size_bytes, row->ltx_us);
+  row->ltx_algbw = bandwidth.algbw;
+  row->ltx_busbw = bandwidth.busbw;
+  return absl::OkStatus();
+}
+
+// Times `bytes` per rank: ltx's call, then NCCL's modes on the same buffers; prints the row.
+absl::StatusOr<AllReduceBenchRow> BenchOne(Runtime& runtime, ReduceHarness& harness,
+                                           const NcclSide& nccl, const AllReduceToolConfig& config,
+                                           const TimedRanks& ranks, int64_t bytes) {
+  const ReduceCase c = BenchCase(config, bytes, runtime.world_size());
+  LTX_RETURN_IF_ERROR(harness.Prepare(c));
+  AllReduceBenchRow row;
+  row.count = c.count;
+  row.size_bytes = c.count * ElementSize(config.dtype);
+  LTX_RETURN_IF_ERROR(TimeLtx(runtime, harness, config, ranks, &row));
+  const NcclReduceCall nccl_call{config.collective, config.dtype, config.reduction, c.count};
+  LTX_ASSIGN_OR_RETURN(row.nccl, TimeNcclReduce(nccl, nccl_call, harness.AllBuffers(), config.style,
+                                                config.timing, ranks));
+  PrintBenchRow(row, config);
+  std::fflush(stdout);
+  return row;
+}
+
+absl::Status Bench(Runtime& runtime, const AllReduceToolConfig& config) {
+  const std::vector<int64_t> sizes = BenchSizes(config);
+  // The largest case, and at least one element per rank (BenchCase).
+  const int64_t capacity =
+      std::max<int64_t>(sizes.back(), runtime.world_size() * ElementSize(config.dtype));
+  LTX_ASSIGN_OR_RETURN(std::unique_ptr<ReduceHarness> harness,
+                       ReduceHarness::Create(runtime.devices(), capacity, /*seed=*/1));
+  LTX_ASSIGN_OR_RETURN(EventPairs events, EventPairs::Create(runtime.devices()));
+  const TimedRanks ranks = TimedRanksOf(runtime.devices(), harness->AllBuffers(), &events);
+  NcclSide nccl = LoadNccl(config.nccl_path, runtime.devices());
+  OpenNcclReduceModes(runtime.devices(), capacity, &nccl);
+  absl::PrintF("%s", NcclModesNote(nccl));
+  PrintBenchHeader(config, runtime.world_size(), nccl.clique != nullptr);
+  std::vector<AllReduceBenchRow> rows;
+  int wrong = 0;
+  for (int64_t bytes : sizes) {
+    LTX_ASSIGN_OR_RETURN(AllReduceBenchRow row,
+                         BenchOne(runtime, *harness, nccl, config, ranks, bytes));
+    wrong += row.wrong;
+    rows.push_back(row);
+  }
+  if (!config.json_path.empty()) {
+    LTX_RETURN_IF_ERROR(WriteJsonDocument(
+        config.json_path, AllReduceJson(config, runtime.devices(), nccl.version, rows)));
+  }
+  if (wrong > 0) {
+    return absl::DataLossError(absl::StrFormat("ltx's output was wrong on %d size(s)", wrong));
+  }
+  return absl::OkStatus();
+}
+
+int Main(int argc, char** argv) {
+  AllReduceToolConfig config;
+  const CommandLineOutcome parsed =
+      ParseAllReduceCommandLine(std::vector<std::string>(argv, argv + argc), &config);
+  if (parsed.exit_code >= 0) return FinishCommandLine(parsed);
+  const int visible = VisibleGpuCount();
+  const int unusable = ExitUnlessDevicesVisible("ltx_allreduce", config.devices, visible);
+  if (unusable >= 0) return unusable;
+  RuntimeOptions options;
+  options.devices = config.devices;
+  for (int d = 0; options.devices.empty() && d < visible; ++d) options.devices.push_back(d);
+  options.max_blocks = config.max_blocks;
+  options.transport = Transport::kPeerStores;  // The reductions' only transport.
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+  if (!runtime.ok()) {
+    absl::PrintF("ltx_allreduce: %s\nFAIL\n", runtime.status().ToString());
+    return kExitFailed;
+  }
+  int exit_code = kExitOk;
+  if (config.smoke) exit_code = Smoke(**runtime);
+  if (config.bench) {
+    const absl::Status status = Bench(**runtime, config);
+    if (!status.ok()) {
+      absl::PrintF("ltx_allreduce: %s\nFAIL\n", status.ToString());
+      exit_code = kExitFailed;
+    }
+  }
+  return exit_code;
+}
+
+}  // namespace
+}  // namespace ltx
+
+int main(int argc, char** argv) { return ltx::Main(argc, argv); }
