@@ -1,6 +1,6 @@
 // Tests of ltx_allreduce's command line (tools/ltx_allreduce/allreduce_flags.h) and settings
 // (allreduce_config.h): argument vectors in, the run's settings or one line and its exit code
-// out, with no GPU; and the benchmark's sizes.
+// out, with no GPU; the benchmark's sizes and the AllReduce's paths.
 #include "tools/ltx_allreduce/allreduce_flags.h"
 
 #include <string>
@@ -9,7 +9,9 @@
 #include "absl/flags/reflection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ltx/runtime_options.h"
 #include "tools/ltx_allreduce/allreduce_config.h"
+#include "tools/ltx_allreduce/allreduce_path.h"
 
 namespace ltx {
 namespace {
@@ -52,11 +54,13 @@ TEST(AllReduceCommandLineTest, HelpListsEveryFlagInShortAndLongFormsAndExitsZero
     for (const char* flag :
          {"-b, --min_bytes", "-e, --max_bytes", "-f, --step_factor", "-n, --iters", "-w, --warmup",
           "-d, --dtype", "-g, --gpus", "--devices", "--smoke", "--bench", "--op", "--reduction",
-          "--blocks", "--max_blocks", "--windows", "--nccl", "--style", "--json", "-h, --help"}) {
+          "--path", "--blocks", "--max_blocks", "--windows", "--nccl", "--style", "--json",
+          "-h, --help"}) {
       EXPECT_THAT(outcome.text, HasSubstr(flag));
     }
     EXPECT_THAT(outcome.text, HasSubstr("input bytes per rank"));
     EXPECT_THAT(outcome.text, HasSubstr("NCCL has no copy-engine reductions"));
+    EXPECT_THAT(outcome.text, HasSubstr("auto | one_shot | two_shot | both"));
   }
 }
 
@@ -68,6 +72,7 @@ TEST(AllReduceCommandLineTest, DefaultsAreTheSmokeRunOnEveryGpu) {
   EXPECT_EQ(config.collective, Collective::kAllReduce);
   EXPECT_EQ(config.dtype, DataType::kBFloat16);
   EXPECT_EQ(config.reduction, Reduction::kSum);
+  EXPECT_THAT(config.paths, ElementsAre(AllReducePath::kAuto));
 }
 
 TEST(AllReduceCommandLineTest, ShortFlagsMakeASweepOfInputBytesPerRank) {
@@ -107,11 +112,40 @@ TEST(AllReduceCommandLineTest, TheBenchmarkTakesACallStyleAndAJsonFile) {
   EXPECT_EQ(ConfigOf({"--bench", "--style=rank_one_thread"}).style, BenchStyle::kRankOneThread);
 }
 
+TEST(AllReduceCommandLineTest, TheBenchmarkTakesTheAllReducesPath) {
+  EXPECT_THAT(ConfigOf({"--bench", "--path=auto"}).paths, ElementsAre(AllReducePath::kAuto));
+  EXPECT_THAT(ConfigOf({"--bench", "--path", "one_shot"}).paths,
+              ElementsAre(AllReducePath::kOneShot));
+  EXPECT_THAT(ConfigOf({"--bench", "--path=two_shot"}).paths, ElementsAre(AllReducePath::kTwoShot));
+  EXPECT_THAT(ConfigOf({"--bench", "--path=both"}).paths,
+              ElementsAre(AllReducePath::kOneShot, AllReducePath::kTwoShot));
+  EXPECT_THAT(ConfigOf({"--bench", "--op=reduce_scatter", "--path=auto"}).paths,
+              ElementsAre(AllReducePath::kAuto));
+}
+
+TEST(AllReduceCommandLineTest, EachPathSetsTheCallsTwoShotThreshold) {
+  EXPECT_EQ(TwoShotMinBytesOf(AllReducePath::kAuto), absl::nullopt);
+  EXPECT_EQ(TwoShotMinBytesOf(AllReducePath::kOneShot), kNeverTwoShot);
+  EXPECT_EQ(TwoShotMinBytesOf(AllReducePath::kTwoShot), 0);
+  for (const char* name : {"auto", "one_shot", "two_shot", "both"}) {
+    const absl::StatusOr<std::vector<AllReducePath>> paths = ParseAllReducePaths(name);
+    ASSERT_TRUE(paths.ok()) << paths.status();
+    EXPECT_EQ(AllReducePathsFlagName(*paths), name);
+  }
+}
+
 TEST(AllReduceCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
   EXPECT_THAT(ErrorOf({"--bench", "--op=allgather"}), HasSubstr("--op: 'allgather'"));
   EXPECT_THAT(ErrorOf({"--bench", "--reduction=prod"}), HasSubstr("--reduction: 'prod'"));
   EXPECT_THAT(ErrorOf({"--bench", "-d", "int8"}), HasSubstr("not bf16, fp16 or fp32"));
   EXPECT_THAT(ErrorOf({"-d", "bf17"}), HasSubstr("-d/--dtype"));
+  EXPECT_THAT(ErrorOf({"--bench", "--path=three_shot"}),
+              HasSubstr("--path: 'three_shot' is not auto, one_shot, two_shot or both"));
+  for (const char* path : {"--path=one_shot", "--path=two_shot", "--path=both"}) {
+    EXPECT_THAT(ErrorOf({"--bench", "--op=reduce_scatter", path}),
+                HasSubstr("--path: only --op allreduce"));
+  }
+  EXPECT_THAT(ErrorOf({"--path=both"}), HasSubstr("only --bench takes them"));
   EXPECT_THAT(ErrorOf({"--bench", "--style=fast"}), HasSubstr("--style: unknown style 'fast'"));
   EXPECT_THAT(ErrorOf({"--style=graph"}), HasSubstr("only --bench takes them"));
   EXPECT_THAT(ErrorOf({"--json=out.json"}), HasSubstr("only --bench takes them"));

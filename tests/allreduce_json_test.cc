@@ -1,6 +1,6 @@
 // Tests of ltx_allreduce's benchmark JSON (tools/ltx_allreduce/allreduce_json.h): the shared
-// settings with the op and the reduction, then one row object a line with ltx's figures and
-// NCCL's modes, measured or unavailable with the reason.
+// settings with the op, the reduction and the path, then one row object a line with its path,
+// ltx's figures and NCCL's modes, measured or unavailable with the reason.
 #include "tools/ltx_allreduce/allreduce_json.h"
 
 #include <string>
@@ -9,6 +9,7 @@
 #include "gtest/gtest.h"
 #include "tools/bench/json_document.h"
 #include "tools/bench/nccl_best.h"
+#include "tools/ltx_allreduce/allreduce_path.h"
 
 namespace ltx {
 namespace {
@@ -19,9 +20,11 @@ TEST(AllReduceJsonTest, SettingsThenOneRowALine) {
   AllReduceToolConfig config;
   config.style = BenchStyle::kGraph;
   config.reduction = Reduction::kMax;
+  config.paths = {AllReducePath::kOneShot, AllReducePath::kTwoShot};
   AllReduceBenchRow measured;  // ltx, plain NCCL and windows; no copy-engine reductions.
   measured.size_bytes = 8192;
   measured.count = 4096;
+  measured.path = AllReducePath::kOneShot;
   measured.ltx_us = 4.5;
   measured.ltx_algbw = 1.82;
   measured.ltx_busbw = 1.82;
@@ -33,6 +36,7 @@ TEST(AllReduceJsonTest, SettingsThenOneRowALine) {
   AllReduceBenchRow alone;  // NCCL not loaded; ltx's output wrong.
   alone.size_bytes = 16384;
   alone.count = 8192;
+  alone.path = AllReducePath::kTwoShot;
   alone.ltx_us = 5;
   alone.ltx_algbw = 3.277;
   alone.ltx_busbw = 3.277;
@@ -45,17 +49,20 @@ TEST(AllReduceJsonTest, SettingsThenOneRowALine) {
       "  \"dtype\": \"bf16\",\n"
       "  \"op\": \"allreduce\",\n"
       "  \"reduction\": \"max\",\n"
+      "  \"path\": \"both\",\n"
       "  \"style\": \"graph\",\n"
       "  \"call_style\": \"graph replay\",\n"
       "  \"nccl\": \"2.28.3\",\n"
       "  \"rows\": [\n"
-      "    {\"size_bytes\": 8192, \"count\": 4096, \"ltx_us\": 4.500, \"ltx_algbw_gbps\": 1.820, "
+      "    {\"size_bytes\": 8192, \"count\": 4096, \"path\": \"one_shot\", \"ltx_us\": 4.500, "
+      "\"ltx_algbw_gbps\": 1.820, "
       "\"ltx_busbw_gbps\": 1.820, \"wrong\": 0, "
       "\"nccl\": {\"plain\": {\"us\": 9.000, \"busbw_gbps\": 0.910}, "
       "\"window\": {\"us\": 6.000, \"busbw_gbps\": 1.365}, "
       "\"ce\": {\"unavailable\": \"NCCL has no copy-engine reductions\"}}, "
       "\"best_nccl\": \"window\", \"best_nccl_us\": 6.000, \"ltx_vs_best_nccl\": 1.333},\n"
-      "    {\"size_bytes\": 16384, \"count\": 8192, \"ltx_us\": 5.000, \"ltx_algbw_gbps\": 3.277, "
+      "    {\"size_bytes\": 16384, \"count\": 8192, \"path\": \"two_shot\", \"ltx_us\": 5.000, "
+      "\"ltx_algbw_gbps\": 3.277, "
       "\"ltx_busbw_gbps\": 3.277, \"wrong\": 1, "
       "\"nccl\": {\"plain\": {\"unavailable\": \"NCCL not loaded\"}, "
       "\"window\": {\"unavailable\": \"NCCL not loaded\"}, "
@@ -71,7 +78,7 @@ TEST(AllReduceJsonTest, TheReduceScatterNamesItsOp) {
   config.dtype = DataType::kFloat32;
   const std::string text = JsonDocumentText(AllReduceJson(config, {3, 1, 2}, "none", {}));
   EXPECT_THAT(text, HasSubstr("\"dtype\": \"fp32\",\n  \"op\": \"reduce_scatter\",\n"
-                              "  \"reduction\": \"sum\",\n"));
+                              "  \"reduction\": \"sum\",\n  \"path\": \"auto\",\n"));
   EXPECT_THAT(text, HasSubstr("\"style\": \"rank\",\n  \"call_style\": \"eager\",\n"));
   EXPECT_THAT(text, HasSubstr("\"nccl\": \"none\",\n  \"rows\": [\n  ]\n}\n"));
 }

@@ -51,6 +51,11 @@ absl::Status FillBench(const AllReduceFlagValues& flags, AllReduceToolConfig* co
   }
   config->dtype = *dtype;
   LTX_ASSIGN_OR_RETURN(config->reduction, ParseReduction(flags.reduction));
+  LTX_ASSIGN_OR_RETURN(config->paths, ParseAllReducePaths(flags.path));
+  if (config->collective != Collective::kAllReduce && flags.path != AllReduceFlagValues().path) {
+    return absl::InvalidArgumentError(
+        "--path: only --op allreduce takes a path other than auto (the ReduceScatter has one)");
+  }
   LTX_ASSIGN_OR_RETURN(const BenchCallSettings calls, BenchCallSettingsOf(flags, flags.iters));
   config->blocks = calls.blocks;
   config->max_blocks = calls.max_blocks;
@@ -115,9 +120,10 @@ absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagV
   LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
   const bool sizes_given =
       !flags.min_bytes.empty() || !flags.max_bytes.empty() || flags.step_factor != 0;
-  if (!flags.bench &&
-      (sizes_given || config.style != BenchStyle::kPerRank || !flags.json.empty())) {
-    return absl::InvalidArgumentError("-b, -e, -f, --style and --json: only --bench takes them");
+  if (!flags.bench && (sizes_given || config.style != BenchStyle::kPerRank || !flags.json.empty() ||
+                       flags.path != AllReduceFlagValues().path)) {
+    return absl::InvalidArgumentError(
+        "-b, -e, -f, --style, --json and --path: only --bench takes them");
   }
   return config;
 }

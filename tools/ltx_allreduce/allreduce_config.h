@@ -16,6 +16,7 @@
 #include "tools/bench/bench_flags.h"
 #include "tools/bench/bench_style.h"
 #include "tools/bench/timing_plan.h"
+#include "tools/ltx_allreduce/allreduce_path.h"
 
 namespace ltx {
 
@@ -28,6 +29,7 @@ struct AllReduceFlagValues : BenchFlagValues {
   std::string op = "allreduce";
   std::string dtype = "bf16";
   std::string reduction = "sum";
+  std::string path = "auto";
   int iters = 50;
 };
 
@@ -37,12 +39,14 @@ struct AllReduceToolConfig {
   std::vector<int> devices;  // The ranks' GPUs (empty: every visible GPU).
   int max_blocks = 0;        // RuntimeOptions::max_blocks.
   // Benchmark: the collective (kAllReduce or kReduceScatter), its dtype and reduction, the
-  // block count of ltx's calls, the call style they (and NCCL's calls) are timed in, the timing,
-  // the NCCL library (empty: none), the JSON file (empty: none), and the sweep of input bytes
-  // per rank from min_bytes to max_bytes, times factor each step.
+  // AllReduce's paths (one row each per size), the block count of ltx's calls, the call style
+  // they (and NCCL's calls) are timed in, the timing, the NCCL library (empty: none), the JSON
+  // file (empty: none), and the sweep of input bytes per rank from min_bytes to max_bytes, times
+  // factor each step.
   Collective collective = Collective::kAllReduce;
   DataType dtype = DataType::kBFloat16;
   Reduction reduction = Reduction::kSum;
+  std::vector<AllReducePath> paths = {AllReducePath::kAuto};
   int blocks = 0;
   BenchStyle style = BenchStyle::kPerRank;
   TimingPlan timing;
@@ -63,10 +67,10 @@ absl::StatusOr<Collective> ParseOp(absl::string_view name);
 absl::StatusOr<Reduction> ParseReduction(absl::string_view name);
 
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
-// form the user typed, e.g. "-b/--min_bytes") and says what it accepts. -b, -e, -f, --style and
-// --json need --bench; --dtype takes bf16, fp16 or fp32; the shared flags the reductions have no
-// use for (--protocol other than auto, --transport other than auto, --breakdown and
-// --breakdown_blocks) are refused. Needs no GPU. Thread-safe (pure).
+// form the user typed, e.g. "-b/--min_bytes") and says what it accepts. -b, -e, -f, --style,
+// --json and --path need --bench; --path other than auto needs --op allreduce; --dtype takes
+// bf16, fp16 or fp32; the shared flags the reductions have no use for (--protocol other than
+// auto, --transport other than auto, --breakdown and --breakdown_blocks) are refused. Needs no GPU. Thread-safe (pure).
 absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagValues& flags);
 
 // The benchmark's sizes (input bytes per rank): min_bytes, times factor, up to max_bytes.

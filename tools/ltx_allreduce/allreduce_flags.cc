@@ -19,6 +19,8 @@ ABSL_FLAG(double, step_factor, ltx::AllReduceFlagValues().step_factor,
 ABSL_FLAG(std::string, op, ltx::AllReduceFlagValues().op, "allreduce or reduce_scatter.");
 ABSL_FLAG(std::string, dtype, ltx::AllReduceFlagValues().dtype, "-d: bf16, fp16 or fp32.");
 ABSL_FLAG(std::string, reduction, ltx::AllReduceFlagValues().reduction, "sum, max or min.");
+ABSL_FLAG(std::string, path, ltx::AllReduceFlagValues().path,
+          "The AllReduce's path: auto, one_shot, two_shot or both.");
 ABSL_FLAG(int, iters, ltx::AllReduceFlagValues().iters, "-n: calls per timed window.");
 
 namespace ltx {
@@ -34,6 +36,7 @@ AllReduceFlagValues ReadFlags() {
   f.op = absl::GetFlag(FLAGS_op);
   f.dtype = absl::GetFlag(FLAGS_dtype);
   f.reduction = absl::GetFlag(FLAGS_reduction);
+  f.path = absl::GetFlag(FLAGS_path);
   f.iters = absl::GetFlag(FLAGS_iters);
   return f;
 }
@@ -71,6 +74,10 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
         --op=NAME                allreduce | reduce_scatter (default allreduce)
     -d, --dtype=NAME             bf16 | fp16 | fp32 (default bf16)
         --reduction=NAME         sum | max | min (default sum)
+        --path=NAME              auto | one_shot | two_shot | both: the AllReduce's path
+                                 (auto: the Runtime's threshold, two_shot_min_bytes; both:
+                                 one row each per size, NCCL timed once) (default auto;
+                                 --op reduce_scatter takes auto only)
     -b, --min_bytes=SIZE         smallest size, input bytes per rank (nccl-tests' size: the
                                  AllReduce's count, the ReduceScatter's whole input), with
                                  K/M/G suffixes (default 8K)
@@ -97,6 +104,7 @@ Examples:
   ltx_allreduce --devices=0,0,0,0
   ltx_allreduce --bench -b 8K -e 256M -f 2
   ltx_allreduce --bench --op reduce_scatter -d fp32 --reduction max
+  ltx_allreduce --bench -b 64K -e 16M --path both
   ltx_allreduce --bench --style=graph --json=allreduce.json
 )";
 }

@@ -10,12 +10,14 @@ JsonDocument AllReduceJson(const AllReduceToolConfig& config, const std::vector<
   document.settings = BenchJsonSettings(devices, config.dtype,
                                         JsonMembers()
                                             .Text("op", OpFlagName(config.collective))
-                                            .Text("reduction", ReductionName(config.reduction)),
+                                            .Text("reduction", ReductionName(config.reduction))
+                                            .Text("path", AllReducePathsFlagName(config.paths)),
                                         config.style, nccl_version);
   for (const AllReduceBenchRow& r : rows) {
     document.rows.push_back(JsonMembers()
                                 .Int("size_bytes", r.size_bytes)
                                 .Int("count", r.count)
+                                .Text("path", AllReducePathName(r.path))
                                 .Append(LtxTimeJson(r.ltx_us, r.ltx_algbw, r.ltx_busbw))
                                 .Int("wrong", r.wrong)
                                 .Raw(NcclJsonMembers(r.nccl, r.ltx_us)));

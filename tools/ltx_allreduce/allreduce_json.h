@@ -11,13 +11,15 @@
 #include "tools/bench/json_document.h"
 #include "tools/bench/nccl_best.h"
 #include "tools/ltx_allreduce/allreduce_config.h"
+#include "tools/ltx_allreduce/allreduce_path.h"
 
 namespace ltx {
 
 // One row of the benchmark. Times are medians over windows of device time per call (us).
 struct AllReduceBenchRow {
-  int64_t size_bytes = 0;  // Input bytes per rank (nccl-tests' size).
-  int64_t count = 0;       // Its elements.
+  int64_t size_bytes = 0;                     // Input bytes per rank (nccl-tests' size).
+  int64_t count = 0;                          // Its elements.
+  AllReducePath path = AllReducePath::kAuto;  // The path ltx's call was forced on.
   double ltx_us = -1;
   double ltx_algbw = -1;
   double ltx_busbw = -1;
@@ -26,9 +28,10 @@ struct AllReduceBenchRow {
 };
 
 // The JSON document of a run of `config` on `devices` with NCCL `nccl_version` ("none" without
-// NCCL): the shared settings (with op and reduction), then one object per row: size_bytes,
-// count, ltx's time, algbw and busbw, wrong, and NCCL's modes (NcclJsonMembers: each mode's
-// figures or why it was unavailable, the best and ltx's speedup over it).
+// NCCL): the shared settings (with op, reduction and path, the --path value), then one object
+// per row: size_bytes, count, path, ltx's time, algbw and busbw, wrong, and NCCL's modes
+// (NcclJsonMembers: each mode's figures or why it was unavailable, the best and ltx's speedup
+// over it).
 JsonDocument AllReduceJson(const AllReduceToolConfig& config, const std::vector<int>& devices,
                            const std::string& nccl_version,
                            const std::vector<AllReduceBenchRow>& rows);

@@ -10,6 +10,9 @@
 //                                 ltx beside NCCL when libnccl.so.2 loads: plain, window
 //                                 (symmetric windows) and ce (n/a: NCCL has no copy-engine
 //                                 reductions), the best of them and ltx's speedup over it.
+//   ltx_allreduce --bench --path both    the AllReduce's one-shot and two-shot side by side,
+//                                 one row each per size (--path one_shot or two_shot: one of
+//                                 them; auto, the default: the Runtime's threshold).
 //   ltx_allreduce --bench --style=graph --json=allreduce.json
 //                                 ltx's per-rank calls and NCCL's grouped calls captured into
 //                                 CUDA graphs and replayed; every row's figures also to a JSON
@@ -43,6 +46,7 @@
 #include "tools/ltx_allreduce/allreduce_config.h"
 #include "tools/ltx_allreduce/allreduce_flags.h"
 #include "tools/ltx_allreduce/allreduce_json.h"
+#include "tools/ltx_allreduce/allreduce_path.h"
 #include "tools/ltx_allreduce/nccl_reduce_modes.h"
 #include "tools/ltx_allreduce/reduce_bandwidth.h"
 #include "tools/testing/gpu_fixture.h"
@@ -121,32 +125,37 @@ ReduceCase BenchCase(const AllReduceToolConfig& config, int64_t bytes, int world
 // The benchmark's header on `world` ranks, `with_nccl` when NCCL has a clique.
 void PrintBenchHeader(const AllReduceToolConfig& config, int world, bool with_nccl) {
   absl::PrintF(
-      "# ltx_allreduce: %s, %d rank(s), medians of %d windows of %d calls (us); ltx: style %s "
-      "(%s); NCCL: grouped from one thread (%s); NCCL's outputs are not checked (its order of "
-      "reduction is its own)\n",
-      OpFlagName(config.collective), world, config.timing.windows, config.timing.iterations,
-      BenchStyleName(config.style), CallTimingName(config.style), CallTimingName(config.style));
-  absl::PrintF("#\n# %10s %12s %6s %6s | %9s %8s %8s %6s | %s\n", "size", "count", "type", "redop",
-               "ltx(us)", "algbw", "busbw", "#wrong", NcclColumnTitles());
+      "# ltx_allreduce: %s, path %s, %d rank(s), medians of %d windows of %d calls (us); ltx: "
+      "style %s (%s); NCCL: grouped from one thread (%s); NCCL's outputs are not checked (its "
+      "order of reduction is its own)\n",
+      OpFlagName(config.collective), AllReducePathsFlagName(config.paths), world,
+      config.timing.windows, config.timing.iterations, BenchStyleName(config.style),
+      CallTimingName(config.style), CallTimingName(config.style));
+  absl::PrintF("#\n# %10s %12s %6s %6s %8s | %9s %8s %8s %6s | %s\n", "size", "count", "type",
+               "redop", "path", "ltx(us)", "algbw", "busbw", "#wrong", NcclColumnTitles());
   absl::PrintF(
-      "# (size: input bytes per rank, nccl-tests' size; busbw = algbw * %s; plain, window, ce: "
-      "NCCL's modes; speedup: best / ltx)\n",
+      "# (size: input bytes per rank, nccl-tests' size; path: ltx's AllReduce path, auto = the "
+      "Runtime's threshold; busbw = algbw * %s; plain, window, ce: NCCL's modes; speedup: best "
+      "/ ltx)\n",
       config.collective == Collective::kAllReduce ? "2(n-1)/n" : "(n-1)/n");
   if (!with_nccl) absl::PrintF("# (no NCCL: its columns are -)\n");
 }
 
 void PrintBenchRow(const AllReduceBenchRow& row, const AllReduceToolConfig& config) {
-  absl::PrintF("  %10d %12d %6s %6s | %9.2f %8.2f %8.2f %6d | %s\n", row.size_bytes, row.count,
-               DataTypeName(config.dtype), ReductionName(config.reduction), row.ltx_us,
-               row.ltx_algbw, row.ltx_busbw, row.wrong, NcclCells(row.nccl, row.ltx_us));
+  absl::PrintF("  %10d %12d %6s %6s %8s | %9.2f %8.2f %8.2f %6d | %s\n", row.size_bytes, row.count,
+               DataTypeName(config.dtype), ReductionName(config.reduction),
+               AllReducePathName(row.path), row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong,
+               NcclCells(row.nccl, row.ltx_us));
 }
 
-// Runs the harness's current case once (verified bit for bit), then times it in the style of
-// `config` on `ranks` (the harness's streams, with their events); sets the row's ltx figures.
+// Runs the harness's current case once on `row->path` (verified bit for bit), then times it in the
+// style of `config` on `ranks` (the harness's streams, with their events); sets the row's ltx
+// figures.
 absl::Status TimeLtx(Runtime& runtime, ReduceHarness& harness, const AllReduceToolConfig& config,
                      const TimedRanks& ranks, AllReduceBenchRow* row) {
   CallOptions call;
   call.blocks = config.blocks;
+  call.two_shot_min_bytes = TwoShotMinBytesOf(row->path);
   LTX_RETURN_IF_ERROR(harness.Launch(runtime, CallStyle::kCoordinated, call));
   LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
   row->wrong = harness.Verify().ok() ? 0 : 1;
@@ -164,22 +173,35 @@ absl::Status TimeLtx(Runtime& runtime, ReduceHarness& harness, const AllReduceTo
   return absl::OkStatus();
 }
 
-// Times `bytes` per rank: ltx's call, then NCCL's modes on the same buffers; prints the row.
-absl::StatusOr<AllReduceBenchRow> BenchOne(Runtime& runtime, ReduceHarness& harness,
-                                           const NcclSide& nccl, const AllReduceToolConfig& config,
-                                           const TimedRanks& ranks, int64_t bytes) {
+// Times `bytes` per rank: ltx's call on each path of `config`, then NCCL's modes on the same
+// buffers; prints and appends one row per path to `rows`.
+absl::Status BenchOne(Runtime& runtime, ReduceHarness& harness, const NcclSide& nccl,
+                      const AllReduceToolConfig& config, const TimedRanks& ranks, int64_t bytes,
+                      std::vector<AllReduceBenchRow>* rows) {
   const ReduceCase c = BenchCase(config, bytes, runtime.world_size());
   LTX_RETURN_IF_ERROR(harness.Prepare(c));
-  AllReduceBenchRow row;
-  row.count = c.count;
-  row.size_bytes = c.count * ElementSize(config.dtype);
-  LTX_RETURN_IF_ERROR(TimeLtx(runtime, harness, config, ranks, &row));
+  std::vector<AllReduceBenchRow> size_rows;
+  for (AllReducePath path : config.paths) {
+    // Fresh inputs and poisoned outputs, so that each path's check sees its own output.
+    if (!size_rows.empty()) LTX_RETURN_IF_ERROR(harness.RefreshInputs());
+    AllReduceBenchRow row;
+    row.count = c.count;
+    row.size_bytes = c.count * ElementSize(config.dtype);
+    row.path = path;
+    LTX_RETURN_IF_ERROR(TimeLtx(runtime, harness, config, ranks, &row));
+    size_rows.push_back(row);
+  }
   const NcclReduceCall nccl_call{config.collective, config.dtype, config.reduction, c.count};
-  LTX_ASSIGN_OR_RETURN(row.nccl, TimeNcclReduce(nccl, nccl_call, harness.AllBuffers(), config.style,
-                                                config.timing, ranks));
-  PrintBenchRow(row, config);
+  LTX_ASSIGN_OR_RETURN(
+      const NcclTimes nccl_times,
+      TimeNcclReduce(nccl, nccl_call, harness.AllBuffers(), config.style, config.timing, ranks));
+  for (AllReduceBenchRow& row : size_rows) {
+    row.nccl = nccl_times;
+    PrintBenchRow(row, config);
+    rows->push_back(row);
+  }
   std::fflush(stdout);
-  return row;
+  return absl::OkStatus();
 }
 
 absl::Status Bench(Runtime& runtime, const AllReduceToolConfig& config) {
@@ -196,19 +218,17 @@ absl::Status Bench(Runtime& runtime, const AllReduceToolConfig& config) {
   absl::PrintF("%s", NcclModesNote(nccl));
   PrintBenchHeader(config, runtime.world_size(), nccl.clique != nullptr);
   std::vector<AllReduceBenchRow> rows;
-  int wrong = 0;
   for (int64_t bytes : sizes) {
-    LTX_ASSIGN_OR_RETURN(AllReduceBenchRow row,
-                         BenchOne(runtime, *harness, nccl, config, ranks, bytes));
-    wrong += row.wrong;
-    rows.push_back(row);
+    LTX_RETURN_IF_ERROR(BenchOne(runtime, *harness, nccl, config, ranks, bytes, &rows));
   }
+  int wrong = 0;
+  for (const AllReduceBenchRow& row : rows) wrong += row.wrong;
   if (!config.json_path.empty()) {
     LTX_RETURN_IF_ERROR(WriteJsonDocument(
         config.json_path, AllReduceJson(config, runtime.devices(), nccl.version, rows)));
   }
   if (wrong > 0) {
-    return absl::DataLossError(absl::StrFormat("ltx's output was wrong on %d size(s)", wrong));
+    return absl::DataLossError(absl::StrFormat("ltx's output was wrong on %d row(s)", wrong));
   }
   return absl::OkStatus();
 }
