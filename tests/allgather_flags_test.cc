@@ -38,8 +38,9 @@ TEST(AllGatherCommandLineTest, HelpListsEveryFlagWithItsUnitAndExitsZero) {
   ToolConfig config;
   const CommandLineOutcome outcome = Parse({"-h"}, &config);
   EXPECT_EQ(outcome.exit_code, kExitOk);
-  for (const char* flag : {"-b, --min_bytes", "-e, --max_bytes", "-g, --gpus", "--devices",
-                           "-T, --timeout", "--overlap_styles", "--breakdown_blocks"}) {
+  for (const char* flag :
+       {"-b, --min_bytes", "-e, --max_bytes", "-g, --gpus", "--devices", "-T, --timeout",
+        "--overlap_styles", "--breakdown_blocks", "--tensors"}) {
     EXPECT_THAT(outcome.text, HasSubstr(flag));
   }
   EXPECT_THAT(outcome.text, HasSubstr("output bytes per rank"));
@@ -55,6 +56,21 @@ TEST(AllGatherCommandLineTest, ShortFlagsMakeTheBenchmarkSweep) {
   EXPECT_EQ(config.bench_config.max_bytes, 4 << 20);
   EXPECT_EQ(config.bench_config.timing.iterations, 7);
   EXPECT_THAT(config.devices, ElementsAre(0, 1));
+}
+
+TEST(AllGatherCommandLineTest, TheBenchmarkGathersUpToFourTensorsPerCallOnTheDirectKernel) {
+  ToolConfig config;
+  ASSERT_LT(Parse({"--bench"}, &config).exit_code, 0);
+  EXPECT_EQ(config.bench_config.tensors, 1);
+  ASSERT_LT(Parse({"--bench", "--tensors", "3", "--protocol=direct"}, &config).exit_code, 0);
+  EXPECT_EQ(config.bench_config.tensors, 3);
+  EXPECT_THAT(ErrorOf({"--bench", "--tensors=5"}), HasSubstr("--tensors 5: must be 1 to 4"));
+  EXPECT_THAT(ErrorOf({"--bench", "--tensors=2", "--protocol=one_trip"}),
+              HasSubstr("--tensors 2: --protocol one_trip runs one tensor per call"));
+  EXPECT_THAT(ErrorOf({"--bench", "--tensors=2", "--protocol=copy_engine"}),
+              HasSubstr("--protocol copy_engine runs one tensor per call"));
+  EXPECT_THAT(ErrorOf({"--tensors=2"}), HasSubstr("--tensors: only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"--overlap", "--tensors=2"}), HasSubstr("only --bench takes it"));
 }
 
 TEST(AllGatherCommandLineTest, RanksMayShareAGpu) {

@@ -160,6 +160,7 @@ TEST(AllReduceCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
   EXPECT_THAT(ErrorOf({"--transport=copy_engine"}), HasSubstr("not taken"));
   EXPECT_THAT(ErrorOf({"--breakdown"}), HasSubstr("not taken"));
   EXPECT_THAT(ErrorOf({"--breakdown_blocks=0,1"}), HasSubstr("not taken"));
+  EXPECT_THAT(ErrorOf({"--bench", "--tensors=2"}), HasSubstr("not taken"));
   EXPECT_THAT(ErrorOf({"--nope"}), HasSubstr("unknown flag '--nope'"));
   EXPECT_THAT(ErrorOf({"--devices=0,x"}), HasSubstr("--devices: 'x'"));
   EXPECT_THAT(ErrorOf({"--devices=0,0,0,0,0,0,0,0,0"}), HasSubstr("at most 8 ranks"));

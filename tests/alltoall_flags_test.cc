@@ -54,7 +54,7 @@ TEST(AllToAllCommandLineTest, HelpListsEveryFlagInShortAndLongFormsAndExitsZero)
           "-w, --warmup", "-d, --dtype", "-g, --gpus", "--devices", "--smoke", "--bench",
           "--breakdown", "--breakdown_blocks", "--heads", "--head_dim", "--head_counts",
           "--direction", "--protocol", "--blocks", "--max_blocks", "--windows", "--nccl",
-          "--transport", "--style", "--json"}) {
+          "--transport", "--style", "--json", "--tensors"}) {
       EXPECT_THAT(outcome.text, HasSubstr(flag));
     }
     EXPECT_THAT(outcome.text, HasSubstr("output bytes per rank"));
@@ -133,6 +133,21 @@ TEST(AllToAllCommandLineTest, TheBenchmarkTakesACallStyleAJsonFileAndATransport)
   // The transport serves every mode.
   EXPECT_EQ(ConfigOf({"--transport=copy_engine"}).transport, Transport::kCopyEngine);
   EXPECT_EQ(ConfigOf({"--bench", "--transport=copy_engine"}).transport, Transport::kCopyEngine);
+}
+
+TEST(AllToAllCommandLineTest, TheBenchmarkMovesUpToFourTensorsPerCallOnTheDirectKernel) {
+  EXPECT_EQ(ConfigOf({"--bench"}).tensors, 1);
+  EXPECT_EQ(ConfigOf({"--bench", "--tensors=3"}).tensors, 3);
+  EXPECT_EQ(ConfigOf({"--bench", "--tensors", "4", "--protocol=auto,direct"}).tensors, 4);
+  EXPECT_EQ(ConfigOf({"--bench", "--tensors=1", "--protocol=one_trip"}).tensors, 1);
+  EXPECT_THAT(ErrorOf({"--bench", "--tensors=0"}), HasSubstr("--tensors 0: must be 1 to 4"));
+  EXPECT_THAT(ErrorOf({"--bench", "--tensors=5"}), HasSubstr("--tensors 5: must be 1 to 4"));
+  EXPECT_THAT(ErrorOf({"--bench", "--tensors=2", "--protocol=direct,one_trip"}),
+              HasSubstr("--tensors 2: --protocol one_trip runs one tensor per call"));
+  EXPECT_THAT(ErrorOf({"--bench", "--tensors=3", "--protocol=copy_engine"}),
+              HasSubstr("--protocol copy_engine runs one tensor per call"));
+  EXPECT_THAT(ErrorOf({"--tensors=2"}), HasSubstr("--tensors: only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"--breakdown", "--tensors=2"}), HasSubstr("only --bench takes it"));
 }
 
 TEST(AllToAllCommandLineTest, GraphStyleRefusesTheCopyEngineTransport) {

@@ -89,6 +89,18 @@ TEST(AllToAllJsonTest, SettingsThenOneRowALine) {
       "}\n");
 }
 
+TEST(AllToAllJsonTest, SeveralTensorsAddTheirSeparateCallsAndTheRatio) {
+  AllToAllBenchRow row = MeasuredRow();
+  row.tensors = 3;
+  row.calls_us = 33;
+  const std::string text = JsonDocumentText(AllToAllJson(GraphConfig(), {0, 1}, "2.28.3", {row}));
+  EXPECT_THAT(text, HasSubstr("\"nccl_wrong\": 0, \"tensors\": 3, \"calls_us\": 33.000, "
+                              "\"op_vs_calls\": 0.500}\n"));
+  row.calls_us = -1;  // Not measured: no ratio.
+  EXPECT_THAT(JsonDocumentText(AllToAllJson(GraphConfig(), {0, 1}, "2.28.3", {row})),
+              HasSubstr("\"calls_us\": -1.000, \"op_vs_calls\": -1.000}"));
+}
+
 TEST(AllToAllJsonTest, EagerStylesAndTheEvenSplitWithoutRows) {
   AllToAllToolConfig config;
   config.style = BenchStyle::kRankOneThread;

@@ -15,6 +15,7 @@ namespace ltx {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 int64_t Sum(const std::vector<int64_t>& counts) {
   return std::accumulate(counts.begin(), counts.end(), int64_t{0});
@@ -123,8 +124,15 @@ TEST(BenchTableTest, FormatsBytesRowsAndTheFloor) {
   const std::string with_nccl = FormatRow(row, DataType::kBFloat16);
   EXPECT_THAT(with_nccl, HasSubstr("     8.85       n/a     12.00 |      8.85"));
   EXPECT_THAT(with_nccl, HasSubstr("plain |   1.50x\n"));
-  EXPECT_THAT(ColumnHeader(), HasSubstr("best(us)"));
-  EXPECT_THAT(ColumnHeader(), HasSubstr("xfloor"));
+  EXPECT_THAT(ColumnHeader(1), HasSubstr("best(us)"));
+  EXPECT_THAT(ColumnHeader(1), HasSubstr("xfloor"));
+  EXPECT_THAT(ColumnHeader(1), Not(HasSubstr("calls(")));
+  EXPECT_THAT(ColumnHeader(3), HasSubstr("   op(3)us calls(3)us op/calls\n"));
+  EXPECT_THAT(ColumnHeader(3), HasSubstr("# (ltx: one op of 3 tensors of the shape"));
+  row.tensors = 3;
+  row.calls_us = 11.8;
+  EXPECT_THAT(FormatRow(row, DataType::kBFloat16),
+              HasSubstr("x |      5.90      11.80    0.500\n"));
   LaunchFloor floor;
   floor.blocks = 132;
   floor.graph_us = 2.1;

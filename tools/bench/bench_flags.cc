@@ -4,6 +4,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "ltx/rank_buffers.h"
 #include "ltx/status_macros.h"
 
 ABSL_FLAG(bool, bench, ltx::BenchFlagValues().bench, "Run the benchmark.");
@@ -32,6 +35,8 @@ ABSL_FLAG(std::string, nccl, ltx::BenchFlagValues().nccl,
           "NCCL library to dlopen for the comparison; empty = none.");
 ABSL_FLAG(std::string, json, ltx::BenchFlagValues().json,
           "Benchmark: also write every figure to this JSON file.");
+ABSL_FLAG(int, tensors, ltx::BenchFlagValues().tensors,
+          "Benchmark: tensors of the shape each timed call moves in one op, 1 to 4.");
 
 namespace ltx {
 
@@ -51,6 +56,7 @@ void ReadBenchFlags(BenchFlagValues* values) {
   values->style = absl::GetFlag(FLAGS_style);
   values->nccl = absl::GetFlag(FLAGS_nccl);
   values->json = absl::GetFlag(FLAGS_json);
+  values->tensors = absl::GetFlag(FLAGS_tensors);
 }
 
 absl::StatusOr<BenchCallSettings> BenchCallSettingsOf(const BenchFlagValues& values, int iters) {
@@ -60,6 +66,23 @@ absl::StatusOr<BenchCallSettings> BenchCallSettingsOf(const BenchFlagValues& val
                              TimingPlan{values.warmup, iters, values.windows}};
   LTX_RETURN_IF_ERROR(ValidateTimingPlan(settings.timing));
   return settings;
+}
+
+absl::StatusOr<int> BenchTensorsOf(const BenchFlagValues& values) {
+  if (values.tensors < 1 || values.tensors > kMaxTensors) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("--tensors %d: must be 1 to %d", values.tensors, kMaxTensors));
+  }
+  if (values.tensors == 1) return 1;
+  if (!values.bench) return absl::InvalidArgumentError("--tensors: only --bench takes it");
+  for (absl::string_view protocol : absl::StrSplit(values.protocol, ',')) {
+    if (protocol != "auto" && protocol != "direct") {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "--tensors %d: --protocol %s runs one tensor per call; give auto or direct",
+          values.tensors, std::string(protocol)));
+    }
+  }
+  return values.tensors;
 }
 
 }  // namespace ltx

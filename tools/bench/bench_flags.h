@@ -2,9 +2,10 @@
 // meaning and one default: what runs (--bench, --breakdown), the ranks (--devices, -g) and their
 // transport, the smallest size (-b), ltx's calls (--protocol, --blocks, --max_blocks), the timing
 // (-w, --windows) and the benchmark's call style (--style), the breakdown's block counts, the NCCL
-// library and the benchmark's JSON file (--json). They are defined once, in bench_flags.cc; each
-// tool's --help describes them with the tool's own flags. ltx_allreduce takes neither --protocol,
-// --transport nor the breakdown's flags and refuses them.
+// library, the benchmark's JSON file (--json) and the tensors of its calls (--tensors). They are
+// defined once, in bench_flags.cc; each tool's --help describes them with the tool's own flags.
+// ltx_allreduce takes neither --protocol, --transport, the breakdown's flags nor --tensors and
+// refuses them.
 #ifndef TOOLS_BENCH_BENCH_FLAGS_H_
 #define TOOLS_BENCH_BENCH_FLAGS_H_
 
@@ -41,6 +42,7 @@ struct BenchFlagValues {
   std::string style = "rank";
   std::string nccl = "libnccl.so.2";
   std::string json;  // Empty: no JSON file.
+  int tensors = 1;
 };
 
 // Sets the fields of `values` to the shared flags' values as the command line set them.
@@ -56,6 +58,12 @@ struct BenchCallSettings {
 // The settings of `values` and `iters`; InvalidArgument naming --blocks or --max_blocks when
 // negative, or the timing plan's (ValidateTimingPlan). Thread-safe (pure).
 absl::StatusOr<BenchCallSettings> BenchCallSettingsOf(const BenchFlagValues& values, int iters);
+
+// The tensors each of the benchmark's timed calls moves (--tensors; AllToAllShape::tensors,
+// AllGatherShape::tensors): 1 to kMaxTensors, and more than one only with --bench and with
+// every --protocol (a comma-separated list) auto or direct, since several tensors run on the
+// direct kernel alone. InvalidArgument naming --tensors otherwise. Thread-safe (pure).
+absl::StatusOr<int> BenchTensorsOf(const BenchFlagValues& values);
 
 }  // namespace ltx
 

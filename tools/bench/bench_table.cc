@@ -24,19 +24,26 @@ std::string FloorLine(const LaunchFloor& floor) {
       floor.blocks, kEmptyKernelThreads, floor.graph_us, floor.eager_us, floor.eager_host_us);
 }
 
-std::string ColumnHeader() {
-  return absl::StrFormat("#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s %6s | %s\n", "size",
-                         "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw", "busbw",
-                         "#wrong", "host", "xfloor", NcclColumnTitles()) +
+TensorCalls TensorCallsOf(const BenchRow& row) {
+  return TensorCalls{row.tensors, row.ltx_us, row.calls_us};
+}
+
+std::string ColumnHeader(int tensors) {
+  return absl::StrFormat("#\n# %10s %10s %12s %9s %6s %5s | %9s %8s %8s %6s %7s %6s | %s%s\n",
+                         "size", "per-rank", "count", "type", "redop", "root", "ltx(us)", "algbw",
+                         "busbw", "#wrong", "host", "xfloor", NcclColumnTitles(),
+                         TensorCallsTitles(tensors)) +
          "# (size: output bytes per rank, nccl-tests' size; per-rank: input bytes per rank; "
-         "plain, window, ce: NCCL's modes; speedup: best / ltx)\n";
+         "plain, window, ce: NCCL's modes; speedup: best / ltx)\n" +
+         TensorCallsNote(tensors);
 }
 
 std::string FormatRow(const BenchRow& row, DataType dtype) {
-  return absl::StrFormat("  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f %6.2f | %s\n",
-                         FormatBytes(row.size_bytes), FormatBytes(row.per_rank_bytes), row.count,
-                         DataTypeName(dtype), "none", -1, row.ltx_us, row.ltx_algbw, row.ltx_busbw,
-                         row.wrong, row.host_us, row.vs_floor, NcclCells(row.nccl, row.ltx_us));
+  return absl::StrFormat(
+      "  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f %6.2f | %s%s\n",
+      FormatBytes(row.size_bytes), FormatBytes(row.per_rank_bytes), row.count, DataTypeName(dtype),
+      "none", -1, row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong, row.host_us, row.vs_floor,
+      NcclCells(row.nccl, row.ltx_us), TensorCallsCells(TensorCallsOf(row)));
 }
 
 }  // namespace ltx

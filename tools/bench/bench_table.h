@@ -1,7 +1,7 @@
 // The output of the benchmark: one row per size, printed in the layout of nccl-tests (size,
 // count, type, redop, root, then time, algbw, busbw and #wrong per side) with ltx's host cost
 // and its ratio to the launch floor added, then NCCL three ways (plain, window, ce), the best of
-// them and ltx's speedup over it.
+// them and ltx's speedup over it; with several tensors per op, also as many single-tensor calls.
 #ifndef TOOLS_BENCH_BENCH_TABLE_H_
 #define TOOLS_BENCH_BENCH_TABLE_H_
 
@@ -12,6 +12,7 @@
 #include "ltx/data_type.h"
 #include "tools/bench/launch_floor.h"
 #include "tools/bench/nccl_best.h"
+#include "tools/bench/tensor_calls.h"
 
 namespace ltx {
 
@@ -27,7 +28,12 @@ struct BenchRow {
   double vs_floor = 0;   // ltx_us over the launch floor of the row's call style.
   int64_t wrong = 0;     // Ranks whose output was wrong in the check.
   NcclTimes nccl;        // Per NcclMode; none measured without NCCL.
+  int tensors = 1;       // Tensors of ltx's op (ltx_us), each of size_bytes.
+  double calls_us = -1;  // With tensors > 1: as many single-tensor calls.
 };
+
+// The row's one op of its tensors against as many calls.
+TensorCalls TensorCallsOf(const BenchRow& row);
 
 // "8K", "1M", "2G" for whole multiples of 1024, else the plain number.
 std::string FormatBytes(int64_t bytes);
@@ -35,11 +41,12 @@ std::string FormatBytes(int64_t bytes);
 // The header line of the launch floor, e.g. "# launch floor: empty kernel 132 x 512, ...".
 std::string FloorLine(const LaunchFloor& floor);
 
-// The column titles and their units (three lines starting with '#').
-std::string ColumnHeader();
+// The column titles and their units (lines starting with '#'), with TensorCallsTitles(tensors)
+// and what they mean for more than one tensor.
+std::string ColumnHeader(int tensors);
 
 // One row of the table, ending in a newline; an NCCL column is "n/a" where its mode did not run
-// (the header says why) and "-" without NCCL.
+// (the header says why) and "-" without NCCL; TensorCallsCells for more than one tensor.
 std::string FormatRow(const BenchRow& row, DataType dtype);
 
 }  // namespace ltx

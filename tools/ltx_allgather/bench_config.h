@@ -37,6 +37,9 @@ std::vector<int64_t> SplitTokens(int64_t total_tokens, int world, SplitPattern p
 struct BenchConfig {
   RuntimeOptions runtime;        // Devices, transport, protocol limits, max_blocks, GPU timeout.
   CallOptions call;              // Protocol and block count of every timed call.
+  // Tensors of the shape every timed call gathers in one op; above 1, each row also times as
+  // many single-tensor calls (TensorCalls).
+  int tensors = 1;
   int64_t min_bytes = 32 << 10;  // Sizes are total output bytes, as in nccl-tests.
   int64_t max_bytes = int64_t{1} << 30;
   double factor = 8;

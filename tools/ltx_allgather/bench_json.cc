@@ -24,7 +24,8 @@ absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
                                 .Number("host_us", r.host_us)
                                 .Number("vs_floor", r.vs_floor)
                                 .Int("wrong", r.wrong)
-                                .Raw(NcclJsonMembers(r.nccl, r.ltx_us)));
+                                .Raw(NcclJsonMembers(r.nccl, r.ltx_us))
+                                .Append(TensorCallsJson(TensorCallsOf(r))));
   }
   return WriteJsonDocument(config.json_path, document);
 }

@@ -1,5 +1,6 @@
 // nccl-tests-style AllGather sweep of ltx against its launch floor, with NCCL side by side three
-// ways (plain buffers, symmetric windows, copy engines) and the best of them.
+// ways (plain buffers, symmetric windows, copy engines) and the best of them; with --tensors N,
+// one op of N tensors beside N single-tensor calls.
 #include "tools/ltx_allgather/benchmark.h"
 
 #include <algorithm>
@@ -20,6 +21,8 @@
 #include "tools/bench/nccl_best.h"
 #include "tools/bench/nccl_side.h"
 #include "tools/bench/style_timing.h"
+#include "tools/bench/tensor_calls.h"
+#include "tools/bench/tensor_set.h"
 #include "tools/ltx_allgather/bench_json.h"
 #include "tools/testing/allgather_harness.h"
 
@@ -45,6 +48,9 @@ class Sweep {
   int world() const { return runtime_->world_size(); }
   absl::StatusOr<Measured> MeasureLtx(const AllGatherShape& shape,
                                       const std::vector<RankBuffers>& buffers);
+  // The time of one single-tensor call of `shape` per tensor, one after another (each tensor's
+  // own buffers).
+  absl::StatusOr<double> MeasureSeparateCalls(const AllGatherShape& shape);
   absl::Status MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tokens, BenchRow* row);
   // Times NCCL's `mode` on the current (even) case, with fresh inputs, and checks its output;
   // the device time per call.
@@ -52,7 +58,8 @@ class Sweep {
 
   const BenchConfig config_;
   std::unique_ptr<Runtime> runtime_;
-  std::unique_ptr<AllGatherHarness> harness_;
+  // Every tensor of the timed calls; tensor 0 also serves NCCL.
+  TensorSet<AllGatherHarness> tensors_;
   EventPairs events_;
   TimedRanks ranks_;
   NcclSide nccl_;
@@ -68,11 +75,11 @@ absl::StatusOr<std::unique_ptr<Sweep>> Sweep::Create(const BenchConfig& config) 
   const int64_t max_tokens =
       std::max<int64_t>(devices.size(), config.max_bytes / sweep->row_bytes_);
   const int64_t capacity = max_tokens * sweep->row_bytes_;
-  LTX_ASSIGN_OR_RETURN(sweep->harness_,
-                       AllGatherHarness::Create(devices, capacity, capacity, kSeed));
+  LTX_ASSIGN_OR_RETURN(sweep->tensors_, TensorSet<AllGatherHarness>::Create(
+                                            devices, config.tensors, capacity, capacity, kSeed));
   LTX_ASSIGN_OR_RETURN(sweep->events_, EventPairs::Create(devices));
   sweep->ranks_.devices = devices;
-  for (const RankBuffers& b : sweep->harness_->AllBuffers()) {
+  for (const RankBuffers& b : sweep->tensors_.AllBuffers()) {
     sweep->ranks_.streams.push_back(b.stream);
   }
   sweep->ranks_.events = &sweep->events_;
@@ -121,7 +128,7 @@ void Sweep::PrintHeader() const {
         config_.in_place ? " (in place)" : "");
     absl::PrintF("%s", NcclModesNote(nccl_));
   }
-  absl::PrintF("%s", ColumnHeader());
+  absl::PrintF("%s", ColumnHeader(config_.tensors));
   std::fflush(stdout);
 }
 
@@ -136,11 +143,32 @@ absl::StatusOr<Measured> Sweep::MeasureLtx(const AllGatherShape& shape,
   return MeasureLtxCall(config_.style, runtime_->transport(), config_.timing, ranks_, ltx_call);
 }
 
+absl::StatusOr<double> Sweep::MeasureSeparateCalls(const AllGatherShape& shape) {
+  const CallOptions& call = config_.call;
+  std::vector<std::vector<RankBuffers>> buffers;
+  for (int tensor = 0; tensor < tensors_.count(); ++tensor) {
+    buffers.push_back(tensors_.at(tensor).AllBuffers());
+  }
+  std::vector<LtxCall> calls;
+  for (const std::vector<RankBuffers>& own : buffers) {
+    LtxCall one;
+    one.rank = [&](int rank) { return runtime_->AllGatherRank(rank, shape, own[rank], call); };
+    one.coordinated = [&] { return runtime_->AllGather(shape, own, call).status(); };
+    calls.push_back(one);
+  }
+  LTX_ASSIGN_OR_RETURN(
+      const Measured measured,
+      MeasureLtxCall(config_.style, runtime_->transport(), config_.timing, ranks_, InTurn(calls)));
+  LTX_RETURN_IF_ERROR(runtime_->Synchronize(config_.host_wait));
+  return measured.device_us;
+}
+
 absl::StatusOr<double> Sweep::MeasureNcclMode(NcclMode mode, int64_t size_bytes) {
-  const AllGatherLayout& layout = harness_->layout();
-  const std::vector<RankBuffers> buffers = harness_->AllBuffers();
+  AllGatherHarness& harness = tensors_.at(0);
+  const AllGatherLayout& layout = harness.layout();
+  const std::vector<RankBuffers> buffers = harness.AllBuffers();
   // Fresh inputs and poisoned outputs: an output that a mode leaves alone shows up as wrong.
-  LTX_RETURN_IF_ERROR(harness_->RefreshInputs());
+  LTX_RETURN_IF_ERROR(harness.RefreshInputs());
   const tools::NcclClique& clique =
       mode == NcclMode::kCopyEngine ? *nccl_.ce_clique : *nccl_.clique;
   const tools::NcclWindows* windows = mode == NcclMode::kPlain     ? nullptr
@@ -176,8 +204,8 @@ absl::StatusOr<double> Sweep::MeasureNcclMode(NcclMode mode, int64_t size_bytes)
                                    cudaMemcpyDeviceToDevice, buffers[r].stream),
                    "copying NCCL's window out"));
   }
-  LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
-  if (config_.check && !harness_->Verify().ok()) {
+  LTX_RETURN_IF_ERROR(harness.SynchronizeStreams());
+  if (config_.check && !harness.Verify().ok()) {
     absl::PrintF("# NCCL %s: output differs from the expected bytes at size %s\n",
                  NcclModeName(mode), FormatBytes(size_bytes));
   }
@@ -190,7 +218,8 @@ absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tok
   even.token_counts =
       SplitTokens(total_tokens - total_tokens % world(), world(), SplitPattern::kEven);
   if (even.token_counts[0] == 0) return absl::OkStatus();
-  LTX_RETURN_IF_ERROR(harness_->Prepare(even));
+  AllGatherHarness& harness = tensors_.at(0);
+  LTX_RETURN_IF_ERROR(harness.Prepare(even));
   for (NcclMode mode : kNcclModes) {
     NcclTime& time = At(row->nccl, mode);
     if (!nccl_.Runs(mode)) {
@@ -206,7 +235,7 @@ absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tok
       continue;
     }
     time.us = *us;
-    time.busbw = harness_->layout().output_bytes / (time.us * 1e3) * (world() - 1) / world();
+    time.busbw = harness.layout().output_bytes / (time.us * 1e3) * (world() - 1) / world();
   }
   return absl::OkStatus();
 }
@@ -218,10 +247,12 @@ absl::StatusOr<BenchRow> Sweep::RunRow(int64_t size_bytes) {
   c.hidden = config_.hidden;
   c.token_counts = SplitTokens(total_tokens, world(), config_.split);
   c.in_place = config_.in_place;
-  LTX_RETURN_IF_ERROR(harness_->Prepare(c));
-  const AllGatherLayout& layout = harness_->layout();
-  const std::vector<RankBuffers> buffers = harness_->AllBuffers();
-  const AllGatherShape shape = c.Shape();
+  LTX_RETURN_IF_ERROR(tensors_.Prepare(c));
+  const AllGatherLayout& layout = tensors_.at(0).layout();
+  const std::vector<RankBuffers> buffers = tensors_.AllBuffers();
+  const AllGatherShape one_tensor = c.Shape();
+  AllGatherShape shape = one_tensor;
+  shape.tensors = tensors_.count();
   BenchRow row;
   row.size_bytes = layout.output_bytes;
   for (int rank = 0; rank < world(); ++rank) {
@@ -232,16 +263,20 @@ absl::StatusOr<BenchRow> Sweep::RunRow(int64_t size_bytes) {
   if (config_.check) {
     LTX_RETURN_IF_ERROR(
         runtime_->AllGatherAndWait(shape, buffers, config_.host_wait, config_.call));
-    if (!harness_->Verify().ok()) row.wrong = 1;
+    if (!tensors_.Verify().ok()) row.wrong = 1;
   }
   LTX_ASSIGN_OR_RETURN(const Measured ltx, MeasureLtx(shape, buffers));
   LTX_RETURN_IF_ERROR(runtime_->Synchronize(config_.host_wait));
-  if (config_.check && !harness_->Verify().ok()) row.wrong = 1;
+  if (config_.check && !tensors_.Verify().ok()) row.wrong = 1;
   row.ltx_us = ltx.device_us;
   row.host_us = ltx.host_us;
-  row.ltx_algbw = row.size_bytes / (row.ltx_us * 1e3);
+  row.tensors = tensors_.count();
+  row.ltx_algbw = row.size_bytes * row.tensors / (row.ltx_us * 1e3);
   row.ltx_busbw = row.ltx_algbw * (world() - 1) / world();
   row.vs_floor = row.ltx_us / info_.floor.For(config_.style);
+  if (row.tensors > 1) {
+    LTX_ASSIGN_OR_RETURN(row.calls_us, MeasureSeparateCalls(one_tensor));
+  }
   if (nccl_.clique != nullptr) LTX_RETURN_IF_ERROR(MeasureNccl(c, total_tokens, &row));
   return row;
 }

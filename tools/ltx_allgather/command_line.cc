@@ -76,6 +76,9 @@ same):
         --nccl=PATH              libnccl to dlopen for the NCCL columns (plain, window, ce,
                                  best); empty: none (default libnccl.so.2)
         --json=FILE              also write every figure to FILE
+        --tensors=N              tensors of the shape each timed call moves in one op, 1 to 4
+                                 (default 1); above 1 also N calls of one tensor each and the
+                                 ratio op/calls; --protocol auto or direct only
   Overlap (--overlap)
     -b, --min_bytes=SIZE         AllGather input per rank (default 64M)
         --gemm=M,N,K             the GEMM on every GPU, bf16 with fp32 accumulation (default
@@ -103,6 +106,7 @@ Examples:
   ltx_allgather -g 2 -d fp16 --protocol=one_trip --blocks=8
   ltx_allgather --bench -b 8K -e 4M -f 8 -n 100 -w 20
   ltx_allgather --bench --style=graph -b 32K -e 1G -f 8 --json=graph.json
+  ltx_allgather --bench -b 32K -e 64M -f 4 --tensors 3
   ltx_allgather --overlap -b 64M --gemm=8192,8192,8192 --max_blocks=16
   ltx_allgather --breakdown -b 8K --breakdown_blocks=0,1,2,4 -n 100 --windows 5
   ltx_allgather --breakdown --protocol=direct -b 4M --breakdown_blocks=0,32,64

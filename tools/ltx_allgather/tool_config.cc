@@ -164,6 +164,7 @@ absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
   LTX_ASSIGN_OR_RETURN(const RuntimeOptions runtime, MakeRuntimeOptions(flags));
   config.devices = runtime.devices;
   LTX_ASSIGN_OR_RETURN(const CallOptions call, MakeCallOptions(flags));
+  LTX_ASSIGN_OR_RETURN(const int tensors, BenchTensorsOf(flags));
   absl::optional<DataType> dtype;
   if (!flags.dtype.empty()) {
     absl::StatusOr<DataType> parsed = ParseDataType(flags.dtype);
@@ -190,6 +191,7 @@ absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
   config.mode = ToolMode::kBench;
   SetSharedSettings(flags, runtime, dtype, host_wait, &config.bench_config);
   config.bench_config.call = call;
+  config.bench_config.tensors = tensors;
   LTX_RETURN_IF_ERROR(FillBenchConfig(flags, &config.bench_config));
   return config;
 }

@@ -71,8 +71,8 @@ inline constexpr int kHostWaitFactor = 3;
 // than their defaults (-b is then bytes per rank). --breakdown excludes both; it times the
 // one-trip or the direct kernel (--protocol; auto: one-trip up to 512 KiB per rank, direct above)
 // at one size (-b bytes per rank, default 8K) for each of --breakdown_blocks, so it rejects
-// --protocol=copy_engine, and --blocks, --split and --json other than their defaults. Needs no
-// GPU.
+// --protocol=copy_engine, and --blocks, --split and --json other than their defaults. --tensors
+// as BenchTensorsOf (above 1: --bench only). Needs no GPU.
 absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags);
 
 }  // namespace ltx

@@ -26,14 +26,16 @@ absl::StatusOr<int64_t> BytesOfFlag(absl::string_view flag, const std::string& t
   return bytes;
 }
 
-// The shared flags the reductions have no use for: one protocol on one transport, no breakdown.
+// The shared flags the reductions have no use for: one protocol on one transport, no breakdown,
+// one tensor per call.
 absl::Status RefuseUnused(const AllReduceFlagValues& flags) {
   const BenchFlagValues defaults;
   if (flags.protocol != defaults.protocol || flags.transport != defaults.transport ||
-      flags.breakdown || flags.breakdown_blocks != defaults.breakdown_blocks) {
+      flags.breakdown || flags.breakdown_blocks != defaults.breakdown_blocks ||
+      flags.tensors != defaults.tensors) {
     return absl::InvalidArgumentError(
-        "--protocol, --transport, --breakdown and --breakdown_blocks: not taken (the reductions "
-        "have one protocol, on the peer-store transport)");
+        "--protocol, --transport, --breakdown, --breakdown_blocks and --tensors: not taken (the "
+        "reductions have one protocol, on the peer-store transport, and one tensor per call)");
   }
   return absl::OkStatus();
 }

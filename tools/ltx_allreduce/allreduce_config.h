@@ -70,7 +70,8 @@ absl::StatusOr<Reduction> ParseReduction(absl::string_view name);
 // form the user typed, e.g. "-b/--min_bytes") and says what it accepts. -b, -e, -f, --style,
 // --json and --path need --bench; --path other than auto needs --op allreduce; --dtype takes
 // bf16, fp16 or fp32; the shared flags the reductions have no use for (--protocol other than
-// auto, --transport other than auto, --breakdown and --breakdown_blocks) are refused. Needs no GPU. Thread-safe (pure).
+// auto, --transport other than auto, --breakdown, --breakdown_blocks and --tensors other than 1)
+// are refused. Needs no GPU. Thread-safe (pure).
 absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagValues& flags);
 
 // The benchmark's sizes (input bytes per rank): min_bytes, times factor, up to max_bytes.

@@ -51,7 +51,7 @@ absl::StatusOr<std::vector<Protocol>> ParseProtocols(const std::string& names) {
   return protocols;
 }
 
-// The values every mode shares: devices, dtype, directions, timing, blocks.
+// The values every mode shares: devices, dtype, directions, protocols, tensors, timing, blocks.
 absl::Status FillShared(const AllToAllFlagValues& flags, AllToAllToolConfig* config) {
   LTX_ASSIGN_OR_RETURN(config->devices, DevicesOfFlags(flags.devices, flags.gpus));
   absl::StatusOr<DataType> dtype = ParseDataType(flags.dtype);
@@ -59,6 +59,7 @@ absl::Status FillShared(const AllToAllFlagValues& flags, AllToAllToolConfig* con
   config->dtype = *dtype;
   LTX_ASSIGN_OR_RETURN(config->directions, ParseDirections(flags.direction));
   LTX_ASSIGN_OR_RETURN(config->protocols, ParseProtocols(flags.protocol));
+  LTX_ASSIGN_OR_RETURN(config->tensors, BenchTensorsOf(flags));
   LTX_ASSIGN_OR_RETURN(const BenchCallSettings calls, BenchCallSettingsOf(flags, flags.iters));
   config->blocks = calls.blocks;
   config->max_blocks = calls.max_blocks;

@@ -55,8 +55,10 @@ struct AllToAllToolConfig {
   // Benchmark: the protocols of ltx's calls (one row each per shape), their block count, the
   // call style they (and NCCL's calls) are timed in, the NCCL library (empty: none), the JSON
   // file (empty: none), and the sweep of output bytes per rank (min_bytes 0: the model shapes)
-  // over shapes of `heads` x `head_dim`.
+  // over shapes of `heads` x `head_dim`; the tensors each timed call moves (above 1: also as
+  // many single-tensor calls, TensorCalls).
   std::vector<Protocol> protocols;
+  int tensors = 1;
   int blocks = 0;
   BenchStyle style = BenchStyle::kPerRank;
   std::string nccl_path;
@@ -75,9 +77,9 @@ struct AllToAllToolConfig {
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
 // form the user typed, e.g. "-b/--min_bytes") and says what it accepts. -e and -f need --bench
 // and -b; -b needs --bench or --breakdown; --style (other than rank) and --json need --bench;
-// --style=graph refuses --transport=copy_engine (CheckStyleOnTransport); --breakdown takes one
-// --protocol (auto, one_trip or direct); --head_counts must fit the shapes' heads (and, with
-// --devices or -g, the ranks).
+// --style=graph refuses --transport=copy_engine (CheckStyleOnTransport); --tensors is
+// BenchTensorsOf's; --breakdown takes one --protocol (auto, one_trip or direct); --head_counts
+// must fit the shapes' heads (and, with --devices or -g, the ranks).
 // Needs no GPU. Thread-safe (pure).
 absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValues& flags);
 

@@ -108,6 +108,9 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
                                  best); empty: none
                                  (default libnccl.so.2)
         --json=FILE              also write every figure to FILE
+        --tensors=N              tensors of the shape each timed call moves in one op, 1 to 4
+                                 (default 1); above 1 also N calls of one tensor each and the
+                                 ratio op/calls; --protocol auto or direct only
   Breakdown (--breakdown)
     -b, --min_bytes=SIZE         bytes per rank (default 8K)
         --protocol=NAME          one_trip | direct | auto (one_trip up to 512K per rank, direct
@@ -125,6 +128,7 @@ Examples:
   ltx_alltoall --bench -b 1M -e 256M -f 4
   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip,copy_engine
   ltx_alltoall --bench --head_counts 6,10,6,10
+  ltx_alltoall --bench -b 8K -e 16M -f 4 --tensors 3
   ltx_alltoall --bench --style=graph --json=alltoall.json
   ltx_alltoall --breakdown -b 4M --breakdown_blocks 0,32,64 --direction seq_to_heads
 )";

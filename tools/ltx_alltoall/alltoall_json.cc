@@ -7,6 +7,10 @@ std::string DirectionFlagName(AllToAllDirection direction) {
   return direction == AllToAllDirection::kSeqToHeads ? "seq_to_heads" : "heads_to_seq";
 }
 
+TensorCalls TensorCallsOf(const AllToAllBenchRow& row) {
+  return TensorCalls{row.tensors, row.ltx_us, row.calls_us};
+}
+
 JsonDocument AllToAllJson(const AllToAllToolConfig& config, const std::vector<int>& devices,
                           const std::string& nccl_version,
                           const std::vector<AllToAllBenchRow>& rows) {
@@ -29,7 +33,8 @@ JsonDocument AllToAllJson(const AllToAllToolConfig& config, const std::vector<in
                                 .Number("nccl_transfer_us", r.nccl_transfer_us)
                                 .Number("nccl_permute_us", r.nccl_permute_us)
                                 .Raw(NcclJsonMembers(r.nccl, r.ltx_us))
-                                .Int("nccl_wrong", r.nccl_wrong));
+                                .Int("nccl_wrong", r.nccl_wrong)
+                                .Append(TensorCallsJson(TensorCallsOf(r))));
   }
   return document;
 }

@@ -11,6 +11,7 @@
 #include "ltx/runtime_options.h"
 #include "tools/bench/json_document.h"
 #include "tools/bench/nccl_best.h"
+#include "tools/bench/tensor_calls.h"
 #include "tools/ltx_alltoall/alltoall_config.h"
 
 namespace ltx {
@@ -31,7 +32,12 @@ struct AllToAllBenchRow {
   double nccl_permute_us = -1;   // Plain NCCL's permute alone.
   NcclTimes nccl;                // Per NcclMode, the whole op with its permute.
   int nccl_wrong = 0;            // NCCL modes whose output was wrong.
+  int tensors = 1;               // Tensors of ltx's op (ltx_us), each of `shape`.
+  double calls_us = -1;          // With tensors > 1: as many single-tensor calls.
 };
+
+// The row's one op of its tensors against as many calls.
+TensorCalls TensorCallsOf(const AllToAllBenchRow& row);
 
 // "seq_to_heads" or "heads_to_seq", as --direction names them.
 std::string DirectionFlagName(AllToAllDirection direction);
@@ -40,7 +46,8 @@ std::string DirectionFlagName(AllToAllDirection direction);
 // NCCL): the shared settings (with batch and head_counts, empty for the even split), then one
 // object per row: direction, tokens, heads, head_dim, size_bytes, count, protocol, ltx's time,
 // algbw and busbw, wrong, NCCL's transfer and permute alone, its modes (NcclJsonMembers, each
-// mode's figures or why it was unavailable) and nccl_wrong.
+// mode's figures or why it was unavailable) and nccl_wrong, then with more than one tensor
+// TensorCallsJson's members.
 JsonDocument AllToAllJson(const AllToAllToolConfig& config, const std::vector<int>& devices,
                           const std::string& nccl_version,
                           const std::vector<AllToAllBenchRow>& rows);

@@ -18,6 +18,9 @@
 //   ltx_alltoall --bench --max_blocks 264 --blocks 264    the block count of ltx's calls.
 //   ltx_alltoall --bench --head_counts 6,10,6,10    an uneven head split (heads per rank), for
 //                                 ltx and NCCL alike; the smoke run takes it too.
+//   ltx_alltoall --bench -b 8K -e 16M --tensors 3    every timed call moves 3 tensors of the
+//                                 shape in one op (the direct kernel), beside 3 calls of one
+//                                 tensor each and their ratio.
 //   ltx_alltoall --bench --style=graph --json=alltoall.json
 //                                 ltx's per-rank calls and NCCL's grouped calls captured into
 //                                 CUDA graphs and replayed; every row's figures also to a JSON
@@ -61,6 +64,8 @@
 #include "tools/bench/nccl_best.h"
 #include "tools/bench/nccl_side.h"
 #include "tools/bench/style_timing.h"
+#include "tools/bench/tensor_calls.h"
+#include "tools/bench/tensor_set.h"
 #include "tools/flags/command_line.h"
 #include "tools/ltx_alltoall/alltoall_breakdown.h"
 #include "tools/ltx_alltoall/alltoall_config.h"
@@ -187,8 +192,8 @@ int Smoke(Runtime& runtime, const std::vector<int64_t>& head_counts) {
 
 struct BenchContext {
   Runtime* runtime = nullptr;
-  AllToAllHarness* harness = nullptr;
-  const NcclSide* nccl = nullptr;  // Without a clique: no NCCL comparison.
+  TensorSet<AllToAllHarness>* tensors = nullptr;  // Tensor 0 also serves NCCL.
+  const NcclSide* nccl = nullptr;                 // Without a clique: no NCCL comparison.
   const AllToAllToolConfig* config = nullptr;
   const TimedRanks* ranks = nullptr;  // The harness's streams, with their events.
 };
@@ -216,16 +221,17 @@ void PrintBenchHeader(const BenchContext& bench) {
       bench.runtime->world_size(), TransportName(bench.runtime->transport()), config.timing.windows,
       config.timing.iterations, BenchStyleName(config.style), CallTimingName(config.style),
       CallTimingName(config.style));
-  absl::PrintF("#\n# %-10s %6s %5s %5s %12s %12s %6s %9s |%10s %8s %8s %6s |%10s %8s | %s %6s\n",
+  absl::PrintF("#\n# %-10s %6s %5s %5s %12s %12s %6s %9s |%10s %8s %8s %6s |%10s %8s | %s %6s%s\n",
                "direction", "tokens", "heads", "hdim", "size", "count", "type", "protocol",
                "ltx us", "algbw", "busbw", "#wrong", "nccl us", "perm us", NcclColumnTitles(),
-               "#wrong");
+               "#wrong", TensorCallsTitles(config.tensors));
   absl::PrintF(
       "# (size: output bytes per rank, nccl-tests' size; count: its elements; protocol auto: "
       "the Runtime's choice; ltx us -1: the protocol refused the shape; nccl us, perm us: plain "
       "NCCL's send/recv and permute alone; plain, window, ce: NCCL's modes, each the whole op "
       "with its permute; speedup: best / ltx; #wrong: NCCL modes with a wrong output)\n");
   if (bench.nccl->clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1 or -)\n");
+  absl::PrintF("%s", TensorCallsNote(config.tensors));
   if (!config.head_counts.empty()) {
     absl::PrintF("# (heads per rank %s, for ltx and NCCL alike; size: the mean per rank)\n",
                  absl::StrJoin(config.head_counts, ","));
@@ -235,29 +241,56 @@ void PrintBenchHeader(const BenchContext& bench) {
 void PrintBenchRow(const AllToAllBenchRow& row, DataType dtype) {
   absl::PrintF(
       "  %-10s %6d %5d %5d %12.0f %12.0f %6s %9s |%10.1f %8.1f %8.1f %6d |%10.1f %8.1f | %s "
-      "%6d\n",
+      "%6d%s\n",
       DirectionName(row.direction), row.shape.tokens, row.shape.heads, row.shape.head_dim,
       row.size_bytes, row.count, DataTypeName(dtype).c_str(), ProtocolName(row.protocol).c_str(),
       row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong, row.nccl_transfer_us,
-      row.nccl_permute_us, NcclCells(row.nccl, row.ltx_us), row.nccl_wrong);
+      row.nccl_permute_us, NcclCells(row.nccl, row.ltx_us), row.nccl_wrong,
+      TensorCallsCells(TensorCallsOf(row)));
 }
 
-// Runs the harness's current case once on `row->protocol` with fresh inputs (verified), then
-// times it in the configured style; sets the row's ltx figures. A protocol that refuses the shape
-// (a one-trip piece over the staging) leaves them -1.
+// The time of bench.config->tensors single-tensor calls of `shape` with `call`, one after
+// another (each tensor's own buffers), in the configured style.
+absl::StatusOr<double> TimeSeparateCalls(const BenchContext& bench, const AllToAllShape& shape,
+                                         const CallOptions& call) {
+  Runtime& runtime = *bench.runtime;
+  std::vector<std::vector<RankBuffers>> buffers;
+  std::vector<LtxCall> calls;
+  for (int tensor = 0; tensor < bench.tensors->count(); ++tensor) {
+    buffers.push_back(bench.tensors->at(tensor).AllBuffers());
+  }
+  for (const std::vector<RankBuffers>& own : buffers) {
+    LtxCall one;
+    one.rank = [&](int rank) { return runtime.AllToAllRank(rank, shape, own[rank], call); };
+    one.coordinated = [&] { return runtime.AllToAll(shape, own, call).status(); };
+    calls.push_back(one);
+  }
+  LTX_ASSIGN_OR_RETURN(const Measured measured,
+                       MeasureLtxCall(bench.config->style, runtime.transport(),
+                                      bench.config->timing, *bench.ranks, InTurn(calls)));
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
+  return measured.device_us;
+}
+
+// Runs the current case once on `row->protocol` with every tensor in one op and fresh inputs
+// (every tensor verified), then times it in the configured style, and with more than one
+// tensor as many single-tensor calls; sets the row's ltx figures. A protocol that refuses the
+// shape (a one-trip piece over the staging) leaves them -1.
 absl::Status TimeLtx(const BenchContext& bench, AllToAllBenchRow* row) {
   Runtime& runtime = *bench.runtime;
-  AllToAllHarness& harness = *bench.harness;
-  const std::vector<RankBuffers> buffers = harness.AllBuffers();
-  const AllToAllShape shape = harness.current_case().Shape();
+  TensorSet<AllToAllHarness>& tensors = *bench.tensors;
+  const std::vector<RankBuffers> buffers = tensors.AllBuffers();
+  const AllToAllShape one_tensor = tensors.at(0).current_case().Shape();
+  AllToAllShape shape = one_tensor;
+  shape.tensors = tensors.count();
   CallOptions call;
   call.protocol = row->protocol;
   call.blocks = bench.config->blocks;
-  LTX_RETURN_IF_ERROR(harness.RefreshInputs());  // Fresh inputs, poisoned outputs.
+  LTX_RETURN_IF_ERROR(tensors.RefreshInputs());  // Fresh inputs, poisoned outputs.
   const absl::Status first = runtime.AllToAllAndWait(shape, buffers, absl::Seconds(30), call);
   if (absl::IsInvalidArgument(first) && runtime.status().ok()) return absl::OkStatus();
   LTX_RETURN_IF_ERROR(first);
-  row->wrong = harness.Verify().ok() ? 0 : 1;
+  row->wrong = tensors.Verify().ok() ? 0 : 1;
   LtxCall ltx_call;
   ltx_call.rank = [&](int rank) { return runtime.AllToAllRank(rank, shape, buffers[rank], call); };
   ltx_call.coordinated = [&] { return runtime.AllToAll(shape, buffers, call).status(); };
@@ -267,8 +300,12 @@ absl::Status TimeLtx(const BenchContext& bench, AllToAllBenchRow* row) {
   LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
   const int world = runtime.world_size();
   row->ltx_us = measured.device_us;
-  row->ltx_algbw = row->size_bytes / row->ltx_us / 1e3;
+  row->tensors = tensors.count();
+  row->ltx_algbw = row->size_bytes * row->tensors / row->ltx_us / 1e3;
   row->ltx_busbw = world > 1 ? row->ltx_algbw * (world - 1) / world : row->ltx_algbw;
+  if (row->tensors > 1) {
+    LTX_ASSIGN_OR_RETURN(row->calls_us, TimeSeparateCalls(bench, one_tensor, call));
+  }
   return absl::OkStatus();
 }
 
@@ -278,10 +315,10 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
                       AllToAllDirection direction, std::vector<AllToAllBenchRow>* rows) {
   const AllToAllToolConfig& config = *bench.config;
   Runtime& runtime = *bench.runtime;
-  AllToAllHarness& harness = *bench.harness;
+  AllToAllHarness& harness = bench.tensors->at(0);
   const int world = runtime.world_size();
   LTX_RETURN_IF_ERROR(
-      harness.Prepare(BenchCase(config.dtype, shape, config.head_counts, direction, world)));
+      bench.tensors->Prepare(BenchCase(config.dtype, shape, config.head_counts, direction, world)));
   const int64_t total = shape.tokens * shape.heads * shape.head_dim * ElementSize(config.dtype);
   std::vector<AllToAllBenchRow> shape_rows;
   for (Protocol protocol : config.protocols) {
@@ -326,18 +363,18 @@ absl::Status Bench(Runtime& runtime, const AllToAllToolConfig& config) {
     }
   }
   const int64_t capacity = LargestBuffer(cases, world);
-  LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllToAllHarness> harness,
-                       AllToAllHarness::Create(runtime.devices(), capacity, capacity,
-                                               /*seed=*/1));
+  LTX_ASSIGN_OR_RETURN(TensorSet<AllToAllHarness> tensors,
+                       TensorSet<AllToAllHarness>::Create(runtime.devices(), config.tensors,
+                                                          capacity, capacity, /*seed=*/1));
   LTX_ASSIGN_OR_RETURN(EventPairs events, EventPairs::Create(runtime.devices()));
-  const TimedRanks ranks = TimedRanksOf(runtime.devices(), harness->AllBuffers(), &events);
+  const TimedRanks ranks = TimedRanksOf(runtime.devices(), tensors.AllBuffers(), &events);
   NcclSide nccl = LoadNccl(config.nccl_path, runtime.devices());
   NcclModeRequest modes;
   modes.buffer_bytes.assign(3, static_cast<size_t>(capacity));  // Input, staging, output.
   modes.no_windows = kAllToAllNoWindows;
   OpenNcclModes(runtime.devices(), modes, &nccl);
   absl::PrintF("%s", NcclModesNote(nccl));
-  const BenchContext bench{&runtime, harness.get(), &nccl, &config, &ranks};
+  const BenchContext bench{&runtime, &tensors, &nccl, &config, &ranks};
   PrintBenchHeader(bench);
   std::vector<AllToAllBenchRow> rows;
   for (AllToAllDirection direction : config.directions) {
