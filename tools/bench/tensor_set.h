@@ -60,6 +60,15 @@ class TensorSet {
     return absl::OkStatus();
   }
 
+  // Every rank's buffers of a single-tensor call of tensor `tensor`, on tensor 0's streams (the
+  // streams every call is timed on).
+  std::vector<RankBuffers> TensorBuffers(int tensor) const {
+    std::vector<RankBuffers> buffers = harnesses_[tensor]->AllBuffers();
+    const std::vector<RankBuffers> first = harnesses_[0]->AllBuffers();
+    for (size_t rank = 0; rank < buffers.size(); ++rank) buffers[rank].stream = first[rank].stream;
+    return buffers;
+  }
+
   // Every rank's buffers of one call of every tensor (JoinTensors).
   std::vector<RankBuffers> AllBuffers() const {
     std::vector<std::vector<RankBuffers>> tensors;

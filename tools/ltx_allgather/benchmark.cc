@@ -49,7 +49,7 @@ class Sweep {
   absl::StatusOr<Measured> MeasureLtx(const AllGatherShape& shape,
                                       const std::vector<RankBuffers>& buffers);
   // The time of one single-tensor call of `shape` per tensor, one after another (each tensor's
-  // own buffers).
+  // own buffers, on the timed streams).
   absl::StatusOr<double> MeasureSeparateCalls(const AllGatherShape& shape);
   absl::Status MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tokens, BenchRow* row);
   // Times NCCL's `mode` on the current (even) case, with fresh inputs, and checks its output;
@@ -147,7 +147,7 @@ absl::StatusOr<double> Sweep::MeasureSeparateCalls(const AllGatherShape& shape) 
   const CallOptions& call = config_.call;
   std::vector<std::vector<RankBuffers>> buffers;
   for (int tensor = 0; tensor < tensors_.count(); ++tensor) {
-    buffers.push_back(tensors_.at(tensor).AllBuffers());
+    buffers.push_back(tensors_.TensorBuffers(tensor));
   }
   std::vector<LtxCall> calls;
   for (const std::vector<RankBuffers>& own : buffers) {

@@ -250,14 +250,14 @@ void PrintBenchRow(const AllToAllBenchRow& row, DataType dtype) {
 }
 
 // The time of bench.config->tensors single-tensor calls of `shape` with `call`, one after
-// another (each tensor's own buffers), in the configured style.
+// another (each tensor's own buffers, on the timed streams), in the configured style.
 absl::StatusOr<double> TimeSeparateCalls(const BenchContext& bench, const AllToAllShape& shape,
                                          const CallOptions& call) {
   Runtime& runtime = *bench.runtime;
   std::vector<std::vector<RankBuffers>> buffers;
   std::vector<LtxCall> calls;
   for (int tensor = 0; tensor < bench.tensors->count(); ++tensor) {
-    buffers.push_back(bench.tensors->at(tensor).AllBuffers());
+    buffers.push_back(bench.tensors->TensorBuffers(tensor));
   }
   for (const std::vector<RankBuffers>& own : buffers) {
     LtxCall one;
