@@ -423,7 +423,7 @@ TEST_F(ThreeTensorGatherBuffersTest, EachTensorMayLieInPlaceInItsOwnOutput) {
 
 TEST_F(ThreeTensorGatherBuffersTest, NamesTheNullPointerOfEachTensor) {
   buffers_.more_inputs[1] = nullptr;
-  Expect("rank 0: more_inputs[1] is null but the rank sends 16 bytes");
+  Expect("rank 0: more_inputs[1] is null but the input holds 16 bytes");
   buffers_.more_inputs[1] = memory_ + 256;
   buffers_.more_outputs[0] = nullptr;
   Expect("rank 0: more_outputs[0] is null but the output holds 32 bytes");

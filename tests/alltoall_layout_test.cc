@@ -326,7 +326,7 @@ TEST_F(ThreeTensorBuffersTest, SeparateBuffersAreValidAndInputsMayBeShared) {
 
 TEST_F(ThreeTensorBuffersTest, NamesTheNullPointerOfEachTensor) {
   buffers_.more_inputs[1] = nullptr;
-  Expect("rank 0: more_inputs[1] is null but the rank sends 64 bytes");
+  Expect("rank 0: more_inputs[1] is null but the input holds 64 bytes");
   buffers_.more_inputs[1] = memory_ + 256;
   buffers_.more_outputs[0] = nullptr;
   Expect("rank 0: more_outputs[0] is null but the output holds 64 bytes");

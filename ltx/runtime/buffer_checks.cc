@@ -30,7 +30,7 @@ absl::Status CheckTensorBuffers(int rank, int tensor, int64_t input_bytes, int64
   const char* output_name = TensorOutputName(tensor);
   if (buffers.input == nullptr && input_bytes > 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "rank %d: %s is null but the rank sends %d bytes", rank, input_name, input_bytes));
+        "rank %d: %s is null but the input holds %d bytes", rank, input_name, input_bytes));
   }
   if (buffers.output == nullptr && output_bytes > 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
