@@ -50,8 +50,8 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 600)
-        self.assertEqual(ltx.__version__, "0.6.0")
+        self.assertEqual(ltx.version(), 700)
+        self.assertEqual(ltx.__version__, "0.7.0")
 
     def test_loads_the_installed_library(self):
         self.assertTrue(ltx.library_path().endswith("lib/libltx.so"), ltx.library_path())
@@ -89,10 +89,11 @@ class LibraryTest(unittest.TestCase):
         options = _library.RuntimeOptions()
         _library.check(_library.lib().ltx_runtime_options_init(ctypes.byref(options)))
         self.assertEqual(options.struct_size, ctypes.sizeof(options))
-        self.assertEqual(options.timeout_us, 10_000_000)
+        self.assertEqual((options.timeout_us, options.two_shot_min_bytes), (10_000_000, 1 << 20))
         call = _library.CallOptions()
         _library.check(_library.lib().ltx_call_options_init(ctypes.byref(call)))
         self.assertEqual(call.struct_size, ctypes.sizeof(call))
+        self.assertEqual((call.generation, call.two_shot_min_bytes), (-1, -1))
 
     def test_reductions_reach_the_library(self):
         # Without a Runtime, each function names the null one: its prototype is the C API's.
@@ -371,7 +372,7 @@ class TorchOpsImportTest(unittest.TestCase):
             print(ltx.__version__, ltx.version(), sorted(ltx.DIRECTIONS))
         """)
         self.assertEqual(result.returncode, 0, result.stdout)
-        self.assertIn("0.6.0 600 ['heads_to_seq', 'seq_to_heads']", result.stdout)
+        self.assertIn("0.7.0 700 ['heads_to_seq', 'seq_to_heads']", result.stdout)
 
     def test_importing_ltx_does_not_import_torch(self):
         result = subprocess.run(
@@ -434,6 +435,9 @@ class RuntimeGlueTest(unittest.TestCase):
         options = self.last("ltx_runtime_create")[0]._obj
         self.assertEqual((options.num_devices, options.devices[0], options.devices[1]), (2, 0, 1))
         self.assertEqual((options.timeout_us, options.transport), (2_500_000, 1))
+        self.assertEqual(options.two_shot_min_bytes, 1 << 20)
+        ltx.Runtime(two_shot_min_bytes=ltx.NEVER_TWO_SHOT).close()
+        self.assertEqual(self.last("ltx_runtime_create")[0]._obj.two_shot_min_bytes, 2**63 - 1)
         self.assertEqual((runtime.world_size, runtime.devices, runtime.transport),
                          (2, [0, 1], "peer_stores"))
         runtime.close()
@@ -568,8 +572,13 @@ class RuntimeGlueTest(unittest.TestCase):
                          (2, 24, 2, 2))
         self.assertEqual([(b.input, b.output, b.stream) for b in buffers],
                          [(0x10, 0x10, 7), (0x20, 0x20, 0x1234)])
-        self.assertEqual(call._obj.protocol, 1)
+        self.assertEqual((call._obj.protocol, call._obj.two_shot_min_bytes), (1, -1))
         self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        runtime.all_reduce(partials, partials, streams=[0, 0], two_shot_min_bytes=0)
+        self.assertEqual(self.last("ltx_all_reduce")[4]._obj.two_shot_min_bytes, 0)
+        for bad in (-1, 1.5, True, "0"):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "two_shot_min_bytes = "):
+                runtime.all_reduce(partials, partials, streams=[0, 0], two_shot_min_bytes=bad)
         outputs = [FakeTensor([4, 6], "torch.float16", pointer=0x30),
                    FakeTensor([4, 6], "torch.float16", ("cuda", 1), pointer=0x40)]
         op = runtime.all_reduce(partials, outputs, streams=[0, 0], wait=False)
@@ -602,9 +611,12 @@ class RuntimeGlueTest(unittest.TestCase):
                          (1, 3, 15, 3))
         self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
                          (0x10, 0x10, 9))
-        self.assertEqual(options._obj.timeout_us, 500_000)
-        runtime.all_reduce_rank(1, x, x, stream=9)
-        self.assertEqual(self.last("ltx_all_reduce_rank")[2]._obj.reduction, 1)
+        self.assertEqual((options._obj.timeout_us, options._obj.two_shot_min_bytes), (500_000, -1))
+        runtime.all_reduce_rank(1, x, x, stream=9, two_shot_min_bytes=ltx.NEVER_TWO_SHOT)
+        _, _, shape, _, options = self.last("ltx_all_reduce_rank")
+        self.assertEqual((shape._obj.reduction, options._obj.two_shot_min_bytes), (1, 2**63 - 1))
+        runtime.prepare_all_reduce_rank(1, x, x, two_shot_min_bytes=4096)()
+        self.assertEqual(self.last("ltx_all_reduce_rank")[4]._obj.two_shot_min_bytes, 4096)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2 for 2 ranks"):
             runtime.all_reduce_rank(2, x, x)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction"):

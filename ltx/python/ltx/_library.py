@@ -25,6 +25,7 @@ class RuntimeOptions(ctypes.Structure):
         ("one_trip_max_bytes", ctypes.c_int64),
         ("copy_engine_min_bytes", ctypes.c_int64),
         ("transport", ctypes.c_int),
+        ("two_shot_min_bytes", ctypes.c_int64),
     ]
 
 
@@ -35,6 +36,7 @@ class CallOptions(ctypes.Structure):
         ("blocks", ctypes.c_int),
         ("protocol", ctypes.c_int),
         ("generation", ctypes.c_int64),
+        ("two_shot_min_bytes", ctypes.c_int64),  # -1: the Runtime's.
     ]
 
 

@@ -37,6 +37,8 @@ PROTOCOLS = {"auto": 0, "direct": 1, "one_trip": 2, "copy_engine": 3}
 TRANSPORTS = {"auto": 0, "peer_stores": 1, "copy_engine": 2}
 DIRECTIONS = {"seq_to_heads": 0, "heads_to_seq": 1}
 REDUCTIONS = {"sum": 1, "max": 2, "min": 3}
+# two_shot_min_bytes that never takes the two-shot AllReduce (but in place): LTX_NEVER_TWO_SHOT.
+NEVER_TWO_SHOT = (1 << 63) - 1
 
 
 def _microseconds(seconds, what: str) -> int:
@@ -53,19 +55,28 @@ def enum_value(table: dict, value, what: str) -> int:
     return table[value]
 
 
+def _optional_count(value, what: str, expected: str) -> int:
+    """An int >= 0 as it is, None as -1 (the C API's "not set"); InvalidArgumentError naming
+    `what` and `expected` for anything else."""
+    if value is None:
+        return -1
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise invalid_argument(f"{what} = {value!r} must be {expected}")
+    return value
+
+
 @functools.lru_cache(maxsize=64)
-def _call_options(timeout, blocks: int, protocol: str, generation=None) -> CallOptions:
+def _call_options(timeout, blocks: int, protocol: str, generation=None,
+                  two_shot_min_bytes=None) -> CallOptions:
     """The CallOptions of these values (cached: calls repeat them; never modified)."""
     call = CallOptions()
     check(lib().ltx_call_options_init(ctypes.byref(call)))
     call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout")
     call.blocks = blocks
     call.protocol = enum_value(PROTOCOLS, protocol, "protocol")
-    if generation is not None:
-        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
-            raise invalid_argument(
-                f"generation = {generation!r} must be a value of Runtime.generation")
-        call.generation = generation
+    call.generation = _optional_count(generation, "generation", "a value of Runtime.generation")
+    call.two_shot_min_bytes = _optional_count(two_shot_min_bytes, "two_shot_min_bytes",
+                                              "a byte count >= 0 (None: the Runtime's)")
     return call
 
 
@@ -146,13 +157,15 @@ class Runtime:
 
     timeout: seconds a GPU waits for its peers at a barrier. worker_spin: seconds the host
     threads poll before they sleep. max_blocks, one_trip_max_bytes (-1: set by the world size),
-    copy_engine_min_bytes and transport ("auto", "peer_stores", "copy_engine") are those of
-    ltx::RuntimeOptions. Raises FailedPreconditionError without GPUs, InvalidArgumentError for
+    copy_engine_min_bytes, two_shot_min_bytes (the AllReduce's input bytes per rank from which
+    it runs two-shot; 0: always, NEVER_TWO_SHOT: never but in place) and transport ("auto",
+    "peer_stores", "copy_engine") are those of ltx::RuntimeOptions. Raises FailedPreconditionError without GPUs, InvalidArgumentError for
     bad options. Use it as a context manager or call close()."""
 
     def __init__(self, devices=None, timeout: float = 10.0, max_blocks: int = 0,
                  worker_spin: float = 100e-6, one_trip_max_bytes: int = -1,
-                 copy_engine_min_bytes: int = 32 << 20, transport: str = "auto"):
+                 copy_engine_min_bytes: int = 32 << 20, transport: str = "auto",
+                 two_shot_min_bytes: int = 1 << 20):
         self._handle = None
         self._ops = weakref.WeakSet()
         options = RuntimeOptions()
@@ -167,6 +180,7 @@ class Runtime:
         options.one_trip_max_bytes = one_trip_max_bytes
         options.copy_engine_min_bytes = copy_engine_min_bytes
         options.transport = enum_value(TRANSPORTS, transport, "transport")
+        options.two_shot_min_bytes = two_shot_min_bytes
         handle = ctypes.c_void_p()
         check(lib().ltx_runtime_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
@@ -282,33 +296,40 @@ class Runtime:
 
     def all_reduce(self, inputs, outputs, reduction: str = "sum", streams=None, *,
                    timeout=None, blocks: int = 0, protocol: str = "auto", wait: bool = True,
-                   wait_timeout: float = 30.0, generation=None):
+                   wait_timeout: float = 30.0, generation=None, two_shot_min_bytes=None):
         """Coordinated AllReduce: one input and one output tensor per rank, all of one shape
         and dtype (bfloat16, float16 or float32); every output becomes the element-wise
         `reduction` ("sum", "max", "min") of every rank's input, combined in rank order in
         fp32 and rounded once, so that every rank gets the same bits. In place where each
-        rank's output is its input (on every rank or none). Streams, the options and the result
-        are those of all_gather; protocol "auto" or "direct"."""
+        rank's output is its input (on every rank or none). two_shot_min_bytes overrides the
+        Runtime's for this call (0: two-shot, NEVER_TWO_SHOT: one-shot but in place; None: the
+        Runtime's; the same on every rank). Streams, the options and the result are those of
+        all_gather; protocol "auto" or "direct"."""
         self._live()
-        return self._coordinated(self._all_reduce(reduction), inputs, outputs, None, streams,
-                                 _call_options(timeout, blocks, protocol, generation), wait,
-                                 wait_timeout)
+        return self._coordinated(
+            self._all_reduce(reduction), inputs, outputs, None, streams,
+            _call_options(timeout, blocks, protocol, generation, two_shot_min_bytes), wait,
+            wait_timeout)
 
     def all_reduce_rank(self, rank: int, input, output, reduction: str = "sum", stream=None, *,
                         timeout=None, blocks: int = 0, protocol: str = "auto",
-                        generation=None) -> None:
-        """Per-rank AllReduce from rank `rank`'s own thread (tensors and reduction as
-        all_reduce, the same on every rank; the per-rank contract of all_gather_rank)."""
+                        generation=None, two_shot_min_bytes=None) -> None:
+        """Per-rank AllReduce from rank `rank`'s own thread (tensors, reduction and
+        two_shot_min_bytes as all_reduce, the same on every rank; the per-rank contract of
+        all_gather_rank)."""
         self.prepare_all_reduce_rank(rank, input, output, reduction, stream, timeout=timeout,
-                                     blocks=blocks, protocol=protocol, generation=generation)()
+                                     blocks=blocks, protocol=protocol, generation=generation,
+                                     two_shot_min_bytes=two_shot_min_bytes)()
 
     def prepare_all_reduce_rank(self, rank: int, input, output, reduction: str = "sum",
                                 stream=None, *, timeout=None, blocks: int = 0,
-                                protocol: str = "auto", generation=None) -> "RankCall":
+                                protocol: str = "auto", generation=None,
+                                two_shot_min_bytes=None) -> "RankCall":
         """Checks the arguments of all_reduce_rank once and returns a RankCall that makes the
         call (as prepare_all_gather_rank)."""
-        return self._prepare_rank(self._all_reduce(reduction), rank, input, output, None,
-                                  stream, _call_options(timeout, blocks, protocol, generation))
+        return self._prepare_rank(
+            self._all_reduce(reduction), rank, input, output, None, stream,
+            _call_options(timeout, blocks, protocol, generation, two_shot_min_bytes))
 
     def reduce_scatter(self, inputs, outputs, counts=None, streams=None, *,
                        reduction: str = "sum", dim: int = -2, timeout=None, blocks: int = 0,
