@@ -308,13 +308,13 @@ int ltx_runtime_transport(const ltx_runtime* runtime, int* transport);
  * creation) in *generation. Errors: INVALID_ARGUMENT for NULL. Thread-safe. Since 0.3. */
 int ltx_runtime_generation(const ltx_runtime* runtime, uint64_t* generation);
 
-/* Coordinated call (ltx::Runtime::AllGather): `buffers` has `num_buffers` entries, one per
- * rank; returns once every rank's part is enqueued on its stream and stores the op in *op
- * (NULL on error), to wait on with ltx_op_wait and free with ltx_op_destroy. `call` may be NULL
- * (defaults). Errors: INVALID_ARGUMENT (nothing enqueued, also for a call->generation below -1
- * or above the current one, or a call->two_shot_min_bytes below -1), ABORTED for a call->generation older than the current one
- * (nothing enqueued), FAILED_PRECONDITION after an earlier error, or a device error not yet
- * reported. Thread-safety: as ltx::Runtime::AllGather. */
+/* Coordinated call (ltx::Runtime::AllGather): `buffers` has `num_buffers` entries, one per rank;
+ * returns once every rank's part is enqueued on its stream and stores the op in *op (NULL on
+ * error), to wait on with ltx_op_wait and free with ltx_op_destroy. `call` may be NULL (defaults).
+ * Errors: INVALID_ARGUMENT (nothing enqueued, also for a call->generation below -1 or above the
+ * current one, or a call->two_shot_min_bytes below -1), ABORTED for a call->generation older than
+ * the current one (nothing enqueued), FAILED_PRECONDITION after an earlier error, or a device error
+ * not yet reported. Thread-safety: as ltx::Runtime::AllGather. */
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op);

@@ -1,8 +1,8 @@
-/* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults,
- * code names, NULL and out-of-range arguments (AllGather and all-to-all of one or several
- * tensors, call generation and two-shot threshold), struct_size checks (an older caller's keeps the later fields' defaults),
- * and runtime creation, which fails with FAILED_PRECONDITION and a readable message where no GPU
- * is visible; with GPUs, bad head splits of the all-to-all. */
+/* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults, code
+ * names, NULL and out-of-range arguments (AllGather and all-to-all of one or several tensors, call
+ * generation and two-shot threshold), struct_size checks (an older caller's keeps the later fields'
+ * defaults), and runtime creation, which fails with FAILED_PRECONDITION and a readable message
+ * where no GPU is visible; with GPUs, bad head splits of the all-to-all. */
 #include "ltx/c_api.h"
 
 #include <stddef.h>

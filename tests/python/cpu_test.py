@@ -404,7 +404,8 @@ class FakeLibrary:
             if name.endswith("_options_init"):
                 out.struct_size = ctypes.sizeof(out)
             elif name in ("ltx_runtime_create", "ltx_all_gather", "ltx_all_to_all",
-                          "ltx_all_reduce", "ltx_reduce_scatter"):
+                          "ltx_all_reduce", "ltx_reduce_scatter", "ltx_all_gather_tensors",
+                          "ltx_all_to_all_tensors"):
                 out.value = 0x5000
             elif name == "ltx_runtime_world_size":
                 out.value = 2
@@ -521,6 +522,49 @@ class RuntimeGlueTest(unittest.TestCase):
                                [heads[0], FakeTensor([2, 3, 2, 8], device=("cuda", 1))],
                                counts=[3, 0], streams=[0, 0])
         self.assertFalse(shape.head_counts)  # NULL: the even split.
+
+    def test_several_tensors(self):
+        runtime = ltx.Runtime()
+        def qkv(shape, device, base):
+            return [FakeTensor(shape, device=("cuda", device), pointer=base + j) for j in range(3)]
+        seq = [qkv([1, 3, 4, 8], 0, 0x10), qkv([1, 0, 4, 8], 1, 0x20)]
+        heads = [qkv([1, 3, 2, 8], 0, 0x30), tuple(qkv([1, 3, 2, 8], 1, 0x40))]
+        runtime.all_to_all(seq, heads, streams=[7, FakeStream()])
+        _, shape, tensors, buffers, n, _, _ = self.last("ltx_all_to_all_tensors")
+        self.assertEqual((tensors, n, shape._obj.heads, shape._obj.token_counts[0]), (3, 2, 4, 3))
+        self.assertEqual([(list(b.inputs), list(b.outputs), b.stream) for b in buffers],
+                         [([0x10, 0x11, 0x12, None], [0x30, 0x31, 0x32, None], 7),
+                          ([0x20, 0x21, 0x22, None], [0x40, 0x41, 0x42, None], 0x1234)])
+        gathered = [qkv([3, 8], 0, 0x50)[:2], qkv([3, 8], 1, 0x60)[:2]]
+        runtime.all_gather(gathered, [qkv([6, 8], 0, 0x70)[:2], qkv([6, 8], 1, 0x80)[:2]],
+                           counts=[3, 3], streams=[0, 0])
+        self.assertEqual(self.last("ltx_all_gather_tensors")[2], 2)
+        runtime.prepare_all_gather_rank(1, seq[1][:1], qkv([1, 3, 4, 8], 1, 0x70)[:1], [3, 0],
+                                        dim=1, stream=9)()
+        _, rank, shape, tensors, buffers, _ = self.last("ltx_all_gather_tensors_rank")
+        self.assertEqual((rank, tensors, buffers._obj.inputs[0], buffers._obj.stream),
+                         (1, 1, 0x20, 9))
+        runtime.all_to_all_rank(0, seq[0], heads[0], [3, 0])
+        self.assertEqual(self.last("ltx_all_to_all_tensors_rank")[3], 3)
+        cases = [
+            ("ranks disagree on their tensors", [seq[0], seq[1][0]], [heads[0], heads[1][0]]),
+            ("ranks disagree on their tensors", [seq[0], seq[1][:2]], [heads[0], heads[1][:2]]),
+            ("rank 0 passes 3 inputs and one tensor outputs", [seq[0], seq[1]],
+             [heads[0][0], heads[1]]),
+            ("rank 0 passes 3 inputs and 2 outputs", seq, [heads[0][:2], heads[1]]),
+            ("expected lists of 1 to 4", [seq[0] * 2, seq[1]], [heads[0] * 2, heads[1]]),
+            ("rank 0 passes 0 inputs", [[], seq[1]], [[], heads[1]]),
+            ("rank 1's tensors disagree on", [seq[0], [seq[1][0], FakeTensor(
+                [1, 0, 4, 8], "torch.float16", ("cuda", 1))]], [heads[0], [heads[1][0], FakeTensor(
+                    [1, 3, 2, 8], "torch.float16", ("cuda", 1))]]),
+        ]
+        for needle, inputs, outputs in cases:
+            with self.subTest(needle=needle):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
+                    runtime.all_to_all(inputs, outputs, counts=[3, 0], streams=[0, 0])
+        x = FakeTensor([4], "torch.float32")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx_all_reduce takes one input"):
+            runtime.all_reduce_rank(0, [x], [x])
 
     def test_all_to_all_head_counts(self):
         runtime = ltx.Runtime()
