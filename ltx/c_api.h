@@ -41,7 +41,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 6
+#define LTX_VERSION_MINOR 7
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -102,6 +102,10 @@ typedef enum ltx_transport {
   LTX_TRANSPORT_COPY_ENGINE = 2
 } ltx_transport;
 
+/* two_shot_min_bytes of ltx_runtime_options and ltx_call_options: never the two-shot AllReduce
+ * (but in place); ltx::kNeverTwoShot. Since 0.7. */
+#define LTX_NEVER_TWO_SHOT INT64_MAX
+
 /* A Runtime (ltx::Runtime). Opaque. */
 typedef struct ltx_runtime ltx_runtime;
 /* The completion of one coordinated call (ltx::CollectiveHandle). Opaque. */
@@ -130,6 +134,12 @@ typedef struct ltx_runtime_options {
   int64_t copy_engine_min_bytes;
   /* An ltx_transport. */
   int transport;
+  /* Since 0.7. The AllReduce runs two-shot (a ReduceScatter, then an AllGather of the chunks:
+   * each rank reads its count once instead of once per rank) when each rank's input holds at
+   * least this many bytes, one-shot below; in place it always runs two-shot. Both give the same
+   * bits. 0: two-shot for every non-empty AllReduce; LTX_NEVER_TWO_SHOT: never (but in place);
+   * must be >= 0. 1 MiB by default. */
+  int64_t two_shot_min_bytes;
 } ltx_runtime_options;
 
 /* Options of one call (ltx::CallOptions). Fill it with ltx_call_options_init. Versioned by
@@ -146,6 +156,10 @@ typedef struct ltx_call_options {
    * the step began), or -1 (the default): whatever generation is current. A call for an earlier
    * generation gets LTX_ABORTED with nothing launched, and the Runtime stays usable. */
   int64_t generation;
+  /* Since 0.7. Overrides the Runtime's two_shot_min_bytes for this call (an AllReduce; other
+   * collectives ignore it): 0 forces the two-shot, LTX_NEVER_TWO_SHOT the one-shot (but in
+   * place); -1 (the default) keeps the Runtime's. Every rank of a call passes the same value. */
+  int64_t two_shot_min_bytes;
 } ltx_call_options;
 
 /* The shape of one AllGather, the same on every rank: rank r's input is
@@ -229,6 +243,21 @@ typedef struct ltx_rank_buffers {
   cudaStream_t stream;
 } ltx_rank_buffers;
 
+/* Most tensors of one shape that one AllGather or all-to-all moves (ltx::kMaxTensors). Since
+ * 0.7. */
+#define LTX_MAX_TENSORS 4
+
+/* One rank's buffers of a call of several tensors (ltx_all_gather_tensors,
+ * ltx_all_to_all_tensors): tensor j reads inputs[j] and writes outputs[j], each under the rules
+ * of ltx_rank_buffers; entries from the call's num_tensors on are not read. One stream for all.
+ * Since 0.7; a new struct, so that ltx_rank_buffers and the calls that take it stay as they
+ * were. */
+typedef struct ltx_tensor_buffers {
+  const void* inputs[LTX_MAX_TENSORS];
+  void* outputs[LTX_MAX_TENSORS];
+  cudaStream_t stream;
+} ltx_tensor_buffers;
+
 /* LTX_VERSION_CODE of the library in use (which may differ from the header's). Never fails;
  * does not change the last error. Thread-safe. */
 int ltx_version(void);
@@ -279,13 +308,13 @@ int ltx_runtime_transport(const ltx_runtime* runtime, int* transport);
  * creation) in *generation. Errors: INVALID_ARGUMENT for NULL. Thread-safe. Since 0.3. */
 int ltx_runtime_generation(const ltx_runtime* runtime, uint64_t* generation);
 
-/* Coordinated call (ltx::Runtime::AllGather): `buffers` has `num_buffers` entries, one per
- * rank; returns once every rank's part is enqueued on its stream and stores the op in *op
- * (NULL on error), to wait on with ltx_op_wait and free with ltx_op_destroy. `call` may be NULL
- * (defaults). Errors: INVALID_ARGUMENT (nothing enqueued, also for a call->generation below -1
- * or above the current one), ABORTED for a call->generation older than the current one
- * (nothing enqueued), FAILED_PRECONDITION after an earlier error, or a device error not yet
- * reported. Thread-safety: as ltx::Runtime::AllGather. */
+/* Coordinated call (ltx::Runtime::AllGather): `buffers` has `num_buffers` entries, one per rank;
+ * returns once every rank's part is enqueued on its stream and stores the op in *op (NULL on
+ * error), to wait on with ltx_op_wait and free with ltx_op_destroy. `call` may be NULL (defaults).
+ * Errors: INVALID_ARGUMENT (nothing enqueued, also for a call->generation below -1 or above the
+ * current one, or a call->two_shot_min_bytes below -1), ABORTED for a call->generation older than
+ * the current one (nothing enqueued), FAILED_PRECONDITION after an earlier error, or a device error
+ * not yet reported. Thread-safety: as ltx::Runtime::AllGather. */
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op);
@@ -323,6 +352,36 @@ int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
  * across ranks. */
 int ltx_all_to_all_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call);
+
+/* Coordinated AllGather of `num_tensors` tensors of `shape` in one op (ltx::AllGatherShape::
+ * tensors, e.g. Q, K and V): as ltx_all_gather, with `buffers` holding every rank's
+ * ltx_tensor_buffers. Errors: as ltx_all_gather, plus INVALID_ARGUMENT for num_tensors outside
+ * [1, LTX_MAX_TENSORS]. Thread-safety: as ltx::Runtime::AllGather. Since 0.7. */
+int ltx_all_gather_tensors(ltx_runtime* runtime, const ltx_allgather_shape* shape,
+                           int num_tensors, const ltx_tensor_buffers* buffers, int num_buffers,
+                           const ltx_call_options* call, ltx_op** op);
+
+/* Per-rank AllGather of `num_tensors` tensors: as ltx_all_gather_rank, with rank `rank`'s
+ * ltx_tensor_buffers; errors as ltx_all_gather_tensors plus those of ltx_all_gather_rank. Every
+ * rank passes the same num_tensors. Thread-safe across ranks. Since 0.7. */
+int ltx_all_gather_tensors_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
+                                int num_tensors, const ltx_tensor_buffers* buffers,
+                                const ltx_call_options* call);
+
+/* Coordinated all-to-all of `num_tensors` tensors of `shape` in one op (ltx::AllToAllShape::
+ * tensors): as ltx_all_to_all, with every rank's ltx_tensor_buffers. Errors: as ltx_all_to_all,
+ * plus INVALID_ARGUMENT for num_tensors outside [1, LTX_MAX_TENSORS]. Thread-safety: as
+ * ltx::Runtime::AllToAll. Since 0.7. */
+int ltx_all_to_all_tensors(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
+                           int num_tensors, const ltx_tensor_buffers* buffers, int num_buffers,
+                           const ltx_call_options* call, ltx_op** op);
+
+/* Per-rank all-to-all of `num_tensors` tensors: as ltx_all_to_all_rank, with rank `rank`'s
+ * ltx_tensor_buffers; errors as ltx_all_to_all_tensors plus those of ltx_all_gather_rank. Every
+ * rank passes the same num_tensors. Thread-safe across ranks. Since 0.7. */
+int ltx_all_to_all_tensors_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
+                                int num_tensors, const ltx_tensor_buffers* buffers,
+                                const ltx_call_options* call);
 
 /* Coordinated AllReduce (ltx::Runtime::AllReduce): as ltx_all_gather, with an AllReduce
  * shape; in place where every rank's input is its output. Errors: as ltx_all_gather, plus

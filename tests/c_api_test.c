@@ -1,9 +1,11 @@
-/* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults,
- * code names, NULL and out-of-range arguments (AllGather and all-to-all, call generation),
- * struct_size checks, and runtime creation, which fails with FAILED_PRECONDITION and a readable
- * message where no GPU is visible; with GPUs, bad head splits of the all-to-all. */
+/* Tests of the C API (ltx/c_api.h) that need no GPU, compiled as C: version, option defaults, code
+ * names, NULL and out-of-range arguments (AllGather and all-to-all of one or several tensors, call
+ * generation and two-shot threshold), struct_size checks (an older caller's keeps the later fields'
+ * defaults), and runtime creation, which fails with FAILED_PRECONDITION and a readable message
+ * where no GPU is visible; with GPUs, bad head splits of the all-to-all. */
 #include "ltx/c_api.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -53,10 +55,13 @@ static void TestOptionDefaults(void) {
   Expect(options.one_trip_max_bytes == -1, "options one_trip_max_bytes");
   Expect(options.copy_engine_min_bytes == 32 << 20, "options copy_engine_min_bytes");
   Expect(options.transport == LTX_TRANSPORT_AUTO, "options transport");
+  Expect(options.two_shot_min_bytes == 1 << 20, "options two_shot_min_bytes 1 MiB");
   Expect(ltx_call_options_init(&call) == LTX_OK, "call options init");
   Expect(call.struct_size == sizeof(call) && call.timeout_us == 0 && call.blocks == 0 &&
-             call.protocol == LTX_PROTOCOL_AUTO && call.generation == -1,
+             call.protocol == LTX_PROTOCOL_AUTO && call.generation == -1 &&
+             call.two_shot_min_bytes == -1,
          "call options defaults");
+  Expect(LTX_NEVER_TWO_SHOT == INT64_MAX, "LTX_NEVER_TWO_SHOT");
   ExpectInvalid(ltx_runtime_options_init(NULL), "options is NULL", "runtime options init NULL");
   ExpectInvalid(ltx_call_options_init(NULL), "call is NULL", "call options init NULL");
 }
@@ -124,7 +129,43 @@ static void TestBadOptions(void) {
   options.num_devices = -1;
   ExpectInvalid(ltx_runtime_create(&options, &runtime), "options->devices has -1 entries",
                 "negative num_devices");
+  ltx_runtime_options_init(&options);
+  options.two_shot_min_bytes = -5;
+  ExpectInvalid(ltx_runtime_create(&options, &runtime), "two_shot_min_bytes must be >= 0",
+                "negative two_shot_min_bytes");
   Expect(runtime == NULL, "no runtime after bad options");
+}
+
+/* A caller built against a header before 0.7 passes a struct_size that ends before
+ * two_shot_min_bytes: the library keeps the field's default and never reads the bytes after. */
+static void TestOlderStructSize(void) {
+  ltx_runtime_options options;
+  ltx_runtime* runtime = NULL;
+  ltx_runtime* bogus = (ltx_runtime*)16;
+  int64_t counts[] = {3, 0};
+  ltx_allgather_shape shape = {LTX_BFLOAT16, 1, 8, counts, 2};
+  ltx_rank_buffers buffers[2];
+  ltx_call_options call;
+  int code;
+  ltx_runtime_options_init(&options);
+  options.struct_size = offsetof(ltx_runtime_options, two_shot_min_bytes);
+  options.two_shot_min_bytes = -5;
+  code = ltx_runtime_create(&options, &runtime);
+  Expect(strstr(ltx_last_error(), "two_shot_min_bytes") == NULL,
+         "an older options struct_size keeps two_shot_min_bytes' default");
+  if (code == LTX_OK) ltx_runtime_destroy(runtime);
+  /* The call's two_shot_min_bytes is checked before its generation: with the older struct_size
+   * the generation is what the library refuses (the Runtime pointer is never dereferenced). */
+  memset(buffers, 0, sizeof(buffers));
+  ltx_call_options_init(&call);
+  call.two_shot_min_bytes = -2;
+  call.generation = -2;
+  ExpectInvalid(ltx_all_gather_rank(bogus, 0, &shape, buffers, &call),
+                "call->two_shot_min_bytes = -2", "call two_shot_min_bytes -2");
+  call.struct_size = offsetof(ltx_call_options, two_shot_min_bytes);
+  ExpectInvalid(ltx_all_gather_rank(bogus, 0, &shape, buffers, &call), "call->generation = -2",
+                "an older call struct_size keeps two_shot_min_bytes' default");
+  Expect(LTX_VERSION_MINOR >= 7, "two_shot_min_bytes is version 0.7");
 }
 
 /* All-to-all arguments that are refused before the Runtime is used: a NULL shape, op, buffers
@@ -187,6 +228,45 @@ static void TestHeadCounts(ltx_runtime* runtime, int world_size) {
   Expect(op == NULL, "no op after a refused head split");
 }
 
+/* Calls of several tensors: NULL pointers and a tensor count outside [1, LTX_MAX_TENSORS] are
+ * refused before the Runtime is used (a non-null bogus Runtime pointer is never dereferenced on
+ * these paths). */
+static void TestTensorsArguments(void) {
+  ltx_runtime* runtime = (ltx_runtime*)16;
+  int64_t counts[] = {3, 0};
+  ltx_allgather_shape gather = {LTX_BFLOAT16, 1, 8, counts, 2};
+  ltx_alltoall_shape a2a = {LTX_BFLOAT16, 1, 4, 8, counts, 2, LTX_ALLTOALL_SEQ_TO_HEADS};
+  ltx_tensor_buffers buffers[2];
+  ltx_op* op = (ltx_op*)1;
+  memset(buffers, 0, sizeof(buffers));
+  Expect(LTX_MAX_TENSORS == 4, "LTX_MAX_TENSORS");
+  ExpectInvalid(ltx_all_gather_tensors(NULL, &gather, 3, buffers, 2, NULL, &op),
+                "runtime is NULL", "all_gather_tensors NULL runtime");
+  ExpectInvalid(ltx_all_gather_tensors(runtime, &gather, 3, buffers, 2, NULL, NULL), "op is NULL",
+                "all_gather_tensors NULL op");
+  ExpectInvalid(ltx_all_gather_tensors(runtime, &gather, 3, NULL, 2, NULL, &op),
+                "buffers is NULL", "all_gather_tensors NULL buffers");
+  ExpectInvalid(ltx_all_gather_tensors(runtime, NULL, 3, buffers, 2, NULL, &op), "shape is NULL",
+                "all_gather_tensors NULL shape");
+  Expect(op == NULL, "all_gather_tensors clears *op on error");
+  ExpectInvalid(ltx_all_gather_tensors(runtime, &gather, 0, buffers, 2, NULL, &op),
+                "num_tensors = 0 is outside [1, 4]", "all_gather_tensors 0 tensors");
+  ExpectInvalid(ltx_all_gather_tensors_rank(runtime, 0, &gather, 5, buffers, NULL),
+                "num_tensors = 5 is outside [1, 4]", "all_gather_tensors_rank 5 tensors");
+  ExpectInvalid(ltx_all_gather_tensors_rank(runtime, 0, &gather, 2, NULL, NULL),
+                "buffers is NULL", "all_gather_tensors_rank NULL buffers");
+  ExpectInvalid(ltx_all_to_all_tensors(runtime, &a2a, -1, buffers, 2, NULL, &op),
+                "num_tensors = -1 is outside [1, 4]", "all_to_all_tensors -1 tensors");
+  ExpectInvalid(ltx_all_to_all_tensors_rank(NULL, 0, &a2a, 2, buffers, NULL), "runtime is NULL",
+                "all_to_all_tensors_rank NULL runtime");
+  ExpectInvalid(ltx_all_to_all_tensors_rank(runtime, 0, NULL, 4, buffers, NULL), "shape is NULL",
+                "all_to_all_tensors_rank NULL shape");
+  a2a.direction = 2;
+  ExpectInvalid(ltx_all_to_all_tensors_rank(runtime, 0, &a2a, 4, buffers, NULL),
+                "shape->direction = 2", "all_to_all_tensors_rank direction out of range");
+  Expect(LTX_VERSION_MINOR >= 7, "the calls of several tensors are version 0.7");
+}
+
 /* A call generation below -1 is refused before the Runtime is used (a non-null bogus Runtime
  * pointer is never dereferenced on this path); -1 is the default. */
 static void TestCallGeneration(void) {
@@ -242,7 +322,9 @@ int main(void) {
   TestOptionDefaults();
   TestNullArguments();
   TestBadOptions();
+  TestOlderStructSize();
   TestAllToAllArguments();
+  TestTensorsArguments();
   TestCallGeneration();
   TestCreate();
   if (failures > 0) {

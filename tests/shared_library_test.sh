@@ -13,7 +13,8 @@ if [[ -n "${others}" ]]; then
 fi
 for symbol in ltx_version ltx_runtime_create ltx_all_gather ltx_all_gather_rank ltx_all_to_all \
     ltx_all_to_all_rank ltx_all_reduce ltx_all_reduce_rank ltx_reduce_scatter \
-    ltx_reduce_scatter_rank ltx_last_error; do
+    ltx_reduce_scatter_rank ltx_all_gather_tensors ltx_all_gather_tensors_rank \
+    ltx_all_to_all_tensors ltx_all_to_all_tensors_rank ltx_last_error; do
   grep -qx "${symbol}" <<<"${exports}" || { echo "FAIL: ${symbol} not exported"; fail=1; }
 done
 

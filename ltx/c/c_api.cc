@@ -7,6 +7,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -20,6 +21,7 @@
 #include "ltx/alltoall_shape.h"
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/data_type.h"
+#include "ltx/rank_buffers.h"
 #include "ltx/reduce_scatter_shape.h"
 #include "ltx/reduction.h"
 #include "ltx/runtime.h"
@@ -103,6 +105,7 @@ constexpr ltx::AllToAllDirection kDirections[] = {ltx::AllToAllDirection::kSeqTo
 static_assert(kDirections[LTX_ALLTOALL_HEADS_TO_SEQ] == ltx::AllToAllDirection::kHeadsToSeq,
               "enum order");
 static_assert(kTransports[LTX_TRANSPORT_COPY_ENGINE] == ltx::Transport::kCopyEngine, "enum order");
+static_assert(LTX_NEVER_TWO_SHOT == ltx::kNeverTwoShot, "two-shot sentinel");
 
 // This thread's message of its last call ("" after OK).
 std::string& LastError() {
@@ -199,6 +202,7 @@ absl::StatusOr<ltx::RuntimeOptions> ToRuntimeOptions(const ltx_runtime_options* 
   options.one_trip_max_bytes = c->one_trip_max_bytes;
   options.copy_engine_min_bytes = c->copy_engine_min_bytes;
   options.transport = *transport;
+  options.two_shot_min_bytes = c->two_shot_min_bytes;  // Validated by the Runtime.
   return options;
 }
 
@@ -215,6 +219,11 @@ absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
   }
   absl::StatusOr<ltx::Protocol> protocol = FromCEnum(c->protocol, kProtocols, "call->protocol");
   if (!protocol.ok()) return protocol.status();
+  if (c->two_shot_min_bytes < -1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "call->two_shot_min_bytes = %d: pass a byte count >= 0, or -1 for the Runtime's",
+        c->two_shot_min_bytes));
+  }
   if (c->generation < -1) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "call->generation = %d: pass a value of ltx_runtime_generation, or -1 for any",
@@ -224,6 +233,7 @@ absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
   call.blocks = c->blocks;
   call.protocol = *protocol;
   if (c->generation >= 0) call.generation = static_cast<uint64_t>(c->generation);
+  if (c->two_shot_min_bytes >= 0) call.two_shot_min_bytes = c->two_shot_min_bytes;
   return call;
 }
 
@@ -327,8 +337,42 @@ absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::ReduceScatte
   return runtime.ReduceScatterRank(rank, shape, buffers, call);
 }
 
-ltx::RankBuffers ToRankBuffers(const ltx_rank_buffers& in) {
+static_assert(LTX_MAX_TENSORS == ltx::kMaxTensors, "tensor limit");
+
+// One rank's C buffers as RankBuffers: an ltx_rank_buffers holds the call's one tensor, an
+// ltx_tensor_buffers its first `tensors` (1..kMaxTensors).
+ltx::RankBuffers ToRankBuffers(const ltx_rank_buffers& in, int /*tensors: 1*/) {
   return ltx::RankBuffers{in.input, in.output, in.stream};
+}
+ltx::RankBuffers ToRankBuffers(const ltx_tensor_buffers& in, int tensors) {
+  ltx::RankBuffers out{in.inputs[0], in.outputs[0], in.stream};
+  for (int j = 1; j < tensors; ++j) {
+    out.more_inputs[j - 1] = in.inputs[j];
+    out.more_outputs[j - 1] = in.outputs[j];
+  }
+  return out;
+}
+
+// InvalidArgument unless 1 <= tensors <= kMaxTensors.
+absl::Status CheckTensors(int tensors) {
+  if (tensors < 1 || tensors > ltx::kMaxTensors) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("num_tensors = %d is outside [1, %d]", tensors, ltx::kMaxTensors));
+  }
+  return absl::OkStatus();
+}
+
+// The C++ shape of `in` for a call of `tensors` tensors: the AllGather's and the all-to-all's
+// shapes count them; the reductions' calls move one.
+template <typename CShape>
+auto ToShape(const CShape* in, int tensors) {
+  auto shape = ToShape(in);
+  using Shape = typename decltype(shape)::value_type;
+  if constexpr (std::is_same_v<Shape, ltx::AllGatherShape> ||
+                std::is_same_v<Shape, ltx::AllToAllShape>) {
+    if (shape.ok()) shape->tensors = tensors;
+  }
+  return shape;
 }
 
 // Stores `value` in *out, or InvalidArgument naming `name` when `out` is NULL.
@@ -341,23 +385,26 @@ absl::Status Store(int value, int* out, absl::string_view name) {
 // InvalidArgument when `runtime` is NULL.
 absl::Status CheckRuntime(const ltx_runtime* runtime) { return CheckNotNull(runtime, "runtime"); }
 
-// The body of a coordinated call (ltx_all_gather, ltx_all_to_all) with a C shape `CShape`.
-template <typename CShape>
-int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, const ltx_rank_buffers* buffers,
-                    int num_buffers, const ltx_call_options* call, ltx_op** op) {
+// The body of a coordinated call of `tensors` tensors (ltx_all_gather, ltx_all_to_all_tensors,
+// ...) with a C shape `CShape` and every rank's C buffers `CBuffers`.
+template <typename CShape, typename CBuffers>
+int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, int tensors,
+                    const CBuffers* buffers, int num_buffers, const ltx_call_options* call,
+                    ltx_op** op) {
   return Guarded([&]() -> absl::Status {
     absl::Status status = CheckRuntime(runtime);
     if (status.ok()) status = CheckNotNull(op, "op");
     if (status.ok()) status = CheckArray(buffers, num_buffers, "buffers");
     if (!status.ok()) return status;
     *op = nullptr;
-    auto cc_shape = ToShape(shape);
+    LTX_RETURN_IF_ERROR(CheckTensors(tensors));
+    auto cc_shape = ToShape(shape, tensors);
     if (!cc_shape.ok()) return cc_shape.status();
     absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
     if (!cc_call.ok()) return cc_call.status();
     std::vector<ltx::RankBuffers> cc_buffers;
     cc_buffers.reserve(num_buffers);
-    for (int r = 0; r < num_buffers; ++r) cc_buffers.push_back(ToRankBuffers(buffers[r]));
+    for (int r = 0; r < num_buffers; ++r) cc_buffers.push_back(ToRankBuffers(buffers[r], tensors));
     absl::StatusOr<ltx::CollectiveHandle> handle =
         Launch(*runtime->runtime, *cc_shape, cc_buffers, *cc_call);
     if (!handle.ok()) return handle.status();
@@ -366,19 +413,22 @@ int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, const ltx_rank_bu
   });
 }
 
-// The body of a per-rank call (ltx_all_gather_rank, ltx_all_to_all_rank).
-template <typename CShape>
-int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape,
-                const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+// The body of a per-rank call of `tensors` tensors (ltx_all_gather_rank,
+// ltx_all_to_all_tensors_rank, ...).
+template <typename CShape, typename CBuffers>
+int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape, int tensors,
+                const CBuffers* buffers, const ltx_call_options* call) {
   return Guarded([&]() -> absl::Status {
     absl::Status status = CheckRuntime(runtime);
     if (status.ok()) status = CheckNotNull(buffers, "buffers");
+    if (status.ok()) status = CheckTensors(tensors);
     if (!status.ok()) return status;
-    auto cc_shape = ToShape(shape);
+    auto cc_shape = ToShape(shape, tensors);
     if (!cc_shape.ok()) return cc_shape.status();
     absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
     if (!cc_call.ok()) return cc_call.status();
-    return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers), *cc_call);
+    return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers, tensors),
+                      *cc_call);
   });
 }
 
@@ -408,6 +458,7 @@ int ltx_runtime_options_init(ltx_runtime_options* options) {
     options->one_trip_max_bytes = defaults.one_trip_max_bytes;
     options->copy_engine_min_bytes = defaults.copy_engine_min_bytes;
     options->transport = ToCEnum(defaults.transport, kTransports);
+    options->two_shot_min_bytes = defaults.two_shot_min_bytes;
     return absl::OkStatus();
   });
 }
@@ -422,6 +473,7 @@ int ltx_call_options_init(ltx_call_options* call) {
     call->blocks = defaults.blocks;
     call->protocol = ToCEnum(defaults.protocol, kProtocols);
     call->generation = -1;
+    call->two_shot_min_bytes = -1;
     return absl::OkStatus();
   });
 }
@@ -489,13 +541,13 @@ int ltx_runtime_generation(const ltx_runtime* runtime, uint64_t* generation) {
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op) {
-  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+  return CoordinatedCall(runtime, shape, 1, buffers, num_buffers, call, op);
 }
 
 int ltx_all_to_all(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op) {
-  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+  return CoordinatedCall(runtime, shape, 1, buffers, num_buffers, call, op);
 }
 
 int ltx_op_wait(ltx_op* op, int64_t timeout_us) {
@@ -516,34 +568,58 @@ int ltx_op_destroy(ltx_op* op) {
 
 int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call) {
-  return PerRankCall(runtime, rank, shape, buffers, call);
+  return PerRankCall(runtime, rank, shape, 1, buffers, call);
 }
 
 int ltx_all_to_all_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call) {
-  return PerRankCall(runtime, rank, shape, buffers, call);
+  return PerRankCall(runtime, rank, shape, 1, buffers, call);
+}
+
+int ltx_all_gather_tensors(ltx_runtime* runtime, const ltx_allgather_shape* shape,
+                           int num_tensors, const ltx_tensor_buffers* buffers, int num_buffers,
+                           const ltx_call_options* call, ltx_op** op) {
+  return CoordinatedCall(runtime, shape, num_tensors, buffers, num_buffers, call, op);
+}
+
+int ltx_all_gather_tensors_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
+                                int num_tensors, const ltx_tensor_buffers* buffers,
+                                const ltx_call_options* call) {
+  return PerRankCall(runtime, rank, shape, num_tensors, buffers, call);
+}
+
+int ltx_all_to_all_tensors(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
+                           int num_tensors, const ltx_tensor_buffers* buffers, int num_buffers,
+                           const ltx_call_options* call, ltx_op** op) {
+  return CoordinatedCall(runtime, shape, num_tensors, buffers, num_buffers, call, op);
+}
+
+int ltx_all_to_all_tensors_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape* shape,
+                                int num_tensors, const ltx_tensor_buffers* buffers,
+                                const ltx_call_options* call) {
+  return PerRankCall(runtime, rank, shape, num_tensors, buffers, call);
 }
 
 int ltx_all_reduce(ltx_runtime* runtime, const ltx_allreduce_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op) {
-  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+  return CoordinatedCall(runtime, shape, 1, buffers, num_buffers, call, op);
 }
 
 int ltx_all_reduce_rank(ltx_runtime* runtime, int rank, const ltx_allreduce_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call) {
-  return PerRankCall(runtime, rank, shape, buffers, call);
+  return PerRankCall(runtime, rank, shape, 1, buffers, call);
 }
 
 int ltx_reduce_scatter(ltx_runtime* runtime, const ltx_reduce_scatter_shape* shape,
                        const ltx_rank_buffers* buffers, int num_buffers,
                        const ltx_call_options* call, ltx_op** op) {
-  return CoordinatedCall(runtime, shape, buffers, num_buffers, call, op);
+  return CoordinatedCall(runtime, shape, 1, buffers, num_buffers, call, op);
 }
 
 int ltx_reduce_scatter_rank(ltx_runtime* runtime, int rank, const ltx_reduce_scatter_shape* shape,
                             const ltx_rank_buffers* buffers, const ltx_call_options* call) {
-  return PerRankCall(runtime, rank, shape, buffers, call);
+  return PerRankCall(runtime, rank, shape, 1, buffers, call);
 }
 
 int ltx_runtime_synchronize(ltx_runtime* runtime, int64_t timeout_us) {

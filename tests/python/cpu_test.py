@@ -50,8 +50,8 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 600)
-        self.assertEqual(ltx.__version__, "0.6.0")
+        self.assertEqual(ltx.version(), 700)
+        self.assertEqual(ltx.__version__, "0.7.0")
 
     def test_loads_the_installed_library(self):
         self.assertTrue(ltx.library_path().endswith("lib/libltx.so"), ltx.library_path())
@@ -89,10 +89,11 @@ class LibraryTest(unittest.TestCase):
         options = _library.RuntimeOptions()
         _library.check(_library.lib().ltx_runtime_options_init(ctypes.byref(options)))
         self.assertEqual(options.struct_size, ctypes.sizeof(options))
-        self.assertEqual(options.timeout_us, 10_000_000)
+        self.assertEqual((options.timeout_us, options.two_shot_min_bytes), (10_000_000, 1 << 20))
         call = _library.CallOptions()
         _library.check(_library.lib().ltx_call_options_init(ctypes.byref(call)))
         self.assertEqual(call.struct_size, ctypes.sizeof(call))
+        self.assertEqual((call.generation, call.two_shot_min_bytes), (-1, -1))
 
     def test_reductions_reach_the_library(self):
         # Without a Runtime, each function names the null one: its prototype is the C API's.
@@ -371,7 +372,7 @@ class TorchOpsImportTest(unittest.TestCase):
             print(ltx.__version__, ltx.version(), sorted(ltx.DIRECTIONS))
         """)
         self.assertEqual(result.returncode, 0, result.stdout)
-        self.assertIn("0.6.0 600 ['heads_to_seq', 'seq_to_heads']", result.stdout)
+        self.assertIn("0.7.0 700 ['heads_to_seq', 'seq_to_heads']", result.stdout)
 
     def test_importing_ltx_does_not_import_torch(self):
         result = subprocess.run(
@@ -403,7 +404,8 @@ class FakeLibrary:
             if name.endswith("_options_init"):
                 out.struct_size = ctypes.sizeof(out)
             elif name in ("ltx_runtime_create", "ltx_all_gather", "ltx_all_to_all",
-                          "ltx_all_reduce", "ltx_reduce_scatter"):
+                          "ltx_all_reduce", "ltx_reduce_scatter", "ltx_all_gather_tensors",
+                          "ltx_all_to_all_tensors"):
                 out.value = 0x5000
             elif name == "ltx_runtime_world_size":
                 out.value = 2
@@ -434,6 +436,9 @@ class RuntimeGlueTest(unittest.TestCase):
         options = self.last("ltx_runtime_create")[0]._obj
         self.assertEqual((options.num_devices, options.devices[0], options.devices[1]), (2, 0, 1))
         self.assertEqual((options.timeout_us, options.transport), (2_500_000, 1))
+        self.assertEqual(options.two_shot_min_bytes, 1 << 20)
+        ltx.Runtime(two_shot_min_bytes=ltx.NEVER_TWO_SHOT).close()
+        self.assertEqual(self.last("ltx_runtime_create")[0]._obj.two_shot_min_bytes, 2**63 - 1)
         self.assertEqual((runtime.world_size, runtime.devices, runtime.transport),
                          (2, [0, 1], "peer_stores"))
         runtime.close()
@@ -518,6 +523,49 @@ class RuntimeGlueTest(unittest.TestCase):
                                counts=[3, 0], streams=[0, 0])
         self.assertFalse(shape.head_counts)  # NULL: the even split.
 
+    def test_several_tensors(self):
+        runtime = ltx.Runtime()
+        def qkv(shape, device, base):
+            return [FakeTensor(shape, device=("cuda", device), pointer=base + j) for j in range(3)]
+        seq = [qkv([1, 3, 4, 8], 0, 0x10), qkv([1, 0, 4, 8], 1, 0x20)]
+        heads = [qkv([1, 3, 2, 8], 0, 0x30), tuple(qkv([1, 3, 2, 8], 1, 0x40))]
+        runtime.all_to_all(seq, heads, streams=[7, FakeStream()])
+        _, shape, tensors, buffers, n, _, _ = self.last("ltx_all_to_all_tensors")
+        self.assertEqual((tensors, n, shape._obj.heads, shape._obj.token_counts[0]), (3, 2, 4, 3))
+        self.assertEqual([(list(b.inputs), list(b.outputs), b.stream) for b in buffers],
+                         [([0x10, 0x11, 0x12, None], [0x30, 0x31, 0x32, None], 7),
+                          ([0x20, 0x21, 0x22, None], [0x40, 0x41, 0x42, None], 0x1234)])
+        gathered = [qkv([3, 8], 0, 0x50)[:2], qkv([3, 8], 1, 0x60)[:2]]
+        runtime.all_gather(gathered, [qkv([6, 8], 0, 0x70)[:2], qkv([6, 8], 1, 0x80)[:2]],
+                           counts=[3, 3], streams=[0, 0])
+        self.assertEqual(self.last("ltx_all_gather_tensors")[2], 2)
+        runtime.prepare_all_gather_rank(1, seq[1][:1], qkv([1, 3, 4, 8], 1, 0x70)[:1], [3, 0],
+                                        dim=1, stream=9)()
+        _, rank, shape, tensors, buffers, _ = self.last("ltx_all_gather_tensors_rank")
+        self.assertEqual((rank, tensors, buffers._obj.inputs[0], buffers._obj.stream),
+                         (1, 1, 0x20, 9))
+        runtime.all_to_all_rank(0, seq[0], heads[0], [3, 0])
+        self.assertEqual(self.last("ltx_all_to_all_tensors_rank")[3], 3)
+        cases = [
+            ("ranks disagree on their tensors", [seq[0], seq[1][0]], [heads[0], heads[1][0]]),
+            ("ranks disagree on their tensors", [seq[0], seq[1][:2]], [heads[0], heads[1][:2]]),
+            ("rank 0 passes 3 inputs and one tensor outputs", [seq[0], seq[1]],
+             [heads[0][0], heads[1]]),
+            ("rank 0 passes 3 inputs and 2 outputs", seq, [heads[0][:2], heads[1]]),
+            ("expected lists of 1 to 4", [seq[0] * 2, seq[1]], [heads[0] * 2, heads[1]]),
+            ("rank 0 passes 0 inputs", [[], seq[1]], [[], heads[1]]),
+            ("rank 1's tensors disagree on", [seq[0], [seq[1][0], FakeTensor(
+                [1, 0, 4, 8], "torch.float16", ("cuda", 1))]], [heads[0], [heads[1][0], FakeTensor(
+                    [1, 3, 2, 8], "torch.float16", ("cuda", 1))]]),
+        ]
+        for needle, inputs, outputs in cases:
+            with self.subTest(needle=needle):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
+                    runtime.all_to_all(inputs, outputs, counts=[3, 0], streams=[0, 0])
+        x = FakeTensor([4], "torch.float32")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx_all_reduce takes one input"):
+            runtime.all_reduce_rank(0, [x], [x])
+
     def test_all_to_all_head_counts(self):
         runtime = ltx.Runtime()
         seq = [FakeTensor([1, 3, 4, 8], pointer=0x10),
@@ -568,8 +616,13 @@ class RuntimeGlueTest(unittest.TestCase):
                          (2, 24, 2, 2))
         self.assertEqual([(b.input, b.output, b.stream) for b in buffers],
                          [(0x10, 0x10, 7), (0x20, 0x20, 0x1234)])
-        self.assertEqual(call._obj.protocol, 1)
+        self.assertEqual((call._obj.protocol, call._obj.two_shot_min_bytes), (1, -1))
         self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        runtime.all_reduce(partials, partials, streams=[0, 0], two_shot_min_bytes=0)
+        self.assertEqual(self.last("ltx_all_reduce")[4]._obj.two_shot_min_bytes, 0)
+        for bad in (-1, 1.5, True, "0"):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "two_shot_min_bytes = "):
+                runtime.all_reduce(partials, partials, streams=[0, 0], two_shot_min_bytes=bad)
         outputs = [FakeTensor([4, 6], "torch.float16", pointer=0x30),
                    FakeTensor([4, 6], "torch.float16", ("cuda", 1), pointer=0x40)]
         op = runtime.all_reduce(partials, outputs, streams=[0, 0], wait=False)
@@ -602,9 +655,12 @@ class RuntimeGlueTest(unittest.TestCase):
                          (1, 3, 15, 3))
         self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
                          (0x10, 0x10, 9))
-        self.assertEqual(options._obj.timeout_us, 500_000)
-        runtime.all_reduce_rank(1, x, x, stream=9)
-        self.assertEqual(self.last("ltx_all_reduce_rank")[2]._obj.reduction, 1)
+        self.assertEqual((options._obj.timeout_us, options._obj.two_shot_min_bytes), (500_000, -1))
+        runtime.all_reduce_rank(1, x, x, stream=9, two_shot_min_bytes=ltx.NEVER_TWO_SHOT)
+        _, _, shape, _, options = self.last("ltx_all_reduce_rank")
+        self.assertEqual((shape._obj.reduction, options._obj.two_shot_min_bytes), (1, 2**63 - 1))
+        runtime.prepare_all_reduce_rank(1, x, x, two_shot_min_bytes=4096)()
+        self.assertEqual(self.last("ltx_all_reduce_rank")[4]._obj.two_shot_min_bytes, 4096)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2 for 2 ranks"):
             runtime.all_reduce_rank(2, x, x)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction"):

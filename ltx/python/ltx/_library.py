@@ -25,6 +25,7 @@ class RuntimeOptions(ctypes.Structure):
         ("one_trip_max_bytes", ctypes.c_int64),
         ("copy_engine_min_bytes", ctypes.c_int64),
         ("transport", ctypes.c_int),
+        ("two_shot_min_bytes", ctypes.c_int64),
     ]
 
 
@@ -35,6 +36,7 @@ class CallOptions(ctypes.Structure):
         ("blocks", ctypes.c_int),
         ("protocol", ctypes.c_int),
         ("generation", ctypes.c_int64),
+        ("two_shot_min_bytes", ctypes.c_int64),  # -1: the Runtime's.
     ]
 
 
@@ -82,6 +84,17 @@ class RankBuffers(ctypes.Structure):
     ]
 
 
+MAX_TENSORS = 4  # LTX_MAX_TENSORS
+
+
+class TensorBuffers(ctypes.Structure):
+    _fields_ = [
+        ("inputs", ctypes.c_void_p * MAX_TENSORS),
+        ("outputs", ctypes.c_void_p * MAX_TENSORS),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
 _P = ctypes.POINTER
 _c_int, _c_int64, _void_p = ctypes.c_int, ctypes.c_int64, ctypes.c_void_p
 
@@ -108,6 +121,14 @@ _PROTOTYPES = {
                                 _P(CallOptions), _P(_void_p)]),
     "ltx_all_to_all_rank": (_c_int, [_void_p, _c_int, _P(AllToAllShape), _P(RankBuffers),
                                      _P(CallOptions)]),
+    "ltx_all_gather_tensors": (_c_int, [_void_p, _P(AllGatherShape), _c_int, _P(TensorBuffers),
+                                        _c_int, _P(CallOptions), _P(_void_p)]),
+    "ltx_all_gather_tensors_rank": (_c_int, [_void_p, _c_int, _P(AllGatherShape), _c_int,
+                                             _P(TensorBuffers), _P(CallOptions)]),
+    "ltx_all_to_all_tensors": (_c_int, [_void_p, _P(AllToAllShape), _c_int, _P(TensorBuffers),
+                                        _c_int, _P(CallOptions), _P(_void_p)]),
+    "ltx_all_to_all_tensors_rank": (_c_int, [_void_p, _c_int, _P(AllToAllShape), _c_int,
+                                             _P(TensorBuffers), _P(CallOptions)]),
     "ltx_all_reduce": (_c_int, [_void_p, _P(AllReduceShape), _P(RankBuffers), _c_int,
                                 _P(CallOptions), _P(_void_p)]),
     "ltx_all_reduce_rank": (_c_int, [_void_p, _c_int, _P(AllReduceShape), _P(RankBuffers),

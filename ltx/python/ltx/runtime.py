@@ -27,8 +27,8 @@ import functools
 import weakref
 
 from . import _library
-from ._library import (AllGatherShape, AllReduceShape, AllToAllShape, CallOptions, RankBuffers,
-                       ReduceScatterShape, RuntimeOptions, check, lib)
+from ._library import (MAX_TENSORS, AllGatherShape, AllReduceShape, AllToAllShape, CallOptions,
+                       RankBuffers, ReduceScatterShape, RuntimeOptions, TensorBuffers, check, lib)
 from .errors import invalid_argument
 from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, stream_handle,
                       token_counts)
@@ -37,6 +37,8 @@ PROTOCOLS = {"auto": 0, "direct": 1, "one_trip": 2, "copy_engine": 3}
 TRANSPORTS = {"auto": 0, "peer_stores": 1, "copy_engine": 2}
 DIRECTIONS = {"seq_to_heads": 0, "heads_to_seq": 1}
 REDUCTIONS = {"sum": 1, "max": 2, "min": 3}
+# two_shot_min_bytes that never takes the two-shot AllReduce (but in place): LTX_NEVER_TWO_SHOT.
+NEVER_TWO_SHOT = (1 << 63) - 1
 
 
 def _microseconds(seconds, what: str) -> int:
@@ -53,20 +55,34 @@ def enum_value(table: dict, value, what: str) -> int:
     return table[value]
 
 
+def _optional_count(value, what: str, expected: str) -> int:
+    """An int >= 0 as it is, None as -1 (the C API's "not set"); InvalidArgumentError naming
+    `what` and `expected` for anything else."""
+    if value is None:
+        return -1
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise invalid_argument(f"{what} = {value!r} must be {expected}")
+    return value
+
+
 @functools.lru_cache(maxsize=64)
-def _call_options(timeout, blocks: int, protocol: str, generation=None) -> CallOptions:
+def _call_options(timeout, blocks: int, protocol: str, generation=None,
+                  two_shot_min_bytes=None) -> CallOptions:
     """The CallOptions of these values (cached: calls repeat them; never modified)."""
     call = CallOptions()
     check(lib().ltx_call_options_init(ctypes.byref(call)))
     call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout")
     call.blocks = blocks
     call.protocol = enum_value(PROTOCOLS, protocol, "protocol")
-    if generation is not None:
-        if isinstance(generation, bool) or not isinstance(generation, int) or generation < 0:
-            raise invalid_argument(
-                f"generation = {generation!r} must be a value of Runtime.generation")
-        call.generation = generation
+    call.generation = _optional_count(generation, "generation", "a value of Runtime.generation")
+    call.two_shot_min_bytes = _optional_count(two_shot_min_bytes, "two_shot_min_bytes",
+                                              "a byte count >= 0 (None: the Runtime's)")
     return call
+
+
+def _first_tensors(per_rank) -> list:
+    """Each rank's tensor, or the first of its list (calls of several tensors)."""
+    return [t[0] if isinstance(t, (list, tuple)) and t else t for t in per_rank]
 
 
 def _counted_shape(struct, *tail):
@@ -83,13 +99,46 @@ def _counted_shape(struct, *tail):
 class _Collective:
     """What differs between the collectives: the C functions; `describe(rank, input, output,
     counts, device)`, which checks one rank's tensors and returns (the shape's leading fields,
-    input pointer, output pointer); `fields`, the names of those fields; and `shape(key,
-    counts)`, which builds the shape struct from them. The AllReduce takes no token counts:
-    counts is None there."""
+    input pointer, output pointer); `fields`, the names of those fields; `shape(key, counts)`,
+    which builds the shape struct from them; and `several`, whether a rank may pass lists of up
+    to MAX_TENSORS tensors (the C functions' _tensors forms). The AllReduce takes no token
+    counts: counts is None there."""
 
-    def __init__(self, function: str, describe, fields: str, shape):
-        self.function, self.rank_function = function, function + "_rank"
-        self.describe, self.fields, self.shape = describe, fields, shape
+    def __init__(self, function: str, describe, fields: str, shape, several: bool = False):
+        self.function, self.describe, self.fields = function, describe, fields
+        self.shape, self.several = shape, several
+
+    def entry(self, tensors, per_rank: bool):
+        """The C function for a call of `tensors` tensors per rank (None: one tensor, not in a
+        list) and the arguments between the shape and the buffers."""
+        name = self.function if tensors is None else self.function + "_tensors"
+        return name + ("_rank" if per_rank else ""), () if tensors is None else (tensors,)
+
+    def rank_buffers(self, rank: int, input, output, counts, device, stream):
+        """(shape's leading fields, tensor count or None, C buffers) of rank `rank`: one input
+        and one output tensor, or (where `several`) lists or tuples of 1 to MAX_TENSORS tensors
+        each, all of one shape."""
+        listed = isinstance(input, (list, tuple)), isinstance(output, (list, tuple))
+        if not any(listed):
+            key, src, dst = self.describe(rank, input, output, counts, device)
+            return key, None, RankBuffers(src, dst, stream)
+        if not self.several:
+            raise invalid_argument(f"{self.function} takes one input and one output tensor "
+                                   f"per rank, not lists")
+        if not all(listed) or len(input) != len(output) or not 1 <= len(input) <= MAX_TENSORS:
+            raise invalid_argument(
+                f"rank {rank} passes {len(input) if listed[0] else 'one tensor'} inputs and "
+                f"{len(output) if listed[1] else 'one tensor'} outputs; expected lists of 1 to "
+                f"{MAX_TENSORS} tensors each, of the same length")
+        described = [self.describe(rank, i, o, counts, device) for i, o in zip(input, output)]
+        keys = {key for key, _, _ in described}
+        if len(keys) != 1:
+            raise invalid_argument(
+                f"rank {rank}'s tensors disagree on {self.fields}: {sorted(keys)}")
+        pad = [None] * (MAX_TENSORS - len(described))
+        return keys.pop(), len(described), TensorBuffers(
+            tuple(src for _, src, _ in described) + tuple(pad),
+            tuple(dst for _, _, dst in described) + tuple(pad), stream)
 
 
 class Op:
@@ -123,12 +172,12 @@ class RankCall:
     (all_gather_rank, ...) with the same arguments would, and raises the same errors. Call it
     from the rank's own thread. Must not be used after its Runtime is closed."""
 
-    def __init__(self, runtime: "Runtime", function: str, rank: int, shape, buffers, options,
-                 tensors):
+    def __init__(self, runtime: "Runtime", function: str, rank: int, shape, counted: tuple,
+                 buffers, options, tensors):
         self._runtime = runtime
         self._tensors = tensors  # The buffers' memory stays allocated while the call lives.
         self._function = getattr(lib(), function)
-        self._arguments = (rank, ctypes.byref(shape), ctypes.byref(buffers),
+        self._arguments = (rank, ctypes.byref(shape), *counted, ctypes.byref(buffers),
                            ctypes.byref(options))
         self._keep = (shape, buffers, options)
 
@@ -144,15 +193,18 @@ class Runtime:
     own (torch.cuda.Stream per rank), since stream=None would give them the GPU's one current
     stream.
 
-    timeout: seconds a GPU waits for its peers at a barrier. worker_spin: seconds the host
-    threads poll before they sleep. max_blocks, one_trip_max_bytes (-1: set by the world size),
-    copy_engine_min_bytes and transport ("auto", "peer_stores", "copy_engine") are those of
-    ltx::RuntimeOptions. Raises FailedPreconditionError without GPUs, InvalidArgumentError for
-    bad options. Use it as a context manager or call close()."""
+    timeout: seconds a GPU waits for its peers at a barrier. worker_spin: seconds the host threads
+    poll before they sleep. max_blocks, one_trip_max_bytes (-1: set by the world size),
+    copy_engine_min_bytes, two_shot_min_bytes (the AllReduce's input bytes per rank from which it
+    runs two-shot; 0: always, NEVER_TWO_SHOT: never but in place) and transport ("auto",
+    "peer_stores", "copy_engine") are those of ltx::RuntimeOptions. Raises FailedPreconditionError
+    without GPUs, InvalidArgumentError for bad options. Use it as a context manager or call
+    close()."""
 
     def __init__(self, devices=None, timeout: float = 10.0, max_blocks: int = 0,
                  worker_spin: float = 100e-6, one_trip_max_bytes: int = -1,
-                 copy_engine_min_bytes: int = 32 << 20, transport: str = "auto"):
+                 copy_engine_min_bytes: int = 32 << 20, transport: str = "auto",
+                 two_shot_min_bytes: int = 1 << 20):
         self._handle = None
         self._ops = weakref.WeakSet()
         options = RuntimeOptions()
@@ -167,6 +219,7 @@ class Runtime:
         options.one_trip_max_bytes = one_trip_max_bytes
         options.copy_engine_min_bytes = copy_engine_min_bytes
         options.transport = enum_value(TRANSPORTS, transport, "transport")
+        options.two_shot_min_bytes = two_shot_min_bytes
         handle = ctypes.c_void_p()
         check(lib().ltx_runtime_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
@@ -203,14 +256,16 @@ class Runtime:
     def all_gather(self, inputs, outputs, counts=None, streams=None, *, dim: int = -2,
                    timeout=None, blocks: int = 0, protocol: str = "auto", wait: bool = True,
                    wait_timeout: float = 30.0, generation=None):
-        """Coordinated call: one input and one output tensor per rank (streams: one per rank,
-        or None for each GPU's current stream). counts defaults to the inputs' sizes along
-        `dim`. Returns None after waiting (wait=True), else an Op to wait on. timeout, blocks,
-        protocol ("auto", "direct", "one_trip", "copy_engine") and generation (a value of
-        Runtime.generation, or None) are ltx::CallOptions: a call for an earlier generation
-        raises ltx.AbortedError with nothing launched."""
+        """Coordinated call: one input and one output tensor per rank, or per rank a list or tuple
+        of up to 4 inputs and as many outputs, all of one shape, gathered in one op (Q, K and V; the
+        same count on every rank); streams: one per rank, or None for each GPU's current stream.
+        counts defaults to the inputs' sizes along `dim`. Returns None after waiting (wait=True),
+        else an Op to wait on. timeout, blocks, protocol ("auto", "direct", "one_trip",
+        "copy_engine") and generation (a value of Runtime.generation, or None) are ltx::CallOptions:
+        a call for an earlier generation raises ltx.AbortedError with nothing launched."""
         self._live()
-        counts = token_counts(inputs, dim) if counts is None else [int(c) for c in counts]
+        counts = (token_counts(_first_tensors(inputs), dim) if counts is None
+                  else [int(c) for c in counts])
         return self._coordinated(self._all_gather(dim), inputs, outputs, counts, streams,
                                  _call_options(timeout, blocks, protocol, generation), wait,
                                  wait_timeout)
@@ -220,7 +275,8 @@ class Runtime:
                         generation=None) -> None:
         """Per-rank call from rank `rank`'s own thread: enqueues its part on `stream` (None:
         the GPU's current stream) with no host synchronisation, so torch.cuda.graph can capture
-        it. Every rank must make the matching call with the same counts. For a call repeated
+        it. Every rank must make the matching call with the same counts. input and output may
+        be lists of up to 4 tensors, as in all_gather. For a call repeated
         with the same tensors, prepare_all_gather_rank checks them once."""
         self.prepare_all_gather_rank(rank, input, output, counts, stream, dim=dim,
                                      timeout=timeout, blocks=blocks, protocol=protocol,
@@ -246,16 +302,17 @@ class Runtime:
         sequence, rank s's tokens after those of ranks < s); "heads_to_seq" is the exact
         inverse. H_r is head_counts[r]: one count >= 0 per rank, summing to heads (a rank may
         hold none); None is the even split, heads / P each. counts defaults to the token sizes
-        (dimension 1) of the sequence-sharded tensors (inputs, or outputs for heads_to_seq).
+        (dimension 1) of the sequence-sharded tensors (inputs, or outputs for heads_to_seq). Lists
+        of up to 4 tensors per rank move in one op, as for all_gather (also in the per-rank forms).
         Streams, the options and the result are those of all_gather; protocol "auto", "direct",
-        "one_trip" or "copy_engine" ("auto" takes the copy engines for an eager call whose
-        largest piece reaches copy_engine_min_bytes where no GPU hosts two ranks, as for
-        all_gather, and the kernels otherwise; every protocol takes them on the copy-engine
-        transport)."""
+        "one_trip" or "copy_engine" ("auto" takes the copy engines for an eager call whose largest
+        piece reaches copy_engine_min_bytes where no GPU hosts two ranks, as for all_gather, and the
+        kernels otherwise; every protocol takes them on the copy-engine transport)."""
         self._live()
         collective = self._all_to_all(direction, head_counts)
         if counts is None:
-            counts = token_counts(inputs if direction == "seq_to_heads" else outputs, 1)
+            counts = token_counts(
+                _first_tensors(inputs if direction == "seq_to_heads" else outputs), 1)
         counts = [int(c) for c in counts]
         return self._coordinated(collective, inputs, outputs, counts, streams,
                                  _call_options(timeout, blocks, protocol, generation), wait,
@@ -282,33 +339,40 @@ class Runtime:
 
     def all_reduce(self, inputs, outputs, reduction: str = "sum", streams=None, *,
                    timeout=None, blocks: int = 0, protocol: str = "auto", wait: bool = True,
-                   wait_timeout: float = 30.0, generation=None):
+                   wait_timeout: float = 30.0, generation=None, two_shot_min_bytes=None):
         """Coordinated AllReduce: one input and one output tensor per rank, all of one shape
         and dtype (bfloat16, float16 or float32); every output becomes the element-wise
         `reduction` ("sum", "max", "min") of every rank's input, combined in rank order in
         fp32 and rounded once, so that every rank gets the same bits. In place where each
-        rank's output is its input (on every rank or none). Streams, the options and the result
-        are those of all_gather; protocol "auto" or "direct"."""
+        rank's output is its input (on every rank or none). two_shot_min_bytes overrides the
+        Runtime's for this call (0: two-shot, NEVER_TWO_SHOT: one-shot but in place; None: the
+        Runtime's; the same on every rank). Streams, the options and the result are those of
+        all_gather; protocol "auto" or "direct"."""
         self._live()
-        return self._coordinated(self._all_reduce(reduction), inputs, outputs, None, streams,
-                                 _call_options(timeout, blocks, protocol, generation), wait,
-                                 wait_timeout)
+        return self._coordinated(
+            self._all_reduce(reduction), inputs, outputs, None, streams,
+            _call_options(timeout, blocks, protocol, generation, two_shot_min_bytes), wait,
+            wait_timeout)
 
     def all_reduce_rank(self, rank: int, input, output, reduction: str = "sum", stream=None, *,
                         timeout=None, blocks: int = 0, protocol: str = "auto",
-                        generation=None) -> None:
-        """Per-rank AllReduce from rank `rank`'s own thread (tensors and reduction as
-        all_reduce, the same on every rank; the per-rank contract of all_gather_rank)."""
+                        generation=None, two_shot_min_bytes=None) -> None:
+        """Per-rank AllReduce from rank `rank`'s own thread (tensors, reduction and
+        two_shot_min_bytes as all_reduce, the same on every rank; the per-rank contract of
+        all_gather_rank)."""
         self.prepare_all_reduce_rank(rank, input, output, reduction, stream, timeout=timeout,
-                                     blocks=blocks, protocol=protocol, generation=generation)()
+                                     blocks=blocks, protocol=protocol, generation=generation,
+                                     two_shot_min_bytes=two_shot_min_bytes)()
 
     def prepare_all_reduce_rank(self, rank: int, input, output, reduction: str = "sum",
                                 stream=None, *, timeout=None, blocks: int = 0,
-                                protocol: str = "auto", generation=None) -> "RankCall":
+                                protocol: str = "auto", generation=None,
+                                two_shot_min_bytes=None) -> "RankCall":
         """Checks the arguments of all_reduce_rank once and returns a RankCall that makes the
         call (as prepare_all_gather_rank)."""
-        return self._prepare_rank(self._all_reduce(reduction), rank, input, output, None,
-                                  stream, _call_options(timeout, blocks, protocol, generation))
+        return self._prepare_rank(
+            self._all_reduce(reduction), rank, input, output, None, stream,
+            _call_options(timeout, blocks, protocol, generation, two_shot_min_bytes))
 
     def reduce_scatter(self, inputs, outputs, counts=None, streams=None, *,
                        reduction: str = "sum", dim: int = -2, timeout=None, blocks: int = 0,
@@ -351,7 +415,7 @@ class Runtime:
         def describe(rank, input, output, counts, device):
             return rank_call(rank, input, output, counts, dim, device)
         return _Collective("ltx_all_gather", describe, "(dtype, batch, hidden)",
-                           _counted_shape(AllGatherShape))
+                           _counted_shape(AllGatherShape), several=True)
 
     def _all_to_all(self, direction: str, head_counts) -> _Collective:
         code = enum_value(DIRECTIONS, direction, "direction")
@@ -365,7 +429,7 @@ class Runtime:
             return alltoall_rank_call(rank, input, output, counts, self.world_size, code == 0,
                                       device, split)
         return _Collective("ltx_all_to_all", describe, "(dtype, batch, heads, head_dim)",
-                           _counted_shape(AllToAllShape, code, array))
+                           _counted_shape(AllToAllShape, code, array), several=True)
 
     @staticmethod
     def _all_reduce(reduction: str) -> _Collective:
@@ -399,19 +463,23 @@ class Runtime:
             listed = [f"{size} {what}" for size, what in sizes]
             raise invalid_argument(
                 f"{', '.join(listed[:-1])} and {listed[-1]} for {n} ranks")
-        buffers = (RankBuffers * n)()
-        keys = set()
-        for rank in range(n):
-            device = self.devices[rank]
-            key, src, dst = collective.describe(rank, inputs[rank], outputs[rank], counts, device)
-            keys.add(key)
-            buffers[rank] = RankBuffers(src, dst, stream_handle(streams[rank], device))
+        described = [collective.rank_buffers(rank, inputs[rank], outputs[rank], counts,
+                                             self.devices[rank],
+                                             stream_handle(streams[rank], self.devices[rank]))
+                     for rank in range(n)]
+        keys = {key for key, _, _ in described}
         if len(keys) != 1:
             raise invalid_argument(f"ranks disagree on {collective.fields}: {sorted(keys)}")
+        tensors = {count for _, count, _ in described}
+        if len(tensors) != 1:
+            raise invalid_argument("ranks disagree on their tensors: pass one tensor per rank, "
+                                   "or lists of the same length on every rank")
+        function, counted = collective.entry(tensors.pop(), per_rank=False)
+        buffers = (type(described[0][2]) * n)(*(b for _, _, b in described))
         shape = collective.shape(keys.pop(), counts)
         op = ctypes.c_void_p()
-        check(getattr(lib(), collective.function)(handle, ctypes.byref(shape), buffers, n,
-                                                  ctypes.byref(call), ctypes.byref(op)))
+        check(getattr(lib(), function)(handle, ctypes.byref(shape), *counted, buffers, n,
+                                       ctypes.byref(call), ctypes.byref(op)))
         result = Op(self, op)
         self._ops.add(result)
         if not wait:
@@ -432,11 +500,11 @@ class Runtime:
         if not 0 <= rank < self.world_size or with_counts and len(counts) != self.world_size:
             raise invalid_argument(f"rank {rank}{with_counts} for {self.world_size} ranks")
         device = self.devices[rank]
-        key, src, dst = collective.describe(rank, input, output, counts, device)
-        buffers = RankBuffers(src, dst, stream_handle(stream, device))
-        shape = collective.shape(key, counts)
-        return RankCall(self, collective.rank_function, rank, shape, buffers, call,
-                        (input, output))
+        key, tensors, buffers = collective.rank_buffers(rank, input, output, counts, device,
+                                                        stream_handle(stream, device))
+        function, counted = collective.entry(tensors, per_rank=True)
+        return RankCall(self, function, rank, collective.shape(key, counts), counted, buffers,
+                        call, (input, output))
 
     def synchronize(self, timeout: float = 30.0) -> None:
         """Waits for every rank's last op made through this Runtime; raises its error."""
