@@ -1,25 +1,41 @@
-"""One Ulysses (sequence-parallel) attention step over ltx: one thread per rank re-shards its
-query, key and value from tokens to heads with all_to_all_rank, runs attention over the whole
-sequence for its heads, and re-shards the result back from heads to tokens.
+"""One Ulysses (sequence-parallel) attention block over ltx: one thread per rank re-shards its
+query, key and value from tokens to heads in one all-to-all (a list of the three tensors per
+rank), runs PyTorch's scaled_dot_product_attention over the whole sequence for its heads, and
+re-shards the result back from heads to tokens.
 
     PYTHONPATH=<prefix>/lib/python python3 ltx/python/examples/ulysses_attention.py [--steps 3]
-        [--devices 0,1]
+        [--devices 0,1] [--head-groups 2] [--tokens 96] [--heads 4] [--head-dim 64] [--time]
 
-Rank r owns counts[r] tokens (uneven) of q, k, v [1, counts[r], heads, head_dim]. Sequence ->
-heads gives it [1, sum(counts), heads / P, head_dim]: heads [r * heads / P, (r + 1) * heads / P)
-of the whole sequence, where scaled_dot_product_attention runs unchanged; heads -> sequence
-brings its tokens of every head back. Each step checks the re-sharded q, k, v byte-exact
-against slices of the whole tensors, and the attention output against attention computed on one
-GPU over the whole tensors (bf16 tolerance). Prints PASS or FAIL; exit 0, 1, or 77 (skipped:
-no torch or no GPU; 1 under LTX_REQUIRE_RUN=1).
+Rank r owns counts[r] = tokens + 64 r tokens (uneven) of q, k, v [1, counts[r], H, head_dim],
+with H = heads x P over P ranks. Sequence -> heads gives it [1, sum(counts), heads, head_dim]:
+its heads of the whole sequence, where scaled_dot_product_attention runs unchanged; heads ->
+sequence brings its tokens of every head back.
+
+--head-groups G (dividing --heads; default 1) splits the block into G groups: group g is heads
+[g H / G, (g + 1) H / G) of the model, of which each rank takes heads / G in rank order. Each
+group's exchanges are ops of their own, issued by every rank in the same order on the rank's
+stream; the attention of group g runs on a second stream once its exchange is in (an event
+orders them), overlapping the exchange of group g + 1, and the heads -> sequence exchange of
+group g waits on an event for that attention. G = 1 gives rank r heads [r heads, (r + 1) heads).
+
+Each step checks the re-sharded q, k, v byte-exact against slices of the whole tensors, and the
+attention output against attention computed on one GPU over the whole tensors (bf16 tolerance).
+Prints PASS or FAIL; exit 0, 1, or 77 (skipped: no torch or no GPU; 1 under LTX_REQUIRE_RUN=1).
+
+--time also prints the median time of the block (CUDA events on the rank's stream, after
+warm-up; the slowest rank's median) for q, k, v in one op, for q, k, v in three separate ops
+(one fixed cost each), both with one head group, and for one op per group with G groups. Each
+of these blocks is checked as above. Give it sizes where the GPU work outweighs the Python
+calls, e.g. --time --tokens 4096 --heads 8 --head-dim 128 --head-groups 4.
 
 The ranks run on --devices (device ordinals in rank order; a GPU may host several ranks), by
 default on the rank layout of ltx.rank_layout (LTX_TEST_DEVICES, LTX_TEST_RANKS, else every
-visible GPU), at least two. Each rank has its own stream.
+visible GPU), at least two. Each rank has its own two streams.
 """
 
 import argparse
 import os
+import statistics
 import sys
 import threading
 
@@ -40,9 +56,9 @@ try:
 except ImportError:
     sys.exit(rank_layout.skip_status("ulysses_attention", "no torch"))
 
-HEADS_PER_RANK = 4
-HEAD_DIM = 64
+QKV = range(3)
 TOLERANCE = 2e-2  # Max abs error of the bf16 attention output against the one-GPU reference.
+WARMUP, TIMED = 5, 20  # Blocks before timing, and blocks timed, under --time.
 
 
 def attention(q, k, v):
@@ -51,45 +67,129 @@ def attention(q, k, v):
     return out.transpose(1, 2)
 
 
-def rank_loop(runtime, rank, counts, steps, results):
-    """Rank `rank`'s thread: `steps` attention steps; records (byte-exact, max error)."""
-    torch.cuda.set_device(runtime.devices[rank])
-    n, total = runtime.world_size, sum(counts)
-    heads, start = HEADS_PER_RANK * n, sum(counts[:rank])
-    mine = slice(rank * HEADS_PER_RANK, (rank + 1) * HEADS_PER_RANK)
-    stream = torch.cuda.Stream()
+def empty(tokens, heads, head_dim):
+    return torch.empty(1, tokens, heads, head_dim, dtype=torch.bfloat16, device="cuda")
 
-    def empty(tokens, width):
-        return torch.empty(1, tokens, width, HEAD_DIM, dtype=torch.bfloat16, device="cuda")
 
-    shards = [empty(counts[rank], heads) for _ in range(3)]           # q, k, v by tokens
-    by_heads = [empty(total, HEADS_PER_RANK) for _ in range(3)]       # q, k, v by heads
-    attended = empty(total, HEADS_PER_RANK)
-    output = empty(counts[rank], heads)
-    to_heads = [runtime.prepare_all_to_all_rank(rank, shard, split, counts, stream)
-                for shard, split in zip(shards, by_heads)]
-    to_tokens = runtime.prepare_all_to_all_rank(rank, attended, output, counts, stream,
-                                                direction="heads_to_seq")
-    exact, worst = True, 0.0
-    with torch.cuda.stream(stream):
-        for step in range(steps):
-            seed = torch.Generator(device="cuda").manual_seed(step)  # Same on every rank.
-            full = [torch.randn(1, total, heads, HEAD_DIM, device="cuda", generator=seed)
-                    .to(torch.bfloat16) for _ in range(3)]
-            for shard, whole in zip(shards, full):
-                shard.copy_(whole[:, start:start + counts[rank]])
-            for poisoned in by_heads + [output]:
-                poisoned.fill_(float("nan"))
-            for call in to_heads:                                     # sequence -> heads
+class Block:
+    """Rank `rank`'s attention block in `groups` head groups, over tensors allocated once:
+    per group, q, k, v by tokens -> by heads (in one op, or in three when `separate`),
+    attention, output by heads -> by tokens. Calling it issues one block; `streams` are the
+    rank's stream (the exchanges) and a second one (the attention)."""
+
+    def __init__(self, runtime, rank, counts, heads, head_dim, groups, separate, streams):
+        self.rank, self.groups = rank, groups
+        self.comm, self.compute = streams
+        self.mine = heads // groups                   # The rank's heads in each group.
+        self.width = self.mine * runtime.world_size   # The model's heads in each group.
+        tokens, total = counts[rank], sum(counts)
+        self.inputs = [[empty(tokens, self.width, head_dim) for _ in QKV] for _ in range(groups)]
+        self.by_heads = [[empty(total, self.mine, head_dim) for _ in QKV] for _ in range(groups)]
+        self.attended = [empty(total, self.mine, head_dim) for _ in range(groups)]
+        self.outputs = [empty(tokens, self.width, head_dim) for _ in range(groups)]
+
+        def exchange(src, dst, direction="seq_to_heads"):
+            return runtime.prepare_all_to_all_rank(rank, src, dst, counts, self.comm,
+                                                   direction=direction)
+        # Per group, the calls that move q, k, v: one call of three tensors, or three calls.
+        self.to_heads = [[exchange(s, d) for s, d in zip(src, dst)] if separate
+                         else [exchange(src, dst)]
+                         for src, dst in zip(self.inputs, self.by_heads)]
+        self.to_tokens = [exchange(src, dst, "heads_to_seq")
+                          for src, dst in zip(self.attended, self.outputs)]
+        self.received = [torch.cuda.Event() for _ in range(groups)]  # Group g's q, k, v in.
+        self.computed = [torch.cuda.Event() for _ in range(groups)]  # Its attention done.
+
+    def __call__(self):
+        for calls, received in zip(self.to_heads, self.received):     # sequence -> heads
+            for call in calls:
                 call()
-            attended.copy_(attention(*by_heads))                      # this rank's heads
-            to_tokens()                                               # heads -> sequence
-            for split, whole in zip(by_heads, full):
-                exact &= torch.equal(split, whole[:, :, mine].contiguous())
-            expected = attention(*full)[:, start:start + counts[rank]]
-            worst = max(worst, (output.float() - expected.float()).abs().max().item())
-        stream.synchronize()
-    results[rank] = (exact, worst)
+            received.record(self.comm)
+        with torch.cuda.stream(self.compute):                         # the rank's heads
+            for g in range(self.groups):
+                self.compute.wait_event(self.received[g])
+                self.attended[g].copy_(attention(*self.by_heads[g]))
+                self.computed[g].record(self.compute)
+        for call, computed in zip(self.to_tokens, self.computed):     # heads -> sequence
+            self.comm.wait_event(computed)
+            call()
+
+    def load(self, full, rows):
+        """Fills the inputs with this rank's `rows` of the whole q, k, v `full` (each group its
+        heads), and poisons every output."""
+        for g, inputs in enumerate(self.inputs):
+            for input, whole in zip(inputs, full):
+                input.copy_(whole[:, rows, g * self.width:(g + 1) * self.width])
+        for poisoned in [t for group in self.by_heads for t in group] + self.outputs:
+            poisoned.fill_(float("nan"))
+
+    def exact(self, full):
+        """Whether every group's q, k, v by heads are this rank's heads of `full`."""
+        exact = True
+        for g, splits in enumerate(self.by_heads):
+            start = g * self.width + self.rank * self.mine
+            for split, whole in zip(splits, full):
+                exact &= torch.equal(split, whole[:, :, start:start + self.mine])
+        return exact
+
+    def output(self):
+        """The attention output of this rank's tokens, every head in the model's order."""
+        return torch.cat(self.outputs, dim=2)
+
+
+def median_ms(block, stream):
+    """Median time of TIMED blocks after WARMUP, by CUDA events on the rank's stream (which
+    waits for the attention stream inside each block)."""
+    for _ in range(WARMUP):
+        block()
+    marks = [(torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True))
+             for _ in range(TIMED)]
+    for start, end in marks:
+        start.record(stream)
+        block()
+        end.record(stream)
+    stream.synchronize()
+    return statistics.median(start.elapsed_time(end) for start, end in marks)
+
+
+def variants(args):
+    """(name, head groups, q k v in three ops) of the blocks to run: the chosen one, or under
+    --time the comparison."""
+    def name(groups, separate):
+        ops = "q, k, v in three ops" if separate else "q, k, v in one op"
+        return f"{ops}, {groups} head group{'s' if groups > 1 else ''}"
+    chosen = [(name(args.head_groups, False), args.head_groups, False)]
+    if not args.time:
+        return chosen
+    return ([(name(1, False), 1, False), (name(1, True), 1, True)] +
+            (chosen if args.head_groups > 1 else []))
+
+
+def rank_loop(runtime, rank, counts, args, results):
+    """Rank `rank`'s thread: per variant, `args.steps` checked blocks, then the timing;
+    appends (exact, max error, median ms or None) per variant to results[rank]."""
+    torch.cuda.set_device(runtime.devices[rank])
+    streams = torch.cuda.Stream(), torch.cuda.Stream()  # Exchanges; attention.
+    total, start = sum(counts), sum(counts[:rank])
+    rows = slice(start, start + counts[rank])
+    heads = args.heads * runtime.world_size
+    with torch.cuda.stream(streams[0]):
+        for _, groups, separate in variants(args):
+            block = Block(runtime, rank, counts, args.heads, args.head_dim, groups, separate,
+                          streams)
+            exact, worst = True, 0.0
+            for step in range(args.steps):
+                seed = torch.Generator(device="cuda").manual_seed(step)  # Same on every rank.
+                full = [torch.randn(1, total, heads, args.head_dim, device="cuda",
+                                    generator=seed).to(torch.bfloat16) for _ in QKV]
+                block.load(full, rows)
+                block()
+                exact &= block.exact(full)
+                expected = attention(*full)[:, rows]
+                worst = max(worst, (block.output().float() - expected.float()).abs().max().item())
+            ms = median_ms(block, streams[0]) if args.time else None
+            streams[0].synchronize()
+            results[rank].append((exact, worst, ms))
 
 
 def main():
@@ -97,18 +197,29 @@ def main():
     parser.add_argument("--steps", type=int, default=3)
     parser.add_argument("--devices", help="device ordinals in rank order, e.g. 0,0,1 "
                                           "(default: the rank layout)")
+    parser.add_argument("--head-groups", type=int, default=1,
+                        help="head groups whose exchanges overlap the attention (default 1)")
+    parser.add_argument("--tokens", type=int, default=96, help="rank 0's tokens (rank r: +64 r)")
+    parser.add_argument("--heads", type=int, default=4, help="heads per rank")
+    parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--time", action="store_true",
+                        help="time one op against three, and 1 head group against G")
     args = parser.parse_args()
+    if min(args.steps, args.head_groups, args.tokens, args.heads, args.head_dim) < 1:
+        parser.error("--steps, --head-groups, --tokens, --heads and --head-dim must be >= 1")
+    if args.heads % args.head_groups:
+        parser.error(f"--head-groups {args.head_groups} does not divide --heads {args.heads}")
     devices = rank_layout.devices_for_run(torch.cuda.device_count(), needed=2, flag=args.devices)
     if not devices:
         return rank_layout.skip_status("ulysses_attention", "no GPU visible")
     with ltx.Runtime(devices=devices, timeout=30.0) as runtime:
         n = runtime.world_size
-        counts = [96 + 64 * r for r in range(n)]
-        results, errors = [None] * n, []
+        counts = [args.tokens + 64 * r for r in range(n)]
+        results, errors = [[] for _ in range(n)], []
 
         def body(rank):
             try:
-                rank_loop(runtime, rank, counts, args.steps, results)
+                rank_loop(runtime, rank, counts, args, results)
             except Exception as e:  # Reported below; the other ranks then time out.
                 errors.append(f"rank {rank}: {type(e).__name__}: {e}")
 
@@ -119,12 +230,17 @@ def main():
             t.join()
     for line in errors:
         print(line)
-    ok = not errors and all(r is not None and r[0] and r[1] <= TOLERANCE for r in results)
-    summary = ", ".join(
-        f"rank {r}: {'exact' if result[0] else 'NOT exact'} re-shard, max error {result[1]:.3g}"
-        for r, result in enumerate(results) if result is not None)
     print(f"ulysses_attention: {n} ranks on GPUs {devices}, tokens {counts}, "
-          f"{HEADS_PER_RANK * n} heads x {HEAD_DIM}, {args.steps} steps; {summary}")
+          f"{args.heads * n} heads x {args.head_dim}, {args.steps} steps")
+    ok = not errors
+    for i, (name, _, _) in enumerate(variants(args)):
+        done = [(rank, r[i]) for rank, r in enumerate(results) if len(r) > i]
+        ok &= len(done) == n and all(exact and worst <= TOLERANCE for _, (exact, worst, _) in done)
+        checks = ", ".join(f"rank {rank}: {'exact' if exact else 'NOT exact'} re-shard, "
+                           f"max error {worst:.3g}" for rank, (exact, worst, _) in done)
+        timing = (f"; median block {max(ms for _, (_, _, ms) in done):.3f} ms"
+                  if args.time and done else "")
+        print(f"  {name}: {checks}{timing}")
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
