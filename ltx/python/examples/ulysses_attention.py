@@ -105,6 +105,7 @@ class Block:
             for call in calls:
                 call()
             received.record(self.comm)
+        # Group g's attention waits for its own exchange only: it runs while g + 1's moves.
         with torch.cuda.stream(self.compute):                         # the rank's heads
             for g in range(self.groups):
                 self.compute.wait_event(self.received[g])
