@@ -32,7 +32,7 @@ timeout 60 python3 quick_start.py; quick=$?
 echo "=== torch_loop"
 timeout 90 python3 torch_loop.py; loop=$?
 echo "=== ulysses_attention"
-timeout 90 python3 ulysses_attention.py; ulysses=$?
+timeout 90 python3 ulysses_attention.py --head-groups 2; ulysses=$?
 echo "=== benchmark"
 timeout 150 python3 benchmark.py --cpp ./ltx_allgather; bench=$?
 echo "python bundle: gpu_test $(status ${gpu}), reduce_gpu_test $(status ${reduce})," \
