@@ -1,10 +1,14 @@
 /* The data path of the C API (ltx/c_api.h), compiled as C99: AllGather and the Ulysses
  * all-to-all (both directions, the even and an uneven head split), each as a coordinated call
  * (ltx_all_gather, ltx_all_to_all + ltx_op_wait) and as per-rank calls from one thread per rank
- * (ltx_all_gather_rank, ltx_all_to_all_rank + ltx_runtime_synchronize). Every op gets new random
- * inputs and poisoned outputs, with uneven token counts that include a zero and batch > 1, and
- * every output is compared byte-exact with a host reference computed from the shapes'
- * definitions.
+ * (ltx_all_gather_rank, ltx_all_to_all_rank + ltx_runtime_synchronize), also with 2 and 4
+ * tensors in one op (ltx_all_gather_tensors, ltx_all_to_all_tensors and their _rank forms).
+ * Every op gets new random inputs and poisoned outputs, with uneven token counts that include a
+ * zero and batch > 1, and every output (of every tensor) is compared byte-exact with a host
+ * reference computed from the shapes' definitions. The AllReduce (sum, bf16 and fp32) runs
+ * forced one-shot (call two_shot_min_bytes LTX_NEVER_TWO_SHOT), forced two-shot (0) and at the
+ * Runtime's threshold (-1), each compared bit for bit with the host's fp32 sum over ranks
+ * 0, 1, ... in turn, rounded once (to nearest even) to the dtype: so the paths agree bitwise.
  *
  * The ranks come from the environment, as for the C++ GPU tests: LTX_TEST_DEVICES=0,0,1 (device
  * ordinals in rank order, repeats allowed, 1 to 8 ranks), else LTX_TEST_RANKS=N (N ranks round
@@ -28,6 +32,7 @@
 #define WAIT_US 30000000 /* How long the host waits for an op: 30 s. */
 
 static int failures = 0;
+static int ops_run = 0; /* Ops run so far, of every tensor count. */
 
 /* Records a failure of `what`, with `detail` ("" for none). */
 static void Fail(const char* what, const char* detail) {
@@ -180,9 +185,25 @@ static void CopyBytes(unsigned char* to, const unsigned char* from, size_t bytes
   if (bytes > 0) memcpy(to, from, bytes);
 }
 
+/* Rewrites the exponents of the `bytes` bytes of random LTX_FLOAT32 or LTX_BFLOAT16 elements
+ * (both have 8 exponent bits) so that every element is finite, of magnitude in [0.25, 4), its
+ * sign and mantissa kept. Little-endian. */
+static void MakeFinite(int dtype, unsigned char* bytes, size_t size) {
+  size_t step = ElementSize(dtype);
+  int mantissa = dtype == LTX_FLOAT32 ? 23 : 7;
+  size_t i;
+  for (i = 0; i + step <= size; i += step) {
+    uint32_t bits = 0;
+    memcpy(&bits, bytes + i, step);
+    bits = (bits & ~(0xFFu << mantissa)) | ((125u + ((bits >> mantissa) & 3u)) << mantissa);
+    memcpy(bytes + i, &bits, step);
+  }
+}
+
 /* Allocates the op's buffers of the given sizes: random host inputs from `seed` (xorshift64*),
+ * as finite values of `values` (LTX_FLOAT32 or LTX_BFLOAT16, see MakeFinite) or any bytes (0),
  * copied to the GPUs, and poisoned outputs; expected outputs to be filled by the caller. */
-static void AllocateOp(const World* w, Op* op, uint64_t seed) {
+static void AllocateOp(const World* w, Op* op, uint64_t seed, int values) {
   uint64_t state = 0x9E3779B97F4A7C15ull * (seed + 1);
   int r;
   size_t i;
@@ -195,6 +216,7 @@ static void AllocateOp(const World* w, Op* op, uint64_t seed) {
       state ^= state >> 27;
       op->host_in[r][i] = (unsigned char)((state * 0x2545F4914F6CDD1Dull) >> 56);
     }
+    if (values != 0) MakeFinite(values, op->host_in[r], op->in_bytes[r]);
     CheckCuda(cudaSetDevice(w->devices[r]), "cudaSetDevice");
     op->in[r] = op->out[r] = NULL;
     if (op->in_bytes[r] > 0) {
@@ -238,43 +260,88 @@ static void CheckAndFreeOp(const World* w, Op* op, const char* what) {
   }
 }
 
+/* What an op calls: the shape of one collective (the other two NULL), the tensors per rank
+ * (0: the single-tensor entry points with ltx_rank_buffers; 1 to LTX_MAX_TENSORS: the _tensors
+ * ones with ltx_tensor_buffers, an AllGather or an all-to-all) and the call options (NULL: the
+ * defaults). */
+typedef struct Call {
+  const ltx_allgather_shape* gather;
+  const ltx_alltoall_shape* a2a;
+  const ltx_allreduce_shape* reduce;
+  int num_tensors;
+  const ltx_call_options* options;
+} Call;
+
+/* Makes `call` with the buffers of every rank (one: ltx_rank_buffers, several:
+ * ltx_tensor_buffers, as call->num_tensors says): the coordinated call for rank < 0, storing its
+ * op in *handle, else rank `rank`'s per-rank call. Returns the ltx_code. */
+static int Issue(const World* w, const Call* call, int rank, const ltx_rank_buffers* one,
+                 const ltx_tensor_buffers* several, ltx_op** handle) {
+  ltx_runtime* rt = w->runtime;
+  const ltx_call_options* o = call->options;
+  int k = call->num_tensors;
+  if (rank < 0) {
+    if (call->reduce != NULL) return ltx_all_reduce(rt, call->reduce, one, w->n, o, handle);
+    if (k > 0) {
+      return call->gather != NULL
+                 ? ltx_all_gather_tensors(rt, call->gather, k, several, w->n, o, handle)
+                 : ltx_all_to_all_tensors(rt, call->a2a, k, several, w->n, o, handle);
+    }
+    return call->gather != NULL ? ltx_all_gather(rt, call->gather, one, w->n, o, handle)
+                                : ltx_all_to_all(rt, call->a2a, one, w->n, o, handle);
+  }
+  if (call->reduce != NULL) return ltx_all_reduce_rank(rt, rank, call->reduce, &one[rank], o);
+  if (k > 0) {
+    return call->gather != NULL
+               ? ltx_all_gather_tensors_rank(rt, rank, call->gather, k, &several[rank], o)
+               : ltx_all_to_all_tensors_rank(rt, rank, call->a2a, k, &several[rank], o);
+  }
+  return call->gather != NULL ? ltx_all_gather_rank(rt, rank, call->gather, &one[rank], o)
+                              : ltx_all_to_all_rank(rt, rank, call->a2a, &one[rank], o);
+}
+
 /* One rank's per-rank call, run on its own thread. */
 typedef struct RankCall {
-  ltx_runtime* runtime;
+  const World* w;
+  const Call* call;
   int rank;
-  const ltx_allgather_shape* gather; /* The AllGather's shape, or NULL for the all-to-all's. */
-  const ltx_alltoall_shape* a2a;
-  ltx_rank_buffers buffers;
+  const ltx_rank_buffers* one;
+  const ltx_tensor_buffers* several;
   int code;
 } RankCall;
 
 static void* RunRankCall(void* arg) {
-  RankCall* call = (RankCall*)arg;
-  call->code = call->gather != NULL
-                   ? ltx_all_gather_rank(call->runtime, call->rank, call->gather, &call->buffers,
-                                         NULL)
-                   : ltx_all_to_all_rank(call->runtime, call->rank, call->a2a, &call->buffers,
-                                         NULL);
-  if (call->code != LTX_OK) fprintf(stderr, "rank %d: %s\n", call->rank, ltx_last_error());
+  RankCall* rank_call = (RankCall*)arg;
+  rank_call->code = Issue(rank_call->w, rank_call->call, rank_call->rank, rank_call->one,
+                          rank_call->several, NULL);
+  if (rank_call->code != LTX_OK) {
+    fprintf(stderr, "rank %d: %s\n", rank_call->rank, ltx_last_error());
+  }
   return NULL;
 }
 
-/* Runs the op with the shape `gather` or `a2a` (the other NULL): one coordinated call that is
- * waited on, or (per_rank) one thread per rank making its per-rank call, then a synchronize. */
-static void RunOp(const World* w, const Op* op, const ltx_allgather_shape* gather,
-                  const ltx_alltoall_shape* a2a, int per_rank, const char* what) {
-  ltx_rank_buffers buffers[MAX_RANKS];
-  int r;
+/* Runs `call` over ops[0, max(1, call->num_tensors)) (tensor j's buffers from ops[j]): one
+ * coordinated call that is waited on, or (per_rank) one thread per rank making its per-rank
+ * call, then a synchronize. */
+static void RunOp(const World* w, const Op* ops, const Call* call, int per_rank,
+                  const char* what) {
+  ltx_rank_buffers one[MAX_RANKS];
+  ltx_tensor_buffers several[MAX_RANKS];
+  int r, j;
+  memset(several, 0, sizeof(several));
   for (r = 0; r < w->n; ++r) {
-    buffers[r].input = op->in[r];
-    buffers[r].output = op->out[r];
-    buffers[r].stream = w->streams[r];
+    one[r].input = ops[0].in[r];
+    one[r].output = ops[0].out[r];
+    one[r].stream = several[r].stream = w->streams[r];
+    for (j = 0; j < call->num_tensors; ++j) {
+      several[r].inputs[j] = ops[j].in[r];
+      several[r].outputs[j] = ops[j].out[r];
+    }
   }
+  ++ops_run;
   if (!per_rank) {
     ltx_op* handle = NULL;
-    int code = gather != NULL ? ltx_all_gather(w->runtime, gather, buffers, w->n, NULL, &handle)
-                              : ltx_all_to_all(w->runtime, a2a, buffers, w->n, NULL, &handle);
-    if (CheckLtx(code, what)) {
+    if (CheckLtx(Issue(w, call, -1, one, several, &handle), what)) {
       CheckLtx(ltx_op_wait(handle, WAIT_US), what);
       CheckLtx(ltx_op_destroy(handle), "ltx_op_destroy");
     }
@@ -282,8 +349,8 @@ static void RunOp(const World* w, const Op* op, const ltx_allgather_shape* gathe
     pthread_t threads[MAX_RANKS];
     RankCall calls[MAX_RANKS];
     for (r = 0; r < w->n; ++r) {
-      RankCall call = {w->runtime, r, gather, a2a, buffers[r], LTX_OK};
-      calls[r] = call;
+      RankCall rank_call = {w, call, r, one, several, LTX_OK};
+      calls[r] = rank_call;
       if (pthread_create(&threads[r], NULL, RunRankCall, &calls[r]) != 0) {
         fprintf(stderr, "FAILED: pthread_create\n");
         exit(1);
@@ -297,6 +364,26 @@ static void RunOp(const World* w, const Op* op, const ltx_allgather_shape* gathe
   }
 }
 
+/* Checks and frees ops[0, count), naming tensor j in the failures when count > 1. */
+static void CheckAndFreeOps(const World* w, Op* ops, int count, const char* what) {
+  int j;
+  for (j = 0; j < count; ++j) {
+    char named[240];
+    snprintf(named, sizeof(named), "%s, tensor %d", what, j);
+    CheckAndFreeOp(w, &ops[j], count > 1 ? named : what);
+  }
+}
+
+/* The entry point of a call of `num_tensors` tensors (0: the single-tensor one) of `collective`
+ * in `per_rank` style, e.g. "all_gather_tensors_rank x4", into name[size]. */
+static void EntryName(char* name, size_t size, const char* collective, int num_tensors,
+                      int per_rank) {
+  char tensors[16] = "";
+  if (num_tensors > 0) snprintf(tensors, sizeof(tensors), " x%d", num_tensors);
+  snprintf(name, size, "%s%s%s%s", collective, num_tensors > 0 ? "_tensors" : "",
+           per_rank ? "_rank" : "", tensors);
+}
+
 /* --- The cases ---------------------------------------------------------------------------- */
 
 /* Token counts of pattern `pattern` over n ranks, every one with a zero: 0 uneven with rank 1
@@ -308,16 +395,20 @@ static void TokenCounts(int pattern, int n, int64_t counts[MAX_RANKS]) {
   }
 }
 
-/* One AllGather in each call style: rank r's [batch, counts[r], hidden] lands in every rank's
- * [batch, S, hidden] at token offset counts[0] + ... + counts[r-1] of each batch slice. */
+/* One AllGather in each call style, of `num_tensors` tensors in one op (0: one tensor through
+ * the single-tensor entry points), each with its own random data: rank r's [batch, counts[r],
+ * hidden] lands in every rank's [batch, S, hidden] at token offset counts[0] + ... +
+ * counts[r-1] of each batch slice. */
 static void TestAllGather(const World* w, int dtype, int64_t batch, int64_t hidden, int pattern,
-                          uint64_t* seed) {
+                          int num_tensors, uint64_t* seed) {
   int64_t counts[MAX_RANKS];
   int64_t total = 0;
   size_t row = (size_t)hidden * ElementSize(dtype);
-  int per_rank, r, s;
+  int ops_count = num_tensors > 0 ? num_tensors : 1;
+  int per_rank, r, s, j;
   int64_t b;
   ltx_allgather_shape shape;
+  Call call = {&shape, NULL, NULL, num_tensors, NULL};
   TokenCounts(pattern, w->n, counts);
   for (r = 0; r < w->n; ++r) total += counts[r];
   shape.dtype = dtype;
@@ -326,43 +417,50 @@ static void TestAllGather(const World* w, int dtype, int64_t batch, int64_t hidd
   shape.token_counts = counts;
   shape.num_ranks = w->n;
   for (per_rank = 0; per_rank < 2; ++per_rank) {
-    char what[160];
-    Op op;
-    snprintf(what, sizeof(what), "all_gather%s dtype %d batch %lld hidden %lld pattern %d",
-             per_rank ? "_rank" : "", dtype, (long long)batch, (long long)hidden, pattern);
-    for (r = 0; r < w->n; ++r) {
-      op.in_bytes[r] = (size_t)(batch * counts[r]) * row;
-      op.out_bytes[r] = (size_t)(batch * total) * row;
-    }
-    AllocateOp(w, &op, (*seed)++);
-    for (r = 0; r < w->n; ++r) {
-      for (b = 0; b < batch; ++b) {
-        int64_t offset = 0;
-        for (s = 0; s < w->n; ++s) {
-          CopyBytes(op.expected[r] + (size_t)(b * total + offset) * row,
-                    op.host_in[s] + (size_t)(b * counts[s]) * row, (size_t)counts[s] * row);
-          offset += counts[s];
+    char entry[64], what[200];
+    Op ops[LTX_MAX_TENSORS];
+    EntryName(entry, sizeof(entry), "all_gather", num_tensors, per_rank);
+    snprintf(what, sizeof(what), "%s dtype %d batch %lld hidden %lld pattern %d", entry, dtype,
+             (long long)batch, (long long)hidden, pattern);
+    for (j = 0; j < ops_count; ++j) {
+      Op* op = &ops[j];
+      for (r = 0; r < w->n; ++r) {
+        op->in_bytes[r] = (size_t)(batch * counts[r]) * row;
+        op->out_bytes[r] = (size_t)(batch * total) * row;
+      }
+      AllocateOp(w, op, (*seed)++, 0);
+      for (r = 0; r < w->n; ++r) {
+        for (b = 0; b < batch; ++b) {
+          int64_t offset = 0;
+          for (s = 0; s < w->n; ++s) {
+            CopyBytes(op->expected[r] + (size_t)(b * total + offset) * row,
+                      op->host_in[s] + (size_t)(b * counts[s]) * row, (size_t)counts[s] * row);
+            offset += counts[s];
+          }
         }
       }
     }
-    RunOp(w, &op, &shape, NULL, per_rank, what);
-    CheckAndFreeOp(w, &op, what);
+    RunOp(w, ops, &call, per_rank, what);
+    CheckAndFreeOps(w, ops, ops_count, what);
   }
 }
 
-/* One all-to-all in each direction and call style. With P ranks, S = sum(counts), H_r the heads
- * of rank r (head_counts, or heads / P each) and hp_r = H_0 + ... + H_{r-1}: sequence -> heads
- * takes rank s's [batch, counts[s], heads, head_dim] to every rank r's [batch, S, H_r, head_dim],
- * out_r[b][prefix_s + t][h] = in_s[b][t][hp_r + h]; heads -> sequence is the inverse,
- * out_s[b][t][hp_r + h] = in_r[b][prefix_s + t][h]. */
+/* One all-to-all in each direction and call style, of `num_tensors` tensors in one op (0: one
+ * tensor through the single-tensor entry points), each with its own random data. With P ranks,
+ * S = sum(counts), H_r the heads of rank r (head_counts, or heads / P each) and hp_r = H_0 +
+ * ... + H_{r-1}: sequence -> heads takes rank s's [batch, counts[s], heads, head_dim] to every
+ * rank r's [batch, S, H_r, head_dim], out_r[b][prefix_s + t][h] = in_s[b][t][hp_r + h];
+ * heads -> sequence is the inverse, out_s[b][t][hp_r + h] = in_r[b][prefix_s + t][h]. */
 static void TestAllToAll(const World* w, int dtype, int64_t batch, int64_t head_dim, int pattern,
-                         const int64_t* head_counts, uint64_t* seed) {
+                         const int64_t* head_counts, int num_tensors, uint64_t* seed) {
   int64_t counts[MAX_RANKS], heads_of[MAX_RANKS], prefix[MAX_RANKS], head_prefix[MAX_RANKS];
   int64_t total = 0, heads = 0;
   size_t piece = (size_t)head_dim * ElementSize(dtype); /* One head of one token. */
-  int direction, per_rank, r, s;
+  int ops_count = num_tensors > 0 ? num_tensors : 1;
+  int direction, per_rank, r, s, j;
   int64_t b, t;
   ltx_alltoall_shape shape;
+  Call call = {NULL, &shape, NULL, num_tensors, NULL};
   TokenCounts(pattern, w->n, counts);
   for (r = 0; r < w->n; ++r) {
     heads_of[r] = head_counts != NULL ? head_counts[r] : 2;
@@ -383,37 +481,106 @@ static void TestAllToAll(const World* w, int dtype, int64_t batch, int64_t head_
     shape.direction = direction;
     for (per_rank = 0; per_rank < 2; ++per_rank) {
       int to_heads = direction == LTX_ALLTOALL_SEQ_TO_HEADS;
-      char what[200];
-      Op op;
-      snprintf(what, sizeof(what), "all_to_all%s %s dtype %d batch %lld head_dim %lld pattern "
-               "%d %s heads", per_rank ? "_rank" : "", to_heads ? "seq->heads" : "heads->seq",
-               dtype, (long long)batch, (long long)head_dim, pattern,
-               head_counts != NULL ? "uneven" : "even");
-      for (r = 0; r < w->n; ++r) {
-        size_t seq_bytes = (size_t)(batch * counts[r] * heads) * piece;
-        size_t head_bytes = (size_t)(batch * total * heads_of[r]) * piece;
-        op.in_bytes[r] = to_heads ? seq_bytes : head_bytes;
-        op.out_bytes[r] = to_heads ? head_bytes : seq_bytes;
-      }
-      AllocateOp(w, &op, (*seed)++);
-      /* Rank r holds the heads, rank s the tokens: each (b, t, h) moves one piece. */
-      for (r = 0; r < w->n; ++r) {
-        for (s = 0; s < w->n; ++s) {
-          for (b = 0; b < batch; ++b) {
-            for (t = 0; t < counts[s]; ++t) {
-              size_t at_heads = (size_t)((b * total + prefix[s] + t) * heads_of[r]) * piece;
-              size_t at_seq = (size_t)((b * counts[s] + t) * heads + head_prefix[r]) * piece;
-              size_t bytes = (size_t)heads_of[r] * piece;
-              if (to_heads) {
-                CopyBytes(op.expected[r] + at_heads, op.host_in[s] + at_seq, bytes);
-              } else {
-                CopyBytes(op.expected[s] + at_seq, op.host_in[r] + at_heads, bytes);
+      char entry[64], what[240];
+      Op ops[LTX_MAX_TENSORS];
+      EntryName(entry, sizeof(entry), "all_to_all", num_tensors, per_rank);
+      snprintf(what, sizeof(what), "%s %s dtype %d batch %lld head_dim %lld pattern %d %s heads",
+               entry, to_heads ? "seq->heads" : "heads->seq", dtype, (long long)batch,
+               (long long)head_dim, pattern, head_counts != NULL ? "uneven" : "even");
+      for (j = 0; j < ops_count; ++j) {
+        Op* op = &ops[j];
+        for (r = 0; r < w->n; ++r) {
+          size_t seq_bytes = (size_t)(batch * counts[r] * heads) * piece;
+          size_t head_bytes = (size_t)(batch * total * heads_of[r]) * piece;
+          op->in_bytes[r] = to_heads ? seq_bytes : head_bytes;
+          op->out_bytes[r] = to_heads ? head_bytes : seq_bytes;
+        }
+        AllocateOp(w, op, (*seed)++, 0);
+        /* Rank r holds the heads, rank s the tokens: each (b, t, h) moves one piece. */
+        for (r = 0; r < w->n; ++r) {
+          for (s = 0; s < w->n; ++s) {
+            for (b = 0; b < batch; ++b) {
+              for (t = 0; t < counts[s]; ++t) {
+                size_t at_heads = (size_t)((b * total + prefix[s] + t) * heads_of[r]) * piece;
+                size_t at_seq = (size_t)((b * counts[s] + t) * heads + head_prefix[r]) * piece;
+                size_t bytes = (size_t)heads_of[r] * piece;
+                if (to_heads) {
+                  CopyBytes(op->expected[r] + at_heads, op->host_in[s] + at_seq, bytes);
+                } else {
+                  CopyBytes(op->expected[s] + at_seq, op->host_in[r] + at_heads, bytes);
+                }
               }
             }
           }
         }
       }
-      RunOp(w, &op, NULL, &shape, per_rank, what);
+      RunOp(w, ops, &call, per_rank, what);
+      CheckAndFreeOps(w, ops, ops_count, what);
+    }
+  }
+}
+
+/* An element of LTX_FLOAT32 or LTX_BFLOAT16 at `bytes` as a float (little-endian). */
+static float LoadFloat(int dtype, const unsigned char* bytes) {
+  uint32_t bits = 0;
+  float value;
+  if (dtype == LTX_FLOAT32) {
+    memcpy(&bits, bytes, 4);
+  } else {
+    bits = (uint32_t)bytes[0] << 16 | (uint32_t)bytes[1] << 24;
+  }
+  memcpy(&value, &bits, 4);
+  return value;
+}
+
+/* Stores the finite `value` at `bytes` as LTX_FLOAT32, or rounded to nearest even as
+ * LTX_BFLOAT16 (little-endian). */
+static void StoreFloat(int dtype, float value, unsigned char* bytes) {
+  uint32_t bits;
+  memcpy(&bits, &value, 4);
+  if (dtype == LTX_FLOAT32) {
+    memcpy(bytes, &bits, 4);
+    return;
+  }
+  bits += 0x7FFFu + ((bits >> 16) & 1u);
+  bytes[0] = (unsigned char)(bits >> 16);
+  bytes[1] = (unsigned char)(bits >> 24);
+}
+
+/* The AllReduce (sum) of `count` elements of `dtype` (LTX_FLOAT32 or LTX_BFLOAT16) with every
+ * two_shot_min_bytes of the call that picks its path, LTX_NEVER_TWO_SHOT (one-shot), 0
+ * (two-shot) and -1 (the Runtime's: 1 MiB per rank), in each call style. Each op has the same
+ * random finite inputs (one seed) and poisoned outputs; every rank's output must equal the
+ * host's sum over ranks 0, 1, ... in turn in fp32, rounded once to `dtype`: so the paths give
+ * the same bits. */
+static void TestAllReduce(const World* w, int dtype, int64_t count, uint64_t* seed) {
+  static const int64_t kThresholds[] = {LTX_NEVER_TWO_SHOT, 0, -1};
+  static const char* const kPaths[] = {"one-shot", "two-shot", "the Runtime's threshold"};
+  size_t size = ElementSize(dtype);
+  size_t bytes = (size_t)count * size;
+  ltx_allreduce_shape shape = {dtype, count, LTX_REDUCE_SUM};
+  ltx_call_options options;
+  Call call = {NULL, NULL, &shape, 0, &options};
+  uint64_t op_seed = (*seed)++;
+  int path, per_rank, r;
+  size_t i;
+  CheckLtx(ltx_call_options_init(&options), "ltx_call_options_init");
+  for (path = 0; path < 3; ++path) {
+    options.two_shot_min_bytes = kThresholds[path];
+    for (per_rank = 0; per_rank < 2; ++per_rank) {
+      char what[200];
+      Op op;
+      snprintf(what, sizeof(what), "all_reduce%s %s dtype %d count %lld",
+               per_rank ? "_rank" : "", kPaths[path], dtype, (long long)count);
+      for (r = 0; r < w->n; ++r) op.in_bytes[r] = op.out_bytes[r] = bytes;
+      AllocateOp(w, &op, op_seed, dtype);
+      for (i = 0; i < bytes; i += size) {
+        float sum = LoadFloat(dtype, op.host_in[0] + i);
+        for (r = 1; r < w->n; ++r) sum += LoadFloat(dtype, op.host_in[r] + i);
+        StoreFloat(dtype, sum, op.expected[0] + i);
+      }
+      for (r = 1; r < w->n; ++r) CopyBytes(op.expected[r], op.expected[0], bytes);
+      RunOp(w, &op, &call, per_rank, what);
       CheckAndFreeOp(w, &op, what);
     }
   }
@@ -461,12 +628,21 @@ int main(void) {
   }
   printf("\n");
 
-  TestAllGather(&w, LTX_BFLOAT16, 3, 37, 0, &seed);
-  TestAllGather(&w, LTX_UINT8, 2, 4099, 1, &seed);
-  TestAllGather(&w, LTX_FLOAT32, 2, 1024, 0, &seed);
-  TestAllToAll(&w, LTX_BFLOAT16, 2, 40, 0, NULL, &seed);
-  TestAllToAll(&w, LTX_FLOAT32, 3, 24, 1, uneven_heads, &seed);
-  TestAllToAll(&w, LTX_INT8, 2, 129, 0, uneven_heads, &seed);
+  TestAllGather(&w, LTX_BFLOAT16, 3, 37, 0, 0, &seed);
+  TestAllGather(&w, LTX_UINT8, 2, 4099, 1, 0, &seed);
+  TestAllGather(&w, LTX_FLOAT32, 2, 1024, 0, 0, &seed);
+  TestAllGather(&w, LTX_BFLOAT16, 2, 136, 1, 2, &seed);
+  TestAllGather(&w, LTX_FLOAT16, 3, 37, 0, LTX_MAX_TENSORS, &seed);
+  TestAllToAll(&w, LTX_BFLOAT16, 2, 40, 0, NULL, 0, &seed);
+  TestAllToAll(&w, LTX_FLOAT32, 3, 24, 1, uneven_heads, 0, &seed);
+  TestAllToAll(&w, LTX_INT8, 2, 129, 0, uneven_heads, 0, &seed);
+  TestAllToAll(&w, LTX_BFLOAT16, 2, 64, 1, NULL, 2, &seed);
+  TestAllToAll(&w, LTX_UINT8, 3, 40, 0, uneven_heads, LTX_MAX_TENSORS, &seed);
+  TestAllReduce(&w, LTX_BFLOAT16, 1, &seed);
+  TestAllReduce(&w, LTX_BFLOAT16, 4099, &seed);
+  TestAllReduce(&w, LTX_BFLOAT16, 600001, &seed); /* 1.2 MB: two-shot at the Runtime's 1 MiB. */
+  TestAllReduce(&w, LTX_FLOAT32, 7, &seed);
+  TestAllReduce(&w, LTX_FLOAT32, 100003, &seed);
 
   CheckLtx(ltx_runtime_status(w.runtime), "ltx_runtime_status");
   CheckLtx(ltx_runtime_destroy(w.runtime), "ltx_runtime_destroy");
@@ -478,6 +654,6 @@ int main(void) {
     fprintf(stderr, "%d check(s) failed\n", failures);
     return 1;
   }
-  printf("PASS: %llu ops byte-exact on %d ranks\n", (unsigned long long)(seed - 1), w.n);
+  printf("PASS: %d ops byte-exact on %d ranks\n", ops_run, w.n);
   return 0;
 }

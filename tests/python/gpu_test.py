@@ -13,7 +13,9 @@ every visible GPU), at least two: on one GPU two ranks share it. Rank r's tensor
 cuda:{devices[r]}, each rank with its own stream. Every case uses random data, poisons the
 outputs before every call and compares the outputs byte-exact with torch.cat of the shards along
 the token dimension (AllGather) or with the head slices or token slices of the concatenated
-shards (all-to-all). Without a GPU (or torch) the tests are skipped, and say why.
+shards (all-to-all), also for lists of three tensors (Q, K, V) moved in one op, each tensor
+with its own data and checked on its own. Without a GPU (or torch) the tests are skipped, and
+say why.
 """
 
 import os
@@ -193,6 +195,15 @@ def replay_ranks(devices, streams, graphs):
     for r, graph in enumerate(graphs):
         with torch.cuda.device(devices[r]), torch.cuda.stream(streams[r]):
             graph.replay()
+
+
+def per_rank_lists(cases, what: str, rank=None):
+    """The tensors `what` ("inputs" or "outputs") of several cases of one shape as the lists of
+    a call of several tensors: [case 0's, case 1's, ...] of rank `rank`, or of every rank in turn
+    (rank None)."""
+    if rank is not None:
+        return [getattr(case, what)[rank] for case in cases]
+    return [per_rank_lists(cases, what, r) for r in range(len(cases[0].devices))]
 
 
 def count_patterns(n):
@@ -405,6 +416,54 @@ class GpuTest(RuntimeTestCase):
             self.runtime.all_to_all_rank(0, case.inputs[0], case.outputs[0], counts,
                                          direction="up")
         self.runtime.status()  # Nothing reached the library: still usable.
+
+    def check_listed_calls(self, cases, collective: str, counts, **options):
+        """Runs the cases (Q, K and V: one shape, each its own data) as lists of tensors in one
+        op of `collective` ("all_gather" or "all_to_all", with `options`), on case 0's streams:
+        coordinated (the counts from the tensors), per rank and prepared from one thread per
+        rank, with new data and poisoned outputs before each call; checks every case after
+        each."""
+        streams = cases[0].streams
+        rank_call = getattr(self.runtime, f"{collective}_rank")
+        prepare = getattr(self.runtime, f"prepare_{collective}_rank")
+        for case in cases:
+            case.poison()
+        getattr(self.runtime, collective)(per_rank_lists(cases, "inputs"),
+                                          per_rank_lists(cases, "outputs"), streams=streams,
+                                          **options)
+        for case in cases:
+            case.check(self)
+        arguments = [(r, per_rank_lists(cases, "inputs", r), per_rank_lists(cases, "outputs", r),
+                      counts, streams[r]) for r in range(self.n)]
+        prepared = [prepare(*arguments[r], **options) for r in range(self.n)]
+        for step in range(3):
+            for j, case in enumerate(cases):
+                case.refill(900 + 10 * step + j)
+            if step == 0:
+                run_ranks(self.n, lambda r: rank_call(*arguments[r], **options))
+            else:
+                run_ranks(self.n, lambda r: prepared[r]())
+            for case in cases:
+                case.check(self)
+
+    def test_qkv_lists_all_gather(self):
+        for counts in count_patterns(self.n):
+            with self.subTest(counts=counts):
+                cases = [Case(self.devices, counts, torch.bfloat16, hidden=96,
+                              seed=13 * sum(counts) + j) for j in range(3)]
+                self.check_listed_calls(cases, "all_gather", counts)
+
+    def test_qkv_lists_all_to_all(self):
+        for direction in ltx.DIRECTIONS:
+            for counts in count_patterns(self.n)[1:]:
+                for head_counts in (None, [0] + [3] * (self.n - 1)):
+                    with self.subTest(direction=direction, counts=counts,
+                                      head_counts=head_counts):
+                        cases = [AllToAllCase(self.devices, counts, torch.bfloat16, direction,
+                                              head_dim=40, seed=17 * sum(counts) + j,
+                                              head_counts=head_counts) for j in range(3)]
+                        self.check_listed_calls(cases, "all_to_all", counts,
+                                                direction=direction, head_counts=head_counts)
 
     def test_bad_tensors_raise_before_the_call(self):
         counts = [2] * self.n

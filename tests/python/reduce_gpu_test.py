@@ -13,7 +13,9 @@ Every case draws random inputs (magnitudes in [0.5, 4) of either sign: no zeros,
 torch.maximum and ltx may pick differently, and no NaNs), poisons the outputs before every
 call, and compares every rank's output bit for bit with the reference torch computes in ltx's
 order: rank 0's input in fp32, combined with rank 1's, then rank 2's, ..., rounded once to the
-dtype. Without a GPU (or torch) the tests are skipped, and say why.
+dtype. The AllReduce also runs forced one-shot (two_shot_min_bytes=ltx.NEVER_TWO_SHOT) and
+forced two-shot (0) on the same inputs, whose outputs must be bitwise equal to each other and to
+that reference. Without a GPU (or torch) the tests are skipped, and say why.
 """
 
 import math
@@ -106,14 +108,15 @@ class ReduceCase:
                           f"rank order in {int((got != self.expected[r]).sum())} bytes (dtype "
                           f"{self.dtype}, counts {self.counts}, in place {self.in_place})")
 
-    def prepare_rank(self, runtime, rank: int):
-        """Rank `rank`'s prepared per-rank call of this case, on its stream."""
+    def prepare_rank(self, runtime, rank: int, **options):
+        """Rank `rank`'s prepared per-rank call of this case, on its stream, with the call
+        options `options` (e.g. two_shot_min_bytes for an AllReduce)."""
         if self.counts is None:
             return runtime.prepare_all_reduce_rank(rank, self.inputs[rank], self.outputs[rank],
-                                                   self.reduction, self.streams[rank])
+                                                   self.reduction, self.streams[rank], **options)
         return runtime.prepare_reduce_scatter_rank(rank, self.inputs[rank], self.outputs[rank],
                                                    self.counts, self.streams[rank],
-                                                   reduction=self.reduction)
+                                                   reduction=self.reduction, **options)
 
 
 class ReduceTest(gpu_test.RuntimeTestCase):
@@ -144,6 +147,36 @@ class ReduceTest(gpu_test.RuntimeTestCase):
                         run_ranks(self.n, lambda r: self.runtime.all_reduce_rank(
                             r, case.inputs[r], case.outputs[r], reduction, case.streams[r]))
                         case.check(self, "per-rank AllReduce")
+
+    def test_all_reduce_one_shot_and_two_shot_agree(self):
+        paths = (("one-shot", ltx.NEVER_TWO_SHOT), ("two-shot", 0))
+        for dtype in REDUCE_DTYPES:
+            for count, offset in ((1, 0), (4099, 1), (300007, 0)):
+                with self.subTest(dtype=str(dtype), count=count, offset=offset):
+                    # One case per path, refilled alike before each call style: same inputs.
+                    cases = [self.case((count,), dtype, offset=offset) for _ in paths]
+                    prepared = [[case.prepare_rank(self.runtime, r, two_shot_min_bytes=threshold)
+                                 for r in range(self.n)]
+                                for case, (_, threshold) in zip(cases, paths)]
+                    for step, style in enumerate(("coordinated", "per-rank", "prepared")):
+                        for case, (path, threshold), calls in zip(cases, paths, prepared):
+                            case.refill(count + step)
+                            if style == "coordinated":
+                                self.runtime.all_reduce(case.inputs, case.outputs,
+                                                        streams=case.streams,
+                                                        two_shot_min_bytes=threshold)
+                            elif style == "per-rank":
+                                run_ranks(self.n, lambda r: self.runtime.all_reduce_rank(
+                                    r, case.inputs[r], case.outputs[r], "sum", case.streams[r],
+                                    two_shot_min_bytes=threshold))
+                            else:
+                                run_ranks(self.n, lambda r: calls[r]())
+                            case.check(self, f"{style} {path} AllReduce")
+                        for r in range(self.n):
+                            self.assertTrue(
+                                torch.equal(as_bytes(cases[0].outputs[r]),
+                                            as_bytes(cases[1].outputs[r])),
+                                f"{style}: rank {r}'s one-shot and two-shot outputs differ")
 
     def test_prepared_rank_calls_repeat_with_new_data(self):
         for counts in (None, [5 + 2 * r for r in range(self.n)]):
