@@ -307,8 +307,9 @@ class Runtime {
   struct Rank;
   friend class CollectiveHandle;
 
+  // `copy_engines_refused`: why the copy engines cannot serve the placement (empty: they can).
   Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> placement,
-          Transport transport);
+          Transport transport, std::string copy_engines_refused);
   absl::Status Initialize();
   // OK, or the error that calls must return now (records a newly found device error).
   absl::Status CheckUsable();

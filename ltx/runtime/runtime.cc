@@ -127,15 +127,6 @@ absl::Status SameStreamError(int rank, int other, int device) {
       std::min(rank, other), std::max(rank, other), device));
 }
 
-// The hardware queues of each GPU for this process's streams (CUDA_DEVICE_MAX_CONNECTIONS).
-int HardwareQueues() { return HardwareQueuesOf(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")); }
-
-// Why the copy engines cannot serve `placement` (empty: they can).
-std::string CopyEnginesRefusal(const RankPlacement& placement) {
-  const absl::Status fit = CopyEnginesFitQueues(placement, HardwareQueues());
-  return fit.ok() ? std::string() : std::string(fit.message());
-}
-
 // What a timeout most often means where ranks share a GPU, for its message: the GPU itself held
 // a rank's kernel back (kernels/PROTOCOL.md, "Ranks that share a GPU").
 std::string SharedGpuTimeoutNote() {
@@ -255,11 +246,11 @@ absl::Status CollectiveHandle::Wait(absl::Duration timeout) {
 // ------------------------------------------------------------------------------------ Runtime
 
 Runtime::Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> placement,
-                 Transport transport)
+                 Transport transport, std::string copy_engines_refused)
     : options_(std::move(options)),
       placement_(std::move(placement)),
       transport_(transport),
-      copy_engines_refused_(CopyEnginesRefusal(*placement_)),
+      copy_engines_refused_(std::move(copy_engines_refused)),
       ledger_(std::make_unique<CallLedger>(placement_->world_size())),
       capture_exchange_(std::make_unique<CaptureExchange>(placement_->world_size())) {}
 
@@ -304,11 +295,14 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
     }
     transport = peer_access.ok() ? Transport::kPeerStores : Transport::kCopyEngine;
   }
-  if (transport == Transport::kCopyEngine) {
-    LTX_RETURN_IF_ERROR(CopyEnginesFitQueues(placement, HardwareQueues()));
-  }
+  // Whether the copy engines fit the GPUs' hardware queues (CUDA_DEVICE_MAX_CONNECTIONS): the
+  // copy-engine transport needs them; on the peer-store transport a refusal holds for calls.
+  const absl::Status copy_engines_fit = CopyEnginesFitQueues(
+      placement, HardwareQueuesOf(std::getenv("CUDA_DEVICE_MAX_CONNECTIONS")));
+  if (transport == Transport::kCopyEngine) LTX_RETURN_IF_ERROR(copy_engines_fit);
   std::unique_ptr<Runtime> runtime(new Runtime(
-      options, std::make_unique<const RankPlacement>(std::move(placement)), transport));
+      options, std::make_unique<const RankPlacement>(std::move(placement)), transport,
+      std::string(copy_engines_fit.message())));
   LTX_RETURN_IF_ERROR(runtime->Initialize());
   return runtime;
 }
