@@ -368,7 +368,7 @@ static void RunOp(const World* w, const Op* ops, const Call* call, int per_rank,
 static void CheckAndFreeOps(const World* w, Op* ops, int count, const char* what) {
   int j;
   for (j = 0; j < count; ++j) {
-    char named[240];
+    char named[272]; /* what (< 240) + ", tensor N" */
     snprintf(named, sizeof(named), "%s, tensor %d", what, j);
     CheckAndFreeOp(w, &ops[j], count > 1 ? named : what);
   }
