@@ -14,9 +14,12 @@
  * ordinals in rank order, repeats allowed, 1 to 8 ranks), else LTX_TEST_RANKS=N (N ranks round
  * robin over the visible GPUs), else one rank per visible GPU (at most 8); fewer than two ranks
  * run two, round robin over the layout's GPUs (they share GPUs; one line says so). Each rank has
- * its own non-blocking stream. A malformed value fails. Without a GPU the test skips (exit 0,
+ * its own non-blocking stream; CUDA_MODULE_LOADING=EAGER and CUDA_DEVICE_MAX_CONNECTIONS=32 are set
+ * unless the environment sets them. A malformed value fails. Without a GPU the test skips (exit 0,
  * GoogleTest's "[  SKIPPED ]" line), unless LTX_REQUIRE_RUN=1, which makes the skip a failure.
  * Arguments (such as the bundle's --gtest_brief=1) are ignored. */
+#define _POSIX_C_SOURCE 200112L /* setenv */
+
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -605,6 +608,11 @@ int main(void) {
   int visible = 0;
   int require_run = RequireRun();
   int r;
+  /* Ranks that share a GPU wait for each other inside their kernels, so before CUDA starts (unless
+   * the environment says otherwise) the process asks for what kernels/PROTOCOL.md ("Ranks that
+   * share a GPU") requires: eager module loading and the most hardware queues per GPU. */
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
+  setenv("CUDA_DEVICE_MAX_CONNECTIONS", "32", 0);
   if (cudaGetDeviceCount(&visible) != cudaSuccess) {
     cudaGetLastError();
     visible = 0;

@@ -10,6 +10,7 @@
 #   bash device-bundle/run.sh                     # every test binary, one line each, a summary
 #   LTX_TEST_RANKS=8 LTX_REQUIRE_RUN=1 bash device-bundle/run.sh   # 8 ranks, no skip allowed
 #   LTX_BUNDLE_ONLY="allgather_test alltoall_test" bash device-bundle/run.sh
+#   LTX_BUNDLE_TIMEOUT=120 bash device-bundle/run.sh   # seconds per test binary (default 540)
 #   bash device-bundle/ranks.sh 2 3 4 8           # the whole bundle at each rank count, a line each
 #   bash device-bundle/unpack.sh && device-bundle/ltx_allgather --help
 # run.sh passes its arguments to every test binary (e.g. --gtest_filter=...) and the rank layout
@@ -67,7 +68,7 @@ for test in ${names[*]}; do
   fi
   echo "=== \${test}"
   start=\${SECONDS}
-  timeout 540 "./\${test}" --gtest_brief=1 "\$@"
+  timeout "\${LTX_BUNDLE_TIMEOUT:-540}" "./\${test}" --gtest_brief=1 "\$@"
   code=\$?
   if [[ \${code} -eq 0 ]]; then
     passed=\$((passed + 1))
