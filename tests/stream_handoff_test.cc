@@ -26,8 +26,23 @@ constexpr uint64_t kDeadlineNs = 200'000'000;  // 200 ms: a hand-over takes micr
 // buffers of other slots are), and the flag memory the hand-overs use.
 class StreamHandoff {
  public:
-  explicit StreamHandoff(int between) {
+  // With `recycled`, 40 streams are created and every other one destroyed first, so that the
+  // streams of the test may reuse what they left.
+  explicit StreamHandoff(int between, bool recycled = false) {
     EXPECT_EQ(cudaSetDevice(0), cudaSuccess);
+    if (recycled) {
+      std::vector<cudaStream_t> earlier(40);
+      for (cudaStream_t& stream : earlier) {
+        EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+      }
+      for (size_t i = 0; i < earlier.size(); ++i) {
+        if (i % 2 == 0) {
+          EXPECT_EQ(cudaStreamDestroy(earlier[i]), cudaSuccess);
+        } else {
+          others_.push_back(earlier[i]);
+        }
+      }
+    }
     for (int i = 0; i < kStreams; ++i) {
       cudaStream_t stream = nullptr;
       EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
@@ -38,8 +53,9 @@ class StreamHandoff {
       }
     }
     void* flags = nullptr;
-    EXPECT_EQ(cudaMalloc(&flags, sizeof(uint64_t) * kPairSlots), cudaSuccess);
-    EXPECT_EQ(cudaMemset(flags, 0, sizeof(uint64_t) * kPairSlots), cudaSuccess);
+    // One flag per pair, and one that the kernels queued behind set.
+    EXPECT_EQ(cudaMalloc(&flags, sizeof(uint64_t) * (kPairSlots + 1)), cudaSuccess);
+    EXPECT_EQ(cudaMemset(flags, 0, sizeof(uint64_t) * (kPairSlots + 1)), cudaSuccess);
     flags_ = static_cast<uint64_t*>(flags);
     void* seen = nullptr;
     EXPECT_EQ(cudaMallocHost(&seen, sizeof(uint32_t) * kPairSlots), cudaSuccess);
@@ -56,8 +72,12 @@ class StreamHandoff {
   // Every ordered pair (waiter, setter) of distinct streams once per round, `rounds` times,
   // each pair with a flag of its own (the round number). With `idle` the host synchronises
   // after each pair, so every stream is idle when the next pair starts; without, a round's
-  // pairs are all enqueued at once. Returns the hand-overs that missed their deadline.
-  int Stalls(int rounds, bool idle) {
+  // pairs are all enqueued at once. With `queued_behind`, a second kernel follows the waiting
+  // one on the waiter's stream before the setter is enqueued, as a rank's next op or compute
+  // follows its collective: where the two streams share a hardware queue, that kernel (which
+  // cannot start before the waiting one ends) holds the setter back. Returns the hand-overs that
+  // missed their deadline.
+  int Stalls(int rounds, bool idle, bool queued_behind = false) {
     int stalls = 0;
     for (int round = 1; round <= rounds; ++round) {
       for (int waiter = 0; waiter < kStreams; ++waiter) {
@@ -68,6 +88,9 @@ class StreamHandoff {
           EXPECT_EQ(LaunchAwaitFlag(&flags_[pair], round, kDeadlineNs, &seen_[pair],
                                     streams_[waiter]),
                     cudaSuccess);
+          if (queued_behind) {
+            EXPECT_EQ(LaunchSetFlag(&flags_[kPairSlots], round, streams_[waiter]), cudaSuccess);
+          }
           EXPECT_EQ(LaunchSetFlag(&flags_[pair], round, streams_[setter]), cudaSuccess);
           if (idle) EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         }
@@ -101,6 +124,28 @@ TEST(StreamHandoffTest, AWaitingKernelNeverHoldsBackTheKernelItWaitsFor) {
                 << std::endl;
       EXPECT_EQ(stalls, 0) << between << " streams between, " << (idle ? "idle" : "busy");
     }
+  }
+}
+
+// Which streams share a hardware queue, seen through a kernel queued behind a waiting one (a
+// stall means the pair shares a queue): streams created one after another, with other streams
+// created between them, and after earlier streams were destroyed.
+TEST(StreamHandoffTest, KernelsQueuedBehindAWaitingOneShowSharedHardwareQueues) {
+  if (VisibleGpuCount() == 0) LTX_SKIP_GPU_TEST("needs a GPU, none is visible");
+  constexpr int kPairs = kStreams * (kStreams - 1);
+  struct Layout {
+    int between;
+    bool recycled;
+  };
+  for (const Layout layout : {Layout{0, false}, Layout{3, false}, Layout{15, false},
+                              Layout{0, true}}) {
+    StreamHandoff handoff(layout.between, layout.recycled);
+    const int stalls = handoff.Stalls(/*rounds=*/1, /*idle=*/true, /*queued_behind=*/true);
+    std::cout << "[ ltx      ] " << kStreams << " streams, " << layout.between
+              << " other streams created after each" << (layout.recycled ? ", after 20 of 40 earlier streams were destroyed" : "")
+              << ", a kernel queued behind each waiting one: " << stalls << " of " << kPairs
+              << " stalled" << std::endl;
+    if (layout.between == 0 && !layout.recycled) EXPECT_EQ(stalls, 0);
   }
 }
 

@@ -72,6 +72,12 @@ def rank_loop(runtime, rank, counts, steps, barrier, results):
     worst = 0.0
     graph = None
     with torch.cuda.stream(stream):
+        # The compute alone once on every rank before any collective: a stream's first matmul
+        # sets up cuBLAS and allocates, which may wait for the whole GPU, and on a GPU that
+        # ranks share, a co-located rank may then be waiting inside a collective for this one.
+        pooled.copy_((shard @ weight).sum(dim=0))
+        stream.synchronize()
+        barrier.wait()
         for i in range(steps):
             if i == steps // 2:
                 graph = capture(rank, step, stream, barrier)

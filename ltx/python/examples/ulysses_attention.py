@@ -166,7 +166,7 @@ def variants(args):
             (chosen if args.head_groups > 1 else []))
 
 
-def rank_loop(runtime, rank, counts, args, results):
+def rank_loop(runtime, rank, counts, args, barrier, results):
     """Rank `rank`'s thread: per variant, `args.steps` checked blocks, then the timing;
     appends (exact, max error, median ms or None) per variant to results[rank]."""
     torch.cuda.set_device(runtime.devices[rank])
@@ -175,6 +175,13 @@ def rank_loop(runtime, rank, counts, args, results):
     rows = slice(start, start + counts[rank])
     heads = args.heads * runtime.world_size
     with torch.cuda.stream(streams[0]):
+        # Every attention shape once on every rank before any collective: the first call of a
+        # shape sets up its kernels and workspace, which may wait for the whole GPU, and on a
+        # GPU that ranks share, a co-located rank may then be waiting inside an exchange.
+        for width in sorted({heads, *(args.heads // groups for _, groups, _ in variants(args))}):
+            attention(*[empty(total, width, args.head_dim).zero_()] * 3)
+        streams[0].synchronize()
+        barrier.wait()
         for _, groups, separate in variants(args):
             block = Block(runtime, rank, counts, args.heads, args.head_dim, groups, separate,
                           streams)
@@ -217,11 +224,13 @@ def main():
         n = runtime.world_size
         counts = [args.tokens + 64 * r for r in range(n)]
         results, errors = [[] for _ in range(n)], []
+        barrier = threading.Barrier(n, timeout=120)
 
         def body(rank):
             try:
-                rank_loop(runtime, rank, counts, args, results)
+                rank_loop(runtime, rank, counts, args, barrier, results)
             except Exception as e:  # Reported below; the other ranks then time out.
+                barrier.abort()
                 errors.append(f"rank {rank}: {type(e).__name__}: {e}")
 
         threads = [threading.Thread(target=body, args=(r,)) for r in range(n)]
