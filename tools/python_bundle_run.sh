@@ -7,9 +7,28 @@
 #   LTX_TEST_DEVICES=0,0,1 | LTX_TEST_RANKS=N, and LTX_REQUIRE_RUN=1 (a skip is a failure), e.g.
 #   LTX_TEST_DEVICES=0,0,0,0 LTX_REQUIRE_RUN=1 bash run_gpu.sh
 # gpu_test and reduce_gpu_test fail when either allocator mode fails. Exit 0 only when everything passed.
+# With LTX_FROM_WHEEL=1 everything runs from the bundle's wheel instead of the install tree:
+# pip installs it offline into a fresh virtual environment (which sees python3's torch), and
+# the tests import ltx from there, with no PYTHONPATH.
 cd "$(dirname "$0")" || exit 1
-export PYTHONPATH="${PWD}/prefix/lib/python"
 export NCCL_NVLS_ENABLE=0
+if [[ "${LTX_FROM_WHEEL:-0}" == 1 ]]; then
+  venv="$(mktemp -d)/venv"
+  if ! python3 -m venv "${venv}" ||
+     ! "${venv}/bin/pip" install --no-index --quiet wheel/ltx-*.whl; then
+    echo "python bundle: installing the wheel into a fresh virtual environment failed"
+    exit 1
+  fi
+  # The environment sees the site-packages of the python3 that has torch (which may itself be
+  # a virtual environment's), behind its own.
+  python3 -c 'import sys; print("\n".join(p for p in sys.path if p.endswith("-packages")))' \
+    > "$("${venv}/bin/python3" -c 'import sysconfig; print(sysconfig.get_path("purelib"))')/torch_site.pth"
+  export PATH="${venv}/bin:${PATH}"
+  unset PYTHONPATH
+  python3 -c 'import ltx; print("ltx", ltx.__version__, "from", ltx.__file__)'
+else
+  export PYTHONPATH="${PWD}/prefix/lib/python"
+fi
 python3 -c 'import torch; print("torch", torch.__version__, "GPUs:", torch.cuda.device_count())'
 ldd prefix/lib/libltx.so | grep -E 'not found|absl_base' || true
 echo "rank layout: LTX_TEST_DEVICES=${LTX_TEST_DEVICES-unset}" \
