@@ -8,7 +8,10 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 
 namespace ltx {
 namespace {
@@ -67,8 +70,13 @@ DebugLevel ProcessDebugLevel() {
 
 void DebugLine(DebugLevel level, absl::string_view line) {
   if (!DebugEnabled(level)) return;
-  const std::string whole =
-      absl::StrCat("ltx ", LevelName(level), " ", static_cast<int>(getpid()), " ", line, "\n");
+  static const absl::Time first_line = absl::Now();
+  const std::string mark =
+      level == DebugLevel::kTrace
+          ? absl::StrFormat(" %.6f", absl::ToDoubleSeconds(absl::Now() - first_line))
+          : "";
+  const std::string whole = absl::StrCat("ltx ", LevelName(level), " ",
+                                         static_cast<int>(getpid()), mark, " ", line, "\n");
   Sink& sink = TheSink();
   absl::MutexLock lock(&sink.mu);
   std::fwrite(whole.data(), 1, whole.size(), sink.file);

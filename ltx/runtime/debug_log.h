@@ -35,7 +35,10 @@ inline bool DebugEnabled(DebugLevel level) {
 }
 
 // Writes "ltx <LEVEL> <pid> <line>\n" to LTX_DEBUG_FILE (appended) or stderr, whole, when
-// `level` is enabled. Thread-safe: lines of concurrent callers do not interleave.
+// `level` is enabled; a TRACE line also has the seconds since the process's first debug line,
+// to the microsecond, after the pid ("ltx TRACE 3029 0.001234 <line>"), so that the lines of
+// ranks' threads can be set against each other and against a timeout. Thread-safe: lines of
+// concurrent callers do not interleave.
 void DebugLine(DebugLevel level, absl::string_view line);
 
 }  // namespace ltx

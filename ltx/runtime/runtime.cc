@@ -726,6 +726,11 @@ absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const Collective
 
 absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffers& buffers,
                                const CallOptions& call) {
+  if (DebugEnabled(DebugLevel::kTrace)) {
+    // With the lines Launch writes: a rank whose thread never reached the launch shows.
+    DebugLine(DebugLevel::kTrace,
+              absl::StrCat("rank ", rank, ": ", CollectiveName(op.collective), " called"));
+  }
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
   absl::StatusOr<ResolvedCall> resolved = PrepareRankCall(rank, op, buffers, call);
   // What no rank can run is refused alike by every rank, before the op starts anywhere, and a
