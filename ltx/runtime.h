@@ -52,6 +52,7 @@
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ltx/allgather_shape.h"
+#include "ltx/allreduce_rmsnorm.h"
 #include "ltx/allreduce_shape.h"
 #include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
@@ -275,6 +276,28 @@ class Runtime {
                                     absl::Duration wait_timeout, const CallOptions& call = {});
   absl::Status ReduceScatterRank(int rank, const ReduceScatterShape& shape,
                                  const RankBuffers& buffers, const CallOptions& call = {});
+
+  // The AllReduce with the fused residual-add + RMSNorm epilogue of a decoder layer (see
+  // AllReduceRmsNormShape): every rank sums the ranks' inputs as AllReduce with Reduction::kSum
+  // does, then stores residual_out = sum + residual and output = RMSNorm(residual_out) * weight
+  // (kernels/reduce/rmsnorm_math.h), bitwise the same on every rank and every run, whatever the
+  // block count or the buffers' alignment. One op on the one-shot path at every size (each rank
+  // reads every input whole; CallOptions::two_shot_min_bytes is ignored). Inputs as the
+  // AllReduce's (memory the peers can read); residual, weight and the outputs are read and
+  // written by their own rank only. The call styles, contracts, errors and capture are the
+  // AllReduce's; errors beside them: InvalidArgument for rows < 0, hidden outside 1..2^24, eps
+  // not positive and finite, an input in place in its output (residual_out == residual is the
+  // in-place form), a null or misaligned weight where there are rows, or a weight that overlaps
+  // an output. Ranks that pass different rows, hidden or eps, or call another collective at the
+  // same op, get InvalidArgument from the device.
+  absl::StatusOr<CollectiveHandle> AllReduceRmsNorm(const AllReduceRmsNormShape& shape,
+                                                    absl::Span<const RmsNormBuffers> buffers,
+                                                    const CallOptions& call = {});
+  absl::Status AllReduceRmsNormAndWait(const AllReduceRmsNormShape& shape,
+                                       absl::Span<const RmsNormBuffers> buffers,
+                                       absl::Duration wait_timeout, const CallOptions& call = {});
+  absl::Status AllReduceRmsNormRank(int rank, const AllReduceRmsNormShape& shape,
+                                    const RmsNormBuffers& buffers, const CallOptions& call = {});
 
   // Waits until every rank's last op enqueued through this Runtime has finished (bounded by
   // `timeout`) and returns the first device error, if any; DeadlineExceeded naming the busy

@@ -1,8 +1,9 @@
 // The reductions' kernel: the pull protocol (kernels/protocols/pull_protocol.cuh: entry barrier,
 // loads of every rank's input through peer pointers, exit barrier) around an element-wise
-// reduction in rank order (kernels/reduce/reduce_math.h). The plan (kernels/reduce/reduce_plan.h)
-// decides which thread reduces which output elements; the result of an element does not depend
-// on it.
+// reduction in rank order (kernels/reduce/reduce_math.h), or around the AllReduce with the fused
+// residual-add + RMSNorm epilogue (kernels/reduce/rmsnorm_math.h). The plan
+// (kernels/reduce/reduce_plan.h) decides which thread reduces which output elements; the result
+// of an element does not depend on it.
 #include "kernels/reduce/reduce_kernel.h"
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include "kernels/protocols/pull_protocol.cuh"
 #include "kernels/reduce/reduce_math.h"
 #include "kernels/reduce/reduce_plan.h"
+#include "kernels/reduce/rmsnorm_math.h"
 
 namespace ltx {
 namespace {
@@ -71,10 +73,74 @@ __device__ void ReduceRows(const ReduceKernelParams& p, const uint64_t* inputs) 
   }
 }
 
+// The AllReduce with the RMSNorm epilogue (rmsnorm_math.h has the order): warp w of the grid's
+// W warps takes rows w, w + W, ...; lane j reduces the elements of its units of the row
+// (RmsNormLaneOf) over every rank in rank order, element by element, adds the residual, stores
+// residual_out and accumulates its squares; the
+// warp combines the lanes' sums into the row's scale, and lane j stores the output of its
+// elements from the residual_out it stored itself. The bits depend on neither the grid nor the
+// buffers' alignment.
+template <typename Element>
+__device__ void RmsNormRows(const ReduceKernelParams& p, const uint64_t* inputs) {
+  using Bits = typename Element::Bits;
+  constexpr int kWarpsPerBlock = kReduceThreads / kRmsNormLanes;
+  const int lane = static_cast<int>(threadIdx.x) % kRmsNormLanes;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
+  const int64_t warp = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock +
+                       static_cast<int64_t>(threadIdx.x) / kRmsNormLanes;
+  const int64_t rows = p.geometry.slice_elements / p.hidden;
+  const Bits* residual = static_cast<const Bits*>(p.residual);
+  Bits* residual_out = static_cast<Bits*>(p.residual_out);
+  const Bits* weight = static_cast<const Bits*>(p.weight);
+  Bits* output = static_cast<Bits*>(p.output);
+  constexpr int64_t kUnit = RmsNormUnit<Element>();
+  for (int64_t row = warp; row < rows; row += warps) {
+    const int64_t base = row * p.hidden;
+    float partial = 0.0f;
+    for (int64_t first = lane * kUnit; first < p.hidden; first += kRmsNormLanes * kUnit) {
+      const int64_t end = first + kUnit < p.hidden ? first + kUnit : p.hidden;
+      for (int64_t i = first; i < end; ++i) {
+        const Bits sum = ReduceInRankOrder<Element>(kReduceSum, p.world_size, [&](int s) {
+          return __ldcg(reinterpret_cast<const Bits*>(inputs[s]) + base + i);
+        });
+        const Bits stored = AddResidual<Element>(sum, residual[base + i]);
+        residual_out[base + i] = stored;
+        partial = AccumulateSquare(partial, Element::ToFloat(stored));
+      }
+    }
+    for (int offset = kRmsNormLanes / 2; offset > 0; offset /= 2) {
+      partial = CombineLanes(partial, __shfl_xor_sync(0xffffffffu, partial, offset));
+    }
+    const float scale = RmsNormScale(partial, p.hidden, p.eps);
+    for (int64_t first = lane * kUnit; first < p.hidden; first += kRmsNormLanes * kUnit) {
+      const int64_t end = first + kUnit < p.hidden ? first + kUnit : p.hidden;
+      for (int64_t i = first; i < end; ++i) {
+        output[base + i] = NormedElement<Element>(residual_out[base + i], scale, weight[i]);
+      }
+    }
+  }
+}
+
 template <typename Element>
 __global__ void __launch_bounds__(kReduceThreads) ReduceKernel(const ReduceKernelParams p) {
   RunPullOp(p, AnnouncementOf(p),
             [&p](const uint64_t* inputs) { ReduceRows<Element>(p, inputs); });
+}
+
+template <typename Element>
+__global__ void __launch_bounds__(kReduceThreads) RmsNormKernel(const ReduceKernelParams p) {
+  RunPullOp(p, AnnouncementOf(p),
+            [&p](const uint64_t* inputs) { RmsNormRows<Element>(p, inputs); });
+}
+
+// Launches `Element`'s reduction kernel, or its form with the epilogue.
+template <typename Element>
+void LaunchFor(const ReduceKernelParams& params, int blocks, cudaStream_t stream) {
+  if (params.hidden > 0) {
+    RmsNormKernel<Element><<<blocks, kReduceThreads, 0, stream>>>(params);
+  } else {
+    ReduceKernel<Element><<<blocks, kReduceThreads, 0, stream>>>(params);
+  }
 }
 
 }  // namespace
@@ -82,13 +148,13 @@ __global__ void __launch_bounds__(kReduceThreads) ReduceKernel(const ReduceKerne
 cudaError_t LaunchReduceKernel(const ReduceKernelParams& params, int blocks, cudaStream_t stream) {
   switch (params.dtype) {
     case kReduceBFloat16:
-      ReduceKernel<BFloat16Element><<<blocks, kReduceThreads, 0, stream>>>(params);
+      LaunchFor<BFloat16Element>(params, blocks, stream);
       break;
     case kReduceFloat16:
-      ReduceKernel<Float16Element><<<blocks, kReduceThreads, 0, stream>>>(params);
+      LaunchFor<Float16Element>(params, blocks, stream);
       break;
     case kReduceFloat32:
-      ReduceKernel<Float32Element><<<blocks, kReduceThreads, 0, stream>>>(params);
+      LaunchFor<Float32Element>(params, blocks, stream);
       break;
     default:
       return cudaErrorInvalidValue;
@@ -100,7 +166,10 @@ cudaError_t LoadReduceKernel(int* resident_blocks_per_sm) {
   for (const cudaError_t error :
        {LoadKernel(ReduceKernel<BFloat16Element>, kReduceThreads, resident_blocks_per_sm),
         LoadKernel(ReduceKernel<Float16Element>, kReduceThreads, resident_blocks_per_sm),
-        LoadKernel(ReduceKernel<Float32Element>, kReduceThreads, resident_blocks_per_sm)}) {
+        LoadKernel(ReduceKernel<Float32Element>, kReduceThreads, resident_blocks_per_sm),
+        LoadKernel(RmsNormKernel<BFloat16Element>, kReduceThreads, resident_blocks_per_sm),
+        LoadKernel(RmsNormKernel<Float16Element>, kReduceThreads, resident_blocks_per_sm),
+        LoadKernel(RmsNormKernel<Float32Element>, kReduceThreads, resident_blocks_per_sm)}) {
     if (error != cudaSuccess) return error;
   }
   return cudaSuccess;

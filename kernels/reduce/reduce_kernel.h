@@ -1,4 +1,5 @@
-// Host interface of the reductions' kernel (AllReduce and ReduceScatter alike): the arguments
+// Host interface of the reductions' kernel (AllReduce, ReduceScatter and the AllReduce with the
+// fused RMSNorm epilogue alike): the arguments
 // one rank's launch carries and the launcher. The runtime validates arguments before it gets
 // here; this layer only launches. Protocol: kernels/PROTOCOL.md, "The pull protocol".
 #ifndef KERNELS_REDUCE_REDUCE_KERNEL_H_
@@ -37,12 +38,21 @@ struct ReduceKernelParams {
   int64_t batch = 0;
   int32_t dtype = 0;      // kReduceBFloat16, kReduceFloat16 or kReduceFloat32.
   int32_t reduction = 0;  // kReduceSum, kReduceMax or kReduceMin.
-  uint32_t collective = 0;  // Collective::kAllReduce or kReduceScatter, for error records.
+  uint32_t collective = 0;  // kAllReduce, kReduceScatter or kAllReduceRmsNorm, for error records.
   int32_t rank = 0;
   int32_t world_size = 0;
   uint64_t timeout_ns = 0;
   // The Runtime's reset generation at the launch (a captured graph keeps it).
   uint64_t generation = 0;
+  // The fused residual-add + RMSNorm epilogue (Collective::kAllReduceRmsNorm; hidden 0 for the
+  // other reductions): the sum is rows of `hidden` elements (geometry: one batch slice of every
+  // row), and this rank stores residual_out = sum + residual and output = RMSNorm(residual_out)
+  // * weight (kernels/reduce/rmsnorm_math.h) instead of the sum. residual_out may be residual.
+  const void* residual = nullptr;
+  void* residual_out = nullptr;
+  const void* weight = nullptr;
+  int64_t hidden = 0;
+  float eps = 0.0f;
 };
 
 // The collective of the parameters' op (the kernel serves both reductions).
@@ -62,11 +72,13 @@ LTX_HOST_DEVICE inline EntryAnnouncement AnnouncementOf(const ReduceKernelParams
 inline constexpr int kReduceThreads = 512;
 
 // Enqueues the reduction kernel of one rank on `stream` with `blocks` thread blocks (any number
-// >= 1). Returns the launch error, if any (cudaErrorInvalidValue for a dtype the kernel does not
-// reduce). Thread-safe; the caller's current device must be the stream's device.
+// >= 1); with params.hidden > 0, its form with the RMSNorm epilogue. Returns the launch error, if
+// any (cudaErrorInvalidValue for a dtype the kernel does not reduce). Thread-safe; the caller's
+// current device must be the stream's device.
 cudaError_t LaunchReduceKernel(const ReduceKernelParams& params, int blocks, cudaStream_t stream);
 
-// Loads the kernel (each element type's instantiation) onto the current device and lowers
+// Loads the kernel (each element type's instantiation, with and without the epilogue) onto the
+// current device and lowers
 // *resident_blocks_per_sm to the fewest blocks of them that one SM keeps resident, as
 // LoadAllGatherKernel does. Returns the CUDA error.
 cudaError_t LoadReduceKernel(int* resident_blocks_per_sm);

@@ -15,15 +15,19 @@ enum class Collective : uint32_t {
   // protocol over the direct protocol's barriers).
   kAllReduce = 3,
   kReduceScatter = 4,
+  // The AllReduce with the fused residual-add + RMSNorm epilogue (one-shot: every rank reduces
+  // every row).
+  kAllReduceRmsNorm = 5,
 };
 
 // Whether `collective` reduces (its peers read its input instead of storing into its output).
 constexpr bool IsReduction(Collective collective) {
-  return collective == Collective::kAllReduce || collective == Collective::kReduceScatter;
+  return collective == Collective::kAllReduce || collective == Collective::kReduceScatter ||
+         collective == Collective::kAllReduceRmsNorm;
 }
 
-// "all_gather", "all_to_all", "all_reduce" or "reduce_scatter"; "op" for a value outside the
-// enum (an error record without a collective).
+// "all_gather", "all_to_all", "all_reduce", "reduce_scatter" or "all_reduce_rmsnorm"; "op" for a
+// value outside the enum (an error record without a collective).
 constexpr const char* CollectiveName(Collective collective) {
   switch (collective) {
     case Collective::kAllGather:
@@ -34,6 +38,8 @@ constexpr const char* CollectiveName(Collective collective) {
       return "all_reduce";
     case Collective::kReduceScatter:
       return "reduce_scatter";
+    case Collective::kAllReduceRmsNorm:
+      return "all_reduce_rmsnorm";
   }
   return "op";
 }

@@ -38,6 +38,15 @@ struct CollectiveOp {
   // Whether the peers read each rank's input (the reductions' pull protocol) instead of
   // storing into its output: then the input, not the output, must be open to the peers.
   bool peers_read_input = false;
+  // How many of the tensors' inputs the peers read, when peers_read_input (the fused RMSNorm
+  // epilogue: the first only; its residual is read by its own rank alone).
+  int peer_read_inputs = kMaxTensors;
+  // An input of each rank beside its tensors that only its own kernel reads (the RMSNorm
+  // weight), checked as device memory of the rank's GPU; local_input_name null where the op has
+  // none.
+  const char* local_input_name = nullptr;
+  std::array<const void*, kMaxWorldSize> local_inputs = {};
+  int64_t local_input_bytes = 0;
   // Bytes that every input and output address must be a multiple of (the reductions: the
   // element size).
   int element_alignment = 1;

@@ -64,6 +64,18 @@ ReduceKernelParams ReduceParamsOf(const PeerStoreView& view, const ReduceLayout&
   return params;
 }
 
+cudaError_t LaunchAllReduceRmsNorm(const PeerStoreView& view, const ReduceLayout& layout,
+                                   const RankBuffers& buffers, const void* weight,
+                                   const ResolvedCall& call) {
+  ReduceKernelParams params = ReduceParamsOf(view, layout, buffers, call);
+  params.residual = buffers.more_inputs[0];
+  params.residual_out = buffers.more_outputs[0];
+  params.weight = weight;
+  params.hidden = layout.hidden;
+  params.eps = layout.eps;
+  return LaunchReduceKernel(params, call.blocks, buffers.stream);
+}
+
 cudaError_t LaunchReduce(const PeerStoreView& view, const ReduceLayout& layout,
                          const RankBuffers& buffers, const ResolvedCall& call) {
   if (call.two_shot) return LaunchTwoShotAllReduce(view, layout, buffers, call);

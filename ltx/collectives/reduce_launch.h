@@ -1,4 +1,5 @@
-// The reductions (AllReduce, ReduceScatter) over the peer-store transport: one rank's kernel
+// The reductions (AllReduce, ReduceScatter, the AllReduce with the fused RMSNorm epilogue) over
+// the peer-store transport: one rank's kernel
 // launch, with its parameters taken from the op's layout, the resolved call and the transport's
 // view of the rank. A two-shot AllReduce launches two ops: the ReduceScatter of its chunks
 // into their places in the output, then the in-place AllGather of the reduced chunks.
@@ -28,6 +29,13 @@ ReduceKernelParams ReduceParamsOf(const PeerStoreView& view, const ReduceLayout&
 // device must be the rank's. Thread-safe across ranks.
 cudaError_t LaunchReduce(const PeerStoreView& view, const ReduceLayout& layout,
                          const RankBuffers& buffers, const ResolvedCall& call);
+
+// Enqueues rank `view.rank`'s AllReduce with the fused RMSNorm epilogue of `layout`
+// (ComputeAllReduceRmsNormLayout) on `buffers` (RmsNormRankBuffers) and `weight`, as
+// LaunchReduce launches a one-shot AllReduce. Thread-safe across ranks.
+cudaError_t LaunchAllReduceRmsNorm(const PeerStoreView& view, const ReduceLayout& layout,
+                                   const RankBuffers& buffers, const void* weight,
+                                   const ResolvedCall& call);
 
 }  // namespace ltx
 

@@ -1,6 +1,9 @@
 // Validation and layout of AllReduce and ReduceScatter arguments.
 #include "ltx/collectives/reduce_layout.h"
 
+#include <cstring>
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/types/span.h"
@@ -15,6 +18,9 @@ namespace {
 constexpr int64_t kAllReduceDigestTag = 0x416c6c5265647563;         // "AllReduc"
 constexpr int64_t kTwoShotAllReduceDigestTag = 0x54776f53686f7452;  // "TwoShotR"
 constexpr int64_t kReduceScatterDigestTag = 0x5265647563655363;     // "ReduceSc"
+constexpr int64_t kRmsNormDigestTag = 0x524d534e6f726d41;           // "RMSNormA"
+// Most elements of one row of the epilogue: exact as an fp32 (kernels/reduce/rmsnorm_math.h).
+constexpr int64_t kMaxRmsNormHidden = int64_t{1} << 24;
 
 // Checks what every reduction takes alike: the world size, the dtype and the reduction.
 // Returns the element size.
@@ -78,7 +84,7 @@ ReduceGeometry ReduceLayout::GeometryOf(int rank) const {
 }
 
 int64_t ReduceLayout::InPlaceOffset(int) const {
-  return collective == Collective::kAllReduce ? 0 : kNotInPlace;
+  return collective == Collective::kReduceScatter ? kNotInPlace : 0;
 }
 
 absl::StatusOr<ReduceLayout> ComputeAllReduceLayout(const AllReduceShape& shape, int world_size) {
@@ -122,6 +128,38 @@ absl::StatusOr<ReduceLayout> ComputeReduceScatterLayout(const ReduceScatterShape
   return layout;
 }
 
+absl::StatusOr<ReduceLayout> ComputeAllReduceRmsNormLayout(const AllReduceRmsNormShape& shape,
+                                                           int world_size) {
+  LTX_ASSIGN_OR_RETURN(const int element_size,
+                       CheckReduction(shape.dtype, Reduction::kSum, world_size));
+  if (shape.rows < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("rows must be >= 0, got ", shape.rows));
+  }
+  if (shape.hidden < 1 || shape.hidden > kMaxRmsNormHidden) {
+    return absl::InvalidArgumentError(absl::StrCat("hidden must be in 1..", kMaxRmsNormHidden,
+                                                   " (2^24), got ", shape.hidden));
+  }
+  if (!(shape.eps > 0.0f) || shape.eps == std::numeric_limits<float>::infinity()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("eps must be positive and finite, got ", shape.eps));
+  }
+  if (shape.rows > (int64_t{1} << 62) / element_size / shape.hidden) {
+    return absl::InvalidArgumentError(absl::StrCat("rows ", shape.rows, " x hidden ",
+                                                   shape.hidden, " overflows 2^62 bytes"));
+  }
+  ReduceLayout layout = LayoutOf(Collective::kAllReduceRmsNorm, world_size, shape.dtype,
+                                 Reduction::kSum, /*batch=*/1, /*row_elements=*/shape.hidden);
+  layout.total_rows = shape.rows;
+  for (int rank = 0; rank < world_size; ++rank) layout.rows[rank] = shape.rows;
+  layout.hidden = shape.hidden;
+  layout.eps = shape.eps;
+  uint32_t eps_bits = 0;
+  std::memcpy(&eps_bits, &shape.eps, sizeof(eps_bits));
+  layout.digest =
+      DigestOf({kRmsNormDigestTag, shape.rows, shape.hidden, static_cast<int64_t>(eps_bits)});
+  return layout;
+}
+
 ReduceLayout TwoShotAllReduceStep(const ReduceLayout& all_reduce) {
   ReduceLayout step = all_reduce;
   const int world = all_reduce.world_size;
@@ -158,6 +196,57 @@ absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,
                                        in_range ? layout.InPlaceOffset(rank) : kNotInPlace,
                                        buffers));
   return CheckBufferAlignment(rank, /*tensors=*/1, buffers, layout.element_size);
+}
+
+RankBuffers RmsNormRankBuffers(const RmsNormBuffers& buffers) {
+  RankBuffers rank_buffers;
+  rank_buffers.input = buffers.input;
+  rank_buffers.output = buffers.output;
+  rank_buffers.stream = buffers.stream;
+  rank_buffers.more_inputs[0] = buffers.residual;
+  rank_buffers.more_outputs[0] = buffers.residual_out;
+  return rank_buffers;
+}
+
+absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
+                                    const RmsNormBuffers& buffers) {
+  const bool in_range = rank >= 0 && rank < layout.world_size;
+  const int64_t bytes = in_range ? layout.OutputBytes(rank) : 0;
+  const RankBuffers tensors = RmsNormRankBuffers(buffers);
+  LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, /*tensors=*/2, bytes, bytes,
+                                       /*in_place_offset=*/0, tensors));
+  LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, /*tensors=*/2, tensors, layout.element_size));
+  if (bytes == 0) return absl::OkStatus();
+  if (buffers.input == buffers.output) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d: input is its output: the AllReduce with the RMSNorm epilogue cannot run in "
+        "place (the peers read the input while this rank writes its output); residual_out may "
+        "be residual",
+        rank));
+  }
+  if (buffers.weight == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: weight is null, but there are %d rows", rank,
+                        layout.total_rows));
+  }
+  const uintptr_t weight = reinterpret_cast<uintptr_t>(buffers.weight);
+  if (weight % static_cast<uintptr_t>(layout.element_size) != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rank %d: weight %p is not aligned to its %d-byte elements", rank,
+                        buffers.weight, layout.element_size));
+  }
+  const uintptr_t weight_end =
+      weight + static_cast<uintptr_t>(layout.hidden * layout.element_size);
+  const void* outputs[] = {buffers.output, buffers.residual_out};
+  const char* names[] = {"output", "residual_out"};
+  for (int k = 0; k < 2; ++k) {
+    const uintptr_t start = reinterpret_cast<uintptr_t>(outputs[k]);
+    if (start < weight_end && weight < start + static_cast<uintptr_t>(bytes)) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("rank %d: weight overlaps %s", rank, names[k]));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace ltx

@@ -16,6 +16,7 @@
 #include "kernels/reduce/reduce_plan.h"
 #include "kernels/wire/collective.h"
 #include "kernels/wire/signal_layout.h"
+#include "ltx/allreduce_rmsnorm.h"
 #include "ltx/allreduce_shape.h"
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/data_type.h"
@@ -40,6 +41,10 @@ struct ReduceLayout {
   // Digest of the collective, the reduction and the counts; ranks compare it on the device, so
   // a reduction never pairs with another collective, another reduction or another shape.
   uint64_t digest = 0;
+  // The fused RMSNorm epilogue (Collective::kAllReduceRmsNorm): rows of `hidden` elements
+  // (row_elements), and eps. hidden is 0 for the other reductions.
+  int64_t hidden = 0;
+  float eps = 0.0f;
 
   // Every rank's input: batch * total_rows * row_elements elements.
   int64_t InputBytes() const;
@@ -64,6 +69,14 @@ absl::StatusOr<ReduceLayout> ComputeAllReduceLayout(const AllReduceShape& shape,
 absl::StatusOr<ReduceLayout> ComputeReduceScatterLayout(const ReduceScatterShape& shape,
                                                         int world_size);
 
+// Validates `shape` for `world_size` ranks and derives the layout of the AllReduce with the
+// fused RMSNorm epilogue: rows of `hidden` elements that every rank sums and normalises (one-shot).
+// InvalidArgument names the argument: the world size and dtype as ComputeAllReduceLayout, rows
+// < 0, hidden outside 1..2^24, eps not positive and finite, or a byte size that overflows 2^62.
+// Thread-safe.
+absl::StatusOr<ReduceLayout> ComputeAllReduceRmsNormLayout(const AllReduceRmsNormShape& shape,
+                                                           int world_size);
+
 // The first op of the two-shot AllReduce of `all_reduce` (ComputeAllReduceLayout): a
 // ReduceScatter of the count split into world_size chunks (whole 16-byte vectors but for the
 // last rank's), rank r's chunk of every rank's input reduced into its own place in rank r's
@@ -83,6 +96,19 @@ absl::StatusOr<AllGatherLayout> TwoShotAllReduceGather(const ReduceLayout& step)
 // a pointer not aligned to the element size, or a pointer of a second tensor (they move one).
 absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,
                                    const RankBuffers& buffers);
+
+// The buffers of the fused RMSNorm epilogue as the Runtime's funnel carries them: two tensors,
+// the input and output, then the residual and residual_out (more_inputs[0], more_outputs[0]);
+// the weight travels beside them (CollectiveOp::local_inputs).
+RankBuffers RmsNormRankBuffers(const RmsNormBuffers& buffers);
+
+// Checks rank `rank`'s epilogue buffers against `layout` (ComputeAllReduceRmsNormLayout) without
+// touching the GPU: InvalidArgument as ValidateReduceBuffers for the two tensors (the residual
+// may be updated in place: residual_out == residual), and for an input in place in its output
+// (the peers read the input while this rank writes its output), a null weight where there are
+// rows, a weight not aligned to the element size, or a weight that overlaps an output.
+absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
+                                    const RmsNormBuffers& buffers);
 
 }  // namespace ltx
 

@@ -27,6 +27,22 @@ CollectiveOp ReduceOpOf(const ReduceLayout& layout) {
   return op;
 }
 
+CollectiveOp AllReduceRmsNormOpOf(const ReduceLayout& layout,
+                                  const std::array<const void*, kMaxWorldSize>& weights) {
+  CollectiveOp op = ReduceOpOf(layout);
+  op.rank_call = "AllReduceRmsNormRank";
+  op.tensors = 2;
+  op.peer_read_inputs = 1;
+  op.local_input_name = "weight";
+  op.local_inputs = weights;
+  op.local_input_bytes = layout.total_rows > 0 ? layout.hidden * layout.element_size : 0;
+  op.launch_kernel = [&layout, weights](const PeerStoreView& view, const RankBuffers& buffers,
+                                        const ResolvedCall& call) {
+    return LaunchAllReduceRmsNorm(view, layout, buffers, weights[view.rank], call);
+  };
+  return op;
+}
+
 absl::Status LoadReduceKernels(int* resident_blocks_per_sm) {
   return CudaStatus(LoadReduceKernel(resident_blocks_per_sm), "loading the reduction kernel");
 }

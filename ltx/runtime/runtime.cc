@@ -206,6 +206,7 @@ struct Runtime::Rank {
   // CUDA checks; touched only by this rank's calls.
   std::array<CheckedBuffer, kMaxTensors> checked_inputs;
   std::array<CheckedBuffer, kMaxTensors> checked_outputs;
+  CheckedBuffer checked_local_input;  // CollectiveOp::local_inputs (the RMSNorm weight).
   cudaStream_t checked_stream = nullptr;
 };
 
@@ -474,12 +475,18 @@ absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankB
   for (int tensor = 0; tensor < op.tensors; ++tensor) {
     const RankBuffers one = TensorBuffers(buffers, tensor);
     LTX_RETURN_IF_ERROR(CheckRankMemory(rank, one.input, op.input_bytes[rank],
-                                        TensorInputName(tensor), op.peers_read_input,
+                                        TensorInputName(tensor),
+                                        op.peers_read_input && tensor < op.peer_read_inputs,
                                         &r.checked_inputs[tensor]));
     LTX_RETURN_IF_ERROR(CheckRankMemory(rank, one.output, op.output_bytes[rank],
                                         TensorOutputName(tensor),
                                         !op.peers_read_input || resolved.two_shot,
                                         &r.checked_outputs[tensor]));
+  }
+  if (op.local_input_name != nullptr) {
+    LTX_RETURN_IF_ERROR(CheckRankMemory(rank, op.local_inputs[rank], op.local_input_bytes,
+                                        op.local_input_name, /*peers_access=*/false,
+                                        &r.checked_local_input));
   }
   if (!r.co_located.empty()) {
     LTX_RETURN_IF_ERROR(CheckSharedGpuStream(rank, r.device, buffers.stream));
@@ -828,6 +835,49 @@ absl::Status Runtime::AllReduceRank(int rank, const AllReduceShape& shape,
   const absl::StatusOr<ReduceLayout> layout = ComputeAllReduceLayout(shape, world_size());
   if (!layout.ok()) return RejectRankCall(rank, layout.status());
   return RankCall(rank, ReduceOpOf(*layout), buffers, call);
+}
+
+absl::StatusOr<CollectiveHandle> Runtime::AllReduceRmsNorm(
+    const AllReduceRmsNormShape& shape, absl::Span<const RmsNormBuffers> buffers,
+    const CallOptions& call) {
+  LTX_RETURN_IF_ERROR(CheckUsable());
+  LTX_ASSIGN_OR_RETURN(const ReduceLayout layout,
+                       ComputeAllReduceRmsNormLayout(shape, world_size()));
+  if (buffers.size() != static_cast<size_t>(world_size())) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "buffers has %d entries but the world size is %d", buffers.size(), world_size()));
+  }
+  std::array<const void*, kMaxWorldSize> weights = {};
+  std::vector<RankBuffers> tensors;
+  for (int rank = 0; rank < world_size(); ++rank) {
+    LTX_RETURN_IF_ERROR(ValidateRmsNormBuffers(layout, rank, buffers[rank]));
+    weights[rank] = buffers[rank].weight;
+    tensors.push_back(RmsNormRankBuffers(buffers[rank]));
+  }
+  return Coordinate(AllReduceRmsNormOpOf(layout, weights), tensors, call);
+}
+
+absl::Status Runtime::AllReduceRmsNormAndWait(const AllReduceRmsNormShape& shape,
+                                              absl::Span<const RmsNormBuffers> buffers,
+                                              absl::Duration wait_timeout,
+                                              const CallOptions& call) {
+  LTX_ASSIGN_OR_RETURN(CollectiveHandle handle, AllReduceRmsNorm(shape, buffers, call));
+  return handle.Wait(wait_timeout);
+}
+
+absl::Status Runtime::AllReduceRmsNormRank(int rank, const AllReduceRmsNormShape& shape,
+                                           const RmsNormBuffers& buffers,
+                                           const CallOptions& call) {
+  absl::StatusOr<ReduceLayout> layout = ComputeAllReduceRmsNormLayout(shape, world_size());
+  if (layout.ok()) {
+    const absl::Status valid = ValidateRmsNormBuffers(*layout, rank, buffers);
+    if (!valid.ok()) layout = valid;
+  }
+  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  std::array<const void*, kMaxWorldSize> weights = {};
+  weights[rank] = buffers.weight;
+  return RankCall(rank, AllReduceRmsNormOpOf(*layout, weights), RmsNormRankBuffers(buffers),
+                  call);
 }
 
 absl::StatusOr<CollectiveHandle> Runtime::ReduceScatter(const ReduceScatterShape& shape,

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/reduce/reduce_math.h"
+#include "kernels/reduce/rmsnorm_math.h"
 
 namespace ltx {
 namespace {
@@ -34,7 +35,73 @@ void ReduceInto(const ReduceLayout& layout, int rank,
   }
 }
 
+template <typename Bits>
+Bits BitsAt(const std::vector<uint8_t>& bytes, int64_t index) {
+  Bits bits;
+  std::memcpy(&bits, bytes.data() + index * sizeof(Bits), sizeof(Bits));
+  return bits;
+}
+
+template <typename Bits>
+void StoreAt(std::vector<uint8_t>* bytes, int64_t index, Bits bits) {
+  std::memcpy(bytes->data() + index * sizeof(Bits), &bits, sizeof(Bits));
+}
+
+template <typename Element>
+void RmsNormInto(const ReduceLayout& layout, const std::vector<uint8_t>& sums,
+                 const std::vector<uint8_t>& residual, const std::vector<uint8_t>& weight,
+                 RmsNormOutputs* outputs) {
+  using Bits = typename Element::Bits;
+  const int64_t hidden = layout.hidden;
+  for (int64_t row = 0; row < layout.total_rows; ++row) {
+    const int64_t base = row * hidden;
+    float lanes[kRmsNormLanes] = {};
+    for (int64_t i = 0; i < hidden; ++i) {
+      const Bits stored =
+          AddResidual<Element>(BitsAt<Bits>(sums, base + i), BitsAt<Bits>(residual, base + i));
+      StoreAt(&outputs->residual_out, base + i, stored);
+      const int lane = RmsNormLaneOf<Element>(i);
+      lanes[lane] = AccumulateSquare(lanes[lane], Element::ToFloat(stored));
+    }
+    for (int offset = kRmsNormLanes / 2; offset > 0; offset /= 2) {
+      float combined[kRmsNormLanes];
+      for (int lane = 0; lane < kRmsNormLanes; ++lane) {
+        combined[lane] = CombineLanes(lanes[lane], lanes[lane ^ offset]);
+      }
+      std::memcpy(lanes, combined, sizeof(lanes));
+    }
+    const float scale = RmsNormScale(lanes[0], hidden, layout.eps);
+    for (int64_t i = 0; i < hidden; ++i) {
+      StoreAt(&outputs->output, base + i,
+              NormedElement<Element>(BitsAt<Bits>(outputs->residual_out, base + i), scale,
+                                     BitsAt<Bits>(weight, i)));
+    }
+  }
+}
+
 }  // namespace
+
+RmsNormOutputs RmsNormReference(const ReduceLayout& layout,
+                                const std::vector<std::vector<uint8_t>>& inputs,
+                                const std::vector<uint8_t>& residual,
+                                const std::vector<uint8_t>& weight) {
+  const std::vector<uint8_t> sums = ReduceReference(layout, /*rank=*/0, inputs);
+  RmsNormOutputs outputs;
+  outputs.residual_out.resize(sums.size());
+  outputs.output.resize(sums.size());
+  switch (layout.dtype) {
+    case DataType::kBFloat16:
+      RmsNormInto<BFloat16Element>(layout, sums, residual, weight, &outputs);
+      break;
+    case DataType::kFloat16:
+      RmsNormInto<Float16Element>(layout, sums, residual, weight, &outputs);
+      break;
+    default:
+      RmsNormInto<Float32Element>(layout, sums, residual, weight, &outputs);
+      break;
+  }
+  return outputs;
+}
 
 std::vector<uint8_t> ReduceReference(const ReduceLayout& layout, int rank,
                                      const std::vector<std::vector<uint8_t>>& inputs) {

@@ -1,4 +1,5 @@
-// The host reference of the reductions (AllReduce, ReduceScatter) that the GPU tests compare
+// The host reference of the reductions (AllReduce, ReduceScatter, and the AllReduce with the
+// fused RMSNorm epilogue) that the GPU tests compare
 // every rank's output with, bit for bit: computed from the shape's definition (rows of every
 // rank's input), with the kernels' own arithmetic and order (kernels/reduce/reduce_math.h:
 // ranks combined 0, 1, ..., in fp32, one rounding at the end).
@@ -18,6 +19,22 @@ namespace ltx {
 // slice b, in the output's order. Thread-safe (pure).
 std::vector<uint8_t> ReduceReference(const ReduceLayout& layout, int rank,
                                      const std::vector<std::vector<uint8_t>>& inputs);
+
+// The outputs of the AllReduce with the fused RMSNorm epilogue (ComputeAllReduceRmsNormLayout),
+// every rank's the same.
+struct RmsNormOutputs {
+  std::vector<uint8_t> residual_out;
+  std::vector<uint8_t> output;
+};
+
+// The outputs of the epilogue of `layout` for rank s's input `inputs[s]`, the `residual` (rows
+// x hidden) and the `weight` (hidden elements): the sum of ReduceReference, then row by row the
+// order of kernels/reduce/rmsnorm_math.h (each lane's squares in turn, the lanes' butterfly).
+// Thread-safe (pure).
+RmsNormOutputs RmsNormReference(const ReduceLayout& layout,
+                                const std::vector<std::vector<uint8_t>>& inputs,
+                                const std::vector<uint8_t>& residual,
+                                const std::vector<uint8_t>& weight);
 
 }  // namespace ltx
 
