@@ -109,10 +109,10 @@ TEST(RmsNormLayoutTest, BuffersAreCheckedBeforeAnyLaunch) {
   ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "cannot run in place");
   bad = good;
   bad.residual_out = memory + 16;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "overlaps");
+  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "the input overlaps the residual_out");
   bad = good;
   bad.residual_out = memory + 128;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "overlaps");
+  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "the output overlaps the residual_out");
   bad = good;
   bad.weight = nullptr;
   ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "rank 0: weight is null");
@@ -127,7 +127,11 @@ TEST(RmsNormLayoutTest, BuffersAreCheckedBeforeAnyLaunch) {
   ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "weight overlaps residual_out");
   bad = good;
   bad.residual = nullptr;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "rank 0:");
+  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "rank 0: residual is null");
+  bad = good;
+  bad.residual_out = memory + 258;
+  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad),
+                "rank 0: the residual (64 bytes) overlaps the residual_out");
   bad = good;
   bad.input = memory + 1;
   ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "2-byte elements");

@@ -15,6 +15,7 @@
 #include "kernels/wire/entry_announcement.h"
 #include "kernels/wire/signal_layout.h"
 #include "ltx/rank_buffers.h"
+#include "ltx/runtime/buffer_checks.h"
 #include "ltx/runtime/resolved_call.h"
 #include "ltx/transport/copy_engine/strided_copy.h"
 #include "ltx/transport/peer_store/peer_store_transport.h"
@@ -38,6 +39,8 @@ struct CollectiveOp {
   // Whether the peers read each rank's input (the reductions' pull protocol) instead of
   // storing into its output: then the input, not the output, must be open to the peers.
   bool peers_read_input = false;
+  // What messages call the tensors' buffers (RankBuffers' fields by default).
+  TensorNames tensor_names;
   // How many of the tensors' inputs the peers read, when peers_read_input (the fused RMSNorm
   // epilogue: the first only; its residual is read by its own rank alone).
   int peer_read_inputs = kMaxTensors;

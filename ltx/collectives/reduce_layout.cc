@@ -208,14 +208,23 @@ RankBuffers RmsNormRankBuffers(const RmsNormBuffers& buffers) {
   return rank_buffers;
 }
 
+TensorNames RmsNormTensorNames() {
+  TensorNames names;
+  names.inputs[1] = "residual";
+  names.outputs[1] = "residual_out";
+  return names;
+}
+
 absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
                                     const RmsNormBuffers& buffers) {
   const bool in_range = rank >= 0 && rank < layout.world_size;
   const int64_t bytes = in_range ? layout.OutputBytes(rank) : 0;
   const RankBuffers tensors = RmsNormRankBuffers(buffers);
+  const TensorNames names = RmsNormTensorNames();
   LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, /*tensors=*/2, bytes, bytes,
-                                       /*in_place_offset=*/0, tensors));
-  LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, /*tensors=*/2, tensors, layout.element_size));
+                                       /*in_place_offset=*/0, tensors, names));
+  LTX_RETURN_IF_ERROR(
+      CheckBufferAlignment(rank, /*tensors=*/2, tensors, layout.element_size, names));
   if (bytes == 0) return absl::OkStatus();
   if (buffers.input == buffers.output) {
     return absl::InvalidArgumentError(absl::StrFormat(
@@ -238,12 +247,11 @@ absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
   const uintptr_t weight_end =
       weight + static_cast<uintptr_t>(layout.hidden * layout.element_size);
   const void* outputs[] = {buffers.output, buffers.residual_out};
-  const char* names[] = {"output", "residual_out"};
   for (int k = 0; k < 2; ++k) {
     const uintptr_t start = reinterpret_cast<uintptr_t>(outputs[k]);
     if (start < weight_end && weight < start + static_cast<uintptr_t>(bytes)) {
       return absl::InvalidArgumentError(
-          absl::StrFormat("rank %d: weight overlaps %s", rank, names[k]));
+          absl::StrFormat("rank %d: weight overlaps %s", rank, names.outputs[k]));
     }
   }
   return absl::OkStatus();

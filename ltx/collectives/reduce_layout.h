@@ -102,6 +102,9 @@ absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,
 // the weight travels beside them (CollectiveOp::local_inputs).
 RankBuffers RmsNormRankBuffers(const RmsNormBuffers& buffers);
 
+// What messages call those two tensors' buffers: input, output; residual, residual_out.
+TensorNames RmsNormTensorNames();
+
 // Checks rank `rank`'s epilogue buffers against `layout` (ComputeAllReduceRmsNormLayout) without
 // touching the GPU: InvalidArgument as ValidateReduceBuffers for the two tensors (the residual
 // may be updated in place: residual_out == residual), and for an input in place in its output

@@ -32,6 +32,7 @@ CollectiveOp AllReduceRmsNormOpOf(const ReduceLayout& layout,
   CollectiveOp op = ReduceOpOf(layout);
   op.rank_call = "AllReduceRmsNormRank";
   op.tensors = 2;
+  op.tensor_names = RmsNormTensorNames();
   op.peer_read_inputs = 1;
   op.local_input_name = "weight";
   op.local_inputs = weights;

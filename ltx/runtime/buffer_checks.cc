@@ -9,12 +9,6 @@
 namespace ltx {
 namespace {
 
-constexpr const char* kInputNames[kMaxTensors] = {"input", "more_inputs[0]", "more_inputs[1]",
-                                                  "more_inputs[2]"};
-constexpr const char* kOutputNames[kMaxTensors] = {"output", "more_outputs[0]",
-                                                   "more_outputs[1]", "more_outputs[2]"};
-static_assert(kMaxTensors == 4, "one name per tensor");
-
 // Whether the `a_bytes` bytes at `a` and the `b_bytes` bytes at `b` share a byte.
 bool Overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
   const auto a_begin = reinterpret_cast<uintptr_t>(a);
@@ -25,9 +19,10 @@ bool Overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
 
 // The checks of one tensor's buffers (`tensor`): nulls, and its input against its output.
 absl::Status CheckTensorBuffers(int rank, int tensor, int64_t input_bytes, int64_t output_bytes,
-                                int64_t in_place_offset, const RankBuffers& buffers) {
-  const char* input_name = TensorInputName(tensor);
-  const char* output_name = TensorOutputName(tensor);
+                                int64_t in_place_offset, const RankBuffers& buffers,
+                                const TensorNames& names) {
+  const char* input_name = names.inputs[tensor];
+  const char* output_name = names.outputs[tensor];
   if (buffers.input == nullptr && input_bytes > 0) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "rank %d: %s is null but the input holds %d bytes", rank, input_name, input_bytes));
@@ -57,7 +52,8 @@ absl::Status CheckTensorBuffers(int rank, int tensor, int64_t input_bytes, int64
 // The checks across tensors `first` and `second` (first < second): neither one's input
 // overlaps the other's output, and their outputs do not overlap.
 absl::Status CheckTensorPair(int rank, int first, int second, int64_t input_bytes,
-                             int64_t output_bytes, const RankBuffers& buffers) {
+                             int64_t output_bytes, const RankBuffers& buffers,
+                             const TensorNames& names) {
   const RankBuffers a = TensorBuffers(buffers, first);
   const RankBuffers b = TensorBuffers(buffers, second);
   struct Pair {
@@ -68,9 +64,9 @@ absl::Status CheckTensorPair(int rank, int first, int second, int64_t input_byte
     const char* other_name;
   };
   const Pair pairs[] = {
-      {a.input, input_bytes, TensorInputName(first), b.output, TensorOutputName(second)},
-      {b.input, input_bytes, TensorInputName(second), a.output, TensorOutputName(first)},
-      {a.output, output_bytes, TensorOutputName(first), b.output, TensorOutputName(second)},
+      {a.input, input_bytes, names.inputs[first], b.output, names.outputs[second]},
+      {b.input, input_bytes, names.inputs[second], a.output, names.outputs[first]},
+      {a.output, output_bytes, names.outputs[first], b.output, names.outputs[second]},
   };
   for (const Pair& pair : pairs) {
     if (Overlap(pair.one, pair.one_bytes, pair.other, output_bytes)) {
@@ -91,8 +87,6 @@ RankBuffers TensorBuffers(const RankBuffers& buffers, int tensor) {
                      buffers.stream};
 }
 
-const char* TensorInputName(int tensor) { return kInputNames[tensor]; }
-const char* TensorOutputName(int tensor) { return kOutputNames[tensor]; }
 
 bool IsInPlace(const RankBuffers& buffers, int64_t in_place_offset) {
   return in_place_offset != kNotInPlace && buffers.output != nullptr &&
@@ -102,7 +96,7 @@ bool IsInPlace(const RankBuffers& buffers, int64_t in_place_offset) {
 
 absl::Status CheckRankBuffers(int world_size, int rank, int tensors, int64_t input_bytes,
                               int64_t output_bytes, int64_t in_place_offset,
-                              const RankBuffers& buffers) {
+                              const RankBuffers& buffers, const TensorNames& names) {
   if (rank < 0 || rank >= world_size) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d is outside [0, %d)", rank, world_size));
@@ -116,19 +110,19 @@ absl::Status CheckRankBuffers(int world_size, int rank, int tensors, int64_t inp
     if (unused.input != nullptr || unused.output != nullptr) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "rank %d: %s or %s is set, but the call moves %d tensor(s) (set the shape's tensors)",
-          rank, TensorInputName(tensor), TensorOutputName(tensor), tensors));
+          rank, names.inputs[tensor], names.outputs[tensor], tensors));
     }
   }
   for (int tensor = 0; tensor < tensors; ++tensor) {
     const absl::Status checked =
         CheckTensorBuffers(rank, tensor, input_bytes, output_bytes, in_place_offset,
-                           TensorBuffers(buffers, tensor));
+                           TensorBuffers(buffers, tensor), names);
     if (!checked.ok()) return checked;
   }
   for (int first = 0; first < tensors; ++first) {
     for (int second = first + 1; second < tensors; ++second) {
       const absl::Status checked =
-          CheckTensorPair(rank, first, second, input_bytes, output_bytes, buffers);
+          CheckTensorPair(rank, first, second, input_bytes, output_bytes, buffers, names);
       if (!checked.ok()) return checked;
     }
   }
@@ -136,15 +130,15 @@ absl::Status CheckRankBuffers(int world_size, int rank, int tensors, int64_t inp
 }
 
 absl::Status CheckBufferAlignment(int rank, int tensors, const RankBuffers& buffers,
-                                  int alignment) {
+                                  int alignment, const TensorNames& names) {
   for (int tensor = 0; tensor < tensors; ++tensor) {
     const RankBuffers one = TensorBuffers(buffers, tensor);
     const void* pointers[] = {one.input, one.output};
-    const char* names[] = {TensorInputName(tensor), TensorOutputName(tensor)};
+    const char* fields[] = {names.inputs[tensor], names.outputs[tensor]};
     for (int k = 0; k < 2; ++k) {
       if (reinterpret_cast<uintptr_t>(pointers[k]) % static_cast<uintptr_t>(alignment) != 0) {
         return absl::InvalidArgumentError(absl::StrFormat(
-            "rank %d: %s %p is not aligned to its %d-byte elements", rank, names[k], pointers[k],
+            "rank %d: %s %p is not aligned to its %d-byte elements", rank, fields[k], pointers[k],
             alignment));
       }
     }

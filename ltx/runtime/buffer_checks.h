@@ -19,10 +19,16 @@ inline constexpr int64_t kNotInPlace = -1;
 // more_outputs[j - 1]), with buffers' stream. Thread-safe (pure).
 RankBuffers TensorBuffers(const RankBuffers& buffers, int tensor);
 
-// The names of tensor `tensor`'s input and output fields of RankBuffers, for messages: "input",
-// "more_inputs[0]", ...; "output", "more_outputs[0]", .... Static strings.
-const char* TensorInputName(int tensor);
-const char* TensorOutputName(int tensor);
+// What messages call each tensor's input and output: by default the fields of RankBuffers
+// ("input", "more_inputs[0]", ...; "output", "more_outputs[0]", ...); a collective whose tensors
+// have names of their own gives those (the RMSNorm epilogue's "residual", "residual_out").
+// Static strings.
+struct TensorNames {
+  const char* inputs[kMaxTensors] = {"input", "more_inputs[0]", "more_inputs[1]",
+                                     "more_inputs[2]"};
+  const char* outputs[kMaxTensors] = {"output", "more_outputs[0]", "more_outputs[1]",
+                                      "more_outputs[2]"};
+};
 
 // InvalidArgument for a rank outside [0, world_size), a tensor count outside 1..kMaxTensors, a
 // non-null pointer of a tensor past `tensors` (more_inputs or more_outputs), and for each of the
@@ -31,17 +37,17 @@ const char* TensorOutputName(int tensor);
 // output's, unless the input starts exactly `in_place_offset` bytes into the output (an in-place
 // call; kNotInPlace: none is allowed); across tensors, an input that overlaps another tensor's
 // output, or two outputs that overlap (inputs may overlap each other: they are only read). The
-// message names the rank and the fields. Does not touch the GPU (pointer arithmetic only).
-// Thread-safe.
+// message names the rank and the fields (`names`). Does not touch the GPU (pointer arithmetic
+// only). Thread-safe.
 absl::Status CheckRankBuffers(int world_size, int rank, int tensors, int64_t input_bytes,
                               int64_t output_bytes, int64_t in_place_offset,
-                              const RankBuffers& buffers);
+                              const RankBuffers& buffers, const TensorNames& names = {});
 
 // InvalidArgument, naming the rank and the pointer, for a non-null input or output of one of
 // the call's `tensors` tensors whose address is not a multiple of `alignment` bytes (the element
 // size of the reductions, whose kernels load and store whole elements). Thread-safe.
 absl::Status CheckBufferAlignment(int rank, int tensors, const RankBuffers& buffers,
-                                  int alignment);
+                                  int alignment, const TensorNames& names = {});
 
 // Whether `buffers`' input starts `in_place_offset` bytes into its output (never for
 // kNotInPlace). Thread-safe.

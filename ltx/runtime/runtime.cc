@@ -466,8 +466,10 @@ absl::Status Runtime::CheckUsable() {
 absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers,
                                    const ResolvedCall& resolved) {
   LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.tensors, op.input_bytes[rank],
-                                       op.output_bytes[rank], op.in_place_offset[rank], buffers));
-  LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, op.tensors, buffers, op.element_alignment));
+                                       op.output_bytes[rank], op.in_place_offset[rank], buffers,
+                                       op.tensor_names));
+  LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, op.tensors, buffers, op.element_alignment,
+                                           op.tensor_names));
   Rank& r = *ranks_[rank];
   // The buffer the peers access (the output they store into, or the input they read; both for
   // a two-shot AllReduce, whose second op stores into the peers' outputs) must be device memory
@@ -475,11 +477,11 @@ absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankB
   for (int tensor = 0; tensor < op.tensors; ++tensor) {
     const RankBuffers one = TensorBuffers(buffers, tensor);
     LTX_RETURN_IF_ERROR(CheckRankMemory(rank, one.input, op.input_bytes[rank],
-                                        TensorInputName(tensor),
+                                        op.tensor_names.inputs[tensor],
                                         op.peers_read_input && tensor < op.peer_read_inputs,
                                         &r.checked_inputs[tensor]));
     LTX_RETURN_IF_ERROR(CheckRankMemory(rank, one.output, op.output_bytes[rank],
-                                        TensorOutputName(tensor),
+                                        op.tensor_names.outputs[tensor],
                                         !op.peers_read_input || resolved.two_shot,
                                         &r.checked_outputs[tensor]));
   }
