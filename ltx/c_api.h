@@ -41,7 +41,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 7
+#define LTX_VERSION_MINOR 8
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -258,6 +258,31 @@ typedef struct ltx_tensor_buffers {
   cudaStream_t stream;
 } ltx_tensor_buffers;
 
+/* The shape of one AllReduce with the fused residual-add + RMSNorm epilogue
+ * (ltx::AllReduceRmsNormShape), the same on every rank: `rows` rows of `hidden` elements of
+ * `dtype` (LTX_BFLOAT16, LTX_FLOAT16 or LTX_FLOAT32) summed over the ranks, then per row
+ * residual_out = sum + residual and output = residual_out / sqrt(mean(residual_out^2) + eps) *
+ * weight, bitwise the same on every rank. Since 0.8. */
+typedef struct ltx_allreduce_rmsnorm_shape {
+  int dtype;
+  int64_t rows;
+  int64_t hidden;
+  float eps;
+} ltx_allreduce_rmsnorm_shape;
+
+/* One rank's buffers of the epilogue (ltx::RmsNormBuffers), device memory of the rank's GPU
+ * aligned to the element size: `input` (which the peers read), `residual` and the outputs
+ * (rows x hidden each), `weight` (hidden); `residual_out` may be `residual` (in place), no
+ * other buffer may overlap an output. Since 0.8. */
+typedef struct ltx_rmsnorm_buffers {
+  const void* input;
+  void* output;
+  const void* residual;
+  void* residual_out;
+  const void* weight;
+  cudaStream_t stream;
+} ltx_rmsnorm_buffers;
+
 /* LTX_VERSION_CODE of the library in use (which may differ from the header's). Never fails;
  * does not change the last error. Thread-safe. */
 int ltx_version(void);
@@ -410,6 +435,22 @@ int ltx_reduce_scatter(ltx_runtime* runtime, const ltx_reduce_scatter_shape* sha
  * ReduceScatter shape. Thread-safe across ranks. Since 0.6. */
 int ltx_reduce_scatter_rank(ltx_runtime* runtime, int rank, const ltx_reduce_scatter_shape* shape,
                             const ltx_rank_buffers* buffers, const ltx_call_options* call);
+
+/* Coordinated AllReduce with the fused RMSNorm epilogue (ltx::Runtime::AllReduceRmsNorm): as
+ * ltx_all_reduce, with one ltx_rmsnorm_buffers per rank. Errors: as ltx_all_reduce, plus
+ * INVALID_ARGUMENT for rows < 0, hidden outside 1..2^24, eps not positive and finite, an input
+ * in place in its output, a null or misaligned weight where there are rows, or a weight that
+ * overlaps an output. Thread-safety: as ltx::Runtime::AllReduceRmsNorm. Since 0.8. */
+int ltx_all_reduce_rmsnorm(ltx_runtime* runtime, const ltx_allreduce_rmsnorm_shape* shape,
+                           const ltx_rmsnorm_buffers* buffers, int num_buffers,
+                           const ltx_call_options* call, ltx_op** op);
+
+/* Per-rank AllReduce with the fused RMSNorm epilogue (ltx::Runtime::AllReduceRmsNormRank): as
+ * ltx_all_reduce_rank; errors as ltx_all_reduce_rmsnorm plus those of ltx_all_gather_rank.
+ * Thread-safe across ranks. Since 0.8. */
+int ltx_all_reduce_rmsnorm_rank(ltx_runtime* runtime, int rank,
+                                const ltx_allreduce_rmsnorm_shape* shape,
+                                const ltx_rmsnorm_buffers* buffers, const ltx_call_options* call);
 
 /* Waits up to `timeout_us` until every rank's last op made through the Runtime has finished
  * (ltx::Runtime::Synchronize); returns the first device error. Must not run concurrently with

@@ -294,6 +294,17 @@ absl::StatusOr<ltx::ReduceScatterShape> ToShape(const ltx_reduce_scatter_shape* 
   return shape;
 }
 
+// The epilogue's shape of `in` (validated by the Runtime).
+absl::StatusOr<ltx::AllReduceRmsNormShape> ToShape(const ltx_allreduce_rmsnorm_shape* in) {
+  LTX_RETURN_IF_ERROR(CheckNotNull(in, "shape"));
+  ltx::AllReduceRmsNormShape shape;
+  shape.dtype = static_cast<ltx::DataType>(in->dtype);
+  shape.rows = in->rows;
+  shape.hidden = in->hidden;
+  shape.eps = in->eps;
+  return shape;
+}
+
 // The coordinated and per-rank calls of each collective, chosen by the shape's type.
 absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
                                              const ltx::AllGatherShape& shape,
@@ -336,11 +347,22 @@ absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::ReduceScatte
                         const ltx::RankBuffers& buffers, const ltx::CallOptions& call) {
   return runtime.ReduceScatterRank(rank, shape, buffers, call);
 }
+absl::StatusOr<ltx::CollectiveHandle> Launch(ltx::Runtime& runtime,
+                                             const ltx::AllReduceRmsNormShape& shape,
+                                             absl::Span<const ltx::RmsNormBuffers> buffers,
+                                             const ltx::CallOptions& call) {
+  return runtime.AllReduceRmsNorm(shape, buffers, call);
+}
+absl::Status LaunchRank(ltx::Runtime& runtime, int rank, const ltx::AllReduceRmsNormShape& shape,
+                        const ltx::RmsNormBuffers& buffers, const ltx::CallOptions& call) {
+  return runtime.AllReduceRmsNormRank(rank, shape, buffers, call);
+}
 
 static_assert(LTX_MAX_TENSORS == ltx::kMaxTensors, "tensor limit");
 
-// One rank's C buffers as RankBuffers: an ltx_rank_buffers holds the call's one tensor, an
-// ltx_tensor_buffers its first `tensors` (1..kMaxTensors).
+// One rank's C buffers as C++ buffers: an ltx_rank_buffers holds the call's one tensor, an
+// ltx_tensor_buffers its first `tensors` (1..kMaxTensors), an ltx_rmsnorm_buffers the
+// epilogue's.
 ltx::RankBuffers ToRankBuffers(const ltx_rank_buffers& in, int /*tensors: 1*/) {
   return ltx::RankBuffers{in.input, in.output, in.stream};
 }
@@ -351,6 +373,10 @@ ltx::RankBuffers ToRankBuffers(const ltx_tensor_buffers& in, int tensors) {
     out.more_outputs[j - 1] = in.outputs[j];
   }
   return out;
+}
+ltx::RmsNormBuffers ToRankBuffers(const ltx_rmsnorm_buffers& in, int /*tensors: 1*/) {
+  return ltx::RmsNormBuffers{in.input,        in.output, in.residual,
+                             in.residual_out, in.weight, in.stream};
 }
 
 // InvalidArgument unless 1 <= tensors <= kMaxTensors.
@@ -402,7 +428,7 @@ int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, int tensors,
     if (!cc_shape.ok()) return cc_shape.status();
     absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
     if (!cc_call.ok()) return cc_call.status();
-    std::vector<ltx::RankBuffers> cc_buffers;
+    std::vector<decltype(ToRankBuffers(*buffers, tensors))> cc_buffers;
     cc_buffers.reserve(num_buffers);
     for (int r = 0; r < num_buffers; ++r) cc_buffers.push_back(ToRankBuffers(buffers[r], tensors));
     absl::StatusOr<ltx::CollectiveHandle> handle =
@@ -619,6 +645,18 @@ int ltx_reduce_scatter(ltx_runtime* runtime, const ltx_reduce_scatter_shape* sha
 
 int ltx_reduce_scatter_rank(ltx_runtime* runtime, int rank, const ltx_reduce_scatter_shape* shape,
                             const ltx_rank_buffers* buffers, const ltx_call_options* call) {
+  return PerRankCall(runtime, rank, shape, 1, buffers, call);
+}
+
+int ltx_all_reduce_rmsnorm(ltx_runtime* runtime, const ltx_allreduce_rmsnorm_shape* shape,
+                           const ltx_rmsnorm_buffers* buffers, int num_buffers,
+                           const ltx_call_options* call, ltx_op** op) {
+  return CoordinatedCall(runtime, shape, 1, buffers, num_buffers, call, op);
+}
+
+int ltx_all_reduce_rmsnorm_rank(ltx_runtime* runtime, int rank,
+                                const ltx_allreduce_rmsnorm_shape* shape,
+                                const ltx_rmsnorm_buffers* buffers, const ltx_call_options* call) {
   return PerRankCall(runtime, rank, shape, 1, buffers, call);
 }
 

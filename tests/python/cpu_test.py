@@ -51,8 +51,8 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 700)
-        self.assertEqual(ltx.__version__, "0.7.0")
+        self.assertEqual(ltx.version(), 800)
+        self.assertEqual(ltx.__version__, "0.8.0")
 
     def test_loads_the_installed_library(self):
         # An install tree's lib/libltx.so, or, installed from the wheel, the one beside the
@@ -225,6 +225,33 @@ class TensorCheckTest(unittest.TestCase):
                 with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
                     tensors.all_reduce_rank_call(0, tensor_in, tensor_out, 0)
 
+    def test_rmsnorm_rank_call(self):
+        def rows(pointer, shape=(3, 64), dtype="torch.bfloat16", **kw):
+            return FakeTensor(shape, dtype, pointer=pointer, **kw)
+        weight = FakeTensor([64], pointer=5)
+        self.assertEqual(tensors.rmsnorm_rank_call(0, rows(1), rows(2), rows(3), rows(4), weight,
+                                                   0),
+                         ((1, 3, 64), (1, 2, 3, 4, 5)))
+        self.assertEqual(tensors.rmsnorm_rank_call(  # Residual in place; rows from [2, 5, 64].
+            0, rows(1, (2, 5, 64)), rows(2, (2, 5, 64)), rows(3, (2, 5, 64)),
+            rows(3, (2, 5, 64)), weight, 0), ((1, 10, 64), (1, 2, 3, 3, 5)))
+        cases = [
+            ("output \\[3, 32\\] differ in shape", rows(2, (3, 32)), rows(3), weight),
+            ("residual \\[3, 32\\] differ in shape", rows(2), rows(3, (3, 32)), weight),
+            ("does not have hidden = 64", rows(2), rows(3), FakeTensor([32])),
+            ("but residual is torch.float16", rows(2), rows(3, dtype="torch.float16"), weight),
+            ("weight of rank 0 is not contiguous", rows(2), rows(3),
+             FakeTensor([64], contiguous=False)),
+            ("residual of rank 0 is on cuda:1", rows(2), rows(3, device=("cuda", 1)), weight),
+        ]
+        for needle, output, residual, w in cases:
+            with self.subTest(needle=needle):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, needle):
+                    tensors.rmsnorm_rank_call(0, rows(1), output, residual, rows(4), w, 0)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx reduces"):
+            tensors.rmsnorm_rank_call(0, rows(1, dtype="torch.int8"), rows(2, dtype="torch.int8"),
+                                      rows(3), rows(4), weight, 0)
+
     def test_reduce_scatter_rank_call(self):
         counts = [3, 0, 5]
         whole, shard = FakeTensor([2, 8, 64], pointer=1), FakeTensor([2, 5, 64], pointer=2)
@@ -377,7 +404,7 @@ class TorchOpsImportTest(unittest.TestCase):
             print(ltx.__version__, ltx.version(), sorted(ltx.DIRECTIONS))
         """)
         self.assertEqual(result.returncode, 0, result.stdout)
-        self.assertIn("0.7.0 700 ['heads_to_seq', 'seq_to_heads']", result.stdout)
+        self.assertIn("0.8.0 800 ['heads_to_seq', 'seq_to_heads']", result.stdout)
 
     def test_importing_ltx_does_not_import_torch(self):
         result = subprocess.run(

@@ -249,6 +249,57 @@ class ReduceTest(gpu_test.RuntimeTestCase):
                                                          "sum"))
                 case.check(self, "torch.ops.ltx")
 
+    def test_all_reduce_rmsnorm(self):
+        """The fused epilogue in both call styles, the residual apart and in place: every
+        rank's residual_out is bitwise torch's (sum in rank order, rounded, plus the residual,
+        rounded), every rank's output the same bits as rank 0's and within two roundings of the
+        RMSNorm torch computes in float64 from residual_out."""
+        for dtype in REDUCE_DTYPES:
+            for rows, hidden in ((1, 4096), (5, 100), (3, 31)):
+                for in_place in (False, True):
+                    for per_rank in (False, True):
+                        with self.subTest(dtype=str(dtype), rows=rows, hidden=hidden,
+                                          in_place=in_place, per_rank=per_rank):
+                            self.check_rmsnorm(dtype, rows, hidden, in_place, per_rank)
+
+    def check_rmsnorm(self, dtype, rows, hidden, in_place, per_rank):
+        case = self.case((rows, hidden), dtype, seed=rows * hidden)
+        generator = torch.Generator().manual_seed(hidden)
+        residual_host = random_values((rows, hidden), dtype, generator)
+        weight_host = random_values((hidden,), dtype, generator)
+        residuals = [residual_host.to(f"cuda:{d}") for d in self.devices]
+        weights = [weight_host.to(f"cuda:{d}") for d in self.devices]
+        residual_outs = (residuals if in_place else
+                         [torch.empty_like(r) for r in residuals])
+        for tensor in case.outputs + ([] if in_place else residual_outs):
+            tensor.view(torch.uint8).fill_(POISON)
+        synchronize(self.devices)
+        eps = 1e-5
+        if per_rank:
+            run_ranks(self.n, lambda r: self.runtime.all_reduce_rmsnorm_rank(
+                r, case.inputs[r], case.outputs[r], residuals[r], weights[r],
+                None if in_place else residual_outs[r], case.streams[r], eps=eps))
+            self.runtime.synchronize()
+        else:
+            self.runtime.all_reduce_rmsnorm(case.inputs, case.outputs, residuals, weights,
+                                            None if in_place else residual_outs,
+                                            streams=case.streams, eps=eps)
+        synchronize(self.devices)
+        summed = case.expected[0].view(dtype).view(rows, hidden)
+        stored = (summed.float() + residual_host.float()).to(dtype)
+        for r in range(self.n):
+            self.assertTrue(torch.equal(as_bytes(residual_outs[r]), as_bytes(stored)),
+                            f"rank {r}'s residual_out differs from sum + residual")
+            self.assertTrue(torch.equal(as_bytes(case.outputs[r]), as_bytes(case.outputs[0])),
+                            f"rank {r}'s output differs from rank 0's")
+        x = stored.double()
+        exact = x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * weight_host.double()
+        unit = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}.get(dtype, 2.0 ** -23)
+        error = (case.outputs[0].cpu().double() - exact).abs()
+        bound = 2 * unit * exact.abs() + 1e-6
+        self.assertTrue(bool((error <= bound).all()),
+                        f"output off the RMSNorm by up to {float(error.max())}")
+
     def test_bad_arguments_raise_before_the_call(self):
         case = self.case((2, 8), torch.float16)
         integers = [t.to(torch.int32) for t in case.inputs]
@@ -260,6 +311,9 @@ class ReduceTest(gpu_test.RuntimeTestCase):
             self.runtime.all_reduce_rank(0, case.inputs[0], case.outputs[0].view(16))
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "do not match token counts"):
             self.runtime.reduce_scatter(case.inputs, case.outputs, counts=[2] * self.n)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "does not have hidden = 8"):
+            self.runtime.all_reduce_rmsnorm_rank(0, case.inputs[0], case.outputs[0],
+                                                 case.inputs[0], case.inputs[0][0, :4])
         self.runtime.status()  # Nothing reached the library: still usable.
 
 

@@ -76,6 +76,26 @@ class ReduceScatterShape(ctypes.Structure):
     _fields_ = AllGatherShape._fields_ + [("reduction", ctypes.c_int)]
 
 
+class AllReduceRmsNormShape(ctypes.Structure):
+    _fields_ = [
+        ("dtype", ctypes.c_int),
+        ("rows", ctypes.c_int64),
+        ("hidden", ctypes.c_int64),
+        ("eps", ctypes.c_float),
+    ]
+
+
+class RmsNormBuffers(ctypes.Structure):
+    _fields_ = [
+        ("input", ctypes.c_void_p),
+        ("output", ctypes.c_void_p),
+        ("residual", ctypes.c_void_p),
+        ("residual_out", ctypes.c_void_p),
+        ("weight", ctypes.c_void_p),
+        ("stream", ctypes.c_void_p),
+    ]
+
+
 class RankBuffers(ctypes.Structure):
     _fields_ = [
         ("input", ctypes.c_void_p),
@@ -137,6 +157,10 @@ _PROTOTYPES = {
                                     _P(CallOptions), _P(_void_p)]),
     "ltx_reduce_scatter_rank": (_c_int, [_void_p, _c_int, _P(ReduceScatterShape),
                                          _P(RankBuffers), _P(CallOptions)]),
+    "ltx_all_reduce_rmsnorm": (_c_int, [_void_p, _P(AllReduceRmsNormShape), _P(RmsNormBuffers),
+                                        _c_int, _P(CallOptions), _P(_void_p)]),
+    "ltx_all_reduce_rmsnorm_rank": (_c_int, [_void_p, _c_int, _P(AllReduceRmsNormShape),
+                                             _P(RmsNormBuffers), _P(CallOptions)]),
     "ltx_runtime_synchronize": (_c_int, [_void_p, _c_int64]),
     "ltx_runtime_status": (_c_int, [_void_p]),
     "ltx_runtime_reset": (_c_int, [_void_p, _c_int64]),

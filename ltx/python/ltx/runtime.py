@@ -27,11 +27,12 @@ import functools
 import weakref
 
 from . import _library
-from ._library import (MAX_TENSORS, AllGatherShape, AllReduceShape, AllToAllShape, CallOptions,
-                       RankBuffers, ReduceScatterShape, RuntimeOptions, TensorBuffers, check, lib)
+from ._library import (MAX_TENSORS, AllGatherShape, AllReduceRmsNormShape, AllReduceShape,
+                       AllToAllShape, CallOptions, RankBuffers, ReduceScatterShape,
+                       RmsNormBuffers, RuntimeOptions, TensorBuffers, check, lib)
 from .errors import invalid_argument
-from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, stream_handle,
-                      token_counts)
+from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, rmsnorm_rank_call,
+                      stream_handle, token_counts)
 
 PROTOCOLS = {"auto": 0, "direct": 1, "one_trip": 2, "copy_engine": 3}
 TRANSPORTS = {"auto": 0, "peer_stores": 1, "copy_engine": 2}
@@ -411,6 +412,77 @@ class Runtime:
                                   counts, stream,
                                   _call_options(timeout, blocks, protocol, generation))
 
+    def all_reduce_rmsnorm(self, inputs, outputs, residuals, weights, residual_outs=None,
+                           streams=None, *, eps: float = 1e-6, timeout=None, blocks: int = 0,
+                           wait: bool = True, wait_timeout: float = 30.0, generation=None):
+        """Coordinated AllReduce with the fused residual-add + RMSNorm epilogue of a decoder
+        layer. Per rank: an input, output, residual and residual_out of one shape [..., hidden]
+        and a weight of hidden elements, all of one dtype (bfloat16, float16 or float32). Every
+        rank sums the inputs as all_reduce does, then, per row of hidden elements, stores
+        residual_out = sum + residual and output = residual_out / sqrt(mean(residual_out^2) +
+        eps) * weight, in fp32 in one fixed order: the same bits on every rank and every run.
+        residual_outs None: every rank's residual is updated in place. The input may not be the
+        output. Streams, the options and the result are those of all_gather (one-shot, the
+        "direct" protocol)."""
+        handle = self._live()
+        n = self.world_size
+        residual_outs = residuals if residual_outs is None else residual_outs
+        streams = [None] * n if streams is None else list(streams)
+        lists = [("inputs", inputs), ("outputs", outputs), ("residuals", residuals),
+                 ("residual_outs", residual_outs), ("weights", weights), ("streams", streams)]
+        if any(len(tensors) != n for _, tensors in lists):
+            listed = [f"{len(tensors)} {name}" for name, tensors in lists]
+            raise invalid_argument(f"{', '.join(listed[:-1])} and {listed[-1]} for {n} ranks")
+        described = [self._rmsnorm_rank(rank, inputs[rank], outputs[rank], residuals[rank],
+                                        residual_outs[rank], weights[rank], streams[rank])
+                     for rank in range(n)]
+        keys = {key for key, _ in described}
+        if len(keys) != 1:
+            raise invalid_argument(f"ranks disagree on (dtype, rows, hidden): {sorted(keys)}")
+        shape = AllReduceRmsNormShape(*keys.pop(), eps)
+        buffers = (RmsNormBuffers * n)(*(b for _, b in described))
+        call = _call_options(timeout, blocks, "auto", generation)
+        op = ctypes.c_void_p()
+        check(lib().ltx_all_reduce_rmsnorm(handle, ctypes.byref(shape), buffers, n,
+                                           ctypes.byref(call), ctypes.byref(op)))
+        return self._finish(op, wait, wait_timeout)
+
+    def all_reduce_rmsnorm_rank(self, rank: int, input, output, residual, weight,
+                                residual_out=None, stream=None, *, eps: float = 1e-6,
+                                timeout=None, blocks: int = 0, generation=None) -> None:
+        """Per-rank AllReduce with the fused RMSNorm epilogue from rank `rank`'s own thread
+        (tensors and eps as all_reduce_rmsnorm, the same shape and eps on every rank;
+        residual_out None: the residual is updated in place; the per-rank contract of
+        all_gather_rank)."""
+        self.prepare_all_reduce_rmsnorm_rank(rank, input, output, residual, weight,
+                                             residual_out, stream, eps=eps, timeout=timeout,
+                                             blocks=blocks, generation=generation)()
+
+    def prepare_all_reduce_rmsnorm_rank(self, rank: int, input, output, residual, weight,
+                                        residual_out=None, stream=None, *, eps: float = 1e-6,
+                                        timeout=None, blocks: int = 0,
+                                        generation=None) -> "RankCall":
+        """Checks the arguments of all_reduce_rmsnorm_rank once and returns a RankCall that
+        makes the call (as prepare_all_gather_rank)."""
+        self._live()
+        if not 0 <= rank < self.world_size:
+            raise invalid_argument(f"rank {rank} for {self.world_size} ranks")
+        residual_out = residual if residual_out is None else residual_out
+        key, buffers = self._rmsnorm_rank(rank, input, output, residual, residual_out, weight,
+                                          stream)
+        return RankCall(self, "ltx_all_reduce_rmsnorm_rank", rank,
+                        AllReduceRmsNormShape(*key, eps), (), buffers,
+                        _call_options(timeout, blocks, "auto", generation),
+                        (input, output, residual, residual_out, weight))
+
+    def _rmsnorm_rank(self, rank: int, input, output, residual, residual_out, weight,
+                      stream) -> tuple:
+        """((dtype, rows, hidden), RmsNormBuffers) of rank `rank`, its tensors checked."""
+        device = self.devices[rank]
+        key, pointers = rmsnorm_rank_call(rank, input, output, residual, residual_out, weight,
+                                          device)
+        return key, RmsNormBuffers(*pointers, stream_handle(stream, device))
+
     def _all_gather(self, dim: int) -> _Collective:
         def describe(rank, input, output, counts, device):
             return rank_call(rank, input, output, counts, dim, device)
@@ -480,6 +552,11 @@ class Runtime:
         op = ctypes.c_void_p()
         check(getattr(lib(), function)(handle, ctypes.byref(shape), *counted, buffers, n,
                                        ctypes.byref(call), ctypes.byref(op)))
+        return self._finish(op, wait, wait_timeout)
+
+    def _finish(self, op: ctypes.c_void_p, wait: bool, wait_timeout: float):
+        """The end of a coordinated call that made `op`: its Op, or with `wait` None once it
+        finished (it is freed either way)."""
         result = Op(self, op)
         self._ops.add(result)
         if not wait:

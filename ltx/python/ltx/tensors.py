@@ -129,6 +129,37 @@ def all_reduce_rank_call(rank: int, input, output, device: int) -> tuple:
     return (dtype, math.prod(in_shape)), input.data_ptr(), output.data_ptr()
 
 
+def rmsnorm_rank_call(rank: int, input, output, residual, residual_out, weight,
+                      device: int) -> tuple:
+    """Checks rank `rank`'s tensors of the AllReduce with the fused RMSNorm epilogue:
+    contiguous, on cuda:`device`, of one dtype the reductions take; input, output, residual and
+    residual_out of one shape [..., hidden] (hidden its last dimension, at least one), weight of
+    hidden elements. residual_out may be the residual itself (in place). Returns ((dtype, rows,
+    hidden), (input, output, residual, residual_out, weight) pointers)."""
+    in_shape, out_shape, dtype = _checked_pair(rank, input, output, device, reduce=True)
+    named = [("residual", residual), ("residual_out", residual_out), ("weight", weight)]
+    shapes = {}
+    for name, tensor in named:
+        shapes[name] = _check_tensor(tensor, f"{name} of rank {rank}", device)
+        if dtype_code(tensor, f"{name} of rank {rank}", reduce=True) != dtype:
+            raise invalid_argument(
+                f"rank {rank}: input is {input.dtype} but {name} is {tensor.dtype}")
+    if not in_shape or in_shape[-1] < 1:
+        raise invalid_argument(
+            f"rank {rank}: input {list(in_shape)} has no hidden dimension (its last)")
+    for name, shape in [("output", out_shape), ("residual", shapes["residual"]),
+                        ("residual_out", shapes["residual_out"])]:
+        if shape != in_shape:
+            raise invalid_argument(
+                f"rank {rank}: input {list(in_shape)} and {name} {list(shape)} differ in shape")
+    hidden = in_shape[-1]
+    if math.prod(shapes["weight"]) != hidden:
+        raise invalid_argument(f"rank {rank}: weight {list(shapes['weight'])} does not have "
+                               f"hidden = {hidden} elements")
+    pointers = tuple(t.data_ptr() for t in (input, output, residual, residual_out, weight))
+    return (dtype, math.prod(in_shape) // hidden, hidden), pointers
+
+
 def _with_size(shape: tuple, d: int, size) -> tuple:
     """`shape` with `size` as its dimension `d`."""
     return shape[:d] + (size,) + shape[d + 1:]
