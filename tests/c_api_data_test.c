@@ -9,6 +9,9 @@
  * forced one-shot (call two_shot_min_bytes LTX_NEVER_TWO_SHOT), forced two-shot (0) and at the
  * Runtime's threshold (-1), each compared bit for bit with the host's fp32 sum over ranks
  * 0, 1, ... in turn, rounded once (to nearest even) to the dtype: so the paths agree bitwise.
+ * The AllReduce with the fused RMSNorm epilogue (ltx_all_reduce_rmsnorm and its _rank form,
+ * bf16 and fp32, the residual apart and in place) is compared bit for bit with the host's
+ * computation in the epilogue's order.
  *
  * The ranks come from the environment, as for the C++ GPU tests: LTX_TEST_DEVICES=0,0,1 (device
  * ordinals in rank order, repeats allowed, 1 to 8 ranks), else LTX_TEST_RANKS=N (N ranks round
@@ -21,6 +24,7 @@
 #define _POSIX_C_SOURCE 200112L /* setenv */
 
 #include <cuda_runtime_api.h>
+#include <math.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -323,6 +327,19 @@ static void* RunRankCall(void* arg) {
   return NULL;
 }
 
+/* Runs body(args + r * stride) on a thread of its own for every rank r, and joins them. */
+static void OnRankThreads(const World* w, void* (*body)(void*), void* args, size_t stride) {
+  pthread_t threads[MAX_RANKS];
+  int r;
+  for (r = 0; r < w->n; ++r) {
+    if (pthread_create(&threads[r], NULL, body, (char*)args + (size_t)r * stride) != 0) {
+      fprintf(stderr, "FAILED: pthread_create\n");
+      exit(1);
+    }
+  }
+  for (r = 0; r < w->n; ++r) pthread_join(threads[r], NULL);
+}
+
 /* Runs `call` over ops[0, max(1, call->num_tensors)) (tensor j's buffers from ops[j]): one
  * coordinated call that is waited on, or (per_rank) one thread per rank making its per-rank
  * call, then a synchronize. */
@@ -349,17 +366,12 @@ static void RunOp(const World* w, const Op* ops, const Call* call, int per_rank,
       CheckLtx(ltx_op_destroy(handle), "ltx_op_destroy");
     }
   } else {
-    pthread_t threads[MAX_RANKS];
     RankCall calls[MAX_RANKS];
     for (r = 0; r < w->n; ++r) {
       RankCall rank_call = {w, call, r, one, several, LTX_OK};
       calls[r] = rank_call;
-      if (pthread_create(&threads[r], NULL, RunRankCall, &calls[r]) != 0) {
-        fprintf(stderr, "FAILED: pthread_create\n");
-        exit(1);
-      }
     }
-    for (r = 0; r < w->n; ++r) pthread_join(threads[r], NULL);
+    OnRankThreads(w, RunRankCall, calls, sizeof(calls[0]));
     for (r = 0; r < w->n; ++r) {
       if (calls[r].code != LTX_OK) Fail(what, "a per-rank call was refused (see above)");
     }
@@ -589,6 +601,137 @@ static void TestAllReduce(const World* w, int dtype, int64_t count, uint64_t* se
   }
 }
 
+/* One rank's ltx_all_reduce_rmsnorm_rank, run on its own thread. */
+typedef struct RmsNormCall {
+  const World* w;
+  const ltx_allreduce_rmsnorm_shape* shape;
+  const ltx_rmsnorm_buffers* buffers;
+  int rank;
+  int code;
+} RmsNormCall;
+
+static void* RunRmsNormCall(void* arg) {
+  RmsNormCall* c = (RmsNormCall*)arg;
+  c->code = ltx_all_reduce_rmsnorm_rank(c->w->runtime, c->rank, c->shape, &c->buffers[c->rank],
+                                        NULL);
+  if (c->code != LTX_OK) fprintf(stderr, "rank %d: %s\n", c->rank, ltx_last_error());
+  return NULL;
+}
+
+/* Element `i` of `bytes` of `dtype`, rounded to `dtype` first: `value` stored and loaded. */
+static float Rounded(int dtype, float value, unsigned char* bytes) {
+  StoreFloat(dtype, value, bytes);
+  return LoadFloat(dtype, bytes);
+}
+
+/* The AllReduce with the fused RMSNorm epilogue (ltx_all_reduce_rmsnorm) of `rows` rows of
+ * `hidden` elements of `dtype` (LTX_FLOAT32 or LTX_BFLOAT16), in each call style, the residual
+ * in place and apart. Random finite inputs, residuals and weights (each rank its own: so each
+ * rank's outputs differ), poisoned outputs; every rank's residual_out and output must equal the
+ * host's, computed in the order kernels/reduce/rmsnorm_math.h defines: the sum over ranks 0,
+ * 1, ... in fp32 rounded to dtype, plus the residual rounded; per row, lane l (of 32) summing
+ * fmaf(x, x, .) over its 16-byte units l, l + 32, ...; the lanes combined by the butterfly
+ * (offsets 16, 8, 4, 2, 1); scale 1 / sqrtf(sum / hidden + eps); (x * scale) * weight rounded. */
+static void TestAllReduceRmsNorm(const World* w, int dtype, int64_t rows, int64_t hidden,
+                                 uint64_t* seed) {
+  const float eps = 1e-5f;
+  size_t size = ElementSize(dtype);
+  size_t bytes = (size_t)(rows * hidden) * size;
+  int64_t unit = (int64_t)(16 / size);
+  ltx_allreduce_rmsnorm_shape shape = {dtype, rows, hidden, eps};
+  int in_place, per_rank, r;
+  for (in_place = 0; in_place < 2; ++in_place) {
+    for (per_rank = 0; per_rank < 2; ++per_rank) {
+      char what[200];
+      Op ops[3]; /* The input and output; the residual and residual_out; the weight. */
+      ltx_rmsnorm_buffers buffers[MAX_RANKS];
+      int64_t row, i;
+      snprintf(what, sizeof(what), "all_reduce_rmsnorm%s dtype %d rows %lld hidden %lld%s",
+               per_rank ? "_rank" : "", dtype, (long long)rows, (long long)hidden,
+               in_place ? " residual in place" : "");
+      for (r = 0; r < w->n; ++r) {
+        ops[0].in_bytes[r] = ops[0].out_bytes[r] = ops[1].in_bytes[r] = bytes;
+        ops[1].out_bytes[r] = in_place ? 0 : bytes;
+        ops[2].in_bytes[r] = (size_t)hidden * size;
+        ops[2].out_bytes[r] = 0;
+      }
+      AllocateOp(w, &ops[0], (*seed)++, dtype);
+      AllocateOp(w, &ops[1], (*seed)++, dtype);
+      AllocateOp(w, &ops[2], (*seed)++, dtype);
+      for (r = 0; r < w->n; ++r) {
+        /* In place, residual_out is the residual: its expected bytes are op 1's input's. */
+        unsigned char* residual_out = in_place ? ops[1].host_in[r] : ops[1].expected[r];
+        unsigned char scratch[4];
+        for (row = 0; row < rows; ++row) {
+          float lanes[32], combined[32], scale;
+          int lane, offset, s;
+          for (lane = 0; lane < 32; ++lane) lanes[lane] = 0.0f;
+          for (i = 0; i < hidden; ++i) {
+            size_t at = (size_t)(row * hidden + i) * size;
+            float sum = LoadFloat(dtype, ops[0].host_in[0] + at), x;
+            for (s = 1; s < w->n; ++s) sum += LoadFloat(dtype, ops[0].host_in[s] + at);
+            x = Rounded(dtype, Rounded(dtype, sum, scratch) +
+                                   LoadFloat(dtype, ops[1].host_in[r] + at),
+                        residual_out + at);
+            lane = (int)((i / unit) % 32);
+            lanes[lane] = fmaf(x, x, lanes[lane]);
+          }
+          for (offset = 16; offset > 0; offset /= 2) {
+            for (lane = 0; lane < 32; ++lane) combined[lane] = lanes[lane] + lanes[lane ^ offset];
+            memcpy(lanes, combined, sizeof(lanes));
+          }
+          scale = 1.0f / sqrtf(lanes[0] / (float)hidden + eps);
+          for (i = 0; i < hidden; ++i) {
+            size_t at = (size_t)(row * hidden + i) * size;
+            float x = LoadFloat(dtype, residual_out + at) * scale;
+            StoreFloat(dtype, x * LoadFloat(dtype, ops[2].host_in[r] + (size_t)i * size),
+                       ops[0].expected[r] + at);
+          }
+        }
+        buffers[r].input = ops[0].in[r];
+        buffers[r].output = ops[0].out[r];
+        buffers[r].residual = ops[1].in[r];
+        buffers[r].residual_out = in_place ? ops[1].in[r] : ops[1].out[r];
+        buffers[r].weight = ops[2].in[r];
+        buffers[r].stream = w->streams[r];
+      }
+      ++ops_run;
+      if (!per_rank) {
+        ltx_op* handle = NULL;
+        if (CheckLtx(ltx_all_reduce_rmsnorm(w->runtime, &shape, buffers, w->n, NULL, &handle),
+                     what)) {
+          CheckLtx(ltx_op_wait(handle, WAIT_US), what);
+          CheckLtx(ltx_op_destroy(handle), "ltx_op_destroy");
+        }
+      } else {
+        RmsNormCall calls[MAX_RANKS];
+        for (r = 0; r < w->n; ++r) {
+          RmsNormCall call = {w, &shape, buffers, r, LTX_OK};
+          calls[r] = call;
+        }
+        OnRankThreads(w, RunRmsNormCall, calls, sizeof(calls[0]));
+        for (r = 0; r < w->n; ++r) {
+          if (calls[r].code != LTX_OK) Fail(what, "a per-rank call was refused (see above)");
+        }
+        CheckLtx(ltx_runtime_synchronize(w->runtime, WAIT_US), what);
+      }
+      if (in_place) {
+        /* The residual was updated in place: check it as op 1's output (freed once). */
+        for (r = 0; r < w->n; ++r) {
+          ops[1].out_bytes[r] = bytes;
+          ops[1].expected[r] = HostBytes(bytes);
+          CopyBytes(ops[1].expected[r], ops[1].host_in[r], bytes);
+          ops[1].out[r] = ops[1].in[r];
+          ops[1].in[r] = NULL;
+        }
+      }
+      CheckAndFreeOp(w, &ops[0], what);
+      CheckAndFreeOp(w, &ops[1], what);
+      CheckAndFreeOp(w, &ops[2], what);
+    }
+  }
+}
+
 /* Prints the skip (GoogleTest's line) and returns the exit status: 0, or 1 under
  * LTX_REQUIRE_RUN=1. */
 static int Skip(const char* reason, int require_run) {
@@ -651,6 +794,9 @@ int main(void) {
   TestAllReduce(&w, LTX_BFLOAT16, 600001, &seed); /* 1.2 MB: two-shot at the Runtime's 1 MiB. */
   TestAllReduce(&w, LTX_FLOAT32, 7, &seed);
   TestAllReduce(&w, LTX_FLOAT32, 100003, &seed);
+  TestAllReduceRmsNorm(&w, LTX_BFLOAT16, 3, 4096, &seed);
+  TestAllReduceRmsNorm(&w, LTX_BFLOAT16, 5, 100, &seed);
+  TestAllReduceRmsNorm(&w, LTX_FLOAT32, 2, 31, &seed);
 
   CheckLtx(ltx_runtime_status(w.runtime), "ltx_runtime_status");
   CheckLtx(ltx_runtime_destroy(w.runtime), "ltx_runtime_destroy");

@@ -99,6 +99,10 @@ static void TestNullArguments(void) {
                 "reduce_scatter NULL");
   ExpectInvalid(ltx_reduce_scatter_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
                 "reduce_scatter_rank NULL");
+  ExpectInvalid(ltx_all_reduce_rmsnorm(NULL, NULL, NULL, 0, NULL, &op), "runtime is NULL",
+                "all_reduce_rmsnorm NULL");
+  ExpectInvalid(ltx_all_reduce_rmsnorm_rank(NULL, 0, NULL, NULL, NULL), "runtime is NULL",
+                "all_reduce_rmsnorm_rank NULL");
   ExpectInvalid(ltx_op_wait(NULL, 1000), "op is NULL", "op_wait NULL");
   ExpectInvalid(ltx_op_destroy(NULL), "op is NULL", "op_destroy NULL");
   ExpectInvalid(ltx_runtime_synchronize(NULL, 1000), "runtime is NULL", "synchronize NULL");
