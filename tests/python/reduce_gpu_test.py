@@ -248,6 +248,28 @@ class ReduceTest(gpu_test.RuntimeTestCase):
                             torch.ops.ltx.reduce_scatter(case.inputs[r], handle, r, counts,
                                                          "sum"))
                 case.check(self, "torch.ops.ltx")
+        # The epilogue's op: every rank's outputs the same bits as the method's on rank 0.
+        case = self.case((4, 96), torch.bfloat16, seed=11)
+        residual = random_values((4, 96), torch.bfloat16, torch.Generator().manual_seed(3))
+        weight = random_values((96,), torch.bfloat16, torch.Generator().manual_seed(4))
+        results = []
+        for r, device in enumerate(self.devices):
+            with torch.cuda.device(device), torch.cuda.stream(case.streams[r]):
+                results.append(torch.ops.ltx.all_reduce_rmsnorm(
+                    case.inputs[r], residual.to(f"cuda:{device}"),
+                    weight.to(f"cuda:{device}"), handle, r, 1e-5))
+        normed = [torch.empty_like(x) for x in case.inputs]
+        updated = [residual.to(f"cuda:{d}") for d in self.devices]  # Updated in place.
+        weights = [weight.to(f"cuda:{d}") for d in self.devices]
+        synchronize(self.devices)
+        run_ranks(self.n, lambda r: self.runtime.all_reduce_rmsnorm_rank(
+            r, case.inputs[r], normed[r], updated[r], weights[r], None, case.streams[r],
+            eps=1e-5))
+        self.runtime.synchronize()
+        for r, (out, residual_out) in enumerate(results):
+            self.assertTrue(torch.equal(as_bytes(out), as_bytes(normed[0])), f"rank {r} output")
+            self.assertTrue(torch.equal(as_bytes(residual_out), as_bytes(updated[0])),
+                            f"rank {r} residual_out")
 
     def test_all_reduce_rmsnorm(self):
         """The fused epilogue in both call styles, the residual apart and in place: every

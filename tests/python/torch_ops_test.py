@@ -77,6 +77,17 @@ class FakeShapeTest(unittest.TestCase):
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx reduces"):
             torch.ops.ltx.all_reduce(x.to(torch.int32), 1, 1, "sum")
 
+    def test_all_reduce_rmsnorm(self):
+        x = torch.empty(3, 64, dtype=torch.bfloat16, device="meta")
+        w = torch.empty(64, dtype=torch.bfloat16, device="meta")
+        normed, residual = torch.ops.ltx.all_reduce_rmsnorm(x, x, w, 1, 0, 1e-5)
+        self.assertEqual((tuple(normed.shape), normed.dtype, tuple(residual.shape)),
+                         ((3, 64), torch.bfloat16, (3, 64)))
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "last dimension"):
+            torch.ops.ltx.all_reduce_rmsnorm(x, x, w[:32], 1, 0, 1e-5)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "one dtype"):
+            torch.ops.ltx.all_reduce_rmsnorm(x, x.float(), w, 1, 0, 1e-5)
+
     def test_reduce_scatter(self):
         x = torch.empty(2, 8, 16, dtype=torch.bfloat16, device="meta")
         y = torch.ops.ltx.reduce_scatter(x, 1, 1, [3, 5], "sum")

@@ -9,13 +9,15 @@ torch.cuda.graph captures:
     by_heads = torch.ops.ltx.all_to_all(q, handle, r, counts, "seq_to_heads")
     summed = torch.ops.ltx.all_reduce(partial, handle, r, "sum")
     shard = torch.ops.ltx.reduce_scatter(partial, handle, r, counts, "sum")  # dim=-2 by default
+    normed, residual = torch.ops.ltx.all_reduce_rmsnorm(partial, residual, weight, handle, r,
+                                                        1e-6)
 
 Importing this module needs PyTorch 2.4 or later (torch.library.custom_op) and registers the
 ops in the namespace `ltx`; `import ltx` alone never imports torch. Each op is the per-rank call
-(Runtime.all_gather_rank, all_to_all_rank, all_reduce_rank, reduce_scatter_rank) into a new
-tensor, enqueued on the current stream of the input's GPU with no host synchronisation. The ops
-are functional: they mutate nothing and return a tensor that aliases no input; their fake
-implementations give the output's shape and dtype, so torch.compile needs no GPU to trace them.
+(Runtime.all_gather_rank, all_to_all_rank, all_reduce_rank, reduce_scatter_rank,
+all_reduce_rmsnorm_rank) into new tensors, enqueued on the current stream of the input's GPU
+with no host synchronisation. The ops are functional: they mutate nothing and return tensors
+that alias no input; their fake implementations give the outputs' shapes and dtypes, so torch.compile needs no GPU to trace them.
 They have no autograd formula.
 
 A Runtime reaches the ops through an integer handle, which torch.compile keeps as a constant of
@@ -157,3 +159,39 @@ def reduce_scatter(input: torch.Tensor, runtime: int, rank: int, counts: typing.
 def _reduce_scatter_fake(input, runtime, rank, counts, reduction, dim=-2):
     _reduced(input, reduction)
     return input.new_empty(reduce_scatter_output_shape(input.shape, rank, counts, dim))
+
+
+def _rmsnorm_checked(input: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor) -> None:
+    """Checks what the RMSNorm op can tell from its tensors' metadata alone: one dtype the
+    reductions take, the residual of the input's shape, a weight of its last dimension."""
+    dtype_code(input, "input", reduce=True)
+    if residual.dtype != input.dtype or weight.dtype != input.dtype:
+        raise invalid_argument(f"input is {input.dtype}, residual {residual.dtype} and weight "
+                               f"{weight.dtype}: they need one dtype")
+    if input.dim() < 1 or tuple(residual.shape) != tuple(input.shape) or \
+            weight.numel() != input.shape[-1]:
+        raise invalid_argument(
+            f"input {list(input.shape)}, residual {list(residual.shape)} and weight "
+            f"{list(weight.shape)}: the residual needs the input's shape and the weight its "
+            f"last dimension's size")
+
+
+@torch.library.custom_op("ltx::all_reduce_rmsnorm", mutates_args=(), device_types="cuda")
+def all_reduce_rmsnorm(input: torch.Tensor, residual: torch.Tensor, weight: torch.Tensor,
+                       runtime: int, rank: int,
+                       eps: float) -> typing.Tuple[torch.Tensor, torch.Tensor]:
+    """Rank `rank`'s AllReduce with the fused residual-add + RMSNorm epilogue over the Runtime
+    of handle `runtime` (Runtime.all_reduce_rmsnorm_rank): returns new tensors (output,
+    residual_out) of the input's shape, residual_out = sum + residual and output =
+    RMSNorm(residual_out) * weight over the last dimension, the same bits on every rank."""
+    input, residual, weight = input.contiguous(), residual.contiguous(), weight.contiguous()
+    output, residual_out = input.new_empty(input.shape), residual.new_empty(input.shape)
+    runtime_of(runtime).all_reduce_rmsnorm_rank(rank, input, output, residual, weight,
+                                                residual_out, eps=eps)
+    return output, residual_out
+
+
+@all_reduce_rmsnorm.register_fake
+def _all_reduce_rmsnorm_fake(input, residual, weight, runtime, rank, eps):
+    _rmsnorm_checked(input, residual, weight)
+    return input.new_empty(input.shape), residual.new_empty(input.shape)
