@@ -93,6 +93,12 @@ TEST(ResolvedCallTest, AllToAllAutoTakesTheCopyEnginesForLargeEagerPieces) {
   context.capturing = false;
   context.max_shard_bytes = options.copy_engine_min_bytes - 1;
   EXPECT_EQ(ResolveCall(options, context, CallOptions())->protocol, Protocol::kDirect);
+  // The copy-engine transport pairs its calls on the host at call time: no capture, refused
+  // alike on every rank (Unimplemented keeps the Runtime usable).
+  context.transport = Transport::kCopyEngine;
+  context.capturing = true;
+  EXPECT_EQ(ResolveCall(options, context, CallOptions()).status().code(),
+            absl::StatusCode::kUnimplemented);
 }
 
 TEST(ResolvedCallTest, OneTripLimitFollowsTheWorldSizeByDefault) {
@@ -397,6 +403,10 @@ TEST(ResolvedCallTest, AllToAllTakesTheCopyEnginesWhenAskedAndOnTheirTransport) 
         call.protocol = protocol;
         resolved =
             ResolveCall(options, AllToAllContext(Transport::kCopyEngine, bytes, capturing), call);
+        if (capturing) {  // The copy-engine transport pairs its calls on the host: no capture.
+          EXPECT_EQ(resolved.status().code(), absl::StatusCode::kUnimplemented);
+          continue;
+        }
         ASSERT_TRUE(resolved.ok()) << resolved.status();
         EXPECT_EQ(resolved->protocol, Protocol::kCopyEngine) << bytes;
       }

@@ -127,6 +127,11 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
           "Protocol::kAuto or kDirect, not ", ProtocolName(call.protocol)));
     }
   }
+  if (context.transport == Transport::kCopyEngine && context.capturing) {
+    return absl::UnimplementedError(
+        "copy-engine calls can be captured into a CUDA graph only on the peer-store transport "
+        "(the copy-engine transport pairs its calls on the host at call time)");
+  }
   if (context.tensors > 1 &&
       (context.transport == Transport::kCopyEngine || call.protocol == Protocol::kOneTrip ||
        call.protocol == Protocol::kCopyEngine)) {

@@ -118,7 +118,8 @@ struct CallContext {
 // GPU"). The generation: the context's. Errors: Aborted for a call.generation older than the
 // context's (a straggler from before a Reset; the message says so and that nothing was launched);
 // Unimplemented for Protocol::kCopyEngine where context.copy_engines_refused says why not (that
-// text, alike on every rank); InvalidArgument for a call.generation newer than the context's, a
+// text, alike on every rank), and for a capture on the copy-engine transport (which pairs its
+// calls on the host at call time); InvalidArgument for a call.generation newer than the context's, a
 // non-positive or infinite call timeout, negative blocks, a negative call.two_shot_min_bytes,
 // or Protocol::kOneTrip with a shard (all-to-all: a piece) over kOneTripMaxShardBytes. The
 // result depends on nothing but the arguments, so ranks that pass the same shape and options

@@ -755,13 +755,6 @@ absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffe
     AbandonDevices(resolved.status());
     return resolved.status();
   }
-  if (resolved->protocol == Protocol::kCopyEngine && resolved->capturing &&
-      peer_stores_ == nullptr) {
-    // Refused before the op starts on any rank that captures alike: the Runtime stays usable.
-    return absl::UnimplementedError(
-        "copy-engine calls can be captured into a CUDA graph only on the peer-store transport "
-        "(the copy-engine transport pairs its calls on the host at call time)");
-  }
   int previous_device = -1;
   LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice"));
   const int device = ranks_[rank]->device;
