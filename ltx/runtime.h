@@ -289,7 +289,9 @@ class Runtime {
   // not positive and finite, an input in place in its output (residual_out == residual is the
   // in-place form), a null or misaligned weight where there are rows, or a weight that overlaps
   // an output. Ranks that pass different rows, hidden or eps, or call another collective at the
-  // same op, get InvalidArgument from the device.
+  // same op, get InvalidArgument from the device. After a failed op both outputs hold undefined
+  // values, so a residual updated in place is lost with it: keep a copy where a step must be
+  // retried.
   absl::StatusOr<CollectiveHandle> AllReduceRmsNorm(const AllReduceRmsNormShape& shape,
                                                     absl::Span<const RmsNormBuffers> buffers,
                                                     const CallOptions& call = {});
