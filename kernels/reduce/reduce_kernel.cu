@@ -73,39 +73,91 @@ __device__ void ReduceRows(const ReduceKernelParams& p, const uint64_t* inputs) 
   }
 }
 
+// The elements [index, index + sizeof(Word) / sizeof(Bits)) of the epilogue's rows (one element
+// when Word is the element's bits, a whole 16-byte unit when it is uint4): their sums over every
+// rank in rank order, plus the residual, stored as residual_out and their squares added to
+// *partial in increasing order (rmsnorm_math.h).
+template <typename Element, typename Word>
+__device__ inline void SumIntoResidual(const ReduceKernelParams& p, const uint64_t* inputs,
+                                       int64_t index, float* partial) {
+  using Bits = typename Element::Bits;
+  constexpr int kElements = sizeof(Word) / sizeof(Bits);
+  Word loaded[kMaxWorldSize];
+#pragma unroll
+  for (int s = 0; s < kMaxWorldSize; ++s) {
+    if (s < p.world_size) {
+      loaded[s] = __ldcg(reinterpret_cast<const Word*>(inputs[s] + index * sizeof(Bits)));
+    }
+  }
+  const Word residual = *(reinterpret_cast<const Word*>(p.residual) + index / kElements);
+  Word stored;
+#pragma unroll
+  for (int e = 0; e < kElements; ++e) {
+    const Bits sum = ReduceInRankOrder<Element>(kReduceSum, p.world_size, [&loaded, e](int s) {
+      return reinterpret_cast<const Bits*>(&loaded[s])[e];
+    });
+    const Bits bits = AddResidual<Element>(sum, reinterpret_cast<const Bits*>(&residual)[e]);
+    reinterpret_cast<Bits*>(&stored)[e] = bits;
+    *partial = AccumulateSquare(*partial, Element::ToFloat(bits));
+  }
+  *(reinterpret_cast<Word*>(p.residual_out) + index / kElements) = stored;
+}
+
+// The outputs of the elements [index, index + sizeof(Word) / sizeof(Bits)) of a row that starts
+// at element `row_start`, from the residual_out this thread stored and the row's scale.
+template <typename Element, typename Word>
+__device__ inline void NormInto(const ReduceKernelParams& p, int64_t row_start, int64_t index,
+                                float scale) {
+  using Bits = typename Element::Bits;
+  constexpr int kElements = sizeof(Word) / sizeof(Bits);
+  const Word stored = *(reinterpret_cast<const Word*>(p.residual_out) + index / kElements);
+  const Word weight =
+      *(reinterpret_cast<const Word*>(p.weight) + (index - row_start) / kElements);
+  Word normed;
+#pragma unroll
+  for (int e = 0; e < kElements; ++e) {
+    reinterpret_cast<Bits*>(&normed)[e] =
+        NormedElement<Element>(reinterpret_cast<const Bits*>(&stored)[e], scale,
+                               reinterpret_cast<const Bits*>(&weight)[e]);
+  }
+  *(reinterpret_cast<Word*>(p.output) + index / kElements) = normed;
+}
+
 // The AllReduce with the RMSNorm epilogue (rmsnorm_math.h has the order): warp w of the grid's
-// W warps takes rows w, w + W, ...; lane j reduces the elements of its units of the row
-// (RmsNormLaneOf) over every rank in rank order, element by element, adds the residual, stores
-// residual_out and accumulates its squares; the
-// warp combines the lanes' sums into the row's scale, and lane j stores the output of its
-// elements from the residual_out it stored itself. The bits depend on neither the grid nor the
-// buffers' alignment.
+// W warps takes rows w, w + W, ...; lane j takes the row's 16-byte units j, j + 32, ...
+// (RmsNormLaneOf): it reduces their elements over every rank in rank order, adds the residual,
+// stores residual_out and accumulates the squares; the warp combines the lanes' sums into the
+// row's scale, and lane j stores the output of its units from the residual_out it stored
+// itself. Where every buffer and every row start on 16 bytes, a unit moves as one vector, else
+// element by element; the order, and so the bits, are the same either way, whatever the grid.
 template <typename Element>
 __device__ void RmsNormRows(const ReduceKernelParams& p, const uint64_t* inputs) {
   using Bits = typename Element::Bits;
   constexpr int kWarpsPerBlock = kReduceThreads / kRmsNormLanes;
+  constexpr int64_t kUnit = RmsNormUnit<Element>();
   const int lane = static_cast<int>(threadIdx.x) % kRmsNormLanes;
   const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
   const int64_t warp = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock +
                        static_cast<int64_t>(threadIdx.x) / kRmsNormLanes;
   const int64_t rows = p.geometry.slice_elements / p.hidden;
-  const Bits* residual = static_cast<const Bits*>(p.residual);
-  Bits* residual_out = static_cast<Bits*>(p.residual_out);
-  const Bits* weight = static_cast<const Bits*>(p.weight);
-  Bits* output = static_cast<Bits*>(p.output);
-  constexpr int64_t kUnit = RmsNormUnit<Element>();
+  uint64_t misaligned = reinterpret_cast<uint64_t>(p.residual) |
+                        reinterpret_cast<uint64_t>(p.residual_out) |
+                        reinterpret_cast<uint64_t>(p.output) |
+                        reinterpret_cast<uint64_t>(p.weight) |
+                        static_cast<uint64_t>(p.hidden * static_cast<int64_t>(sizeof(Bits)));
+  for (int s = 0; s < p.world_size; ++s) misaligned |= inputs[s];
+  const bool vectors = (misaligned & (kVectorBytes - 1)) == 0;
   for (int64_t row = warp; row < rows; row += warps) {
     const int64_t base = row * p.hidden;
     float partial = 0.0f;
     for (int64_t first = lane * kUnit; first < p.hidden; first += kRmsNormLanes * kUnit) {
-      const int64_t end = first + kUnit < p.hidden ? first + kUnit : p.hidden;
-      for (int64_t i = first; i < end; ++i) {
-        const Bits sum = ReduceInRankOrder<Element>(kReduceSum, p.world_size, [&](int s) {
-          return __ldcg(reinterpret_cast<const Bits*>(inputs[s]) + base + i);
-        });
-        const Bits stored = AddResidual<Element>(sum, residual[base + i]);
-        residual_out[base + i] = stored;
-        partial = AccumulateSquare(partial, Element::ToFloat(stored));
+      if (vectors) {
+        SumIntoResidual<Element, uint4>(p, inputs, base + first, &partial);
+      } else {
+        const int64_t end = first + kUnit < p.hidden ? first + kUnit : p.hidden;
+        for (int64_t i = first; i < end; ++i) {
+          SumIntoResidual<Element, Bits>(p, inputs, base + i, &partial);
+        }
       }
     }
     for (int offset = kRmsNormLanes / 2; offset > 0; offset /= 2) {
@@ -113,9 +165,11 @@ __device__ void RmsNormRows(const ReduceKernelParams& p, const uint64_t* inputs)
     }
     const float scale = RmsNormScale(partial, p.hidden, p.eps);
     for (int64_t first = lane * kUnit; first < p.hidden; first += kRmsNormLanes * kUnit) {
-      const int64_t end = first + kUnit < p.hidden ? first + kUnit : p.hidden;
-      for (int64_t i = first; i < end; ++i) {
-        output[base + i] = NormedElement<Element>(residual_out[base + i], scale, weight[i]);
+      if (vectors) {
+        NormInto<Element, uint4>(p, base, base + first, scale);
+      } else {
+        const int64_t end = first + kUnit < p.hidden ? first + kUnit : p.hidden;
+        for (int64_t i = first; i < end; ++i) NormInto<Element, Bits>(p, base, base + i, scale);
       }
     }
   }

@@ -32,7 +32,7 @@ inline constexpr int kRmsNormLanes = 32;
 
 // Elements of one lane's unit: 16 bytes of `Element`.
 template <typename Element>
-constexpr int RmsNormUnit() {
+LTX_HOST_DEVICE constexpr int RmsNormUnit() {
   return static_cast<int>(16 / sizeof(typename Element::Bits));
 }
 
