@@ -1,12 +1,12 @@
 // GPU tests of the AllReduce with the fused residual-add + RMSNorm epilogue, in both call styles
 // and captured into CUDA graphs: bf16, fp16 and fp32; rows that fill a warp, rows shorter than
-// a warp and odd ones; no rows; the residual updated in place; several block counts; ranks that
-// disagree on eps; bad buffers. Random inputs per rank and per call (the residual and the
-// weight the same on every rank, as a tensor-parallel layer has them), outputs poisoned before
-// every call, every rank's residual_out and output compared bit for bit with the host reference
-// (tools/testing/reduce_reference.h), the inputs, the residual (unless updated in place) and the
-// bytes past each output checked unchanged. The ranks come from the layout switch
-// (tools/testing/test_ranks.h).
+// a warp and odd ones; no rows; the residual updated in place; buffers off 16-byte alignment;
+// several block counts; ranks that disagree on eps; bad buffers. Random inputs per rank and
+// per call (the residual and the weight the same on every rank, as a tensor-parallel layer has
+// them), outputs poisoned before every call, every rank's residual_out and output compared bit
+// for bit with the host reference (tools/testing/reduce_reference.h), the inputs, the residual
+// (unless updated in place) and the bytes past each output checked unchanged. The ranks come
+// from the layout switch (tools/testing/test_ranks.h).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -46,10 +46,14 @@ constexpr int64_t kGuard = 64;
 struct RmsNormCase {
   AllReduceRmsNormShape shape;
   bool residual_in_place = false;
+  // Elements by which every buffer starts past its allocation (1: off 16-byte alignment, so the
+  // kernel moves element by element).
+  int offset = 0;
   std::string ToString() const {
-    return absl::StrFormat("%s rows %d hidden %d eps %g%s", DataTypeName(shape.dtype), shape.rows,
-                           shape.hidden, shape.eps,
-                           residual_in_place ? " residual in place" : "");
+    return absl::StrFormat("%s rows %d hidden %d eps %g%s%s", DataTypeName(shape.dtype),
+                           shape.rows, shape.hidden, shape.eps,
+                           residual_in_place ? " residual in place" : "",
+                           offset != 0 ? " misaligned" : "");
   }
 };
 
@@ -121,9 +125,9 @@ class RmsNormWorld {
         LTX_RETURN_IF_ERROR(
             CudaStatus(cudaMemset(r.areas[k], kPoison, kCapacity + kGuard), "cudaMemset"));
       }
-      LTX_RETURN_IF_ERROR(Upload(r.areas[kInput], inputs_[rank]));
-      LTX_RETURN_IF_ERROR(Upload(r.areas[kResidual], residual_));
-      LTX_RETURN_IF_ERROR(Upload(r.areas[kWeight], weight_));
+      LTX_RETURN_IF_ERROR(Upload(At(r, kInput), inputs_[rank]));
+      LTX_RETURN_IF_ERROR(Upload(At(r, kResidual), residual_));
+      LTX_RETURN_IF_ERROR(Upload(At(r, kWeight), weight_));
     }
     return absl::OkStatus();
   }
@@ -131,11 +135,11 @@ class RmsNormWorld {
   RmsNormBuffers Buffers(int rank) const {
     const Rank& r = ranks_[rank];
     RmsNormBuffers buffers;
-    buffers.input = r.areas[kInput];
-    buffers.output = r.areas[kOutput];
-    buffers.residual = r.areas[kResidual];
-    buffers.residual_out = case_.residual_in_place ? r.areas[kResidual] : r.areas[kResidualOut];
-    buffers.weight = r.areas[kWeight];
+    buffers.input = At(r, kInput);
+    buffers.output = At(r, kOutput);
+    buffers.residual = At(r, kResidual);
+    buffers.residual_out = case_.residual_in_place ? At(r, kResidual) : At(r, kResidualOut);
+    buffers.weight = At(r, kWeight);
     buffers.stream = r.stream;
     return buffers;
   }
@@ -163,17 +167,17 @@ class RmsNormWorld {
       const Rank& r = ranks_[rank];
       LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
       LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(r.stream), "cudaStreamSynchronize"));
-      const uint8_t* residual_out = case_.residual_in_place ? r.areas[kResidual]
-                                                            : r.areas[kResidualOut];
+      const uint8_t* residual_out = case_.residual_in_place ? At(r, kResidual)
+                                                            : At(r, kResidualOut);
       LTX_RETURN_IF_ERROR(Compare(rank, "residual_out", residual_out, expected.residual_out));
-      LTX_RETURN_IF_ERROR(Compare(rank, "output", r.areas[kOutput], expected.output));
-      LTX_RETURN_IF_ERROR(Compare(rank, "input", r.areas[kInput], inputs_[rank]));
-      LTX_RETURN_IF_ERROR(Compare(rank, "weight", r.areas[kWeight], weight_));
+      LTX_RETURN_IF_ERROR(Compare(rank, "output", At(r, kOutput), expected.output));
+      LTX_RETURN_IF_ERROR(Compare(rank, "input", At(r, kInput), inputs_[rank]));
+      LTX_RETURN_IF_ERROR(Compare(rank, "weight", At(r, kWeight), weight_));
       if (!case_.residual_in_place) {
-        LTX_RETURN_IF_ERROR(Compare(rank, "residual", r.areas[kResidual], residual_));
+        LTX_RETURN_IF_ERROR(Compare(rank, "residual", At(r, kResidual), residual_));
       }
       const std::vector<uint8_t> guard(kGuard, kPoison);
-      LTX_RETURN_IF_ERROR(Compare(rank, "the guard past output", r.areas[kOutput] + bytes, guard));
+      LTX_RETURN_IF_ERROR(Compare(rank, "the guard past output", At(r, kOutput) + bytes, guard));
       LTX_RETURN_IF_ERROR(
           Compare(rank, "the guard past residual_out", residual_out + bytes, guard));
     }
@@ -187,6 +191,11 @@ class RmsNormWorld {
     cudaStream_t stream = nullptr;
     uint8_t* areas[kAreas] = {};
   };
+
+  // Where buffer `area` of rank `r` starts for the current case.
+  uint8_t* At(const Rank& r, Area area) const {
+    return r.areas[area] + case_.offset * ElementSize(case_.shape.dtype);
+  }
 
   static absl::Status Upload(uint8_t* area, const std::vector<uint8_t>& bytes) {
     return CudaStatus(cudaMemcpy(area, bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
@@ -270,6 +279,21 @@ TEST_F(AllReduceRmsNormTest, EveryDtypeAndRowShapeGivesTheReferenceBits) {
           EXPECT_TRUE(verified.ok()) << c.ToString() << ": " << verified;
         }
       }
+    }
+  }
+}
+
+// Buffers off 16-byte alignment take the kernel's element path, rows of whole 16-byte units
+// aligned its vector path; both give the reference's bits.
+TEST_F(AllReduceRmsNormTest, MisalignedBuffersGiveTheSameBits) {
+  for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16, DataType::kFloat32}) {
+    for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+      RmsNormCase c = Case(dtype, 5, 1000, /*residual_in_place=*/style == CallStyle::kCoordinated);
+      c.offset = 1;
+      ASSERT_TRUE(world_->Prepare(c).ok());
+      ASSERT_TRUE(Run(c, style).ok()) << c.ToString();
+      const absl::Status verified = world_->Verify();
+      EXPECT_TRUE(verified.ok()) << c.ToString() << ": " << verified;
     }
   }
 }
