@@ -24,6 +24,18 @@ TEST(CallLedgerTest, EachRankNumbersItsCallsFromOne) {
   EXPECT_EQ(ledger.Record(1, Protocol::kOneTrip), 1u);
 }
 
+TEST(CallLedgerTest, LatestCallIsTheNewestRecordPastTheHistory) {
+  CallLedger ledger(3);
+  EXPECT_EQ(ledger.LatestCall(0), 0u);
+  for (int call = 0; call < CallLedger::kHistory + 5; ++call) ledger.Record(0, Protocol::kDirect);
+  ledger.Record(1, Protocol::kOneTrip);
+  EXPECT_EQ(ledger.LatestCall(0), static_cast<uint64_t>(CallLedger::kHistory + 5));
+  EXPECT_EQ(ledger.LatestCall(1), 1u);
+  EXPECT_EQ(ledger.LatestCall(2), 0u);
+  ledger.Reset();
+  EXPECT_EQ(ledger.LatestCall(0), 0u);
+}
+
 TEST(CallLedgerTest, RanksOnTheSamePathsAgreeWhateverTheOrder) {
   CallLedger ledger(3);
   const Protocol sequence[] = {Protocol::kDirect, Protocol::kCopyEngine, Protocol::kOneTrip,

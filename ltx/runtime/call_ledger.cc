@@ -1,6 +1,8 @@
 // The per-rank ledger of recent calls and their paths.
 #include "ltx/runtime/call_ledger.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace ltx {
@@ -43,6 +45,14 @@ absl::Status CallLedger::Check(int rank, uint64_t number, Protocol protocol) con
         number, rank, ProtocolName(protocol), peer, ProtocolName(theirs)));
   }
   return absl::OkStatus();
+}
+
+uint64_t CallLedger::LatestCall(int rank) const {
+  uint64_t latest = 0;
+  for (const std::atomic<uint64_t>& entry : rings_[rank].entries) {
+    latest = std::max(latest, entry.load(std::memory_order_seq_cst) >> kProtocolBits);
+  }
+  return latest;
 }
 
 void CallLedger::Reset() {

@@ -41,6 +41,11 @@ class CallLedger {
   // a disagreement (it finds this rank's record when it does). Thread-safe.
   absl::Status Check(int rank, uint64_t number, Protocol protocol) const;
 
+  // The number of the newest call rank `rank` recorded (0: none since creation or the last
+  // Reset), as its ring shows it to any thread: for messages about a rank whose work never
+  // reached its GPU. Thread-safe.
+  uint64_t LatestCall(int rank) const;
+
   // Empties every ring. No call may be recording.
   void Reset();
 

@@ -128,8 +128,14 @@ absl::Status SameStreamError(int rank, int other, int device) {
 }
 
 // What a timeout most often means where ranks share a GPU, for its message: the GPU itself held
-// a rank's kernel back (kernels/PROTOCOL.md, "Ranks that share a GPU").
-std::string SharedGpuTimeoutNote() {
+// a rank's kernel back (kernels/PROTOCOL.md, "Ranks that share a GPU"); and how many calls each
+// of the `world` ranks had launched (`ledger`), which tells a rank whose thread never reached
+// its launch from one whose launched kernel never started.
+std::string SharedGpuTimeoutNote(const CallLedger& ledger, int world) {
+  std::vector<std::string> launched;
+  for (int rank = 0; rank < world; ++rank) {
+    launched.push_back(absl::StrCat("rank ", rank, ": ", ledger.LatestCall(rank)));
+  }
   const char* loading = std::getenv("CUDA_MODULE_LOADING");
   const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
   return absl::StrFormat(
@@ -137,8 +143,9 @@ std::string SharedGpuTimeoutNote() {
       "lazily while a co-located rank waits, or streams that share a hardware queue (this "
       "process has CUDA_MODULE_LOADING=%s and CUDA_DEVICE_MAX_CONNECTIONS=%s; set EAGER and 32 "
       "before CUDA starts, and keep few streams per GPU: kernels/PROTOCOL.md, \"Ranks that share "
-      "a GPU\")",
-      loading != nullptr ? loading : "unset", connections != nullptr ? connections : "unset");
+      "a GPU\"); calls launched on the host so far (%s)",
+      loading != nullptr ? loading : "unset", connections != nullptr ? connections : "unset",
+      absl::StrJoin(launched, ", "));
 }
 
 // "all_gather rank 0: shard 8192 B (largest 8192 B), protocol one_trip (why), 4 blocks,
@@ -432,7 +439,7 @@ absl::Status Runtime::CollectDeviceErrors() {
   }
   if (placement_->ranks_share_gpus() &&
       reported->kind == static_cast<uint32_t>(DeviceErrorKind::kTimeout)) {
-    first = absl::Status(first.code(), absl::StrCat(first.message(), SharedGpuTimeoutNote()));
+    first = absl::Status(first.code(), absl::StrCat(first.message(), SharedGpuTimeoutNote(*ledger_, world_size())));
   }
   failure_ = first;
   failed_.store(true, std::memory_order_release);
