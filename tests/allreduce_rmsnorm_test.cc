@@ -128,6 +128,9 @@ class RmsNormWorld {
       LTX_RETURN_IF_ERROR(Upload(At(r, kInput), inputs_[rank]));
       LTX_RETURN_IF_ERROR(Upload(At(r, kResidual), residual_));
       LTX_RETURN_IF_ERROR(Upload(At(r, kWeight), weight_));
+      // The copies and memsets ran on the legacy stream, which the ranks' non-blocking streams
+      // do not wait for.
+      LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
     }
     return absl::OkStatus();
   }
