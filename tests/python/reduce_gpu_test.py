@@ -274,8 +274,8 @@ class ReduceTest(gpu_test.RuntimeTestCase):
     def test_all_reduce_rmsnorm(self):
         """The fused epilogue in both call styles, the residual apart and in place: every
         rank's residual_out is bitwise torch's (sum in rank order, rounded, plus the residual,
-        rounded), every rank's output the same bits as rank 0's and within two roundings of the
-        RMSNorm torch computes in float64 from residual_out."""
+        rounded), every rank's output the same bits as rank 0's and close to the RMSNorm torch
+        computes in float64 from residual_out (two roundings to the dtype; fp32 a little more)."""
         for dtype in REDUCE_DTYPES:
             for rows, hidden in ((1, 4096), (5, 100), (3, 31)):
                 for in_place in (False, True):
@@ -316,7 +316,9 @@ class ReduceTest(gpu_test.RuntimeTestCase):
                             f"rank {r}'s output differs from rank 0's")
         x = stored.double()
         exact = x / torch.sqrt((x * x).mean(dim=-1, keepdim=True) + eps) * weight_host.double()
-        unit = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}.get(dtype, 2.0 ** -23)
+        # Two roundings to the dtype; for fp32, the fp32 sums of squares of up to 4096 elements
+        # (a few 1e-6 relative) dominate.
+        unit = {torch.bfloat16: 2.0 ** -8, torch.float16: 2.0 ** -11}.get(dtype, 2.0 ** -16)
         error = (case.outputs[0].cpu().double() - exact).abs()
         bound = 2 * unit * exact.abs() + 1e-6
         self.assertTrue(bool((error <= bound).all()),
