@@ -629,9 +629,10 @@ static float Rounded(int dtype, float value, unsigned char* bytes) {
  * in place and apart. Random finite inputs, residuals and weights (each rank its own: so each
  * rank's outputs differ), poisoned outputs; every rank's residual_out and output must equal the
  * host's, computed in the order kernels/reduce/rmsnorm_math.h defines: the sum over ranks 0,
- * 1, ... in fp32 rounded to dtype, plus the residual rounded; per row, lane l (of 32) summing
- * fmaf(x, x, .) over its 16-byte units l, l + 32, ...; the lanes combined by the butterfly
- * (offsets 16, 8, 4, 2, 1); scale 1 / sqrtf(sum / hidden + eps); (x * scale) * weight rounded. */
+ * 1, ... in fp32 rounded to dtype, plus the residual rounded; per row, thread t (of 512)
+ * summing fmaf(x, x, .) over its 16-byte units t, t + 512, ...; each warp's 32 threads combined
+ * by the butterfly (offsets 16, 8, 4, 2, 1), the 16 warps' sums added in order; scale
+ * 1 / sqrtf(sum / hidden + eps); (x * scale) * weight rounded. */
 static void TestAllReduceRmsNorm(const World* w, int dtype, int64_t rows, int64_t hidden,
                                  uint64_t* seed) {
   const float eps = 1e-5f;
@@ -663,9 +664,9 @@ static void TestAllReduceRmsNorm(const World* w, int dtype, int64_t rows, int64_
         unsigned char* residual_out = in_place ? ops[1].host_in[r] : ops[1].expected[r];
         unsigned char scratch[4];
         for (row = 0; row < rows; ++row) {
-          float lanes[32], combined[32], scale;
-          int lane, offset, s;
-          for (lane = 0; lane < 32; ++lane) lanes[lane] = 0.0f;
+          float partials[512], combined[32], total = 0.0f, scale;
+          int thread, warp, lane, offset, s;
+          for (thread = 0; thread < 512; ++thread) partials[thread] = 0.0f;
           for (i = 0; i < hidden; ++i) {
             size_t at = (size_t)(row * hidden + i) * size;
             float sum = LoadFloat(dtype, ops[0].host_in[0] + at), x;
@@ -673,14 +674,18 @@ static void TestAllReduceRmsNorm(const World* w, int dtype, int64_t rows, int64_
             x = Rounded(dtype, Rounded(dtype, sum, scratch) +
                                    LoadFloat(dtype, ops[1].host_in[r] + at),
                         residual_out + at);
-            lane = (int)((i / unit) % 32);
-            lanes[lane] = fmaf(x, x, lanes[lane]);
+            thread = (int)((i / unit) % 512);
+            partials[thread] = fmaf(x, x, partials[thread]);
           }
-          for (offset = 16; offset > 0; offset /= 2) {
-            for (lane = 0; lane < 32; ++lane) combined[lane] = lanes[lane] + lanes[lane ^ offset];
-            memcpy(lanes, combined, sizeof(lanes));
+          for (warp = 0; warp < 16; ++warp) {
+            float* lanes = partials + 32 * warp;
+            for (offset = 16; offset > 0; offset /= 2) {
+              for (lane = 0; lane < 32; ++lane) combined[lane] = lanes[lane] + lanes[lane ^ offset];
+              memcpy(lanes, combined, sizeof(combined));
+            }
+            total = warp == 0 ? lanes[0] : total + lanes[0];
           }
-          scale = 1.0f / sqrtf(lanes[0] / (float)hidden + eps);
+          scale = 1.0f / sqrtf(total / (float)hidden + eps);
           for (i = 0; i < hidden; ++i) {
             size_t at = (size_t)(row * hidden + i) * size;
             float x = LoadFloat(dtype, residual_out + at) * scale;

@@ -213,15 +213,16 @@ TEST(RmsNormReferenceTest, FollowsTheDefinitionInEachDtype) {
   ExpectReferenceFollowsTheDefinition<Float32Element>(DataType::kFloat32, 1e-5);
 }
 
-TEST(RmsNormReferenceTest, LanesOwnSixteenByteUnitsInTurn) {
+TEST(RmsNormReferenceTest, ThreadsOwnSixteenByteUnitsInTurn) {
   EXPECT_EQ(RmsNormUnit<BFloat16Element>(), 8);
   EXPECT_EQ(RmsNormUnit<Float32Element>(), 4);
-  for (int64_t i : {0, 7}) EXPECT_EQ(RmsNormLaneOf<BFloat16Element>(i), 0);
-  EXPECT_EQ(RmsNormLaneOf<BFloat16Element>(8), 1);
-  EXPECT_EQ(RmsNormLaneOf<Float16Element>(255), 31);
-  EXPECT_EQ(RmsNormLaneOf<Float16Element>(256), 0);
-  EXPECT_EQ(RmsNormLaneOf<Float32Element>(4), 1);
-  EXPECT_EQ(RmsNormLaneOf<Float32Element>(128 + 5), 1);
+  EXPECT_EQ(kRmsNormWarps * kRmsNormLanes, kRmsNormThreads);
+  for (int64_t i : {0, 7}) EXPECT_EQ(RmsNormThreadOf<BFloat16Element>(i), 0);
+  EXPECT_EQ(RmsNormThreadOf<BFloat16Element>(8), 1);
+  EXPECT_EQ(RmsNormThreadOf<Float16Element>(8 * kRmsNormThreads - 1), kRmsNormThreads - 1);
+  EXPECT_EQ(RmsNormThreadOf<Float16Element>(8 * kRmsNormThreads), 0);
+  EXPECT_EQ(RmsNormThreadOf<Float32Element>(4), 1);
+  EXPECT_EQ(RmsNormThreadOf<Float32Element>(4 * kRmsNormThreads + 5), 1);
 }
 
 TEST(RmsNormReferenceTest, TheLanesButterflyLeavesEveryLaneTheSameSum) {

@@ -123,22 +123,22 @@ __device__ inline void NormInto(const ReduceKernelParams& p, int64_t row_start, 
   *(reinterpret_cast<Word*>(p.output) + index / kElements) = normed;
 }
 
-// The AllReduce with the RMSNorm epilogue (rmsnorm_math.h has the order): warp w of the grid's
-// W warps takes rows w, w + W, ...; lane j takes the row's 16-byte units j, j + 32, ...
-// (RmsNormLaneOf): it reduces their elements over every rank in rank order, adds the residual,
-// stores residual_out and accumulates the squares; the warp combines the lanes' sums into the
-// row's scale, and lane j stores the output of its units from the residual_out it stored
-// itself. Where every buffer and every row start on 16 bytes, a unit moves as one vector, else
-// element by element; the order, and so the bits, are the same either way, whatever the grid.
+// The AllReduce with the RMSNorm epilogue (rmsnorm_math.h has the order): block b of the grid's
+// B takes rows b, b + B, ...; thread t takes the row's 16-byte units t, t + kRmsNormThreads, ...
+// (RmsNormThreadOf): it reduces their elements over every rank in rank order, adds the
+// residual, stores residual_out and accumulates the squares; each warp combines its lanes' sums
+// (butterfly), thread 0 folds the warps' sums in order into the row's scale, and thread t stores
+// the output of its units from the residual_out it stored itself. Where every buffer and every
+// row start on 16 bytes, a unit moves as one vector, else element by element; the order, and so
+// the bits, are the same either way, whatever the grid.
 template <typename Element>
 __device__ void RmsNormRows(const ReduceKernelParams& p, const uint64_t* inputs) {
   using Bits = typename Element::Bits;
-  constexpr int kWarpsPerBlock = kReduceThreads / kRmsNormLanes;
+  static_assert(kRmsNormThreads == kReduceThreads, "one block per row");
   constexpr int64_t kUnit = RmsNormUnit<Element>();
-  const int lane = static_cast<int>(threadIdx.x) % kRmsNormLanes;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * kWarpsPerBlock;
-  const int64_t warp = static_cast<int64_t>(blockIdx.x) * kWarpsPerBlock +
-                       static_cast<int64_t>(threadIdx.x) / kRmsNormLanes;
+  __shared__ float warp_sums[kRmsNormWarps];
+  __shared__ float row_scale;
+  const int thread = static_cast<int>(threadIdx.x);
   const int64_t rows = p.geometry.slice_elements / p.hidden;
   uint64_t misaligned = reinterpret_cast<uint64_t>(p.residual) |
                         reinterpret_cast<uint64_t>(p.residual_out) |
@@ -147,10 +147,10 @@ __device__ void RmsNormRows(const ReduceKernelParams& p, const uint64_t* inputs)
                         static_cast<uint64_t>(p.hidden * static_cast<int64_t>(sizeof(Bits)));
   for (int s = 0; s < p.world_size; ++s) misaligned |= inputs[s];
   const bool vectors = (misaligned & (kVectorBytes - 1)) == 0;
-  for (int64_t row = warp; row < rows; row += warps) {
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const int64_t base = row * p.hidden;
     float partial = 0.0f;
-    for (int64_t first = lane * kUnit; first < p.hidden; first += kRmsNormLanes * kUnit) {
+    for (int64_t first = thread * kUnit; first < p.hidden; first += kRmsNormThreads * kUnit) {
       if (vectors) {
         SumIntoResidual<Element, uint4>(p, inputs, base + first, &partial);
       } else {
@@ -163,8 +163,19 @@ __device__ void RmsNormRows(const ReduceKernelParams& p, const uint64_t* inputs)
     for (int offset = kRmsNormLanes / 2; offset > 0; offset /= 2) {
       partial = CombineLanes(partial, __shfl_xor_sync(0xffffffffu, partial, offset));
     }
-    const float scale = RmsNormScale(partial, p.hidden, p.eps);
-    for (int64_t first = lane * kUnit; first < p.hidden; first += kRmsNormLanes * kUnit) {
+    if (thread % kRmsNormLanes == 0) warp_sums[thread / kRmsNormLanes] = partial;
+    __syncthreads();
+    if (thread == 0) {
+      float sum = warp_sums[0];
+      for (int w = 1; w < kRmsNormWarps; ++w) sum = CombineWarps(sum, warp_sums[w]);
+      row_scale = RmsNormScale(sum, p.hidden, p.eps);
+    }
+    // Every thread reads the scale after this barrier. The next row's warp sums are written
+    // after it (thread 0 has read these), and its scale after the next row's first barrier,
+    // which every thread reaches only once it has read this one.
+    __syncthreads();
+    const float scale = row_scale;
+    for (int64_t first = thread * kUnit; first < p.hidden; first += kRmsNormThreads * kUnit) {
       if (vectors) {
         NormInto<Element, uint4>(p, base, base + first, scale);
       } else {

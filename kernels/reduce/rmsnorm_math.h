@@ -4,12 +4,15 @@
 // For each row of `hidden` elements, with s[i] the AllReduce's sum of element i (its bits, as
 // ReduceInRankOrder rounds it to the dtype):
 //   residual_out[i] = round(s[i] + residual[i])                          (in fp32, then rounded)
-//   lane j of kRmsNormLanes: p[j] = 0, then p[j] = fma(x, x, p[j]) for x = residual_out[i] (as
-//     fp32) over the elements i of its units in increasing order: unit u is the U = 16 bytes of
-//     elements [u U, u U + U) (8 bf16 or fp16, 4 fp32), and lane j's units are j, j + 32, ...
-//     (RmsNormLaneOf), so that a lane can load each of its units as one 16-byte vector
-//   q = the lanes' p combined by the butterfly: for o = 16, 8, 4, 2, 1 every lane j takes
-//     p[j] + p[j ^ o] (addition commutes, so every lane ends with the same q)
+//   thread t of kRmsNormThreads: p[t] = 0, then p[t] = fma(x, x, p[t]) for x = residual_out[i]
+//     (as fp32) over the elements i of its units in increasing order: unit u is the U = 16 bytes
+//     of elements [u U, u U + U) (8 bf16 or fp16, 4 fp32), and thread t's units are t,
+//     t + kRmsNormThreads, ... (RmsNormThreadOf), so that a thread can load each of its units as
+//     one 16-byte vector
+//   w[k] = the p of warp k (threads 32 k .. 32 k + 31) combined by the butterfly: for
+//     o = 16, 8, 4, 2, 1 every lane l takes p[l] + p[l ^ o] (addition commutes, so every lane
+//     ends with the same bits)
+//   q = w[0] + w[1], then + w[2], ..., + w[kRmsNormWarps - 1], in that order
 //   scale = 1 / sqrt(q / hidden + eps)
 //   out[i] = round((residual_out[i] * scale) * weight[i])
 // Every operation is one correctly rounded IEEE fp32 operation (the device's _rn intrinsics;
@@ -27,19 +30,22 @@
 
 namespace ltx {
 
-// The lanes that share a row's sum of squares: one warp.
+// The threads that share a row's sum of squares (one block of the kernel), in warps of
+// kRmsNormLanes.
+inline constexpr int kRmsNormThreads = 512;
 inline constexpr int kRmsNormLanes = 32;
+inline constexpr int kRmsNormWarps = kRmsNormThreads / kRmsNormLanes;
 
-// Elements of one lane's unit: 16 bytes of `Element`.
+// Elements of one thread's unit: 16 bytes of `Element`.
 template <typename Element>
 LTX_HOST_DEVICE constexpr int RmsNormUnit() {
   return static_cast<int>(16 / sizeof(typename Element::Bits));
 }
 
-// The lane that accumulates element `i` of a row.
+// The thread that accumulates element `i` of a row.
 template <typename Element>
-LTX_HOST_DEVICE inline int RmsNormLaneOf(int64_t i) {
-  return static_cast<int>((i / RmsNormUnit<Element>()) % kRmsNormLanes);
+LTX_HOST_DEVICE inline int RmsNormThreadOf(int64_t i) {
+  return static_cast<int>((i / RmsNormUnit<Element>()) % kRmsNormThreads);
 }
 
 LTX_HOST_DEVICE inline float AddRn(float a, float b) {
@@ -100,9 +106,12 @@ LTX_HOST_DEVICE inline float AccumulateSquare(float partial, float residual_out)
   return FmaRn(residual_out, residual_out, partial);
 }
 
-// One butterfly step: a lane's partial and its partner's.
+// One butterfly step: a lane's partial and its partner's; and one step of the warps' fold.
 LTX_HOST_DEVICE inline float CombineLanes(float mine, float partner) {
   return AddRn(mine, partner);
+}
+LTX_HOST_DEVICE inline float CombineWarps(float sum, float next_warp) {
+  return AddRn(sum, next_warp);
 }
 
 // The row's scale from its sum of squares over `hidden` elements (1 <= hidden <= 2^24, exact

@@ -55,22 +55,27 @@ void RmsNormInto(const ReduceLayout& layout, const std::vector<uint8_t>& sums,
   const int64_t hidden = layout.hidden;
   for (int64_t row = 0; row < layout.total_rows; ++row) {
     const int64_t base = row * hidden;
-    float lanes[kRmsNormLanes] = {};
+    float partials[kRmsNormThreads] = {};
     for (int64_t i = 0; i < hidden; ++i) {
       const Bits stored =
           AddResidual<Element>(BitsAt<Bits>(sums, base + i), BitsAt<Bits>(residual, base + i));
       StoreAt(&outputs->residual_out, base + i, stored);
-      const int lane = RmsNormLaneOf<Element>(i);
-      lanes[lane] = AccumulateSquare(lanes[lane], Element::ToFloat(stored));
+      float& partial = partials[RmsNormThreadOf<Element>(i)];
+      partial = AccumulateSquare(partial, Element::ToFloat(stored));
     }
-    for (int offset = kRmsNormLanes / 2; offset > 0; offset /= 2) {
-      float combined[kRmsNormLanes];
-      for (int lane = 0; lane < kRmsNormLanes; ++lane) {
-        combined[lane] = CombineLanes(lanes[lane], lanes[lane ^ offset]);
+    float sum = 0.0f;
+    for (int warp = 0; warp < kRmsNormWarps; ++warp) {
+      float* lanes = partials + warp * kRmsNormLanes;
+      for (int offset = kRmsNormLanes / 2; offset > 0; offset /= 2) {
+        float combined[kRmsNormLanes];
+        for (int lane = 0; lane < kRmsNormLanes; ++lane) {
+          combined[lane] = CombineLanes(lanes[lane], lanes[lane ^ offset]);
+        }
+        std::memcpy(lanes, combined, sizeof(combined));
       }
-      std::memcpy(lanes, combined, sizeof(lanes));
+      sum = warp == 0 ? lanes[0] : CombineWarps(sum, lanes[0]);
     }
-    const float scale = RmsNormScale(lanes[0], hidden, layout.eps);
+    const float scale = RmsNormScale(sum, hidden, layout.eps);
     for (int64_t i = 0; i < hidden; ++i) {
       StoreAt(&outputs->output, base + i,
               NormedElement<Element>(BitsAt<Bits>(outputs->residual_out, base + i), scale,
