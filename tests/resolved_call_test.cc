@@ -101,6 +101,22 @@ TEST(ResolvedCallTest, AllToAllAutoTakesTheCopyEnginesForLargeEagerPieces) {
             absl::StatusCode::kUnimplemented);
 }
 
+TEST(ResolvedCallTest, AnOpWithWorkBlocksGetsThemWithinTheBudget) {
+  const RuntimeOptions options;
+  CallContext context;
+  context.collective = Collective::kAllReduceRmsNorm;
+  context.world_size = 2;
+  context.max_blocks = 132;
+  context.max_shard_bytes = context.shard_bytes = 64 << 10;
+  context.work_blocks = 17;  // Rows.
+  EXPECT_EQ(ResolveCall(options, context, CallOptions())->blocks, 17);
+  context.work_blocks = 1000;
+  EXPECT_EQ(ResolveCall(options, context, CallOptions())->blocks, 132);
+  CallOptions call;
+  call.blocks = 3;
+  EXPECT_EQ(ResolveCall(options, context, call)->blocks, 3);
+}
+
 TEST(ResolvedCallTest, OneTripLimitFollowsTheWorldSizeByDefault) {
   EXPECT_EQ(OneTripLimit(kOneTripLimitByWorldSize, 1), kOneTripMaxShardBytes);
   EXPECT_EQ(OneTripLimit(kOneTripLimitByWorldSize, 2), kOneTripMaxShardBytes);

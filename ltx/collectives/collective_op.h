@@ -53,6 +53,9 @@ struct CollectiveOp {
   // Bytes that every input and output address must be a multiple of (the reductions: the
   // element size).
   int element_alignment = 1;
+  // Blocks the kernel has work for, where the op says (the RMSNorm epilogue: one per row; the
+  // Runtime gives it no more, nor more than the block budget); 0: by the bytes.
+  int64_t work_blocks = 0;
   // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
   std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>
       launch_kernel;

@@ -1,6 +1,8 @@
 // The reductions' op for the Runtime's funnel, and the loading of their kernel.
 #include "ltx/collectives/reduce_op.h"
 
+#include <algorithm>
+
 #include "kernels/reduce/reduce_kernel.h"
 #include "ltx/collectives/reduce_launch.h"
 #include "ltx/cuda/cuda_status.h"
@@ -37,6 +39,7 @@ CollectiveOp AllReduceRmsNormOpOf(const ReduceLayout& layout,
   op.local_input_name = "weight";
   op.local_inputs = weights;
   op.local_input_bytes = layout.total_rows > 0 ? layout.hidden * layout.element_size : 0;
+  op.work_blocks = std::max<int64_t>(layout.total_rows, 1);
   op.launch_kernel = [&layout, weights](const PeerStoreView& view, const RankBuffers& buffers,
                                         const ResolvedCall& call) {
     return LaunchAllReduceRmsNorm(view, layout, buffers, weights[view.rank], call);

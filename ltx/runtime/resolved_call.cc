@@ -78,6 +78,9 @@ bool ChooseTwoShot(const RuntimeOptions& options, const CallContext& context,
 
 int ChooseBlocks(const CallContext& context, Protocol protocol, int requested) {
   if (requested > 0) return std::min(requested, context.max_blocks);
+  if (context.work_blocks > 0) {
+    return static_cast<int>(std::min<int64_t>(context.work_blocks, context.max_blocks));
+  }
   if (protocol == Protocol::kOneTrip) {
     return OneTripBlockCount(OneTripLines(context.max_shard_bytes), context.world_size,
                              context.max_blocks);

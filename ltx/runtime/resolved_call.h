@@ -77,6 +77,9 @@ struct CallContext {
   int64_t shard_bytes = 0;
   // Most blocks a kernel of this rank may use (RuntimeOptions::max_blocks, or the SM count).
   int max_blocks = 1;
+  // Blocks the op's kernel has work for, where it says (CollectiveOp::work_blocks: the RMSNorm
+  // epilogue's rows); 0 where the count follows the bytes.
+  int64_t work_blocks = 0;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
   // An AllReduce only: whether this rank's input is its output.
@@ -112,8 +115,8 @@ struct CallContext {
 //     one-trip kernel up to OneTripLimit, the direct kernel otherwise. For the all-to-all, whose
 //     receivers unpack (world - 1) pieces as the AllGather's unpack (world - 1) shards, the same
 //     limit applies to its largest piece.
-// The blocks: call.blocks capped by max_blocks, else what the protocol's kernel wants for the
-// shard. The phase timestamps: passed on for direct and one-trip calls; early start: for one-trip
+// The blocks: call.blocks capped by max_blocks, else context.work_blocks (at least one) capped
+// by max_blocks where it is set, else what the protocol's kernel wants for the shard. The phase timestamps: passed on for direct and one-trip calls; early start: for one-trip
 // calls of a rank that has its GPU to itself only (kernels/PROTOCOL.md, "Ranks that share a
 // GPU"). The generation: the context's. Errors: Aborted for a call.generation older than the
 // context's (a straggler from before a Reset; the message says so and that nothing was launched);

@@ -557,6 +557,7 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const CollectiveOp& op,
   context.max_shard_bytes = *std::max_element(op.shard_bytes.begin(), op.shard_bytes.end());
   context.shard_bytes = op.shard_bytes[rank];
   context.max_blocks = peer_stores_ != nullptr ? peer_stores_->view(rank).max_blocks : 1;
+  context.work_blocks = op.work_blocks;
   context.capturing = capturing;
   context.in_place = IsInPlace(buffers, op.in_place_offset[rank]);
   context.shares_gpu = !ranks_[rank]->co_located.empty();
