@@ -123,6 +123,15 @@ TEST(AllReduceCommandLineTest, TheBenchmarkTakesTheAllReducesPath) {
               ElementsAre(AllReducePath::kAuto));
 }
 
+TEST(AllReduceCommandLineTest, TheEpilogueTakesItsRowLength) {
+  const AllReduceToolConfig rmsnorm =
+      ConfigOf({"--bench", "--op=allreduce_rmsnorm", "--hidden", "8192"});
+  EXPECT_EQ(rmsnorm.collective, Collective::kAllReduceRmsNorm);
+  EXPECT_EQ(rmsnorm.hidden, 8192);
+  EXPECT_EQ(OpFlagName(rmsnorm.collective), "allreduce_rmsnorm");
+  EXPECT_EQ(ConfigOf({"--bench", "--op=allreduce_rmsnorm"}).hidden, 4096);
+}
+
 TEST(AllReduceCommandLineTest, EachPathSetsTheCallsTwoShotThreshold) {
   EXPECT_EQ(TwoShotMinBytesOf(AllReducePath::kAuto), absl::nullopt);
   EXPECT_EQ(TwoShotMinBytesOf(AllReducePath::kOneShot), kNeverTwoShot);
@@ -146,6 +155,16 @@ TEST(AllReduceCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
                 HasSubstr("--path: only --op allreduce"));
   }
   EXPECT_THAT(ErrorOf({"--path=both"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--bench", "--op=allreduce_rmsnorm", "--path=both"}),
+              HasSubstr("--path: only --op allreduce"));
+  EXPECT_THAT(ErrorOf({"--bench", "--op=allreduce_rmsnorm", "--reduction=max"}),
+              HasSubstr("--op allreduce_rmsnorm sums"));
+  EXPECT_THAT(ErrorOf({"--bench", "--hidden=64"}),
+              HasSubstr("--hidden: only --op allreduce_rmsnorm"));
+  EXPECT_THAT(ErrorOf({"--bench", "--op=allreduce_rmsnorm", "--hidden=-3"}),
+              HasSubstr("--hidden -3: must be in 1..16777216"));
+  EXPECT_THAT(ErrorOf({"--op=allreduce_rmsnorm", "--hidden=64"}),
+              HasSubstr("only --bench takes them"));
   EXPECT_THAT(ErrorOf({"--bench", "--style=fast"}), HasSubstr("--style: unknown style 'fast'"));
   EXPECT_THAT(ErrorOf({"--style=graph"}), HasSubstr("only --bench takes them"));
   EXPECT_THAT(ErrorOf({"--json=out.json"}), HasSubstr("only --bench takes them"));

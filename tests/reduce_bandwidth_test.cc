@@ -13,6 +13,7 @@ TEST(ReduceBandwidthTest, BusFactorsAreThoseOfNcclTests) {
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 4), 1.5);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 8), 1.75);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kReduceScatter, 2), 0.5);
+  EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduceRmsNorm, 4), 1.5);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kReduceScatter, 4), 0.75);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kReduceScatter, 8), 0.875);
   EXPECT_DOUBLE_EQ(BusBandwidthFactor(Collective::kAllReduce, 1), 0.0);

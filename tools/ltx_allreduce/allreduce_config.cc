@@ -13,6 +13,8 @@ namespace {
 constexpr char kMinBytes[] = "8K";
 constexpr char kMaxBytes[] = "256M";
 constexpr double kStepFactor = 2;
+constexpr int64_t kHidden = 4096;
+constexpr int64_t kMaxHidden = int64_t{1} << 24;
 
 // `status` with "`flag`: " before its message, as InvalidArgument.
 absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
@@ -56,7 +58,20 @@ absl::Status FillBench(const AllReduceFlagValues& flags, AllReduceToolConfig* co
   LTX_ASSIGN_OR_RETURN(config->paths, ParseAllReducePaths(flags.path));
   if (config->collective != Collective::kAllReduce && flags.path != AllReduceFlagValues().path) {
     return absl::InvalidArgumentError(
-        "--path: only --op allreduce takes a path other than auto (the ReduceScatter has one)");
+        "--path: only --op allreduce takes a path other than auto (the others have one)");
+  }
+  const bool rmsnorm = config->collective == Collective::kAllReduceRmsNorm;
+  if (rmsnorm && config->reduction != Reduction::kSum) {
+    return absl::InvalidArgumentError(
+        "--reduction: --op allreduce_rmsnorm sums (the epilogue follows a sum)");
+  }
+  if (flags.hidden != 0 && !rmsnorm) {
+    return absl::InvalidArgumentError("--hidden: only --op allreduce_rmsnorm takes it");
+  }
+  config->hidden = flags.hidden == 0 ? kHidden : flags.hidden;
+  if (config->hidden < 1 || config->hidden > kMaxHidden) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "--hidden %d: must be in 1..%d (2^24)", config->hidden, kMaxHidden));
   }
   LTX_ASSIGN_OR_RETURN(const BenchCallSettings calls, BenchCallSettingsOf(flags, flags.iters));
   config->blocks = calls.blocks;
@@ -93,15 +108,23 @@ absl::Status FillSizes(const AllReduceFlagValues& flags, AllReduceToolConfig* co
 }  // namespace
 
 std::string OpFlagName(Collective collective) {
-  return collective == Collective::kReduceScatter ? "reduce_scatter" : "allreduce";
+  switch (collective) {
+    case Collective::kReduceScatter:
+      return "reduce_scatter";
+    case Collective::kAllReduceRmsNorm:
+      return "allreduce_rmsnorm";
+    default:
+      return "allreduce";
+  }
 }
 
 absl::StatusOr<Collective> ParseOp(absl::string_view name) {
-  for (Collective collective : {Collective::kAllReduce, Collective::kReduceScatter}) {
+  for (Collective collective : {Collective::kAllReduce, Collective::kReduceScatter,
+                                Collective::kAllReduceRmsNorm}) {
     if (name == OpFlagName(collective)) return collective;
   }
-  return absl::InvalidArgumentError(
-      absl::StrFormat("--op: '%s' is not allreduce or reduce_scatter", name));
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "--op: '%s' is not allreduce, reduce_scatter or allreduce_rmsnorm", name));
 }
 
 absl::StatusOr<Reduction> ParseReduction(absl::string_view name) {
@@ -123,9 +146,9 @@ absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagV
   const bool sizes_given =
       !flags.min_bytes.empty() || !flags.max_bytes.empty() || flags.step_factor != 0;
   if (!flags.bench && (sizes_given || config.style != BenchStyle::kPerRank || !flags.json.empty() ||
-                       flags.path != AllReduceFlagValues().path)) {
+                       flags.path != AllReduceFlagValues().path || flags.hidden != 0)) {
     return absl::InvalidArgumentError(
-        "-b, -e, -f, --style, --json and --path: only --bench takes them");
+        "-b, -e, -f, --style, --json, --path and --hidden: only --bench takes them");
   }
   return config;
 }

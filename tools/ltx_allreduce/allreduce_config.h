@@ -30,6 +30,7 @@ struct AllReduceFlagValues : BenchFlagValues {
   std::string dtype = "bf16";
   std::string reduction = "sum";
   std::string path = "auto";
+  int64_t hidden = 0;  // 0: 4096.
   int iters = 50;
 };
 
@@ -38,12 +39,13 @@ struct AllReduceToolConfig {
   bool bench = false;
   std::vector<int> devices;  // The ranks' GPUs (empty: every visible GPU).
   int max_blocks = 0;        // RuntimeOptions::max_blocks.
-  // Benchmark: the collective (kAllReduce or kReduceScatter), its dtype and reduction, the
-  // AllReduce's paths (one row each per size), the block count of ltx's calls, the call style
-  // they (and NCCL's calls) are timed in, the timing, the NCCL library (empty: none), the JSON
-  // file (empty: none), and the sweep of input bytes per rank from min_bytes to max_bytes, times
-  // factor each step.
+  // Benchmark: the collective (kAllReduce, kReduceScatter or kAllReduceRmsNorm, whose rows have
+  // `hidden` elements), its dtype and reduction, the AllReduce's paths (one row each per size),
+  // the block count of ltx's calls, the call style they (and NCCL's calls) are timed in, the
+  // timing, the NCCL library (empty: none), the JSON file (empty: none), and the sweep of input
+  // bytes per rank from min_bytes to max_bytes, times factor each step.
   Collective collective = Collective::kAllReduce;
+  int64_t hidden = 4096;
   DataType dtype = DataType::kBFloat16;
   Reduction reduction = Reduction::kSum;
   std::vector<AllReducePath> paths = {AllReducePath::kAuto};
@@ -57,8 +59,8 @@ struct AllReduceToolConfig {
   double factor = 2;
 };
 
-// "allreduce" or "reduce_scatter", as --op names the collective; parsing takes the same names
-// (InvalidArgument naming --op otherwise). Thread-safe (pure).
+// "allreduce", "reduce_scatter" or "allreduce_rmsnorm", as --op names the collective; parsing
+// takes the same names (InvalidArgument naming --op otherwise). Thread-safe (pure).
 std::string OpFlagName(Collective collective);
 absl::StatusOr<Collective> ParseOp(absl::string_view name);
 
@@ -68,8 +70,9 @@ absl::StatusOr<Reduction> ParseReduction(absl::string_view name);
 
 // Validates every value and builds the run's settings; InvalidArgument names the flag (in the
 // form the user typed, e.g. "-b/--min_bytes") and says what it accepts. -b, -e, -f, --style,
-// --json and --path need --bench; --path other than auto needs --op allreduce; --dtype takes
-// bf16, fp16 or fp32; the shared flags the reductions have no use for (--protocol other than
+// --json, --path and --hidden need --bench; --path other than auto needs --op allreduce;
+// --hidden (1..2^24) needs --op allreduce_rmsnorm, which sums only; --dtype takes bf16, fp16 or
+// fp32; the shared flags the reductions have no use for (--protocol other than
 // auto, --transport other than auto, --breakdown, --breakdown_blocks and --tensors other than 1)
 // are refused. Needs no GPU. Thread-safe (pure).
 absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagValues& flags);

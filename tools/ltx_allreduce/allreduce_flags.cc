@@ -1,6 +1,7 @@
 // ltx_allreduce's flags, usage text and the parse of its command line.
 #include "tools/ltx_allreduce/allreduce_flags.h"
 
+#include <cstdint>
 #include <string>
 
 #include "absl/flags/flag.h"
@@ -16,11 +17,14 @@ ABSL_FLAG(std::string, max_bytes, ltx::AllReduceFlagValues().max_bytes,
           "-e: largest size, input bytes per rank (K/M/G); empty = 256M.");
 ABSL_FLAG(double, step_factor, ltx::AllReduceFlagValues().step_factor,
           "-f: factor between successive sizes; 0 = 2.");
-ABSL_FLAG(std::string, op, ltx::AllReduceFlagValues().op, "allreduce or reduce_scatter.");
+ABSL_FLAG(std::string, op, ltx::AllReduceFlagValues().op,
+          "allreduce, reduce_scatter or allreduce_rmsnorm.");
 ABSL_FLAG(std::string, dtype, ltx::AllReduceFlagValues().dtype, "-d: bf16, fp16 or fp32.");
 ABSL_FLAG(std::string, reduction, ltx::AllReduceFlagValues().reduction, "sum, max or min.");
 ABSL_FLAG(std::string, path, ltx::AllReduceFlagValues().path,
           "The AllReduce's path: auto, one_shot, two_shot or both.");
+ABSL_FLAG(int64_t, hidden, ltx::AllReduceFlagValues().hidden,
+          "--op allreduce_rmsnorm: elements per row; 0 = 4096.");
 ABSL_FLAG(int, iters, ltx::AllReduceFlagValues().iters, "-n: calls per timed window.");
 
 namespace ltx {
@@ -37,6 +41,7 @@ AllReduceFlagValues ReadFlags() {
   f.dtype = absl::GetFlag(FLAGS_dtype);
   f.reduction = absl::GetFlag(FLAGS_reduction);
   f.path = absl::GetFlag(FLAGS_path);
+  f.hidden = absl::GetFlag(FLAGS_hidden);
   f.iters = absl::GetFlag(FLAGS_iters);
   return f;
 }
@@ -71,7 +76,10 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
                                  a GPU may repeat: its ranks share it (e.g. 0,0,0,0)
         --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
   Benchmark (--bench)
-        --op=NAME                allreduce | reduce_scatter (default allreduce)
+        --op=NAME                allreduce | reduce_scatter | allreduce_rmsnorm (the AllReduce
+                                 with the fused residual-add + RMSNorm; NCCL's columns are its
+                                 AllReduce alone) (default allreduce)
+        --hidden=N               --op allreduce_rmsnorm: elements per row (default 4096)
     -d, --dtype=NAME             bf16 | fp16 | fp32 (default bf16)
         --reduction=NAME         sum | max | min (default sum)
         --path=NAME              auto | one_shot | two_shot | both: the AllReduce's path
@@ -106,6 +114,7 @@ Examples:
   ltx_allreduce --bench --op reduce_scatter -d fp32 --reduction max
   ltx_allreduce --bench -b 64K -e 16M --path both
   ltx_allreduce --bench --style=graph --json=allreduce.json
+  ltx_allreduce --bench --op allreduce_rmsnorm --hidden 8192 -b 16K -e 4M
 )";
 }
 

@@ -1,4 +1,5 @@
-// ltx_allreduce: smoke run and benchmark of ltx's AllReduce and ReduceScatter.
+// ltx_allreduce: smoke run and benchmark of ltx's AllReduce and ReduceScatter, and benchmark of
+// the AllReduce with the fused RMSNorm epilogue.
 //
 //   ltx_allreduce                 smoke run: one AllReduce and one ReduceScatter per dtype (bf16,
 //                                 fp16, fp32) and reduction (sum, max, min), on the ranks of
@@ -17,6 +18,10 @@
 //                                 ltx's per-rank calls and NCCL's grouped calls captured into
 //                                 CUDA graphs and replayed; every row's figures also to a JSON
 //                                 file.
+//   ltx_allreduce --bench --op allreduce_rmsnorm --hidden 8192
+//                                 the AllReduce with the fused residual add and RMSNorm on rows
+//                                 of 8192 elements, each size's first call checked bit for bit,
+//                                 beside NCCL's AllReduce of the same bytes alone.
 //   ltx_allreduce --help          the flags, short and long.
 //
 // The command line is checked before anything looks for a GPU (allreduce_flags.h): -h/--help
@@ -47,6 +52,7 @@
 #include "tools/ltx_allreduce/allreduce_flags.h"
 #include "tools/ltx_allreduce/allreduce_json.h"
 #include "tools/ltx_allreduce/allreduce_path.h"
+#include "tools/testing/rmsnorm_harness.h"
 #include "tools/ltx_allreduce/nccl_reduce_modes.h"
 #include "tools/ltx_allreduce/reduce_bandwidth.h"
 #include "tools/testing/gpu_fixture.h"
@@ -137,7 +143,13 @@ void PrintBenchHeader(const AllReduceToolConfig& config, int world, bool with_nc
       "# (size: input bytes per rank, nccl-tests' size; path: ltx's AllReduce path, auto = the "
       "Runtime's threshold; busbw = algbw * %s; plain, window, ce: NCCL's modes; speedup: best "
       "/ ltx)\n",
-      config.collective == Collective::kAllReduce ? "2(n-1)/n" : "(n-1)/n");
+      config.collective == Collective::kReduceScatter ? "(n-1)/n" : "2(n-1)/n");
+  if (config.collective == Collective::kAllReduceRmsNorm) {
+    absl::PrintF(
+        "# (allreduce_rmsnorm: rows of %d elements; ltx: the AllReduce with the fused residual "
+        "add and RMSNorm; NCCL: its AllReduce of the same bytes alone, without the RMSNorm)\n",
+        config.hidden);
+  }
   if (!with_nccl) absl::PrintF("# (no NCCL: its columns are -)\n");
 }
 
@@ -204,22 +216,83 @@ absl::Status BenchOne(Runtime& runtime, ReduceHarness& harness, const NcclSide& 
   return absl::OkStatus();
 }
 
+// The epilogue's case of `bytes` input bytes per rank: rows of config.hidden elements (at least
+// one), the residual apart from residual_out (so that repeated calls keep their inputs).
+RmsNormCase BenchRmsNormCase(const AllReduceToolConfig& config, int64_t bytes) {
+  RmsNormCase c;
+  c.shape.dtype = config.dtype;
+  c.shape.hidden = config.hidden;
+  c.shape.rows = std::max<int64_t>(1, bytes / (config.hidden * ElementSize(config.dtype)));
+  return c;
+}
+
+// Times the epilogue at `bytes` per rank: ltx's call once, verified bit for bit, then timed in
+// the style of `config`, and NCCL's AllReduce of the same bytes; prints and appends the row.
+absl::Status BenchRmsNormOne(Runtime& runtime, RmsNormHarness& harness, const NcclSide& nccl,
+                             const AllReduceToolConfig& config, const TimedRanks& ranks,
+                             int64_t bytes, std::vector<AllReduceBenchRow>* rows) {
+  const RmsNormCase c = BenchRmsNormCase(config, bytes);
+  LTX_RETURN_IF_ERROR(harness.Prepare(c));
+  const std::vector<RmsNormBuffers> buffers = harness.AllBuffers();
+  CallOptions call;
+  call.blocks = config.blocks;
+  LTX_RETURN_IF_ERROR(runtime.AllReduceRmsNormAndWait(c.shape, buffers, kWait, call));
+  AllReduceBenchRow row;
+  row.count = c.shape.rows * c.shape.hidden;
+  row.size_bytes = row.count * ElementSize(config.dtype);
+  row.wrong = harness.Verify().ok() ? 0 : 1;
+  LtxCall ltx_call;
+  ltx_call.rank = [&](int rank) {
+    return runtime.AllReduceRmsNormRank(rank, c.shape, buffers[rank], call);
+  };
+  ltx_call.coordinated = [&] { return runtime.AllReduceRmsNorm(c.shape, buffers, call).status(); };
+  LTX_ASSIGN_OR_RETURN(const Measured measured, MeasureLtxCall(config.style, runtime.transport(),
+                                                               config.timing, ranks, ltx_call));
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
+  row.ltx_us = measured.device_us;
+  const ReduceBandwidth bandwidth =
+      ReduceBandwidthOf(config.collective, runtime.world_size(), row.size_bytes, row.ltx_us);
+  row.ltx_algbw = bandwidth.algbw;
+  row.ltx_busbw = bandwidth.busbw;
+  const NcclReduceCall nccl_call{config.collective, config.dtype, Reduction::kSum, row.count};
+  LTX_ASSIGN_OR_RETURN(row.nccl, TimeNcclReduce(nccl, nccl_call, harness.InputsAndOutputs(),
+                                                config.style, config.timing, ranks));
+  PrintBenchRow(row, config);
+  rows->push_back(row);
+  std::fflush(stdout);
+  return absl::OkStatus();
+}
+
 absl::Status Bench(Runtime& runtime, const AllReduceToolConfig& config) {
   const std::vector<int64_t> sizes = BenchSizes(config);
-  // The largest case, and at least one element per rank (BenchCase).
-  const int64_t capacity =
-      std::max<int64_t>(sizes.back(), runtime.world_size() * ElementSize(config.dtype));
-  LTX_ASSIGN_OR_RETURN(std::unique_ptr<ReduceHarness> harness,
-                       ReduceHarness::Create(runtime.devices(), capacity, /*seed=*/1));
+  // The largest case, and at least one element per rank (BenchCase) or one row
+  // (BenchRmsNormCase).
+  const bool rmsnorm_op = config.collective == Collective::kAllReduceRmsNorm;
+  const int64_t capacity = std::max<int64_t>(
+      sizes.back(),
+      ElementSize(config.dtype) * (rmsnorm_op ? config.hidden : runtime.world_size()));
+  std::unique_ptr<ReduceHarness> harness;
+  std::unique_ptr<RmsNormHarness> rmsnorm;
+  std::vector<RankBuffers> streams;
+  if (rmsnorm_op) {
+    LTX_ASSIGN_OR_RETURN(rmsnorm, RmsNormHarness::Create(runtime.devices(), capacity, 1));
+    streams = rmsnorm->Streams();
+  } else {
+    LTX_ASSIGN_OR_RETURN(harness, ReduceHarness::Create(runtime.devices(), capacity, 1));
+    streams = harness->AllBuffers();
+  }
   LTX_ASSIGN_OR_RETURN(EventPairs events, EventPairs::Create(runtime.devices()));
-  const TimedRanks ranks = TimedRanksOf(runtime.devices(), harness->AllBuffers(), &events);
+  const TimedRanks ranks = TimedRanksOf(runtime.devices(), streams, &events);
   NcclSide nccl = LoadNccl(config.nccl_path, runtime.devices());
   OpenNcclReduceModes(runtime.devices(), capacity, &nccl);
   absl::PrintF("%s", NcclModesNote(nccl));
   PrintBenchHeader(config, runtime.world_size(), nccl.clique != nullptr);
   std::vector<AllReduceBenchRow> rows;
   for (int64_t bytes : sizes) {
-    LTX_RETURN_IF_ERROR(BenchOne(runtime, *harness, nccl, config, ranks, bytes, &rows));
+    LTX_RETURN_IF_ERROR(
+        rmsnorm != nullptr
+            ? BenchRmsNormOne(runtime, *rmsnorm, nccl, config, ranks, bytes, &rows)
+            : BenchOne(runtime, *harness, nccl, config, ranks, bytes, &rows));
   }
   int wrong = 0;
   for (const AllReduceBenchRow& row : rows) wrong += row.wrong;

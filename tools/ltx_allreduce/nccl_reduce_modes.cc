@@ -36,7 +36,7 @@ absl::Status Enqueue(const tools::NcclClique& clique, const NcclReduceCall& call
                      const std::vector<cudaStream_t>& streams) {
   const tools::NcclType type = NcclTypeOf(call.dtype);
   const tools::NcclReduction reduction = NcclReductionOf(call.reduction);
-  if (call.collective == Collective::kAllReduce) {
+  if (call.collective != Collective::kReduceScatter) {  // The epilogue's: its AllReduce alone.
     return clique.AllReduce(inputs, outputs, call.input_elements, type, reduction, streams);
   }
   return clique.ReduceScatter(inputs, outputs, call.input_elements / clique.world_size(), type,

@@ -5,7 +5,7 @@ namespace ltx {
 
 double BusBandwidthFactor(Collective collective, int world) {
   const double share = static_cast<double>(world - 1) / world;
-  return collective == Collective::kAllReduce ? 2 * share : share;
+  return collective == Collective::kReduceScatter ? share : 2 * share;
 }
 
 ReduceBandwidth ReduceBandwidthOf(Collective collective, int world, double input_bytes, double us) {

@@ -8,8 +8,8 @@
 
 namespace ltx {
 
-// busbw / algbw of `collective` (kAllReduce: 2(n-1)/n; kReduceScatter: (n-1)/n) on `world`
-// ranks; 0 on one rank, as in nccl-tests. Thread-safe (pure).
+// busbw / algbw of `collective` (kAllReduce and kAllReduceRmsNorm: 2(n-1)/n; kReduceScatter:
+// (n-1)/n) on `world` ranks; 0 on one rank, as in nccl-tests. Thread-safe (pure).
 double BusBandwidthFactor(Collective collective, int world);
 
 // One measurement's bandwidths in GB/s (1e9 bytes per second).
