@@ -10,6 +10,7 @@
 #ifndef KERNELS_REDUCE_REDUCE_MATH_H_
 #define KERNELS_REDUCE_REDUCE_MATH_H_
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -106,6 +107,55 @@ struct Float32Element {
   LTX_HOST_DEVICE static float ToFloat(uint32_t bits) { return FloatOfBits(bits); }
   LTX_HOST_DEVICE static uint32_t FromFloat(float value) { return BitsOfFloat(value); }
 };
+
+// One correctly rounded IEEE fp32 operation each: the device's _rn intrinsics (which the
+// compiler never contracts into a fused multiply-add), the host's plain fp32 arithmetic (no
+// contraction on the targets ltx builds for) and std::fma and std::sqrt.
+LTX_HOST_DEVICE inline float AddRn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+
+LTX_HOST_DEVICE inline float MulRn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+LTX_HOST_DEVICE inline float DivRn(float a, float b) {
+#ifdef __CUDA_ARCH__
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+LTX_HOST_DEVICE inline float FmaRn(float a, float b, float c) {
+#ifdef __CUDA_ARCH__
+  return __fmaf_rn(a, b, c);
+#else
+  return std::fma(a, b, c);
+#endif
+}
+
+LTX_HOST_DEVICE inline float SqrtRn(float a) {
+#ifdef __CUDA_ARCH__
+  return __fsqrt_rn(a);
+#else
+  return std::sqrt(a);
+#endif
+}
+
+// `value`, with every NaN made kCanonicalNaN, rounded to `Element`.
+template <typename Element>
+LTX_HOST_DEVICE inline typename Element::Bits RoundCanonical(float value) {
+  return Element::FromFloat(value != value ? FloatOfBits(kCanonicalNaN) : value);
+}
 
 // `reduction` (kReduceSum, kReduceMax, kReduceMin) of the accumulated `acc` and the next rank's
 // `value`. Max and min: a NaN on either side gives a NaN (its payload is made canonical at the

@@ -22,7 +22,6 @@
 #ifndef KERNELS_REDUCE_RMSNORM_MATH_H_
 #define KERNELS_REDUCE_RMSNORM_MATH_H_
 
-#include <cmath>
 #include <cstdint>
 
 #include "kernels/reduce/reduce_math.h"
@@ -46,52 +45,6 @@ LTX_HOST_DEVICE constexpr int RmsNormUnit() {
 template <typename Element>
 LTX_HOST_DEVICE inline int RmsNormThreadOf(int64_t i) {
   return static_cast<int>((i / RmsNormUnit<Element>()) % kRmsNormThreads);
-}
-
-LTX_HOST_DEVICE inline float AddRn(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fadd_rn(a, b);
-#else
-  return a + b;
-#endif
-}
-
-LTX_HOST_DEVICE inline float MulRn(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fmul_rn(a, b);
-#else
-  return a * b;
-#endif
-}
-
-LTX_HOST_DEVICE inline float DivRn(float a, float b) {
-#ifdef __CUDA_ARCH__
-  return __fdiv_rn(a, b);
-#else
-  return a / b;
-#endif
-}
-
-LTX_HOST_DEVICE inline float FmaRn(float a, float b, float c) {
-#ifdef __CUDA_ARCH__
-  return __fmaf_rn(a, b, c);
-#else
-  return std::fma(a, b, c);
-#endif
-}
-
-LTX_HOST_DEVICE inline float SqrtRn(float a) {
-#ifdef __CUDA_ARCH__
-  return __fsqrt_rn(a);
-#else
-  return std::sqrt(a);
-#endif
-}
-
-// `value`, with every NaN made kCanonicalNaN, rounded to `Element`.
-template <typename Element>
-LTX_HOST_DEVICE inline typename Element::Bits RoundCanonical(float value) {
-  return Element::FromFloat(value != value ? FloatOfBits(kCanonicalNaN) : value);
 }
 
 // residual_out[i] from the AllReduce's sum and the residual, both as `Element` bits.

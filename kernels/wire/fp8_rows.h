@@ -1,0 +1,91 @@
+// FP8 on the wire: how a row of bf16, fp16 or fp32 values travels as fp8 e4m3 with one fp32
+// scale, and how the receiver turns it back into the output's dtype. One definition for the
+// senders and receivers of the kernels and for the host reference of the tests, so that every
+// rank and every run gets the same bits.
+//
+// A row x[0 .. n) (each value as fp32) travels as:
+//   m = the largest |x[i]| over the finite values (0 when there is none)
+//   scale = m / 448 (fp32, correctly rounded), or 1 when m is 0
+//   q[i] = e4m3(x[i] / scale): the quotient correctly rounded to fp32, then rounded to the
+//     nearest e4m3 value, ties to even; magnitudes from 448 up (infinities too) saturate to 448;
+//     a NaN becomes the e4m3 NaN 0x7f
+// and the receiver writes round(value(q[i]) * scale) in its dtype (the product correctly rounded
+// to fp32, then to the dtype, a NaN made canonical). e4m3 ("fn": no infinities) has 4 exponent
+// bits (bias 7) and 3 mantissa bits: normal values (1 + k/8) 2^(e - 7) for e in 1..15 up to 448
+// (e = 15, k = 6), subnormals k 2^-9; so a finite value comes back within 2^-4 of itself
+// relative, plus 2^-10 scale absolute below the normal range, plus the dtype's own rounding.
+#ifndef KERNELS_WIRE_FP8_ROWS_H_
+#define KERNELS_WIRE_FP8_ROWS_H_
+
+#include <cstdint>
+
+#include "kernels/reduce/reduce_math.h"
+#include "kernels/wire/host_device.h"
+
+namespace ltx {
+
+// The largest finite e4m3 magnitude, and the NaN code.
+inline constexpr float kE4M3Max = 448.0f;
+inline constexpr uint8_t kE4M3NaN = 0x7f;
+
+// `value` as e4m3: round to nearest, ties to even; saturating at ±448; NaN as kE4M3NaN.
+LTX_HOST_DEVICE inline uint8_t E4M3FromFloat(float value) {
+  const uint32_t bits = BitsOfFloat(value);
+  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80u);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return kE4M3NaN;
+  const float a = FloatOfBits(magnitude);
+  if (a >= kE4M3Max) return static_cast<uint8_t>(sign | 0x7eu);
+  if (a < 0.015625f) {  // Below 2^-6: a subnormal, k 2^-9 with k in 0..8 (8: the least normal).
+    const float units = a * 512.0f;  // Exact: a power of two.
+    uint32_t k = static_cast<uint32_t>(units);
+    const float rest = units - static_cast<float>(k);  // Exact.
+    if (rest > 0.5f || (rest == 0.5f && (k & 1u) != 0)) ++k;
+    return static_cast<uint8_t>(sign | k);
+  }
+  // Normal: keep 3 of fp32's 23 mantissa bits, rounding the other 20 to nearest even (a carry
+  // moves into the exponent, which stays in range below 448).
+  const uint32_t rounded = magnitude + 0x7ffffu + ((magnitude >> 20) & 1u);
+  const uint32_t exponent = ((rounded >> 23) & 0xffu) - 127u + 7u;
+  const uint32_t mantissa = (rounded >> 20) & 0x7u;
+  return static_cast<uint8_t>(sign | (exponent << 3) | mantissa);
+}
+
+// The value of e4m3 `code` as fp32 (exact); NaN for 0x7f and 0xff.
+LTX_HOST_DEVICE inline float E4M3ToFloat(uint8_t code) {
+  const uint32_t sign = static_cast<uint32_t>(code & 0x80u) << 24;
+  const uint32_t exponent = (code >> 3) & 0xfu;
+  const uint32_t mantissa = code & 0x7u;
+  if (exponent == 0xfu && mantissa == 0x7u) return FloatOfBits(kCanonicalNaN);
+  if (exponent == 0) {
+    const float magnitude = static_cast<float>(mantissa) * 0.001953125f;  // k 2^-9, exact.
+    return FloatOfBits(sign | BitsOfFloat(magnitude));
+  }
+  return FloatOfBits(sign | ((exponent - 7u + 127u) << 23) | (mantissa << 20));
+}
+
+// The scale of a row whose largest finite magnitude is `largest` (>= 0).
+LTX_HOST_DEVICE inline float Fp8RowScale(float largest) {
+  return largest > 0.0f ? DivRn(largest, kE4M3Max) : 1.0f;
+}
+
+// The larger of `largest` and |value| when `value` is finite (the row's m, value by value).
+LTX_HOST_DEVICE inline float Fp8RowLargest(float largest, float value) {
+  const float magnitude = FloatOfBits(BitsOfFloat(value) & 0x7fffffffu);
+  return magnitude < FloatOfBits(0x7f800000u) && magnitude > largest ? magnitude : largest;
+}
+
+// The code that carries `value` of a row with `scale`.
+LTX_HOST_DEVICE inline uint8_t Fp8Encode(float value, float scale) {
+  return E4M3FromFloat(DivRn(value, scale));
+}
+
+// The `Element` bits the receiver writes for `code` of a row with `scale`.
+template <typename Element>
+LTX_HOST_DEVICE inline typename Element::Bits Fp8Decode(uint8_t code, float scale) {
+  return RoundCanonical<Element>(MulRn(E4M3ToFloat(code), scale));
+}
+
+}  // namespace ltx
+
+#endif  // KERNELS_WIRE_FP8_ROWS_H_
