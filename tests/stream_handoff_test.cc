@@ -2,11 +2,14 @@
 // share a GPU"): a kernel on one stream that waits for a kernel on another stream of the same
 // GPU sees it run, for every ordered pair of the streams of eight ranks, whether the streams
 // were idle (the host synchronised) or busy before, and with other streams created between
-// them. A stall here is the GPU holding a co-located rank's kernel back behind a waiting one,
-// which no protocol can undo.
+// them; with a kernel queued behind the waiting one (which holds back whatever shares its
+// hardware queue); and with host calls made between the two launches (allocations, memsets,
+// copies), which the CUDA guide says may serialise the GPU. A stall here is the GPU holding a
+// co-located rank's kernel back behind a waiting one, which no protocol can undo.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <functional>
 #include <iostream>
 #include <vector>
 
@@ -75,9 +78,11 @@ class StreamHandoff {
   // pairs are all enqueued at once. With `queued_behind`, a second kernel follows the waiting
   // one on the waiter's stream before the setter is enqueued, as a rank's next op or compute
   // follows its collective: where the two streams share a hardware queue, that kernel (which
-  // cannot start before the waiting one ends) holds the setter back. Returns the hand-overs that
-  // missed their deadline.
-  int Stalls(int rounds, bool idle, bool queued_behind = false) {
+  // cannot start before the waiting one ends) holds the setter back. `between` (if set) runs on
+  // the host after the waiting kernel is enqueued and before the setter is. Returns the
+  // hand-overs that missed their deadline.
+  int Stalls(int rounds, bool idle, bool queued_behind = false,
+             const std::function<void()>& between = {}) {
     int stalls = 0;
     for (int round = 1; round <= rounds; ++round) {
       for (int waiter = 0; waiter < kStreams; ++waiter) {
@@ -91,6 +96,7 @@ class StreamHandoff {
           if (queued_behind) {
             EXPECT_EQ(LaunchSetFlag(&flags_[kPairSlots], round, streams_[waiter]), cudaSuccess);
           }
+          if (between) between();
           EXPECT_EQ(LaunchSetFlag(&flags_[pair], round, streams_[setter]), cudaSuccess);
           if (idle) EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         }
@@ -142,11 +148,72 @@ TEST(StreamHandoffTest, KernelsQueuedBehindAWaitingOneShowSharedHardwareQueues) 
     StreamHandoff handoff(layout.between, layout.recycled);
     const int stalls = handoff.Stalls(/*rounds=*/1, /*idle=*/true, /*queued_behind=*/true);
     std::cout << "[ ltx      ] " << kStreams << " streams, " << layout.between
-              << " other streams created after each" << (layout.recycled ? ", after 20 of 40 earlier streams were destroyed" : "")
+              << " other streams created after each"
+              << (layout.recycled ? ", after 20 of 40 earlier streams were destroyed" : "")
               << ", a kernel queued behind each waiting one: " << stalls << " of " << kPairs
               << " stalled" << std::endl;
-    if (layout.between == 0 && !layout.recycled) EXPECT_EQ(stalls, 0);
+    // Measured on H200 (CUDA_DEVICE_MAX_CONNECTIONS=32): no layout stalls.
+    EXPECT_EQ(stalls, 0);
   }
+}
+
+// Which host calls made between a waiting kernel and the kernel it waits for (as a co-located
+// rank's thread makes them before its own launch) hold the second one back: a stall means the
+// GPU serialises around the call (the CUDA guide's implicit synchronisation). The calls without
+// a stall are what a process whose ranks share a GPU may make at any time.
+TEST(StreamHandoffTest, HostCallsBetweenAWaitingKernelAndItsSetter) {
+  if (VisibleGpuCount() == 0) LTX_SKIP_GPU_TEST("needs a GPU, none is visible");
+  constexpr int kPairs = kStreams * (kStreams - 1);
+  StreamHandoff handoff(/*between=*/0);
+  void* scratch = nullptr;
+  ASSERT_EQ(cudaMalloc(&scratch, 1 << 20), cudaSuccess);
+  std::vector<void*> allocated;
+  std::vector<uint8_t> host(4096, 1);
+  std::vector<cudaStream_t> created;
+  std::vector<cudaEvent_t> events;
+  struct HostCall {
+    const char* name;
+    std::function<void()> call;
+  };
+  const HostCall calls[] = {
+      {"nothing", {}},
+      {"cudaMalloc of 1 MiB",
+       [&] {
+         void* block = nullptr;
+         EXPECT_EQ(cudaMalloc(&block, 1 << 20), cudaSuccess);
+         allocated.push_back(block);
+       }},
+      {"cudaMemset of 1 MiB", [&] { EXPECT_EQ(cudaMemset(scratch, 0, 1 << 20), cudaSuccess); }},
+      {"cudaMemcpy of 4 KiB to the GPU",
+       [&] {
+         EXPECT_EQ(cudaMemcpy(scratch, host.data(), host.size(), cudaMemcpyHostToDevice),
+                   cudaSuccess);
+       }},
+      {"cudaStreamCreate",
+       [&] {
+         cudaStream_t stream = nullptr;
+         EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+         created.push_back(stream);
+       }},
+      {"cudaEventCreate",
+       [&] {
+         cudaEvent_t event = nullptr;
+         EXPECT_EQ(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), cudaSuccess);
+         events.push_back(event);
+       }},
+  };
+  for (const HostCall& host_call : calls) {
+    const int stalls = handoff.Stalls(/*rounds=*/1, /*idle=*/true, false, host_call.call);
+    std::cout << "[ ltx      ] " << host_call.name
+              << " between a waiting kernel and the one it waits for: " << stalls << " of "
+              << kPairs << " stalled" << std::endl;
+    if (host_call.call == nullptr) EXPECT_EQ(stalls, 0);
+  }
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  for (void* block : allocated) cudaFree(block);
+  for (cudaStream_t stream : created) cudaStreamDestroy(stream);
+  for (cudaEvent_t event : events) cudaEventDestroy(event);
+  cudaFree(scratch);
 }
 
 }  // namespace
