@@ -60,7 +60,8 @@ std::string AllReduceUsageText() {
 
   ltx_allreduce [FLAGS]           smoke run: one AllReduce and one ReduceScatter per dtype
                                   (bf16, fp16, fp32) and reduction (sum, max, min), odd counts,
-                                  uneven and zero token counts, random data, every rank's output
+                                  uneven and zero token counts, and the AllReduce with the fused
+                                  RMSNorm in each dtype; random data, every rank's outputs
                                   checked bit for bit against a host reference in rank order;
                                   ends with PASS or FAIL
   ltx_allreduce --bench [FLAGS]   a sweep of sizes, ltx beside NCCL three ways: plain

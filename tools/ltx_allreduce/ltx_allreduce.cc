@@ -2,7 +2,8 @@
 // the AllReduce with the fused RMSNorm epilogue.
 //
 //   ltx_allreduce                 smoke run: one AllReduce and one ReduceScatter per dtype (bf16,
-//                                 fp16, fp32) and reduction (sum, max, min), on the ranks of
+//                                 fp16, fp32) and reduction (sum, max, min), and the AllReduce
+//                                 with the fused RMSNorm in each dtype, on the ranks of
 //                                 --devices/-g, random data, every rank's output checked bit for
 //                                 bit against the host reference in rank order; PASS/FAIL per
 //                                 case and a summary line (exit 0/1).
@@ -38,6 +39,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
@@ -52,11 +54,12 @@
 #include "tools/ltx_allreduce/allreduce_flags.h"
 #include "tools/ltx_allreduce/allreduce_json.h"
 #include "tools/ltx_allreduce/allreduce_path.h"
-#include "tools/testing/rmsnorm_harness.h"
 #include "tools/ltx_allreduce/nccl_reduce_modes.h"
 #include "tools/ltx_allreduce/reduce_bandwidth.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/rank_threads.h"
 #include "tools/testing/reduce_harness.h"
+#include "tools/testing/rmsnorm_harness.h"
 #include "tools/testing/visible_gpus.h"
 
 namespace ltx {
@@ -90,27 +93,71 @@ std::vector<ReduceCase> SmokeCases(int world) {
   return cases;
 }
 
-// Runs every smoke case once, alternating coordinated and per-rank calls; the exit code.
+// The epilogue's smoke cases: a row of a 4096-wide model, odd rows of odd widths, the residual
+// updated in place, each dtype.
+std::vector<RmsNormCase> SmokeRmsNormCases() {
+  std::vector<RmsNormCase> cases(3);
+  cases[0].shape = {DataType::kBFloat16, /*rows=*/3, /*hidden=*/4096, /*eps=*/1e-6f};
+  cases[1].shape = {DataType::kFloat16, /*rows=*/5, /*hidden=*/100, /*eps=*/1e-5f};
+  cases[2].shape = {DataType::kFloat32, /*rows=*/7, /*hidden=*/31, /*eps=*/1e-5f};
+  cases[2].residual_in_place = true;
+  return cases;
+}
+
+// The epilogue's case `c` in `style`, waited for and verified bit for bit.
+absl::Status RunRmsNormCase(Runtime& runtime, RmsNormHarness& harness, const RmsNormCase& c,
+                            CallStyle style) {
+  LTX_RETURN_IF_ERROR(harness.Prepare(c));
+  const std::vector<RmsNormBuffers> buffers = harness.AllBuffers();
+  if (style == CallStyle::kCoordinated) {
+    LTX_RETURN_IF_ERROR(runtime.AllReduceRmsNormAndWait(c.shape, buffers, kWait));
+  } else {
+    LTX_RETURN_IF_ERROR(RunOnRankThreads(runtime.world_size(), [&](int rank) {
+      return runtime.AllReduceRmsNormRank(rank, c.shape, buffers[rank]);
+    }));
+    LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
+  }
+  return harness.Verify();
+}
+
+// Prints one smoke case's line; returns 1 if it failed.
+int PrintSmokeLine(const std::string& what, CallStyle style, const absl::Status& status) {
+  absl::PrintF("%-64s %-12s %s\n", what,
+               style == CallStyle::kCoordinated ? "coordinated" : "per-rank",
+               status.ok() ? "PASS" : absl::StrCat("FAIL ", status.ToString()));
+  return status.ok() ? 0 : 1;
+}
+
+// Runs every smoke case once (the reductions', then the epilogue's), alternating coordinated
+// and per-rank calls; the exit code.
 int Smoke(Runtime& runtime) {
   const absl::StatusOr<std::unique_ptr<ReduceHarness>> harness =
       ReduceHarness::Create(runtime.devices(), kSmokeCapacity, /*seed=*/7);
-  if (!harness.ok()) {
-    absl::PrintF("ltx_allreduce: %s\nFAIL\n", harness.status().ToString());
-    return kExitFailed;
+  const absl::StatusOr<std::unique_ptr<RmsNormHarness>> rmsnorm =
+      RmsNormHarness::Create(runtime.devices(), kSmokeCapacity, /*seed=*/8);
+  for (const absl::Status& created : {harness.status(), rmsnorm.status()}) {
+    if (!created.ok()) {
+      absl::PrintF("ltx_allreduce: %s\nFAIL\n", created.ToString());
+      return kExitFailed;
+    }
   }
   const std::vector<ReduceCase> cases = SmokeCases(runtime.world_size());
+  const std::vector<RmsNormCase> rmsnorm_cases = SmokeRmsNormCases();
   int failures = 0;
   absl::PrintF("%-64s %-12s %s\n", "# case", "style", "result");
   for (size_t i = 0; i < cases.size(); ++i) {
     const CallStyle style = i % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
-    const absl::Status status = RunAndVerify(runtime, **harness, cases[i], style);
-    if (!status.ok()) ++failures;
-    absl::PrintF("%-64s %-12s %s\n", cases[i].ToString(),
-                 style == CallStyle::kCoordinated ? "coordinated" : "per-rank",
-                 status.ok() ? "PASS" : absl::StrCat("FAIL ", status.ToString()));
+    failures += PrintSmokeLine(cases[i].ToString(), style,
+                               RunAndVerify(runtime, **harness, cases[i], style));
+  }
+  for (size_t i = 0; i < rmsnorm_cases.size(); ++i) {
+    const CallStyle style = i % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
+    failures +=
+        PrintSmokeLine(absl::StrCat("all_reduce_rmsnorm ", rmsnorm_cases[i].ToString()), style,
+                       RunRmsNormCase(runtime, **rmsnorm, rmsnorm_cases[i], style));
   }
   absl::PrintF("%s: %d of %d case(s) failed on %d rank(s)\n", failures == 0 ? "PASS" : "FAIL",
-               failures, cases.size(), runtime.world_size());
+               failures, cases.size() + rmsnorm_cases.size(), runtime.world_size());
   return failures == 0 ? kExitOk : kExitFailed;
 }
 
