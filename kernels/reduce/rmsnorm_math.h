@@ -54,7 +54,7 @@ LTX_HOST_DEVICE inline typename Element::Bits AddResidual(typename Element::Bits
   return RoundCanonical<Element>(AddRn(Element::ToFloat(sum), Element::ToFloat(residual)));
 }
 
-// A lane's running sum of squares after one more element, `residual_out` as fp32.
+// A thread's running sum of squares after one more element, `residual_out` as fp32.
 LTX_HOST_DEVICE inline float AccumulateSquare(float partial, float residual_out) {
   return FmaRn(residual_out, residual_out, partial);
 }
