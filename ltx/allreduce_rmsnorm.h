@@ -26,9 +26,11 @@ struct AllReduceRmsNormShape {
   float eps = 1e-6f;   // Positive and finite.
 };
 
-// One rank's buffers and stream, device memory of that rank's GPU, each aligned to the element
-// size: `input` (rows x hidden, which the peers read), `residual` (rows x hidden), `weight`
-// (hidden), and the outputs `residual_out` and `output` (rows x hidden each). `residual_out` may
+// One rank's buffers and stream, each aligned to the element size: `input` (rows x hidden, which
+// the peers read: device memory of the rank's GPU that they can read, as the AllReduce's), and,
+// read and written by the rank alone (device memory of its GPU, or managed memory), `residual`
+// (rows x hidden), `weight` (hidden) and the outputs `residual_out` and `output` (rows x hidden
+// each). `residual_out` may
 // be `residual` itself (the residual updated in place); no other buffer may overlap an output.
 // All may be null when rows is 0.
 struct RmsNormBuffers {

@@ -70,6 +70,21 @@ TEST(Fp8RowsTest, TheRowScaleIgnoresWhatIsNotFinite) {
   EXPECT_EQ(Fp8Encode(-3.0f, Fp8RowScale(3.0f)), 0xfe);
 }
 
+TEST(Fp8RowsTest, RowsOfSubnormalsKeepAUsableScale) {
+  const float least = std::ldexp(1.0f, -149);  // The least fp32 subnormal.
+  for (const float largest : {least, 1000 * least, std::ldexp(1.0f, -120)}) {
+    const float scale = Fp8RowScale(largest);
+    EXPECT_GE(scale, std::ldexp(1.0f, -126)) << largest;
+    for (const float x : {largest, -largest, 0.0f, largest / 3}) {
+      const float back =
+          Float32Element::ToFloat(Fp8Decode<Float32Element>(Fp8Encode(x, scale), scale));
+      EXPECT_FALSE(std::isnan(back)) << x;
+      EXPECT_LE(std::fabs(back - x), std::fabs(x) / 16 + scale * std::ldexp(1.0f, -10) * 1.01f)
+          << "x " << x << " scale " << scale;
+    }
+  }
+}
+
 // Rows of `Element` with magnitudes spread over many binades come back within 2^-4 relative
 // plus 2^-10 scale absolute, plus the dtype's rounding of the result; the same bits on every
 // call.

@@ -107,6 +107,8 @@ TEST(RmsNormLayoutTest, BuffersAreCheckedBeforeAnyLaunch) {
   RmsNormBuffers bad = good;
   bad.output = memory;
   ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "cannot run in place");
+  bad.output = memory + 32;  // Partly over the input.
+  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "rank 0: input overlaps output");
   bad = good;
   bad.residual_out = memory + 16;
   ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "the input overlaps the residual_out");

@@ -5,7 +5,8 @@
 //
 // A row x[0 .. n) (each value as fp32) travels as:
 //   m = the largest |x[i]| over the finite values (0 when there is none)
-//   scale = m / 448 (fp32, correctly rounded), or 1 when m is 0
+//   scale = m / 448 (fp32, correctly rounded) but at least 2^-126 (the least normal fp32, so
+//     that rows of tiny values keep a usable scale), or 1 when m is 0
 //   q[i] = e4m3(x[i] / scale): the quotient correctly rounded to fp32, then rounded to the
 //     nearest e4m3 value, ties to even; magnitudes from 448 up (infinities too) saturate to 448;
 //     a NaN becomes the e4m3 NaN 0x7f
@@ -64,9 +65,14 @@ LTX_HOST_DEVICE inline float E4M3ToFloat(uint8_t code) {
   return FloatOfBits(sign | ((exponent - 7u + 127u) << 23) | (mantissa << 20));
 }
 
+// The least scale: the least normal fp32, 2^-126.
+inline constexpr float kFp8MinScale = 1.17549435e-38f;
+
 // The scale of a row whose largest finite magnitude is `largest` (>= 0).
 LTX_HOST_DEVICE inline float Fp8RowScale(float largest) {
-  return largest > 0.0f ? DivRn(largest, kE4M3Max) : 1.0f;
+  if (!(largest > 0.0f)) return 1.0f;
+  const float scale = DivRn(largest, kE4M3Max);
+  return scale > kFp8MinScale ? scale : kFp8MinScale;
 }
 
 // The larger of `largest` and |value| when `value` is finite (the row's m, value by value).

@@ -45,8 +45,8 @@ struct CollectiveOp {
   // epilogue: the first only; its residual is read by its own rank alone).
   int peer_read_inputs = kMaxTensors;
   // An input of each rank beside its tensors that only its own kernel reads (the RMSNorm
-  // weight), checked as device memory of the rank's GPU; local_input_name null where the op has
-  // none.
+  // weight), checked as memory of the rank's GPU (device or managed); local_input_name null
+  // where the op has none.
   const char* local_input_name = nullptr;
   std::array<const void*, kMaxWorldSize> local_inputs = {};
   int64_t local_input_bytes = 0;

@@ -221,18 +221,24 @@ absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
   const int64_t bytes = in_range ? layout.OutputBytes(rank) : 0;
   const RankBuffers tensors = RmsNormRankBuffers(buffers);
   const TensorNames names = RmsNormTensorNames();
+  // The input has no in-place form (the peers read it while this rank writes its output), so
+  // its overlap with the output is refused before the common checks, which allow the residual's.
+  const uintptr_t input = reinterpret_cast<uintptr_t>(buffers.input);
+  const uintptr_t output = reinterpret_cast<uintptr_t>(buffers.output);
+  if (bytes > 0 && buffers.input != nullptr && buffers.output != nullptr &&
+      input < output + static_cast<uintptr_t>(bytes) &&
+      output < input + static_cast<uintptr_t>(bytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rank %d: input overlaps output: the AllReduce with the RMSNorm epilogue cannot run in "
+        "place (the peers read the input while this rank writes its output); residual_out may "
+        "be residual",
+        rank));
+  }
   LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, /*tensors=*/2, bytes, bytes,
                                        /*in_place_offset=*/0, tensors, names));
   LTX_RETURN_IF_ERROR(
       CheckBufferAlignment(rank, /*tensors=*/2, tensors, layout.element_size, names));
   if (bytes == 0) return absl::OkStatus();
-  if (buffers.input == buffers.output) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "rank %d: input is its output: the AllReduce with the RMSNorm epilogue cannot run in "
-        "place (the peers read the input while this rank writes its output); residual_out may "
-        "be residual",
-        rank));
-  }
   if (buffers.weight == nullptr) {
     return absl::InvalidArgumentError(
         absl::StrFormat("rank %d: weight is null, but there are %d rows", rank,

@@ -107,7 +107,7 @@ TensorNames RmsNormTensorNames();
 
 // Checks rank `rank`'s epilogue buffers against `layout` (ComputeAllReduceRmsNormLayout) without
 // touching the GPU: InvalidArgument as ValidateReduceBuffers for the two tensors (the residual
-// may be updated in place: residual_out == residual), and for an input in place in its output
+// may be updated in place: residual_out == residual), and for an input that overlaps its output
 // (the peers read the input while this rank writes its output), a null weight where there are
 // rows, a weight not aligned to the element size, or a weight that overlaps an output.
 absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,

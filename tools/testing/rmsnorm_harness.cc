@@ -1,6 +1,7 @@
 // The RMSNorm epilogue's cases on every rank's buffers: random data, poison, bitwise checks.
 #include "tools/testing/rmsnorm_harness.h"
 
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -109,7 +110,8 @@ uint8_t* RmsNormHarness::At(const Rank& r, Area area) const {
 absl::Status RmsNormHarness::Prepare(const RmsNormCase& c) {
   const int size = ElementSize(c.shape.dtype);
   const int64_t elements = c.shape.rows * c.shape.hidden;
-  if (c.offset < 0 || c.offset * size > kGuard || elements * size > capacity_) {
+  if (c.offset < 0 || c.offset * size > kGuard ||
+      std::max(elements, c.shape.hidden) * size > capacity_) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s does not fit buffers of %d bytes", c.ToString(), capacity_));
   }
