@@ -174,27 +174,39 @@ def rank_loop(runtime, rank, counts, args, barrier, results):
     total, start = sum(counts), sum(counts[:rank])
     rows = slice(start, start + counts[rank])
     heads = args.heads * runtime.world_size
+
+    def step_inputs(step):
+        seed = torch.Generator(device="cuda").manual_seed(step)  # Same on every rank.
+        return [torch.randn(1, total, heads, args.head_dim, device="cuda",
+                            generator=seed).to(torch.bfloat16) for _ in QKV]
+
+    def error(block, full):
+        expected = attention(*full)[:, rows]
+        return (block.output().float() - expected.float()).abs().max()
+
     with torch.cuda.stream(streams[0]):
-        # Every attention shape once on every rank before any collective: the first call of a
-        # shape sets up its kernels and workspace, which may wait for the whole GPU, and on a
-        # GPU that ranks share, a co-located rank may then be waiting inside an exchange.
+        # Before any collective, on every rank: the blocks' buffers, every attention shape, and
+        # one step's inputs and check. The first call of a shape sets up its kernels and
+        # workspace, and a first allocation grows PyTorch's cache from the device; either may
+        # wait for the whole GPU, or hold this rank's next launch behind a co-located rank's
+        # waiting exchange (kernels/PROTOCOL.md, "Ranks that share a GPU"). Later steps reuse
+        # the cache.
+        blocks = [Block(runtime, rank, counts, args.heads, args.head_dim, groups, separate,
+                        streams) for _, groups, separate in variants(args)]
         for width in sorted({heads, *(args.heads // groups for _, groups, _ in variants(args))}):
             attention(*[empty(total, width, args.head_dim).zero_()] * 3)
+        for block in blocks:
+            error(block, step_inputs(0))
         streams[0].synchronize()
         barrier.wait()
-        for _, groups, separate in variants(args):
-            block = Block(runtime, rank, counts, args.heads, args.head_dim, groups, separate,
-                          streams)
+        for block in blocks:
             exact, worst = True, 0.0
             for step in range(args.steps):
-                seed = torch.Generator(device="cuda").manual_seed(step)  # Same on every rank.
-                full = [torch.randn(1, total, heads, args.head_dim, device="cuda",
-                                    generator=seed).to(torch.bfloat16) for _ in QKV]
+                full = step_inputs(step)
                 block.load(full, rows)
                 block()
                 exact &= block.exact(full)
-                expected = attention(*full)[:, rows]
-                worst = max(worst, (block.output().float() - expected.float()).abs().max().item())
+                worst = max(worst, error(block, full).item())
             ms = median_ms(block, streams[0]) if args.time else None
             streams[0].synchronize()
             results[rank].append((exact, worst, ms))
