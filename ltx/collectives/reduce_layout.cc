@@ -1,6 +1,7 @@
 // Validation and layout of AllReduce and ReduceScatter arguments.
 #include "ltx/collectives/reduce_layout.h"
 
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -215,29 +216,17 @@ TensorNames RmsNormTensorNames() {
   return names;
 }
 
-absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
+absl::Status CheckRmsNormOwnBuffers(const ReduceLayout& layout, int rank,
                                     const RmsNormBuffers& buffers) {
-  const bool in_range = rank >= 0 && rank < layout.world_size;
-  const int64_t bytes = in_range ? layout.OutputBytes(rank) : 0;
-  const RankBuffers tensors = RmsNormRankBuffers(buffers);
-  const TensorNames names = RmsNormTensorNames();
-  // The input has no in-place form (the peers read it while this rank writes its output), so
-  // its overlap with the output is refused before the common checks, which allow the residual's.
-  const uintptr_t input = reinterpret_cast<uintptr_t>(buffers.input);
-  const uintptr_t output = reinterpret_cast<uintptr_t>(buffers.output);
-  if (bytes > 0 && buffers.input != nullptr && buffers.output != nullptr &&
-      input < output + static_cast<uintptr_t>(bytes) &&
-      output < input + static_cast<uintptr_t>(bytes)) {
+  if (rank < 0 || rank >= layout.world_size) return absl::OkStatus();
+  const int64_t bytes = layout.OutputBytes(rank);
+  if (Overlap(buffers.input, bytes, buffers.output, bytes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "rank %d: input overlaps output: the AllReduce with the RMSNorm epilogue cannot run in "
         "place (the peers read the input while this rank writes its output); residual_out may "
         "be residual",
         rank));
   }
-  LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, /*tensors=*/2, bytes, bytes,
-                                       /*in_place_offset=*/0, tensors, names));
-  LTX_RETURN_IF_ERROR(
-      CheckBufferAlignment(rank, /*tensors=*/2, tensors, layout.element_size, names));
   if (bytes == 0) return absl::OkStatus();
   if (buffers.weight == nullptr) {
     return absl::InvalidArgumentError(
@@ -250,17 +239,30 @@ absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
         absl::StrFormat("rank %d: weight %p is not aligned to its %d-byte elements", rank,
                         buffers.weight, layout.element_size));
   }
-  const uintptr_t weight_end =
-      weight + static_cast<uintptr_t>(layout.hidden * layout.element_size);
+  const int64_t weight_bytes = layout.hidden * layout.element_size;
+  const TensorNames names = RmsNormTensorNames();
   const void* outputs[] = {buffers.output, buffers.residual_out};
   for (int k = 0; k < 2; ++k) {
-    const uintptr_t start = reinterpret_cast<uintptr_t>(outputs[k]);
-    if (start < weight_end && weight < start + static_cast<uintptr_t>(bytes)) {
+    if (Overlap(buffers.weight, weight_bytes, outputs[k], bytes)) {
       return absl::InvalidArgumentError(
           absl::StrFormat("rank %d: weight overlaps %s", rank, names.outputs[k]));
     }
   }
   return absl::OkStatus();
+}
+
+absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
+                                    const RmsNormBuffers& buffers) {
+  // The input has no in-place form, so its overlap with the output is refused before the
+  // common checks, which allow the residual's.
+  LTX_RETURN_IF_ERROR(CheckRmsNormOwnBuffers(layout, rank, buffers));
+  const bool in_range = rank >= 0 && rank < layout.world_size;
+  const int64_t bytes = in_range ? layout.OutputBytes(rank) : 0;
+  const RankBuffers tensors = RmsNormRankBuffers(buffers);
+  const TensorNames names = RmsNormTensorNames();
+  LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, /*tensors=*/2, bytes, bytes,
+                                       /*in_place_offset=*/0, tensors, names));
+  return CheckBufferAlignment(rank, /*tensors=*/2, tensors, layout.element_size, names);
 }
 
 }  // namespace ltx

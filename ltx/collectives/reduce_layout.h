@@ -105,11 +105,19 @@ RankBuffers RmsNormRankBuffers(const RmsNormBuffers& buffers);
 // What messages call those two tensors' buffers: input, output; residual, residual_out.
 TensorNames RmsNormTensorNames();
 
-// Checks rank `rank`'s epilogue buffers against `layout` (ComputeAllReduceRmsNormLayout) without
-// touching the GPU: InvalidArgument as ValidateReduceBuffers for the two tensors (the residual
-// may be updated in place: residual_out == residual), and for an input that overlaps its output
-// (the peers read the input while this rank writes its output), a null weight where there are
-// rows, a weight not aligned to the element size, or a weight that overlaps an output.
+// The checks of rank `rank`'s epilogue buffers that only the epilogue makes, without touching
+// the GPU: InvalidArgument for an input that overlaps its output (the peers read the input while
+// this rank writes its output), a null weight where there are rows, a weight not aligned to the
+// element size, or a weight that overlaps an output. OK for a rank outside [0, world_size) and
+// for what the common checks of its two tensors cover (the Runtime's funnel makes those, with
+// RmsNormTensorNames). Thread-safe.
+absl::Status CheckRmsNormOwnBuffers(const ReduceLayout& layout, int rank,
+                                    const RmsNormBuffers& buffers);
+
+// Every host check of rank `rank`'s epilogue buffers against `layout`
+// (ComputeAllReduceRmsNormLayout): CheckRmsNormOwnBuffers, then InvalidArgument as
+// ValidateReduceBuffers for the two tensors (the residual may be updated in place:
+// residual_out == residual). Thread-safe.
 absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
                                     const RmsNormBuffers& buffers);
 

@@ -9,14 +9,6 @@
 namespace ltx {
 namespace {
 
-// Whether the `a_bytes` bytes at `a` and the `b_bytes` bytes at `b` share a byte.
-bool Overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
-  const auto a_begin = reinterpret_cast<uintptr_t>(a);
-  const auto b_begin = reinterpret_cast<uintptr_t>(b);
-  return a_bytes > 0 && b_bytes > 0 && a_begin < b_begin + static_cast<uint64_t>(b_bytes) &&
-         b_begin < a_begin + static_cast<uint64_t>(a_bytes);
-}
-
 // The checks of one tensor's buffers (`tensor`): nulls, and its input against its output.
 absl::Status CheckTensorBuffers(int rank, int tensor, int64_t input_bytes, int64_t output_bytes,
                                 int64_t in_place_offset, const RankBuffers& buffers,
@@ -80,6 +72,13 @@ absl::Status CheckTensorPair(int rank, int first, int second, int64_t input_byte
 }
 
 }  // namespace
+
+bool Overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes) {
+  const auto a_begin = reinterpret_cast<uintptr_t>(a);
+  const auto b_begin = reinterpret_cast<uintptr_t>(b);
+  return a_bytes > 0 && b_bytes > 0 && a_begin < b_begin + static_cast<uint64_t>(b_bytes) &&
+         b_begin < a_begin + static_cast<uint64_t>(a_bytes);
+}
 
 RankBuffers TensorBuffers(const RankBuffers& buffers, int tensor) {
   if (tensor == 0) return RankBuffers{buffers.input, buffers.output, buffers.stream};

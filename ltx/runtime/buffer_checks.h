@@ -14,6 +14,10 @@ namespace ltx {
 // No in-place call: the input must not overlap the output at all.
 inline constexpr int64_t kNotInPlace = -1;
 
+// Whether the `a_bytes` bytes at `a` and the `b_bytes` bytes at `b` share a byte (never when
+// either is empty). Thread-safe (pure).
+bool Overlap(const void* a, int64_t a_bytes, const void* b, int64_t b_bytes);
+
 // Tensor `tensor` (0 <= tensor < kMaxTensors) of a call on `buffers`: its input and output as
 // `input` and `output` (tensor 0: buffers' own; tensor j: more_inputs[j - 1] and
 // more_outputs[j - 1]), with buffers' stream. Thread-safe (pure).

@@ -853,7 +853,8 @@ absl::StatusOr<CollectiveHandle> Runtime::AllReduceRmsNorm(
   std::array<const void*, kMaxWorldSize> weights = {};
   std::vector<RankBuffers> tensors;
   for (int rank = 0; rank < world_size(); ++rank) {
-    LTX_RETURN_IF_ERROR(ValidateRmsNormBuffers(layout, rank, buffers[rank]));
+    // The common checks of its two tensors follow in the funnel (ValidateCall).
+    LTX_RETURN_IF_ERROR(CheckRmsNormOwnBuffers(layout, rank, buffers[rank]));
     weights[rank] = buffers[rank].weight;
     tensors.push_back(RmsNormRankBuffers(buffers[rank]));
   }
@@ -873,7 +874,7 @@ absl::Status Runtime::AllReduceRmsNormRank(int rank, const AllReduceRmsNormShape
                                            const CallOptions& call) {
   absl::StatusOr<ReduceLayout> layout = ComputeAllReduceRmsNormLayout(shape, world_size());
   if (layout.ok()) {
-    const absl::Status valid = ValidateRmsNormBuffers(*layout, rank, buffers);
+    const absl::Status valid = CheckRmsNormOwnBuffers(*layout, rank, buffers);
     if (!valid.ok()) layout = valid;
   }
   if (!layout.ok()) return RejectRankCall(rank, layout.status());
