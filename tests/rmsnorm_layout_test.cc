@@ -146,20 +146,6 @@ TEST(RmsNormLayoutTest, BuffersAreCheckedBeforeAnyLaunch) {
   EXPECT_TRUE(ValidateRmsNormBuffers(*empty, 0, RmsNormBuffers{}).ok());
 }
 
-// Random values of `Element` in [0.25, 4) with a random sign, as bytes.
-template <typename Element>
-std::vector<uint8_t> RandomElements(std::mt19937_64& random, int64_t count) {
-  using Bits = typename Element::Bits;
-  std::uniform_real_distribution<float> magnitude(0.25f, 4.0f);
-  std::vector<uint8_t> bytes(static_cast<size_t>(count) * sizeof(Bits));
-  for (int64_t i = 0; i < count; ++i) {
-    const float value = (random() & 1) != 0 ? magnitude(random) : -magnitude(random);
-    const Bits bits = Element::FromFloat(value);
-    std::memcpy(bytes.data() + i * sizeof(Bits), &bits, sizeof(Bits));
-  }
-  return bytes;
-}
-
 template <typename Element>
 double ValueAt(const std::vector<uint8_t>& bytes, int64_t index) {
   typename Element::Bits bits;
@@ -181,10 +167,10 @@ void ExpectReferenceFollowsTheDefinition(DataType dtype, double unit) {
     ASSERT_TRUE(layout.ok());
     std::vector<std::vector<uint8_t>> inputs;
     for (int s = 0; s < world; ++s) {
-      inputs.push_back(RandomElements<Element>(random, rows * hidden));
+      inputs.push_back(RandomReduceValues(dtype, rows * hidden, random));
     }
-    const std::vector<uint8_t> residual = RandomElements<Element>(random, rows * hidden);
-    const std::vector<uint8_t> weight = RandomElements<Element>(random, hidden);
+    const std::vector<uint8_t> residual = RandomReduceValues(dtype, rows * hidden, random);
+    const std::vector<uint8_t> weight = RandomReduceValues(dtype, hidden, random);
     const RmsNormOutputs outputs = RmsNormReference(*layout, inputs, residual, weight);
     const std::vector<uint8_t> sums = ReduceReference(*layout, 0, inputs);
     for (int64_t row = 0; row < rows; ++row) {

@@ -3,33 +3,15 @@
 
 #include <cuda_runtime_api.h>
 
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "kernels/reduce/reduce_math.h"
 #include "ltx/status_macros.h"
 #include "tools/testing/rank_threads.h"
 #include "tools/testing/reduce_reference.h"
 
 namespace ltx {
-namespace {
-
-// The bits of a random value of `dtype`, never zero: magnitude in [0.5, 4), a random sign, a
-// full mantissa.
-template <typename Element>
-void FillElements(std::mt19937_64& random, std::vector<uint8_t>* bytes) {
-  using Bits = typename Element::Bits;
-  std::uniform_real_distribution<float> magnitude(0.5f, 4.0f);
-  for (size_t at = 0; at + sizeof(Bits) <= bytes->size(); at += sizeof(Bits)) {
-    const float value = (random() & 1) != 0 ? magnitude(random) : -magnitude(random);
-    const Bits bits = Element::FromFloat(value);
-    std::memcpy(bytes->data() + at, &bits, sizeof(Bits));
-  }
-}
-
-}  // namespace
 
 AllReduceShape ReduceCase::AllReduceShapeOf() const {
   AllReduceShape shape;
@@ -93,19 +75,10 @@ absl::Status ReduceHarness::Prepare(const ReduceCase& c) {
 }
 
 absl::Status ReduceHarness::RefreshInputs() {
-  inputs_.assign(world_size(), std::vector<uint8_t>(layout_.InputBytes()));
-  for (std::vector<uint8_t>& input : inputs_) {
-    switch (case_.dtype) {
-      case DataType::kBFloat16:
-        FillElements<BFloat16Element>(random_, &input);
-        break;
-      case DataType::kFloat16:
-        FillElements<Float16Element>(random_, &input);
-        break;
-      default:
-        FillElements<Float32Element>(random_, &input);
-        break;
-    }
+  inputs_.clear();
+  for (int rank = 0; rank < world_size(); ++rank) {
+    inputs_.push_back(
+        RandomReduceValues(case_.dtype, layout_.InputBytes() / layout_.element_size, random_));
   }
   LTX_RETURN_IF_ERROR(areas_->UploadAndPoison(inputs_, case_.input_misalignment));
   if (!case_.in_place) return absl::OkStatus();

@@ -35,6 +35,17 @@ void ReduceInto(const ReduceLayout& layout, int rank,
   }
 }
 
+template <typename Element>
+void FillRandom(std::mt19937_64& random, std::vector<uint8_t>* bytes) {
+  using Bits = typename Element::Bits;
+  std::uniform_real_distribution<float> magnitude(0.5f, 4.0f);
+  for (size_t at = 0; at + sizeof(Bits) <= bytes->size(); at += sizeof(Bits)) {
+    const float value = (random() & 1) != 0 ? magnitude(random) : -magnitude(random);
+    const Bits bits = Element::FromFloat(value);
+    std::memcpy(bytes->data() + at, &bits, sizeof(Bits));
+  }
+}
+
 template <typename Bits>
 Bits BitsAt(const std::vector<uint8_t>& bytes, int64_t index) {
   Bits bits;
@@ -85,6 +96,22 @@ void RmsNormInto(const ReduceLayout& layout, const std::vector<uint8_t>& sums,
 }
 
 }  // namespace
+
+std::vector<uint8_t> RandomReduceValues(DataType dtype, int64_t count, std::mt19937_64& random) {
+  std::vector<uint8_t> bytes(static_cast<size_t>(count * ElementSize(dtype)));
+  switch (dtype) {
+    case DataType::kBFloat16:
+      FillRandom<BFloat16Element>(random, &bytes);
+      break;
+    case DataType::kFloat16:
+      FillRandom<Float16Element>(random, &bytes);
+      break;
+    default:
+      FillRandom<Float32Element>(random, &bytes);
+      break;
+  }
+  return bytes;
+}
 
 RmsNormOutputs RmsNormReference(const ReduceLayout& layout,
                                 const std::vector<std::vector<uint8_t>>& inputs,

@@ -7,11 +7,18 @@
 #define LTX_TOOLS_TESTING_REDUCE_REFERENCE_H_
 
 #include <cstdint>
+#include <random>
 #include <vector>
 
 #include "ltx/collectives/reduce_layout.h"
+#include "ltx/data_type.h"
 
 namespace ltx {
+
+// `count` random values of `dtype` (bf16, fp16 or fp32) as bytes, never zero: magnitudes in
+// [0.5, 4) with a random sign and a full mantissa, so that the order of a reduction shows in
+// its bits. Thread-compatible (draws from `random`).
+std::vector<uint8_t> RandomReduceValues(DataType dtype, int64_t count, std::mt19937_64& random);
 
 // The bytes of rank `rank`'s output for a reduction of `layout` whose rank s's input is
 // `inputs[s]` (InputBytes() bytes each): for each batch slice b and each of the rank's rows

@@ -2,11 +2,9 @@
 #include "tools/testing/rmsnorm_harness.h"
 
 #include <algorithm>
-#include <cstring>
 #include <utility>
 
 #include "absl/strings/str_format.h"
-#include "kernels/reduce/reduce_math.h"
 #include "ltx/collectives/reduce_layout.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/data_type.h"
@@ -19,26 +17,6 @@ namespace {
 constexpr uint8_t kPoison = 0xA5;
 // Bytes past the end of each output that must keep the poison, and room for the offset.
 constexpr int64_t kGuard = 64;
-
-// The bits of `count` random values of `dtype` (magnitudes in [0.25, 4), a random sign).
-std::vector<uint8_t> RandomValues(DataType dtype, int64_t count, std::mt19937_64& random) {
-  std::uniform_real_distribution<float> magnitude(0.25f, 4.0f);
-  const int size = ElementSize(dtype);
-  std::vector<uint8_t> bytes(static_cast<size_t>(count * size));
-  for (int64_t i = 0; i < count; ++i) {
-    const float value = (random() & 1) != 0 ? magnitude(random) : -magnitude(random);
-    if (dtype == DataType::kBFloat16) {
-      const uint16_t bits = BFloat16Element::FromFloat(value);
-      std::memcpy(bytes.data() + i * size, &bits, size);
-    } else if (dtype == DataType::kFloat16) {
-      const uint16_t bits = Float16Element::FromFloat(value);
-      std::memcpy(bytes.data() + i * size, &bits, size);
-    } else {
-      std::memcpy(bytes.data() + i * size, &value, size);
-    }
-  }
-  return bytes;
-}
 
 absl::Status Upload(uint8_t* area, const std::vector<uint8_t>& bytes) {
   return CudaStatus(cudaMemcpy(area, bytes.data(), bytes.size(), cudaMemcpyHostToDevice),
@@ -118,10 +96,10 @@ absl::Status RmsNormHarness::Prepare(const RmsNormCase& c) {
   case_ = c;
   inputs_.clear();
   for (size_t rank = 0; rank < ranks_.size(); ++rank) {
-    inputs_.push_back(RandomValues(c.shape.dtype, elements, random_));
+    inputs_.push_back(RandomReduceValues(c.shape.dtype, elements, random_));
   }
-  residual_ = RandomValues(c.shape.dtype, elements, random_);
-  weight_ = RandomValues(c.shape.dtype, c.shape.hidden, random_);
+  residual_ = RandomReduceValues(c.shape.dtype, elements, random_);
+  weight_ = RandomReduceValues(c.shape.dtype, c.shape.hidden, random_);
   for (size_t rank = 0; rank < ranks_.size(); ++rank) {
     Rank& r = ranks_[rank];
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(r.device), "cudaSetDevice"));
