@@ -148,11 +148,12 @@ TEST_F(AllReduceRmsNormTest, RanksThatDisagreeOnEpsFailAndResetRecovers) {
   const RmsNormCase c = Case(DataType::kFloat16, 4, 256);
   ASSERT_TRUE(harness_->Prepare(c).ok());
   const std::vector<RmsNormBuffers> buffers = harness_->AllBuffers();
-  ASSERT_TRUE(RunOnRankThreads(runtime_->world_size(), [&](int rank) {
-                AllReduceRmsNormShape shape = c.shape;
-                if (rank == 0) shape.eps = 1e-6f;
-                return runtime_->AllReduceRmsNormRank(rank, shape, buffers[rank]);
-              }).ok());
+  const absl::Status launched = RunOnRankThreads(runtime_->world_size(), [&](int rank) {
+    AllReduceRmsNormShape shape = c.shape;
+    if (rank == 0) shape.eps = 1e-6f;
+    return runtime_->AllReduceRmsNormRank(rank, shape, buffers[rank]);
+  });
+  EXPECT_TRUE(LaunchedOrRefusedForTheDisagreement(launched)) << launched;
   const absl::Status status = runtime_->Synchronize(kTestWait);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("all_reduce_rmsnorm #1"));

@@ -4,16 +4,20 @@
 // were idle (the host synchronised) or busy before, and with other streams created between
 // them; with a kernel queued behind the waiting one (which holds back whatever shares its
 // hardware queue); and with host calls made between the two launches (allocations, memsets,
-// copies), which the CUDA guide says may serialise the GPU. A stall here is the GPU holding a
+// copies, frees, the virtual memory API's mapping and unmapping), which the CUDA guide says may
+// serialise the GPU. A stall here is the GPU holding a
 // co-located rank's kernel back behind a waiting one, which no protocol can undo.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <functional>
 #include <iostream>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "tests/memory_kind_buffer.h"
 #include "tests/stream_handoff_kernels.h"
 #include "tools/testing/test_ranks.h"
 #include "tools/testing/visible_gpus.h"
@@ -171,6 +175,17 @@ TEST(StreamHandoffTest, HostCallsBetweenAWaitingKernelAndItsSetter) {
   std::vector<uint8_t> host(4096, 1);
   std::vector<cudaStream_t> created;
   std::vector<cudaEvent_t> events;
+  // What the frees release: one buffer per hand-over, allocated before any.
+  std::vector<std::unique_ptr<MemoryKindBuffer>> to_free[2];
+  for (int i = 0; i < 2; ++i) {
+    for (int pair = 0; pair < kPairs; ++pair) {
+      absl::StatusOr<std::unique_ptr<MemoryKindBuffer>> buffer = MemoryKindBuffer::Allocate(
+          i == 0 ? MemoryKind::kMalloc : MemoryKind::kMapped, /*device=*/0, 1 << 20);
+      ASSERT_TRUE(buffer.ok()) << buffer.status();
+      to_free[i].push_back(std::move(*buffer));
+    }
+  }
+  std::vector<std::unique_ptr<MemoryKindBuffer>> mapped;
   struct HostCall {
     const char* name;
     std::function<void()> call;
@@ -183,6 +198,16 @@ TEST(StreamHandoffTest, HostCallsBetweenAWaitingKernelAndItsSetter) {
          EXPECT_EQ(cudaMalloc(&block, 1 << 20), cudaSuccess);
          allocated.push_back(block);
        }},
+      {"cudaFree of 1 MiB", [&] { to_free[0].pop_back(); }},
+      {"cuMemCreate, cuMemMap and cuMemSetAccess of 2 MiB (PyTorch's expandable segments grow)",
+       [&] {
+         absl::StatusOr<std::unique_ptr<MemoryKindBuffer>> buffer =
+             MemoryKindBuffer::Allocate(MemoryKind::kMapped, /*device=*/0, 1 << 20);
+         EXPECT_TRUE(buffer.ok()) << buffer.status();
+         if (buffer.ok()) mapped.push_back(std::move(*buffer));
+       }},
+      {"cuMemUnmap and cuMemRelease of 2 MiB (PyTorch's expandable segments shrink)",
+       [&] { to_free[1].pop_back(); }},
       {"cudaMemset of 1 MiB", [&] { EXPECT_EQ(cudaMemset(scratch, 0, 1 << 20), cudaSuccess); }},
       {"cudaMemcpy of 4 KiB to the GPU",
        [&] {
@@ -210,10 +235,79 @@ TEST(StreamHandoffTest, HostCallsBetweenAWaitingKernelAndItsSetter) {
     if (host_call.call == nullptr) EXPECT_EQ(stalls, 0);
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  mapped.clear();
   for (void* block : allocated) cudaFree(block);
   for (cudaStream_t stream : created) cudaStreamDestroy(stream);
   for (cudaEvent_t event : events) cudaEventDestroy(event);
   cudaFree(scratch);
+}
+
+// Which of many streams share a hardware queue: for every pair (i, j), i < j, of 64 streams, a
+// kernel on i waits for one on j with work queued behind it on i (a kernel, or an event record
+// as a Runtime makes after each op); a stall means the pair shares a queue. Streams created one
+// after another at one priority, and alternating between the device's lowest and highest
+// priority (as PyTorch's stream pools are created): more streams than CUDA_DEVICE_MAX_CONNECTIONS,
+// only two of them busy at a time.
+TEST(StreamHandoffTest, HardwareQueuesOfManyStreams) {
+  if (VisibleGpuCount() == 0) LTX_SKIP_GPU_TEST("needs a GPU, none is visible");
+  constexpr int kMany = 64;
+  constexpr uint64_t kShortDeadlineNs = 20'000'000;
+  ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
+  int least = 0;
+  int greatest = 0;
+  ASSERT_EQ(cudaDeviceGetStreamPriorityRange(&least, &greatest), cudaSuccess);
+  void* memory = nullptr;
+  ASSERT_EQ(cudaMalloc(&memory, sizeof(uint64_t) * 2), cudaSuccess);
+  uint64_t* flags = static_cast<uint64_t*>(memory);
+  ASSERT_EQ(cudaMemset(flags, 0, sizeof(uint64_t) * 2), cudaSuccess);
+  void* pinned = nullptr;
+  ASSERT_EQ(cudaMallocHost(&pinned, sizeof(uint32_t)), cudaSuccess);
+  volatile uint32_t* seen = static_cast<uint32_t*>(pinned);
+  cudaEvent_t event = nullptr;
+  ASSERT_EQ(cudaEventCreateWithFlags(&event, cudaEventDisableTiming), cudaSuccess);
+  uint64_t value = 0;
+  for (bool alternate : {false, true}) {
+    std::vector<cudaStream_t> streams(kMany);
+    for (int i = 0; i < kMany; ++i) {
+      const int priority = alternate && i % 2 == 1 ? greatest : least;
+      ASSERT_EQ(cudaStreamCreateWithPriority(&streams[i], cudaStreamNonBlocking, priority),
+                cudaSuccess);
+    }
+    for (bool event_behind : {false, true}) {
+      std::vector<std::pair<int, int>> shared;
+      for (int i = 0; i < kMany; ++i) {
+        for (int j = i + 1; j < kMany; ++j) {
+          ++value;
+          *seen = 2;
+          ASSERT_EQ(LaunchAwaitFlag(&flags[0], value, kShortDeadlineNs, const_cast<uint32_t*>(seen), streams[i]),
+                    cudaSuccess);
+          if (event_behind) {
+            ASSERT_EQ(cudaEventRecord(event, streams[i]), cudaSuccess);
+          } else {
+            ASSERT_EQ(LaunchSetFlag(&flags[1], value, streams[i]), cudaSuccess);
+          }
+          ASSERT_EQ(LaunchSetFlag(&flags[0], value, streams[j]), cudaSuccess);
+          ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          if (*seen != 1) shared.emplace_back(i, j);
+        }
+      }
+      std::cout << "[ ltx      ] " << kMany << " streams"
+                << (alternate ? " alternating lowest and highest priority" : " of one priority")
+                << ", " << (event_behind ? "an event record" : "a kernel")
+                << " queued behind the waiting one: " << shared.size() << " of "
+                << kMany * (kMany - 1) / 2 << " pairs share a queue";
+      for (size_t k = 0; k < shared.size() && k < 40; ++k) {
+        std::cout << (k == 0 ? ": " : " ") << shared[k].first << "~" << shared[k].second;
+      }
+      std::cout << std::endl;
+      // Measured on H200 with 8 and with 32 connections: idle streams keep no queue of their own.
+      EXPECT_TRUE(shared.empty());
+    }
+    for (cudaStream_t stream : streams) cudaStreamDestroy(stream);
+  }
+  cudaEventDestroy(event);
+  cudaFreeHost(pinned);
+  cudaFree(flags);
 }
 
 }  // namespace

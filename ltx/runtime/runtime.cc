@@ -422,6 +422,8 @@ absl::Status Runtime::CollectDeviceErrors() {
         ReadRankError(peer_stores_.get(), *copy_engines_, rank);
     if (!record.has_value()) continue;
     others.push_back(rank);
+    DebugLine(DebugLevel::kInfo, absl::StrCat("rank ", rank, "'s error record: ",
+                                              DeviceErrorToStatus(*record).ToString()));
     const bool cause = record->kind != static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp);
     if (!reported.has_value() ||
         (cause && reported->kind == static_cast<uint32_t>(DeviceErrorKind::kPeerGaveUp))) {

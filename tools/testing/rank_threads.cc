@@ -5,6 +5,8 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
+
 namespace ltx {
 
 absl::Status RunOnRankThreads(int world, const std::function<absl::Status(int rank)>& body) {
@@ -25,6 +27,12 @@ absl::Status RunOnRankThreads(int world, const std::function<absl::Status(int ra
     if (!result.ok()) return result;
   }
   return absl::OkStatus();
+}
+
+bool LaunchedOrRefusedForTheDisagreement(const absl::Status& launched) {
+  return launched.ok() ||
+         ((absl::IsInvalidArgument(launched) || absl::IsFailedPrecondition(launched)) &&
+          absl::StrContains(launched.message(), "disagree"));
 }
 
 }  // namespace ltx

@@ -14,6 +14,11 @@ namespace ltx {
 // concurrently with itself and must be thread-safe across ranks; it selects its own device.
 absl::Status RunOnRankThreads(int world, const std::function<absl::Status(int rank)>& body);
 
+// Whether per-rank calls whose ranks disagree launched as they should: OK, or the disagreement
+// itself (INVALID_ARGUMENT, or FAILED_PRECONDITION naming it), which a rank whose call comes
+// after a peer's kernel has found it gets at once. Any other error is not.
+bool LaunchedOrRefusedForTheDisagreement(const absl::Status& launched);
+
 }  // namespace ltx
 
 #endif  // LTX_TOOLS_TESTING_RANK_THREADS_H_
