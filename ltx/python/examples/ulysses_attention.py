@@ -232,6 +232,12 @@ def main():
     devices = rank_layout.devices_for_run(torch.cuda.device_count(), needed=2, flag=args.devices)
     if not devices:
         return rank_layout.skip_status("ulysses_attention", "no GPU visible")
+    if len(set(devices)) < len(devices):
+        # cuDNN's attention (PyTorch's first choice on Hopper) can hold the calling thread until
+        # the GPU's other work is done: here a co-located rank's exchange, which waits for this
+        # rank's next one (kernels/PROTOCOL.md, "Ranks that share a GPU"). Where ranks share a
+        # GPU, attention runs on PyTorch's other kernels.
+        torch.backends.cuda.enable_cudnn_sdp(False)
     with ltx.Runtime(devices=devices, timeout=30.0) as runtime:
         n = runtime.world_size
         counts = [args.tokens + 64 * r for r in range(n)]
