@@ -83,10 +83,11 @@ class StreamHandoff {
   // one on the waiter's stream before the setter is enqueued, as a rank's next op or compute
   // follows its collective: where the two streams share a hardware queue, that kernel (which
   // cannot start before the waiting one ends) holds the setter back. `between` (if set) runs on
-  // the host after the waiting kernel is enqueued and before the setter is. Returns the
-  // hand-overs that missed their deadline.
+  // the host after the waiting kernel is enqueued and before the setter is. With
+  // `setter_second`, the setter follows another kernel on its own stream (as the second op of a
+  // two-shot AllReduce follows the first). Returns the hand-overs that missed their deadline.
   int Stalls(int rounds, bool idle, bool queued_behind = false,
-             const std::function<void()>& between = {}) {
+             const std::function<void()>& between = {}, bool setter_second = false) {
     int stalls = 0;
     for (int round = 1; round <= rounds; ++round) {
       for (int waiter = 0; waiter < kStreams; ++waiter) {
@@ -101,6 +102,9 @@ class StreamHandoff {
             EXPECT_EQ(LaunchSetFlag(&flags_[kPairSlots], round, streams_[waiter]), cudaSuccess);
           }
           if (between) between();
+          if (setter_second) {
+            EXPECT_EQ(LaunchSetFlag(&flags_[kPairSlots], round, streams_[setter]), cudaSuccess);
+          }
           EXPECT_EQ(LaunchSetFlag(&flags_[pair], round, streams_[setter]), cudaSuccess);
           if (idle) EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
         }
@@ -227,6 +231,10 @@ TEST(StreamHandoffTest, HostCallsBetweenAWaitingKernelAndItsSetter) {
          events.push_back(event);
        }},
   };
+  const int second = handoff.Stalls(/*rounds=*/1, /*idle=*/true, false, {}, /*setter_second=*/true);
+  std::cout << "[ ltx      ] the setter second on its stream, behind another kernel: " << second
+            << " of " << kPairs << " stalled" << std::endl;
+  EXPECT_EQ(second, 0);
   for (const HostCall& host_call : calls) {
     const int stalls = handoff.Stalls(/*rounds=*/1, /*idle=*/true, false, host_call.call);
     std::cout << "[ ltx      ] " << host_call.name

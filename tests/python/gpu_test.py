@@ -246,6 +246,15 @@ class RuntimeTestCase(unittest.TestCase):
     def setUp(self):
         self.n = self.runtime.world_size
 
+    def tearDown(self):
+        # A test that stopped the Runtime has failed already, with its error; the next test
+        # starts on a usable Runtime, so that one failure reads as one.
+        try:
+            self.runtime.status()
+        except ltx.Error:
+            synchronize(self.devices)
+            self.runtime.reset()
+
 
 class GpuTest(RuntimeTestCase):
     def test_coordinated_every_dtype_and_counts(self):
