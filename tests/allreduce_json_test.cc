@@ -83,5 +83,24 @@ TEST(AllReduceJsonTest, TheReduceScatterNamesItsOp) {
   EXPECT_THAT(text, HasSubstr("\"nccl\": \"none\",\n  \"rows\": [\n  ]\n}\n"));
 }
 
+TEST(AllReduceJsonTest, TheEpiloguesRowsCarryTheAllReduceAloneAndTheUnfusedForm) {
+  AllReduceToolConfig config;
+  config.collective = Collective::kAllReduceRmsNorm;
+  AllReduceBenchRow row;
+  row.size_bytes = 8192;
+  row.count = 4096;
+  row.ltx_us = 5.5;
+  row.all_reduce_us = 5;
+  row.unfused_us = 8.25;
+  const std::string text = JsonDocumentText(AllReduceJson(config, {0, 0}, "none", {row}));
+  EXPECT_THAT(text, HasSubstr("\"op\": \"allreduce_rmsnorm\""));
+  EXPECT_THAT(text, HasSubstr("\"ltx_us\": 5.500, "));
+  EXPECT_THAT(text, HasSubstr("\"all_reduce_us\": 5.000, \"unfused_us\": 8.250, \"wrong\": 0"));
+  // The other ops' rows have no such members.
+  config.collective = Collective::kAllReduce;
+  EXPECT_THAT(JsonDocumentText(AllReduceJson(config, {0, 1}, "none", {row})),
+              ::testing::Not(HasSubstr("unfused_us")));
+}
+
 }  // namespace
 }  // namespace ltx

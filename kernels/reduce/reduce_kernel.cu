@@ -198,6 +198,14 @@ __global__ void __launch_bounds__(kReduceThreads) RmsNormKernel(const ReduceKern
             [&p](const uint64_t* inputs) { RmsNormRows<Element>(p, inputs); });
 }
 
+// The epilogue alone on one GPU: RmsNormRows over a single "rank" whose input is the sum.
+template <typename Element>
+__global__ void __launch_bounds__(kReduceThreads) RmsNormAloneKernel(const ReduceKernelParams p) {
+  uint64_t inputs[kMaxWorldSize] = {};
+  inputs[0] = reinterpret_cast<uint64_t>(p.input);
+  RmsNormRows<Element>(p, inputs);
+}
+
 // Launches `Element`'s reduction kernel, or its form with the epilogue.
 template <typename Element>
 void LaunchFor(const ReduceKernelParams& params, int blocks, cudaStream_t stream) {
@@ -220,6 +228,34 @@ cudaError_t LaunchReduceKernel(const ReduceKernelParams& params, int blocks, cud
       break;
     case kReduceFloat32:
       LaunchFor<Float32Element>(params, blocks, stream);
+      break;
+    default:
+      return cudaErrorInvalidValue;
+  }
+  return cudaGetLastError();
+}
+
+cudaError_t LaunchRmsNormAlone(const RmsNormAloneArgs& args, int blocks, cudaStream_t stream) {
+  ReduceKernelParams p;
+  p.input = args.input;
+  p.output = args.output;
+  p.residual = args.residual;
+  p.residual_out = args.residual_out;
+  p.weight = args.weight;
+  p.hidden = args.hidden;
+  p.eps = args.eps;
+  p.dtype = args.dtype;
+  p.world_size = 1;
+  p.geometry.slice_elements = args.rows * args.hidden;
+  switch (args.dtype) {
+    case kReduceBFloat16:
+      RmsNormAloneKernel<BFloat16Element><<<blocks, kReduceThreads, 0, stream>>>(p);
+      break;
+    case kReduceFloat16:
+      RmsNormAloneKernel<Float16Element><<<blocks, kReduceThreads, 0, stream>>>(p);
+      break;
+    case kReduceFloat32:
+      RmsNormAloneKernel<Float32Element><<<blocks, kReduceThreads, 0, stream>>>(p);
       break;
     default:
       return cudaErrorInvalidValue;

@@ -77,6 +77,29 @@ inline constexpr int kReduceThreads = 512;
 // current device must be the stream's device.
 cudaError_t LaunchReduceKernel(const ReduceKernelParams& params, int blocks, cudaStream_t stream);
 
+// The epilogue alone, with no collective: for rows x hidden elements of `dtype`
+// (kReduceBFloat16, kReduceFloat16 or kReduceFloat32), residual_out = input + residual and
+// output = RMSNorm(residual_out) * weight, in the order of kernels/reduce/rmsnorm_math.h (the
+// AllReduce with the epilogue on one rank whose sum is `input`). What a server runs after its
+// AllReduce where the epilogue is not fused: the benchmark's unfused baseline. residual_out may
+// be residual, and output may be input.
+struct RmsNormAloneArgs {
+  const void* input = nullptr;
+  const void* residual = nullptr;
+  void* residual_out = nullptr;
+  const void* weight = nullptr;
+  void* output = nullptr;
+  int64_t rows = 0;
+  int64_t hidden = 0;
+  float eps = 0.0f;
+  int32_t dtype = 0;
+};
+
+// Enqueues the epilogue alone on `stream` with `blocks` thread blocks (rows are spread over
+// them). Returns the launch error (cudaErrorInvalidValue for another dtype). Thread-safe; the
+// caller's current device must be the stream's device.
+cudaError_t LaunchRmsNormAlone(const RmsNormAloneArgs& args, int blocks, cudaStream_t stream);
+
 // Loads the kernel (each element type's instantiation, with and without the epilogue) onto the
 // current device and lowers
 // *resident_blocks_per_sm to the fewest blocks of them that one SM keeps resident, as

@@ -78,8 +78,9 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
         --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
   Benchmark (--bench)
         --op=NAME                allreduce | reduce_scatter | allreduce_rmsnorm (the AllReduce
-                                 with the fused residual-add + RMSNorm; NCCL's columns are its
-                                 AllReduce alone) (default allreduce)
+                                 with the fused residual-add + RMSNorm, beside ltx's AllReduce
+                                 alone and followed by the RMSNorm as a kernel of its own;
+                                 NCCL's columns are its AllReduce alone) (default allreduce)
         --hidden=N               --op allreduce_rmsnorm: elements per row (default 4096)
     -d, --dtype=NAME             bf16 | fp16 | fp32 (default bf16)
         --reduction=NAME         sum | max | min (default sum)

@@ -14,13 +14,16 @@ JsonDocument AllReduceJson(const AllReduceToolConfig& config, const std::vector<
                                             .Text("path", AllReducePathsFlagName(config.paths)),
                                         config.style, nccl_version);
   for (const AllReduceBenchRow& r : rows) {
-    document.rows.push_back(JsonMembers()
-                                .Int("size_bytes", r.size_bytes)
-                                .Int("count", r.count)
-                                .Text("path", AllReducePathName(r.path))
-                                .Append(LtxTimeJson(r.ltx_us, r.ltx_algbw, r.ltx_busbw))
-                                .Int("wrong", r.wrong)
-                                .Raw(NcclJsonMembers(r.nccl, r.ltx_us)));
+    JsonMembers row = JsonMembers()
+                          .Int("size_bytes", r.size_bytes)
+                          .Int("count", r.count)
+                          .Text("path", AllReducePathName(r.path))
+                          .Append(LtxTimeJson(r.ltx_us, r.ltx_algbw, r.ltx_busbw));
+    if (config.collective == Collective::kAllReduceRmsNorm) {
+      row.Number("all_reduce_us", r.all_reduce_us).Number("unfused_us", r.unfused_us);
+    }
+    document.rows.push_back(
+        row.Int("wrong", r.wrong).Raw(NcclJsonMembers(r.nccl, r.ltx_us)));
   }
   return document;
 }

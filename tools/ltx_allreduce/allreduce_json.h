@@ -23,13 +23,18 @@ struct AllReduceBenchRow {
   double ltx_us = -1;
   double ltx_algbw = -1;
   double ltx_busbw = -1;
+  // The epilogue's rows (--op allreduce_rmsnorm) only, else -1: ltx's AllReduce of the same
+  // elements alone, and that AllReduce followed by the epilogue as a kernel of its own.
+  double all_reduce_us = -1;
+  double unfused_us = -1;
   int wrong = 0;   // 1 if ltx's output was wrong.
   NcclTimes nccl;  // Per NcclMode; none measured without NCCL.
 };
 
 // The JSON document of a run of `config` on `devices` with NCCL `nccl_version` ("none" without
 // NCCL): the shared settings (with op, reduction and path, the --path value), then one object
-// per row: size_bytes, count, path, ltx's time, algbw and busbw, wrong, and NCCL's modes
+// per row: size_bytes, count, path, ltx's time, algbw and busbw (for the epilogue,
+// all_reduce_us and unfused_us after them), wrong, and NCCL's modes
 // (NcclJsonMembers: each mode's figures or why it was unavailable, the best and ltx's speedup
 // over it).
 JsonDocument AllReduceJson(const AllReduceToolConfig& config, const std::vector<int>& devices,

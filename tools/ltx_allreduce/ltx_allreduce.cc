@@ -32,6 +32,8 @@
 // rank; busbw = algbw 2(n-1)/n for the AllReduce, algbw (n-1)/n for the ReduceScatter).
 #include <algorithm>
 #include <cstdint>
+#include <cuda_runtime_api.h>
+
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -41,6 +43,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kernels/reduce/reduce_kernel.h"
+#include "ltx/cuda/cuda_status.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tools/bench/bench_style.h"
@@ -184,8 +188,13 @@ void PrintBenchHeader(const AllReduceToolConfig& config, int world, bool with_nc
       OpFlagName(config.collective), AllReducePathsFlagName(config.paths), world,
       config.timing.windows, config.timing.iterations, BenchStyleName(config.style),
       CallTimingName(config.style), CallTimingName(config.style));
-  absl::PrintF("#\n# %10s %12s %6s %6s %8s | %9s %8s %8s %6s | %s\n", "size", "count", "type",
-               "redop", "path", "ltx(us)", "algbw", "busbw", "#wrong", NcclColumnTitles());
+  const bool epilogue = config.collective == Collective::kAllReduceRmsNorm;
+  absl::PrintF("#\n# %10s %12s %6s %6s %8s | %9s %8s %8s %6s |%s %s\n", "size", "count", "type",
+               "redop", "path", "ltx(us)", "algbw", "busbw", "#wrong",
+               epilogue ? absl::StrFormat(" %9s %11s %8s %8s |", "allreduce", "+rmsnorm",
+                                          "fused/ar", "unf/fus")
+                        : "",
+               NcclColumnTitles());
   absl::PrintF(
       "# (size: input bytes per rank, nccl-tests' size; path: ltx's AllReduce path, auto = the "
       "Runtime's threshold; busbw = algbw * %s; plain, window, ce: NCCL's modes; speedup: best "
@@ -194,17 +203,34 @@ void PrintBenchHeader(const AllReduceToolConfig& config, int world, bool with_nc
   if (config.collective == Collective::kAllReduceRmsNorm) {
     absl::PrintF(
         "# (allreduce_rmsnorm: rows of %d elements; ltx: the AllReduce with the fused residual "
-        "add and RMSNorm; NCCL: its AllReduce of the same bytes alone, without the RMSNorm)\n",
+        "add and RMSNorm; allreduce: ltx's AllReduce of the same elements alone; +rmsnorm: that "
+        "AllReduce, then the residual add and RMSNorm as a kernel of its own (same bits); "
+        "fused/ar: ltx / allreduce; unf/fus: +rmsnorm / ltx; NCCL: its AllReduce of the same "
+        "bytes alone, without the RMSNorm)\n",
         config.hidden);
   }
   if (!with_nccl) absl::PrintF("# (no NCCL: its columns are -)\n");
 }
 
 void PrintBenchRow(const AllReduceBenchRow& row, const AllReduceToolConfig& config) {
-  absl::PrintF("  %10d %12d %6s %6s %8s | %9.2f %8.2f %8.2f %6d | %s\n", row.size_bytes, row.count,
-               DataTypeName(config.dtype), ReductionName(config.reduction),
+  const std::string epilogue =
+      config.collective == Collective::kAllReduceRmsNorm
+          ? absl::StrFormat(" %9.2f %11.2f %8.3f %8.3f |", row.all_reduce_us, row.unfused_us,
+                            row.ltx_us / row.all_reduce_us, row.unfused_us / row.ltx_us)
+          : "";
+  absl::PrintF("  %10d %12d %6s %6s %8s | %9.2f %8.2f %8.2f %6d |%s %s\n", row.size_bytes,
+               row.count, DataTypeName(config.dtype), ReductionName(config.reduction),
                AllReducePathName(row.path), row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong,
-               NcclCells(row.nccl, row.ltx_us));
+               epilogue, NcclCells(row.nccl, row.ltx_us));
+}
+
+// The median device time per call (us) of `ltx_call`, timed in the style of `config` on `ranks`.
+absl::StatusOr<double> TimeCall(Runtime& runtime, const AllReduceToolConfig& config,
+                                const TimedRanks& ranks, const LtxCall& ltx_call) {
+  LTX_ASSIGN_OR_RETURN(const Measured measured, MeasureLtxCall(config.style, runtime.transport(),
+                                                               config.timing, ranks, ltx_call));
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
+  return measured.device_us;
 }
 
 // Runs the harness's current case once on `row->path` (verified bit for bit), then times it in the
@@ -221,10 +247,7 @@ absl::Status TimeLtx(Runtime& runtime, ReduceHarness& harness, const AllReduceTo
   LtxCall ltx_call;
   ltx_call.rank = [&](int rank) { return harness.RankCall(runtime, rank, call); };
   ltx_call.coordinated = [&] { return harness.Launch(runtime, CallStyle::kCoordinated, call); };
-  LTX_ASSIGN_OR_RETURN(const Measured measured, MeasureLtxCall(config.style, runtime.transport(),
-                                                               config.timing, ranks, ltx_call));
-  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
-  row->ltx_us = measured.device_us;
+  LTX_ASSIGN_OR_RETURN(row->ltx_us, TimeCall(runtime, config, ranks, ltx_call));
   const ReduceBandwidth bandwidth =
       ReduceBandwidthOf(config.collective, runtime.world_size(), row->size_bytes, row->ltx_us);
   row->ltx_algbw = bandwidth.algbw;
@@ -273,14 +296,51 @@ RmsNormCase BenchRmsNormCase(const AllReduceToolConfig& config, int64_t bytes) {
   return c;
 }
 
-// Times the epilogue at `bytes` per rank: ltx's call once, verified bit for bit, then timed in
-// the style of `config`, and NCCL's AllReduce of the same bytes; prints and appends the row.
+// The epilogue alone on `rank`'s stream, over the AllReduce's output (UnfusedRankCall).
+absl::Status UnfusedEpilogue(Runtime& runtime, const RmsNormCase& c, const RmsNormBuffers& b,
+                             int rank) {
+  RmsNormAloneArgs args;
+  args.input = b.output;
+  args.residual = b.residual;
+  args.residual_out = b.residual_out;
+  args.weight = b.weight;
+  args.output = b.output;
+  args.rows = c.shape.rows;
+  args.hidden = c.shape.hidden;
+  args.eps = c.shape.eps;
+  args.dtype = static_cast<int32_t>(c.shape.dtype);
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(runtime.devices()[rank]), "cudaSetDevice"));
+  return CudaStatus(LaunchRmsNormAlone(args, static_cast<int>(c.shape.rows), b.stream),
+                    "the epilogue alone");
+}
+
+// The unfused form of the epilogue's call on `rank`: ltx's AllReduce of the input into the
+// output, then the epilogue alone (kernels/reduce/reduce_kernel.h) from the output into itself,
+// on the rank's stream, as a server runs them where the epilogue is not fused. Its outputs are
+// the fused call's, bit for bit (the fused kernel rounds the sum to the dtype before it adds the
+// residual, in the same order).
+absl::Status UnfusedRankCall(Runtime& runtime, const RmsNormCase& c, const RmsNormBuffers& b,
+                             int rank, const CallOptions& call) {
+  const AllReduceShape sum{c.shape.dtype, c.shape.rows * c.shape.hidden, Reduction::kSum};
+  RankBuffers buffers;
+  buffers.input = b.input;
+  buffers.output = b.output;
+  buffers.stream = b.stream;
+  LTX_RETURN_IF_ERROR(runtime.AllReduceRank(rank, sum, buffers, call));
+  return UnfusedEpilogue(runtime, c, b, rank);
+}
+
+// Times the epilogue at `bytes` per rank: ltx's fused call, verified bit for bit, then timed in
+// the style of `config`; ltx's AllReduce of the same elements alone; the unfused form
+// (UnfusedRankCall), verified and timed; and NCCL's AllReduce of the same bytes. Prints and
+// appends the row.
 absl::Status BenchRmsNormOne(Runtime& runtime, RmsNormHarness& harness, const NcclSide& nccl,
                              const AllReduceToolConfig& config, const TimedRanks& ranks,
                              int64_t bytes, std::vector<AllReduceBenchRow>* rows) {
   const RmsNormCase c = BenchRmsNormCase(config, bytes);
   LTX_RETURN_IF_ERROR(harness.Prepare(c));
   const std::vector<RmsNormBuffers> buffers = harness.AllBuffers();
+  const std::vector<RankBuffers> sum_buffers = harness.InputsAndOutputs();
   CallOptions call;
   call.blocks = config.blocks;
   LTX_RETURN_IF_ERROR(runtime.AllReduceRmsNormAndWait(c.shape, buffers, kWait, call));
@@ -288,19 +348,40 @@ absl::Status BenchRmsNormOne(Runtime& runtime, RmsNormHarness& harness, const Nc
   row.count = c.shape.rows * c.shape.hidden;
   row.size_bytes = row.count * ElementSize(config.dtype);
   row.wrong = harness.Verify().ok() ? 0 : 1;
-  LtxCall ltx_call;
-  ltx_call.rank = [&](int rank) {
+  LtxCall fused;
+  fused.rank = [&](int rank) {
     return runtime.AllReduceRmsNormRank(rank, c.shape, buffers[rank], call);
   };
-  ltx_call.coordinated = [&] { return runtime.AllReduceRmsNorm(c.shape, buffers, call).status(); };
-  LTX_ASSIGN_OR_RETURN(const Measured measured, MeasureLtxCall(config.style, runtime.transport(),
-                                                               config.timing, ranks, ltx_call));
-  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
-  row.ltx_us = measured.device_us;
+  fused.coordinated = [&] { return runtime.AllReduceRmsNorm(c.shape, buffers, call).status(); };
+  LTX_ASSIGN_OR_RETURN(row.ltx_us, TimeCall(runtime, config, ranks, fused));
   const ReduceBandwidth bandwidth =
       ReduceBandwidthOf(config.collective, runtime.world_size(), row.size_bytes, row.ltx_us);
   row.ltx_algbw = bandwidth.algbw;
   row.ltx_busbw = bandwidth.busbw;
+
+  const AllReduceShape sum{c.shape.dtype, row.count, Reduction::kSum};
+  LtxCall all_reduce;
+  all_reduce.rank = [&](int rank) {
+    return runtime.AllReduceRank(rank, sum, sum_buffers[rank], call);
+  };
+  all_reduce.coordinated = [&] { return runtime.AllReduce(sum, sum_buffers, call).status(); };
+  LTX_ASSIGN_OR_RETURN(row.all_reduce_us, TimeCall(runtime, config, ranks, all_reduce));
+
+  LtxCall unfused;
+  unfused.rank = [&](int rank) { return UnfusedRankCall(runtime, c, buffers[rank], rank, call); };
+  unfused.coordinated = [&]() -> absl::Status {
+    LTX_RETURN_IF_ERROR(runtime.AllReduce(sum, sum_buffers, call).status());
+    for (int rank = 0; rank < runtime.world_size(); ++rank) {
+      LTX_RETURN_IF_ERROR(UnfusedEpilogue(runtime, c, buffers[rank], rank));
+    }
+    return absl::OkStatus();
+  };
+  LTX_RETURN_IF_ERROR(harness.Prepare(c));  // Poisoned outputs again for the unfused check.
+  LTX_RETURN_IF_ERROR(unfused.coordinated());
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
+  if (!harness.Verify().ok()) row.wrong = 1;
+  LTX_ASSIGN_OR_RETURN(row.unfused_us, TimeCall(runtime, config, ranks, unfused));
+
   const NcclReduceCall nccl_call{config.collective, config.dtype, Reduction::kSum, row.count};
   LTX_ASSIGN_OR_RETURN(row.nccl, TimeNcclReduce(nccl, nccl_call, harness.InputsAndOutputs(),
                                                 config.style, config.timing, ranks));
