@@ -38,9 +38,9 @@ __device__ void CopyPieceRowsAs(const Piece& piece, const RowSweep& sweep,
       if (!valid[k]) continue;
       const TensorRow tensor_row = TensorRowOf(piece, row);
       from[k] = reinterpret_cast<const Vector*>(
-          at.inputs[tensor_row.tensor] +
+          at.Input(tensor_row.tensor) +
           RowOffset(piece.src, piece.rows_per_slice, tensor_row.row));
-      to[k] = reinterpret_cast<Vector*>(at.outputs[tensor_row.tensor] +
+      to[k] = reinterpret_cast<Vector*>(at.Output(tensor_row.tensor) +
                                         RowOffset(piece.dst, piece.rows_per_slice, tensor_row.row));
     }
     for (int64_t unit = lane; unit < units; unit += kWarpSize) {

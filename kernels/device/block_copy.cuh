@@ -93,8 +93,8 @@ __device__ inline void CopyRange(const ShardGeometry& geometry, const ByteRange&
   const int64_t end_slice = EndSlice(geometry, range);
   for (int64_t slice = FirstSlice(geometry, range); slice < end_slice; ++slice) {
     const TensorSegment part = TensorSliceSegment(geometry, range, slice);
-    CopySegment(reinterpret_cast<uint8_t*>(at.outputs[part.tensor]) + part.segment.dst_offset,
-                reinterpret_cast<const uint8_t*>(at.inputs[part.tensor]) + part.segment.src_offset,
+    CopySegment(reinterpret_cast<uint8_t*>(at.Output(part.tensor)) + part.segment.dst_offset,
+                reinterpret_cast<const uint8_t*>(at.Input(part.tensor)) + part.segment.src_offset,
                 part.segment.bytes);
   }
 }

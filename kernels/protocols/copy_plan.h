@@ -91,25 +91,46 @@ LTX_HOST_DEVICE inline int64_t FlatShardBytes(const ShardGeometry& g) {
 }
 
 // Where the buffers of an op's tensors lie for one (rank, target) pair: tensor j goes from the
-// rank's input at inputs[j] into the target's output at outputs[j] (addresses).
+// rank's input at Input(j) into the target's output at Output(j) (addresses). The kernels index
+// the arrays only with constants (every loop over the tensors runs to kMaxOpTensors, unrolled,
+// and Input and Output choose by comparison): an index known only at run time would put them
+// in local memory, on the copy path of every op.
 struct TensorAddresses {
   int tensors = 1;
   uint64_t inputs[kMaxOpTensors] = {};
   uint64_t outputs[kMaxOpTensors] = {};
+
+  LTX_HOST_DEVICE uint64_t Input(int tensor) const { return Choose(inputs, tensor); }
+  LTX_HOST_DEVICE uint64_t Output(int tensor) const { return Choose(outputs, tensor); }
+
+ private:
+  LTX_HOST_DEVICE static uint64_t Choose(const uint64_t (&addresses)[kMaxOpTensors],
+                                         int tensor) {
+    uint64_t chosen = addresses[0];
+#pragma unroll
+    for (int t = 1; t < kMaxOpTensors; ++t) {
+      if (tensor == t) chosen = addresses[t];
+    }
+    return chosen;
+  }
 };
 
 // The addresses of the tensors of the op of `p` (kernel parameters with `tensors`, `input` and
 // `more_inputs`: tensor 0's input, then the others') for a target whose outputs are `outputs`
-// (one per tensor, tensor 0's first).
+// (one per tensor, tensor 0's first; entries past p.tensors are not read).
 template <typename Params>
 LTX_HOST_DEVICE TensorAddresses TensorAddressesOf(const Params& p, const uint64_t* outputs) {
   TensorAddresses at;
   at.tensors = p.tensors;
   at.inputs[0] = reinterpret_cast<uint64_t>(p.input);
-  for (int tensor = 1; tensor < p.tensors; ++tensor) {
-    at.inputs[tensor] = reinterpret_cast<uint64_t>(p.more_inputs[tensor - 1]);
+  at.outputs[0] = outputs[0];
+#pragma unroll
+  for (int tensor = 1; tensor < kMaxOpTensors; ++tensor) {
+    if (tensor < p.tensors) {
+      at.inputs[tensor] = reinterpret_cast<uint64_t>(p.more_inputs[tensor - 1]);
+      at.outputs[tensor] = outputs[tensor];
+    }
   }
-  for (int tensor = 0; tensor < p.tensors; ++tensor) at.outputs[tensor] = outputs[tensor];
   return at;
 }
 

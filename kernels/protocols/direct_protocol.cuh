@@ -218,10 +218,12 @@ __device__ void RunDirectOp(const Params& p, const DirectEntry& mine, StoreLane 
     // Entry: every block announces this rank to every peer, so that no block depends on
     // another block of its own grid being resident, and claims its stores into the peers'
     // outputs; a peer that already gave the op up (revoked) gets nothing.
+    // Two calls rather than one with a chosen pointer, so that `mine` stays in registers.
     if (threadIdx.x < p.world_size) {
       may_store[threadIdx.x] =
-          PublishAndClaim(p, op, threadIdx.x, mine.announcement,
-                          mine.tensors > 1 ? &mine.more_outputs : nullptr);
+          mine.tensors > 1
+              ? PublishAndClaim(p, op, threadIdx.x, mine.announcement, &mine.more_outputs)
+              : PublishAndClaim(p, op, threadIdx.x, mine.announcement);
     }
     if (threadIdx.x == 0) local->entry_published = 1u;
     clock.Mark(DirectPhase::kEntryPublished);
@@ -238,16 +240,20 @@ __device__ void RunDirectOp(const Params& p, const DirectEntry& mine, StoreLane 
         // the op word this thread acquired (relaxed loads, as the announcement's).
         if (may_access && mine.tensors > 1) {
           const MoreOutputs more = LoadRelaxedSystemWords(&op.local->more_outputs[target]);
-          for (int tensor = 1; tensor < mine.tensors; ++tensor) {
-            target_outputs[tensor] = more.address[tensor - 1];
+#pragma unroll
+          for (int tensor = 1; tensor < kMaxOpTensors; ++tensor) {
+            if (tensor < mine.tensors) target_outputs[tensor] = more.address[tensor - 1];
           }
         }
         if (lane == static_cast<int>(blockIdx.x)) clock.Note(DirectPhase::kTargetSeen);
       }
       // The barrier also makes may_store, written before it, visible to the whole block.
       __syncthreads();
-      uint64_t outputs[kMaxOpTensors];
-      for (int tensor = 0; tensor < mine.tensors; ++tensor) outputs[tensor] = target_outputs[tensor];
+      uint64_t outputs[kMaxOpTensors] = {};  // Constant indices only (TensorAddresses).
+#pragma unroll
+      for (int tensor = 0; tensor < kMaxOpTensors; ++tensor) {
+        if (tensor < mine.tensors) outputs[tensor] = target_outputs[tensor];
+      }
       if (!may_store[target]) outputs[0] = 0;
       __syncthreads();  // target_outputs is rewritten by the next lane.
       if (outputs[0] == 0) continue;

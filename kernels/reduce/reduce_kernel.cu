@@ -199,10 +199,13 @@ __global__ void __launch_bounds__(kReduceThreads) RmsNormKernel(const ReduceKern
 }
 
 // The epilogue alone on one GPU: RmsNormRows over a single "rank" whose input is the sum.
+// The input address sits in shared memory, as the collective kernel's inputs do (a local array
+// indexed by the rank loops would live in local memory).
 template <typename Element>
 __global__ void __launch_bounds__(kReduceThreads) RmsNormAloneKernel(const ReduceKernelParams p) {
-  uint64_t inputs[kMaxWorldSize] = {};
-  inputs[0] = reinterpret_cast<uint64_t>(p.input);
+  __shared__ uint64_t inputs[kMaxWorldSize];
+  if (threadIdx.x == 0) inputs[0] = reinterpret_cast<uint64_t>(p.input);
+  __syncthreads();
   RmsNormRows<Element>(p, inputs);
 }
 
