@@ -849,5 +849,30 @@ TEST(TensorSliceSegmentTest, MapsSlicesOfTheSweepToEachTensorsSlices) {
   }
 }
 
+// The tensors' addresses of a multi-tensor op, read back by Input and Output for every tensor
+// (chosen by comparison, as the kernels read them), and only tensor 0 for a one-tensor op.
+TEST(TensorAddressesTest, InputAndOutputOfEveryTensor) {
+  struct Params {
+    int tensors = kMaxOpTensors;
+    const void* input = reinterpret_cast<const void*>(0x1000);
+    const void* more_inputs[kMaxOpTensors - 1] = {reinterpret_cast<const void*>(0x2000),
+                                                  reinterpret_cast<const void*>(0x3000),
+                                                  reinterpret_cast<const void*>(0x4000)};
+  } p;
+  const uint64_t outputs[kMaxOpTensors] = {0xa000, 0xb000, 0xc000, 0xd000};
+  const TensorAddresses at = TensorAddressesOf(p, outputs);
+  EXPECT_EQ(at.tensors, kMaxOpTensors);
+  for (int tensor = 0; tensor < kMaxOpTensors; ++tensor) {
+    EXPECT_EQ(at.Input(tensor), 0x1000u * (tensor + 1)) << tensor;
+    EXPECT_EQ(at.Output(tensor), 0xa000u + 0x1000u * tensor) << tensor;
+  }
+  p.tensors = 1;
+  const TensorAddresses one = TensorAddressesOf(p, outputs);
+  EXPECT_EQ(one.Input(0), 0x1000u);
+  EXPECT_EQ(one.Output(0), 0xa000u);
+  EXPECT_EQ(one.inputs[1], 0u);  // Not read past the op's tensors.
+  EXPECT_EQ(one.outputs[1], 0u);
+}
+
 }  // namespace
 }  // namespace ltx

@@ -123,7 +123,9 @@ __device__ void SendLines(const Params& p, const Plan& plan, const OpContext& op
     const bool own = transfer.offset == 1 && index >= 0 && transfer.line < own_lines;
     // Both loads before either store, so that they are in flight together.
     uint64_t payload = 0;
-    if (send) payload = index < 0 ? header[transfer.line] : plan.Payload(target, index);
+    if (send) {
+      payload = index < 0 ? HeaderPayload(header, transfer.line) : plan.Payload(target, index);
+    }
     uint64_t own_payload = payload;
     if constexpr (!Plan::kOwnPartIsSent) {
       if (own) own_payload = plan.Payload(p.rank, index);
