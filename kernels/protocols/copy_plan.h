@@ -18,6 +18,7 @@
 
 #include <cstdint>
 
+#include "kernels/device/select_by_index.h"
 #include "kernels/wire/host_device.h"
 #include "kernels/wire/signal_layout.h"
 
@@ -93,26 +94,15 @@ LTX_HOST_DEVICE inline int64_t FlatShardBytes(const ShardGeometry& g) {
 // Where the buffers of an op's tensors lie for one (rank, target) pair: tensor j goes from the
 // rank's input at Input(j) into the target's output at Output(j) (addresses). The kernels index
 // the arrays only with constants (every loop over the tensors runs to kMaxOpTensors, unrolled,
-// and Input and Output choose by comparison): an index known only at run time would put them
-// in local memory, on the copy path of every op.
+// and Input and Output select by comparison, SelectByIndex), so that they stay in registers on
+// the copy path of every op.
 struct TensorAddresses {
   int tensors = 1;
   uint64_t inputs[kMaxOpTensors] = {};
   uint64_t outputs[kMaxOpTensors] = {};
 
-  LTX_HOST_DEVICE uint64_t Input(int tensor) const { return Choose(inputs, tensor); }
-  LTX_HOST_DEVICE uint64_t Output(int tensor) const { return Choose(outputs, tensor); }
-
- private:
-  LTX_HOST_DEVICE static uint64_t Choose(const uint64_t (&addresses)[kMaxOpTensors],
-                                         int tensor) {
-    uint64_t chosen = addresses[0];
-#pragma unroll
-    for (int t = 1; t < kMaxOpTensors; ++t) {
-      if (tensor == t) chosen = addresses[t];
-    }
-    return chosen;
-  }
+  LTX_HOST_DEVICE uint64_t Input(int tensor) const { return SelectByIndex(inputs, tensor); }
+  LTX_HOST_DEVICE uint64_t Output(int tensor) const { return SelectByIndex(outputs, tensor); }
 };
 
 // The addresses of the tensors of the op of `p` (kernel parameters with `tensors`, `input` and

@@ -31,6 +31,7 @@
 #include "kernels/device/barrier.cuh"
 #include "kernels/device/grid_dependency.cuh"
 #include "kernels/device/memory_order.cuh"
+#include "kernels/device/select_by_index.h"
 #include "kernels/device/phase_clock.cuh"
 #include "kernels/wire/one_trip_layout.h"
 #include "kernels/wire/signal_layout.h"
@@ -124,7 +125,7 @@ __device__ void SendLines(const Params& p, const Plan& plan, const OpContext& op
     // Both loads before either store, so that they are in flight together.
     uint64_t payload = 0;
     if (send) {
-      payload = index < 0 ? HeaderPayload(header, transfer.line) : plan.Payload(target, index);
+      payload = index < 0 ? SelectByIndex(header, transfer.line) : plan.Payload(target, index);
     }
     uint64_t own_payload = payload;
     if constexpr (!Plan::kOwnPartIsSent) {

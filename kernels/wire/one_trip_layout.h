@@ -71,18 +71,6 @@ LTX_HOST_DEVICE inline void PackHeader(const EntryAnnouncement& announcement,
   payloads[5] = announcement.generation;
 }
 
-// Payload `line` (< kOneTripHeaderLines) of a packed header, chosen by comparison: a kernel that
-// indexed the array with a line number known only at run time would keep it in local memory.
-LTX_HOST_DEVICE inline uint64_t HeaderPayload(const uint64_t (&payloads)[kOneTripHeaderLines],
-                                              int64_t line) {
-  uint64_t chosen = payloads[0];
-#pragma unroll
-  for (int i = 1; i < kOneTripHeaderLines; ++i) {
-    if (line == i) chosen = payloads[i];
-  }
-  return chosen;
-}
-
 // The announcement that PackHeader packed into `payloads`, with output address 0 (the one-trip
 // path never stores into a peer's output) and the one-trip protocol.
 LTX_HOST_DEVICE inline EntryAnnouncement UnpackHeader(
