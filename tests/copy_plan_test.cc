@@ -852,6 +852,7 @@ TEST(TensorSliceSegmentTest, MapsSlicesOfTheSweepToEachTensorsSlices) {
 // The tensors' addresses of a multi-tensor op, read back by Input and Output for every tensor
 // (chosen by comparison, as the kernels read them), and only tensor 0 for a one-tensor op.
 TEST(TensorAddressesTest, InputAndOutputOfEveryTensor) {
+  static_assert(kMaxOpTensors == 4, "the addresses below name four tensors");
   struct Params {
     int tensors = kMaxOpTensors;
     const void* input = reinterpret_cast<const void*>(0x1000);
@@ -870,7 +871,7 @@ TEST(TensorAddressesTest, InputAndOutputOfEveryTensor) {
   const TensorAddresses one = TensorAddressesOf(p, outputs);
   EXPECT_EQ(one.Input(0), 0x1000u);
   EXPECT_EQ(one.Output(0), 0xa000u);
-  EXPECT_EQ(one.inputs[1], 0u);  // Not read past the op's tensors.
+  EXPECT_EQ(one.inputs[1], 0u);  // Nothing written past the op's tensors.
   EXPECT_EQ(one.outputs[1], 0u);
 }
 

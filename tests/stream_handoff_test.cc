@@ -203,14 +203,15 @@ TEST(StreamHandoffTest, HostCallsBetweenAWaitingKernelAndItsSetter) {
          allocated.push_back(block);
        }},
       {"cudaFree of 1 MiB", [&] { to_free[0].pop_back(); }},
-      {"cuMemCreate, cuMemMap and cuMemSetAccess of 2 MiB (PyTorch's expandable segments grow)",
+      {"cuMemCreate, cuMemMap and cuMemSetAccess of one granule (PyTorch's expandable segments "
+       "grow)",
        [&] {
          absl::StatusOr<std::unique_ptr<MemoryKindBuffer>> buffer =
              MemoryKindBuffer::Allocate(MemoryKind::kMapped, /*device=*/0, 1 << 20);
          EXPECT_TRUE(buffer.ok()) << buffer.status();
          if (buffer.ok()) mapped.push_back(std::move(*buffer));
        }},
-      {"cuMemUnmap and cuMemRelease of 2 MiB (PyTorch's expandable segments shrink)",
+      {"cuMemUnmap and cuMemRelease of one granule (PyTorch's expandable segments shrink)",
        [&] { to_free[1].pop_back(); }},
       {"cudaMemset of 1 MiB", [&] { EXPECT_EQ(cudaMemset(scratch, 0, 1 << 20), cudaSuccess); }},
       {"cudaMemcpy of 4 KiB to the GPU",
@@ -240,7 +241,8 @@ TEST(StreamHandoffTest, HostCallsBetweenAWaitingKernelAndItsSetter) {
     std::cout << "[ ltx      ] " << host_call.name
               << " between a waiting kernel and the one it waits for: " << stalls << " of "
               << kPairs << " stalled" << std::endl;
-    if (host_call.call == nullptr) EXPECT_EQ(stalls, 0);
+    // Measured on H200: none of these calls stalls a hand-over.
+    EXPECT_EQ(stalls, 0) << host_call.name;
   }
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   mapped.clear();
@@ -256,10 +258,9 @@ TEST(StreamHandoffTest, HostCallsBetweenAWaitingKernelAndItsSetter) {
 // after another at one priority, and alternating between the device's lowest and highest
 // priority (as PyTorch's stream pools are created): more streams than CUDA_DEVICE_MAX_CONNECTIONS,
 // only two of them busy at a time.
-TEST(StreamHandoffTest, HardwareQueuesOfManyStreams) {
+TEST(StreamHandoffTest, ManyStreamsTwoBusyAtATimeShareNoQueue) {
   if (VisibleGpuCount() == 0) LTX_SKIP_GPU_TEST("needs a GPU, none is visible");
   constexpr int kMany = 64;
-  constexpr uint64_t kShortDeadlineNs = 20'000'000;
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   int least = 0;
   int greatest = 0;
@@ -287,7 +288,7 @@ TEST(StreamHandoffTest, HardwareQueuesOfManyStreams) {
         for (int j = i + 1; j < kMany; ++j) {
           ++value;
           *seen = 2;
-          ASSERT_EQ(LaunchAwaitFlag(&flags[0], value, kShortDeadlineNs, const_cast<uint32_t*>(seen), streams[i]),
+          ASSERT_EQ(LaunchAwaitFlag(&flags[0], value, kDeadlineNs, const_cast<uint32_t*>(seen), streams[i]),
                     cudaSuccess);
           if (event_behind) {
             ASSERT_EQ(cudaEventRecord(event, streams[i]), cudaSuccess);

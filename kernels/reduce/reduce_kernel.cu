@@ -202,7 +202,8 @@ __global__ void __launch_bounds__(kReduceThreads) RmsNormKernel(const ReduceKern
 // The input address sits in shared memory, as the collective kernel's inputs do (a local array
 // indexed by the rank loops would live in local memory).
 template <typename Element>
-__global__ void __launch_bounds__(kReduceThreads) RmsNormAloneKernel(const ReduceKernelParams p) {
+__global__ void __launch_bounds__(kReduceThreads, 1)
+    RmsNormAloneKernel(const ReduceKernelParams p) {
   __shared__ uint64_t inputs[kMaxWorldSize];
   if (threadIdx.x == 0) inputs[0] = reinterpret_cast<uint64_t>(p.input);
   __syncthreads();
@@ -239,6 +240,7 @@ cudaError_t LaunchReduceKernel(const ReduceKernelParams& params, int blocks, cud
 }
 
 cudaError_t LaunchRmsNormAlone(const RmsNormAloneArgs& args, int blocks, cudaStream_t stream) {
+  if (args.rows < 0 || args.hidden <= 0 || blocks <= 0) return cudaErrorInvalidValue;
   ReduceKernelParams p;
   p.input = args.input;
   p.output = args.output;

@@ -96,7 +96,8 @@ struct RmsNormAloneArgs {
 };
 
 // Enqueues the epilogue alone on `stream` with `blocks` thread blocks (rows are spread over
-// them). Returns the launch error (cudaErrorInvalidValue for another dtype). Thread-safe; the
+// them). Returns the launch error (cudaErrorInvalidValue for another dtype, negative rows,
+// hidden < 1 or blocks < 1). Thread-safe; the
 // caller's current device must be the stream's device.
 cudaError_t LaunchRmsNormAlone(const RmsNormAloneArgs& args, int blocks, cudaStream_t stream);
 

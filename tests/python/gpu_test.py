@@ -247,8 +247,9 @@ class RuntimeTestCase(unittest.TestCase):
         self.n = self.runtime.world_size
 
     def tearDown(self):
-        # A test that stopped the Runtime has failed already, with its error; the next test
-        # starts on a usable Runtime, so that one failure reads as one.
+        # A test that leaves the Runtime stopped (its failure reports the error) must not stop
+        # the tests after it: the next test starts on a usable Runtime, so that one failure
+        # reads as one.
         try:
             self.runtime.status()
         except ltx.Error:

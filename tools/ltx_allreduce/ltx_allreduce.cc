@@ -30,11 +30,12 @@
 // device that is not visible. Times are medians of --windows windows of --iters calls, measured
 // with CUDA events after --warmup calls; the table follows nccl-tests (size = input bytes per
 // rank; busbw = algbw 2(n-1)/n for the AllReduce, algbw (n-1)/n for the ReduceScatter).
-#include <algorithm>
-#include <cstdint>
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -43,6 +44,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "kernels/reduce/reduce_kernel.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/runtime.h"
@@ -296,7 +298,8 @@ RmsNormCase BenchRmsNormCase(const AllReduceToolConfig& config, int64_t bytes) {
   return c;
 }
 
-// The epilogue alone on `rank`'s stream, over the AllReduce's output (UnfusedRankCall).
+// The epilogue alone on `rank`'s stream, from the AllReduce's output into itself: the second
+// half of the unfused form (BenchRmsNormOne).
 absl::Status UnfusedEpilogue(Runtime& runtime, const RmsNormCase& c, const RmsNormBuffers& b,
                              int rank) {
   RmsNormAloneArgs args;
@@ -314,26 +317,29 @@ absl::Status UnfusedEpilogue(Runtime& runtime, const RmsNormCase& c, const RmsNo
                     "the epilogue alone");
 }
 
-// The unfused form of the epilogue's call on `rank`: ltx's AllReduce of the input into the
-// output, then the epilogue alone (kernels/reduce/reduce_kernel.h) from the output into itself,
-// on the rank's stream, as a server runs them where the epilogue is not fused. Its outputs are
-// the fused call's, bit for bit (the fused kernel rounds the sum to the dtype before it adds the
-// residual, in the same order).
-absl::Status UnfusedRankCall(Runtime& runtime, const RmsNormCase& c, const RmsNormBuffers& b,
-                             int rank, const CallOptions& call) {
-  const AllReduceShape sum{c.shape.dtype, c.shape.rows * c.shape.hidden, Reduction::kSum};
-  RankBuffers buffers;
-  buffers.input = b.input;
-  buffers.output = b.output;
-  buffers.stream = b.stream;
-  LTX_RETURN_IF_ERROR(runtime.AllReduceRank(rank, sum, buffers, call));
-  return UnfusedEpilogue(runtime, c, b, rank);
+// Poisons the harness's outputs for `c` (Prepare), runs `launch`, waits and verifies bit for
+// bit; a wrong output is printed as a # line naming `what`, and sets *wrong.
+absl::Status CheckRmsNormOnce(Runtime& runtime, RmsNormHarness& harness, const RmsNormCase& c,
+                              absl::string_view what, const std::function<absl::Status()>& launch,
+                              int* wrong) {
+  LTX_RETURN_IF_ERROR(harness.Prepare(c));
+  LTX_RETURN_IF_ERROR(launch());
+  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
+  const absl::Status verified = harness.Verify();
+  if (!verified.ok()) {
+    absl::PrintF("# %s: wrong output: %s\n", what, verified.ToString());
+    *wrong = 1;
+  }
+  return absl::OkStatus();
 }
 
-// Times the epilogue at `bytes` per rank: ltx's fused call, verified bit for bit, then timed in
-// the style of `config`; ltx's AllReduce of the same elements alone; the unfused form
-// (UnfusedRankCall), verified and timed; and NCCL's AllReduce of the same bytes. Prints and
-// appends the row.
+// Times the epilogue at `bytes` per rank: ltx's fused call, ltx's AllReduce of the same
+// elements alone, and the unfused form a server runs without the fusion (that AllReduce, then
+// the epilogue alone from its output into itself, UnfusedEpilogue: the fused call's outputs bit
+// for bit, since the fused kernel rounds the sum to the dtype before it adds the residual, in the
+// same order), each in the style of `config`; then NCCL's AllReduce of the same bytes. The fused
+// call (coordinated) and the unfused form (per-rank and coordinated) are verified bit for bit
+// first. Prints and appends the row.
 absl::Status BenchRmsNormOne(Runtime& runtime, RmsNormHarness& harness, const NcclSide& nccl,
                              const AllReduceToolConfig& config, const TimedRanks& ranks,
                              int64_t bytes, std::vector<AllReduceBenchRow>* rows) {
@@ -343,43 +349,47 @@ absl::Status BenchRmsNormOne(Runtime& runtime, RmsNormHarness& harness, const Nc
   const std::vector<RankBuffers> sum_buffers = harness.InputsAndOutputs();
   CallOptions call;
   call.blocks = config.blocks;
-  LTX_RETURN_IF_ERROR(runtime.AllReduceRmsNormAndWait(c.shape, buffers, kWait, call));
   AllReduceBenchRow row;
   row.count = c.shape.rows * c.shape.hidden;
   row.size_bytes = row.count * ElementSize(config.dtype);
-  row.wrong = harness.Verify().ok() ? 0 : 1;
+  const AllReduceShape sum{c.shape.dtype, row.count, Reduction::kSum};
+
   LtxCall fused;
   fused.rank = [&](int rank) {
     return runtime.AllReduceRmsNormRank(rank, c.shape, buffers[rank], call);
   };
   fused.coordinated = [&] { return runtime.AllReduceRmsNorm(c.shape, buffers, call).status(); };
-  LTX_ASSIGN_OR_RETURN(row.ltx_us, TimeCall(runtime, config, ranks, fused));
-  const ReduceBandwidth bandwidth =
-      ReduceBandwidthOf(config.collective, runtime.world_size(), row.size_bytes, row.ltx_us);
-  row.ltx_algbw = bandwidth.algbw;
-  row.ltx_busbw = bandwidth.busbw;
-
-  const AllReduceShape sum{c.shape.dtype, row.count, Reduction::kSum};
   LtxCall all_reduce;
   all_reduce.rank = [&](int rank) {
     return runtime.AllReduceRank(rank, sum, sum_buffers[rank], call);
   };
   all_reduce.coordinated = [&] { return runtime.AllReduce(sum, sum_buffers, call).status(); };
-  LTX_ASSIGN_OR_RETURN(row.all_reduce_us, TimeCall(runtime, config, ranks, all_reduce));
-
   LtxCall unfused;
-  unfused.rank = [&](int rank) { return UnfusedRankCall(runtime, c, buffers[rank], rank, call); };
+  unfused.rank = [&](int rank) -> absl::Status {
+    LTX_RETURN_IF_ERROR(runtime.AllReduceRank(rank, sum, sum_buffers[rank], call));
+    return UnfusedEpilogue(runtime, c, buffers[rank], rank);
+  };
   unfused.coordinated = [&]() -> absl::Status {
-    LTX_RETURN_IF_ERROR(runtime.AllReduce(sum, sum_buffers, call).status());
+    LTX_RETURN_IF_ERROR(all_reduce.coordinated());
     for (int rank = 0; rank < runtime.world_size(); ++rank) {
       LTX_RETURN_IF_ERROR(UnfusedEpilogue(runtime, c, buffers[rank], rank));
     }
     return absl::OkStatus();
   };
-  LTX_RETURN_IF_ERROR(harness.Prepare(c));  // Poisoned outputs again for the unfused check.
-  LTX_RETURN_IF_ERROR(unfused.coordinated());
-  LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
-  if (!harness.Verify().ok()) row.wrong = 1;
+
+  LTX_RETURN_IF_ERROR(
+      CheckRmsNormOnce(runtime, harness, c, "fused", fused.coordinated, &row.wrong));
+  LTX_RETURN_IF_ERROR(CheckRmsNormOnce(
+      runtime, harness, c, "unfused, per-rank calls",
+      [&] { return RunOnRankThreads(runtime.world_size(), unfused.rank); }, &row.wrong));
+  LTX_RETURN_IF_ERROR(CheckRmsNormOnce(runtime, harness, c, "unfused, coordinated",
+                                       unfused.coordinated, &row.wrong));
+  LTX_ASSIGN_OR_RETURN(row.ltx_us, TimeCall(runtime, config, ranks, fused));
+  const ReduceBandwidth bandwidth =
+      ReduceBandwidthOf(config.collective, runtime.world_size(), row.size_bytes, row.ltx_us);
+  row.ltx_algbw = bandwidth.algbw;
+  row.ltx_busbw = bandwidth.busbw;
+  LTX_ASSIGN_OR_RETURN(row.all_reduce_us, TimeCall(runtime, config, ranks, all_reduce));
   LTX_ASSIGN_OR_RETURN(row.unfused_us, TimeCall(runtime, config, ranks, unfused));
 
   const NcclReduceCall nccl_call{config.collective, config.dtype, Reduction::kSum, row.count};
