@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,7 @@
 #include "tools/testing/gpu_fixture.h"
 #include "tools/testing/rank_threads.h"
 #include "tools/testing/reduce_harness.h"
+#include "tools/testing/reduce_reference.h"
 #include "tools/testing/test_ranks.h"
 #include "tools/testing/token_counts.h"
 
@@ -338,6 +340,73 @@ TEST_F(AllReduceTest, RanksThatDisagreeOnThePathFailAndResetRecovers) {
     EXPECT_TRUE(RunAndVerify(*f_.runtime, *f_.harness, sum, CallStyle::kPerRankThreads,
                              OnPath({}, two_shot))
                     .ok());
+  }
+}
+
+// Two-shot AllReduces, each on buffers allocated just before it (cudaMalloc, 4 bytes into the
+// allocation, as a framework's caching allocator hands out new, misaligned views), each
+// verified: a rank's second kernel of the call must start on time whatever came before it
+// (kernels/PROTOCOL.md, "Ranks that share a GPU": a stall seen only at such first calls).
+TEST(AllReduceFreshBuffersTest, TwoShotCallsOnNewMisalignedBuffersEachTime) {
+  LTX_REQUIRE_RANKS(2);
+  const std::vector<int> devices = TestRankDevices(2);
+  RuntimeOptions options = OnPeerStores();
+  options.devices = devices;
+  options.timeout = absl::Seconds(5);
+  absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+  ASSERT_TRUE(runtime.ok()) << runtime.status();
+  const int world = static_cast<int>(devices.size());
+  std::vector<cudaStream_t> streams(world);
+  for (int rank = 0; rank < world; ++rank) {
+    ASSERT_EQ(cudaSetDevice(devices[rank]), cudaSuccess);
+    ASSERT_EQ(cudaStreamCreateWithFlags(&streams[rank], cudaStreamNonBlocking), cudaSuccess);
+  }
+  std::mt19937_64 random(31);
+  CallOptions two_shot;
+  two_shot.two_shot_min_bytes = 0;
+  for (int call = 0; call < 24; ++call) {
+    AllReduceShape shape;
+    shape.dtype = call % 3 == 0 ? DataType::kBFloat16 : DataType::kFloat32;
+    shape.count = 1 + static_cast<int64_t>(random() % 20000);
+    const int64_t bytes = shape.count * ElementSize(shape.dtype);
+    const absl::StatusOr<ReduceLayout> layout = ComputeAllReduceLayout(shape, world);
+    ASSERT_TRUE(layout.ok()) << layout.status();
+    std::vector<std::vector<uint8_t>> inputs;
+    std::vector<void*> allocations;
+    std::vector<RankBuffers> buffers(world);
+    for (int rank = 0; rank < world; ++rank) {
+      inputs.push_back(RandomReduceValues(shape.dtype, shape.count, random));
+      ASSERT_EQ(cudaSetDevice(devices[rank]), cudaSuccess);
+      void* input = nullptr;
+      void* output = nullptr;
+      ASSERT_EQ(cudaMalloc(&input, bytes + 4), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&output, bytes + 4), cudaSuccess);
+      allocations.push_back(input);
+      allocations.push_back(output);
+      buffers[rank].input = static_cast<uint8_t*>(input) + 4;
+      buffers[rank].output = static_cast<uint8_t*>(output) + 4;
+      buffers[rank].stream = streams[rank];
+      ASSERT_EQ(cudaMemcpy(const_cast<void*>(buffers[rank].input), inputs[rank].data(), bytes,
+                           cudaMemcpyHostToDevice),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemset(buffers[rank].output, 0xA5, bytes), cudaSuccess);
+    }
+    const absl::Status status = runtime.value()->AllReduceAndWait(shape, buffers, kTestWait,
+                                                                  two_shot);
+    ASSERT_TRUE(status.ok()) << "call " << call << ": " << status;
+    for (int rank = 0; rank < world; ++rank) {
+      std::vector<uint8_t> got(bytes);
+      ASSERT_EQ(cudaSetDevice(devices[rank]), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(got.data(), buffers[rank].output, bytes, cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      EXPECT_EQ(got, ReduceReference(*layout, rank, inputs)) << "call " << call << ", rank "
+                                                             << rank;
+    }
+    for (void* allocation : allocations) cudaFree(allocation);
+  }
+  for (int rank = 0; rank < world; ++rank) {
+    cudaSetDevice(devices[rank]);
+    cudaStreamDestroy(streams[rank]);
   }
 }
 
