@@ -17,23 +17,28 @@
 namespace ltx {
 namespace {
 
+// Loads every rank's `Word` at byte offset `offset` of its input into loaded[rank] (L2 only:
+// peers' memory is read once), all before any is combined; the rank loop runs to the constant
+// kMaxWorldSize, so the words stay in registers.
+template <typename Word>
+__device__ inline void LoadRankWords(const ReduceKernelParams& p, const uint64_t* inputs,
+                                     int64_t offset, Word (&loaded)[kMaxWorldSize]) {
+#pragma unroll
+  for (int s = 0; s < kMaxWorldSize; ++s) {
+    if (s < p.world_size) loaded[s] = __ldcg(reinterpret_cast<const Word*>(inputs[s] + offset));
+  }
+}
+
 // Reduces the `Word` of output elements at byte offset `output_offset` (one element when
 // `Word` is the element's bits, a 16-byte vector when it is uint4) from the words at
-// `input_offset` of every rank's input. Every rank's word is loaded (L2 only: peers' memory is
-// read once) before any is combined; the rank loops run to the constant kMaxWorldSize, so the
-// words stay in registers.
+// `input_offset` of every rank's input (LoadRankWords).
 template <typename Element, typename Word>
 __device__ inline void ReduceWord(const ReduceKernelParams& p, const uint64_t* inputs,
                                   int64_t input_offset, int64_t output_offset) {
   using Bits = typename Element::Bits;
   constexpr int kElements = sizeof(Word) / sizeof(Bits);
   Word loaded[kMaxWorldSize];
-#pragma unroll
-  for (int s = 0; s < kMaxWorldSize; ++s) {
-    if (s < p.world_size) {
-      loaded[s] = __ldcg(reinterpret_cast<const Word*>(inputs[s] + input_offset));
-    }
-  }
+  LoadRankWords(p, inputs, input_offset, loaded);
   Word result;
 #pragma unroll
   for (int e = 0; e < kElements; ++e) {
@@ -83,12 +88,7 @@ __device__ inline void SumIntoResidual(const ReduceKernelParams& p, const uint64
   using Bits = typename Element::Bits;
   constexpr int kElements = sizeof(Word) / sizeof(Bits);
   Word loaded[kMaxWorldSize];
-#pragma unroll
-  for (int s = 0; s < kMaxWorldSize; ++s) {
-    if (s < p.world_size) {
-      loaded[s] = __ldcg(reinterpret_cast<const Word*>(inputs[s] + index * sizeof(Bits)));
-    }
-  }
+  LoadRankWords(p, inputs, index * static_cast<int64_t>(sizeof(Bits)), loaded);
   const Word residual = *(reinterpret_cast<const Word*>(p.residual) + index / kElements);
   Word stored;
 #pragma unroll
