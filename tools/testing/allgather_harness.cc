@@ -31,13 +31,12 @@ AllGatherHarness::AllGatherHarness(std::unique_ptr<RankAreas> areas) : areas_(st
 
 AllGatherHarness::~AllGatherHarness() = default;
 
-absl::StatusOr<std::unique_ptr<AllGatherHarness>> AllGatherHarness::Create(std::vector<int> devices,
-                                                                           int64_t input_capacity,
-                                                                           int64_t output_capacity,
-                                                                           uint64_t seed) {
+absl::StatusOr<std::unique_ptr<AllGatherHarness>> AllGatherHarness::Create(
+    std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed,
+    const std::vector<cudaStream_t>& streams) {
   LTX_ASSIGN_OR_RETURN(
       std::unique_ptr<RankAreas> areas,
-      RankAreas::Create(std::move(devices), input_capacity, output_capacity, seed));
+      RankAreas::Create(std::move(devices), input_capacity, output_capacity, seed, streams));
   return std::unique_ptr<AllGatherHarness>(new AllGatherHarness(std::move(areas)));
 }
 

@@ -69,13 +69,12 @@ std::vector<std::vector<uint8_t>> AllToAllReference(
 
 AllToAllHarness::AllToAllHarness(std::unique_ptr<RankAreas> areas) : areas_(std::move(areas)) {}
 
-absl::StatusOr<std::unique_ptr<AllToAllHarness>> AllToAllHarness::Create(std::vector<int> devices,
-                                                                         int64_t input_capacity,
-                                                                         int64_t output_capacity,
-                                                                         uint64_t seed) {
+absl::StatusOr<std::unique_ptr<AllToAllHarness>> AllToAllHarness::Create(
+    std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed,
+    const std::vector<cudaStream_t>& streams) {
   LTX_ASSIGN_OR_RETURN(
       std::unique_ptr<RankAreas> areas,
-      RankAreas::Create(std::move(devices), input_capacity, output_capacity, seed));
+      RankAreas::Create(std::move(devices), input_capacity, output_capacity, seed, streams));
   return std::unique_ptr<AllToAllHarness>(new AllToAllHarness(std::move(areas)));
 }
 

@@ -5,6 +5,8 @@
 #ifndef LTX_TOOLS_TESTING_ALLTOALL_HARNESS_H_
 #define LTX_TOOLS_TESTING_ALLTOALL_HARNESS_H_
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,12 +50,12 @@ std::vector<std::vector<uint8_t>> AllToAllReference(
 class AllToAllHarness {
  public:
   // Allocates on each GPU an input area of `input_capacity` bytes and an output area of
-  // `output_capacity` bytes (plus misalignment room and guards), and a stream. `seed` makes the
-  // data reproducible. Errors: as CUDA reports them.
-  static absl::StatusOr<std::unique_ptr<AllToAllHarness>> Create(std::vector<int> devices,
-                                                                 int64_t input_capacity,
-                                                                 int64_t output_capacity,
-                                                                 uint64_t seed);
+  // `output_capacity` bytes (plus misalignment room and guards), and a stream per rank unless
+  // `streams` lends them (RankAreas::Create). `seed` makes the data reproducible. Errors: as
+  // CUDA reports them.
+  static absl::StatusOr<std::unique_ptr<AllToAllHarness>> Create(
+      std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed,
+      const std::vector<cudaStream_t>& streams = {});
 
   int world_size() const { return areas_->world_size(); }
 

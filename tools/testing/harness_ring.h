@@ -1,9 +1,13 @@
 // Several harnesses of one collective (AllGatherHarness or AllToAllHarness) over the same ranks,
 // each holding one op's buffers, so that ops in flight together without host synchronisation
 // each keep their own random input and poisoned output until they are checked. Every op runs on
-// the streams of slot 0: one stream per rank keeps each rank's ops in order.
+// the streams of slot 0, which the other slots borrow: one stream per rank keeps each rank's ops
+// in order, and a process with few streams keeps ranks that share a GPU off each other's
+// hardware queues (kernels/PROTOCOL.md, "Ranks that share a GPU").
 #ifndef LTX_TOOLS_TESTING_HARNESS_RING_H_
 #define LTX_TOOLS_TESTING_HARNESS_RING_H_
+
+#include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <memory>
@@ -21,17 +25,32 @@ template <typename Harness>
 class HarnessRing {
  public:
   // `slots` harnesses over `devices`, each as Harness::Create makes it (seeds seed, seed + 1,
-  // ...). Errors: those of Harness::Create.
+  // ...), slot 0 with a stream per rank that the others borrow. Errors: those of
+  // Harness::Create.
   static absl::StatusOr<HarnessRing> Create(const std::vector<int>& devices, int slots,
                                             int64_t input_capacity, int64_t output_capacity,
                                             uint64_t seed) {
     HarnessRing ring;
+    std::vector<cudaStream_t> streams;  // Slot 0's, once it exists.
     for (int slot = 0; slot < slots; ++slot) {
-      LTX_ASSIGN_OR_RETURN(std::unique_ptr<Harness> harness,
-                           Harness::Create(devices, input_capacity, output_capacity, seed + slot));
+      LTX_ASSIGN_OR_RETURN(
+          std::unique_ptr<Harness> harness,
+          Harness::Create(devices, input_capacity, output_capacity, seed + slot, streams));
+      if (slot == 0) {
+        for (int rank = 0; rank < harness->world_size(); ++rank) {
+          streams.push_back(harness->Buffers(rank).stream);
+        }
+      }
       ring.slots_.push_back(std::move(harness));
     }
     return ring;
+  }
+
+  HarnessRing(HarnessRing&&) = default;
+  HarnessRing& operator=(HarnessRing&&) = default;
+  // Slot 0, whose streams the others borrow, goes last.
+  ~HarnessRing() {
+    while (!slots_.empty()) slots_.pop_back();
   }
 
   int size() const { return static_cast<int>(slots_.size()); }

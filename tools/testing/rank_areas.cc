@@ -21,18 +21,26 @@ int64_t AreaBytes(int64_t capacity) {
 RankAreas::RankAreas(int64_t input_capacity, int64_t output_capacity, uint64_t seed)
     : input_capacity_(input_capacity), output_capacity_(output_capacity), random_(seed) {}
 
-absl::StatusOr<std::unique_ptr<RankAreas>> RankAreas::Create(std::vector<int> devices,
-                                                             int64_t input_capacity,
-                                                             int64_t output_capacity,
-                                                             uint64_t seed) {
+absl::StatusOr<std::unique_ptr<RankAreas>> RankAreas::Create(
+    std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed,
+    const std::vector<cudaStream_t>& streams) {
+  if (!streams.empty() && streams.size() != devices.size()) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%d lent streams for %d ranks: lend one per rank or none", streams.size(), devices.size()));
+  }
   std::unique_ptr<RankAreas> areas(new RankAreas(input_capacity, output_capacity, seed));
   for (int device : devices) {
     areas->ranks_.push_back(Rank());
     Rank& r = areas->ranks_.back();
     r.device = device;
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking),
-                                   "cudaStreamCreate"));
+    if (!streams.empty()) {
+      r.stream = streams[areas->ranks_.size() - 1];
+    } else {
+      LTX_RETURN_IF_ERROR(CudaStatus(
+          cudaStreamCreateWithFlags(&r.stream, cudaStreamNonBlocking), "cudaStreamCreate"));
+      r.owns_stream = true;
+    }
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaMalloc(reinterpret_cast<void**>(&r.input_area), AreaBytes(input_capacity)),
                    absl::StrFormat("cudaMalloc(input, GPU %d)", device)));
@@ -49,7 +57,7 @@ RankAreas::~RankAreas() {
     if (r.stream != nullptr) cudaStreamSynchronize(r.stream);
     cudaFree(r.input_area);
     cudaFree(r.output_area);
-    if (r.stream != nullptr) cudaStreamDestroy(r.stream);
+    if (r.owns_stream) cudaStreamDestroy(r.stream);
   }
   cudaGetLastError();
 }

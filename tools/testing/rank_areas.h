@@ -33,11 +33,13 @@ class RankAreas {
   enum class Area { kInput, kOutput };
 
   // Allocates on each GPU an input area of `input_capacity` bytes and an output area of
-  // `output_capacity` bytes (plus misalignment room and guards), and a non-blocking stream.
-  // `seed` makes the data reproducible. Errors: as CUDA reports them.
-  static absl::StatusOr<std::unique_ptr<RankAreas>> Create(std::vector<int> devices,
-                                                           int64_t input_capacity,
-                                                           int64_t output_capacity, uint64_t seed);
+  // `output_capacity` bytes (plus misalignment room and guards), and a non-blocking stream
+  // per rank, unless `streams` lends one per rank (kept, not destroyed: they must outlive the
+  // areas). `seed` makes the data reproducible. Errors: as CUDA reports them;
+  // InvalidArgument if `streams` is neither empty nor one per rank.
+  static absl::StatusOr<std::unique_ptr<RankAreas>> Create(
+      std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed,
+      const std::vector<cudaStream_t>& streams = {});
   ~RankAreas();
 
   RankAreas(const RankAreas&) = delete;
@@ -92,6 +94,7 @@ class RankAreas {
   struct Rank {
     int device = -1;
     cudaStream_t stream = nullptr;
+    bool owns_stream = false;  // Created here, not lent by Create's caller.
     uint8_t* input_area = nullptr;
     uint8_t* output_area = nullptr;
   };
