@@ -80,6 +80,22 @@ def synchronize(devices):
         torch.cuda.synchronize(device)
 
 
+_RANK_STREAMS = {}
+
+
+def rank_streams(devices):
+    """One stream per rank, the same for every case of the process, as the C++ harness ring
+    keeps them: ranks that share a GPU wait for each other inside it, and a harness that cycled
+    through many streams saw co-located ranks held in one hardware queue (kernels/PROTOCOL.md,
+    "Ranks that share a GPU"); a stream per case would cycle through PyTorch's pool."""
+    streams = []
+    for rank, device in enumerate(devices):
+        if (rank, device) not in _RANK_STREAMS:
+            _RANK_STREAMS[(rank, device)] = torch.cuda.Stream(device=device)
+        streams.append(_RANK_STREAMS[(rank, device)])
+    return streams
+
+
 def random_tensor(shape, dtype, device, generator):
     """Random bytes viewed as `dtype` (every bit pattern, NaNs included: the copy is bytes)."""
     size = torch.empty((), dtype=dtype).element_size()
@@ -99,7 +115,7 @@ class Case:
                        for d, c in zip(devices, counts)]
         self.outputs = [torch.empty((batch, sum(counts), hidden), dtype=dtype, device=f"cuda:{d}")
                         for d in devices]
-        self.streams = [torch.cuda.Stream(device=d) for d in devices]
+        self.streams = rank_streams(devices)
 
     def refill(self, seed):
         """New random inputs (same buffers), poisoned outputs; waits until both are done."""
@@ -141,7 +157,7 @@ class AllToAllCase(Case):
                        for d, shape in zip(devices, in_shapes)]
         self.outputs = [torch.empty(shape, dtype=dtype, device=f"cuda:{d}")
                         for d, shape in zip(devices, out_shapes)]
-        self.streams = [torch.cuda.Stream(device=d) for d in devices]
+        self.streams = rank_streams(devices)
 
     def expected(self, rank):
         """Rank `rank`'s output computed by torch from the inputs, as bytes."""

@@ -78,7 +78,7 @@ class ReduceCase:
             out_shapes = ([shape] * len(devices) if counts is None else
                           [shape[:-2] + (c, shape[-1]) for c in counts])
             self.outputs = [placed(s, dtype, d, offset) for s, d in zip(out_shapes, devices)]
-        self.streams = [torch.cuda.Stream(device=d) for d in devices]
+        self.streams = gpu_test.rank_streams(devices)
         self.refill(seed)
 
     def refill(self, seed):

@@ -119,7 +119,7 @@ class CompiledStepTest(unittest.TestCase):
         cls.hidden = cls.heads * HEAD_DIM
         cls.counts = [5 + 3 * r for r in range(n)]
         cls.counts[1] = 0  # A rank without tokens.
-        cls.streams = [torch.cuda.Stream(device=d) for d in cls.devices]
+        cls.streams = gpu_test.rank_streams(cls.devices)
         generator = torch.Generator().manual_seed(0)
         cls.inputs = [torch.empty(BATCH, c, cls.hidden, dtype=torch.bfloat16, device=f"cuda:{d}")
                       for c, d in zip(cls.counts, cls.devices)]
