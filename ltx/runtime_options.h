@@ -72,8 +72,9 @@ struct RuntimeOptions {
   // stream for two ranks in the same op: InvalidArgument), split the GPU's blocks (max_blocks)
   // and never start early (CallOptions::early_start). They wait for each other inside the GPU,
   // so the process should set CUDA_MODULE_LOADING=EAGER and CUDA_DEVICE_MAX_CONNECTIONS=32
-  // before CUDA starts, and create no more streams on a GPU than that (idle ones count too);
-  // see kernels/PROTOCOL.md, "Ranks that share a GPU".
+  // before CUDA starts, and keep the streams that carry work on a GPU few (one per rank, not
+  // one per buffer or per step; idle ones that carried work count); see kernels/PROTOCOL.md,
+  // "Ranks that share a GPU".
   std::vector<int> devices;
   // How long a GPU waits for its peers at a barrier before it gives up on the op and records
   // DeadlineExceeded. Must be positive and finite.

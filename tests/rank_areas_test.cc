@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "gtest/gtest.h"
 
 namespace ltx {
@@ -21,7 +22,7 @@ TEST(RankAreasTest, LentStreamsMustBeOnePerRank) {
       RankAreas::Create({0, 0, 0}, 64, 64, /*seed=*/1, one_stream);
   ASSERT_FALSE(areas.ok());
   EXPECT_EQ(areas.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(areas.status().message().find("1 lent streams for 3 ranks"), absl::string_view::npos)
+  EXPECT_NE(areas.status().message().find("1 streams lent for 3 ranks"), absl::string_view::npos)
       << areas.status();
 }
 

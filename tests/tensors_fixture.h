@@ -7,6 +7,8 @@
 #ifndef LTX_TESTS_TENSORS_FIXTURE_H_
 #define LTX_TESTS_TENSORS_FIXTURE_H_
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -73,14 +75,25 @@ class TensorsFixture {
     options.devices = devices;
     absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
     EXPECT_TRUE(runtime.ok()) << runtime.status();
+    std::vector<cudaStream_t> streams;  // Harness 0's, which the others borrow.
     for (int tensor = 0; tensor < kMaxTensors; ++tensor) {
-      auto harness = Calls::Harness::Create(devices, capacity, capacity,
-                                            /*seed=*/devices.size() * 7919 + tensor * 104729);
+      auto harness = Calls::Harness::Create(
+          devices, capacity, capacity, /*seed=*/devices.size() * 7919 + tensor * 104729, streams);
       EXPECT_TRUE(harness.ok()) << harness.status();
       if (!harness.ok()) return;
+      if (tensor == 0) {
+        for (int rank = 0; rank < (*harness)->world_size(); ++rank) {
+          streams.push_back((*harness)->Buffers(rank).stream);
+        }
+      }
       harnesses_.push_back(std::move(*harness));
     }
     if (runtime.ok()) runtime_ = std::move(*runtime);
+  }
+
+  // Harness 0, whose streams the others borrow, goes last.
+  ~TensorsFixture() {
+    while (!harnesses_.empty()) harnesses_.pop_back();
   }
 
   Runtime* runtime() const { return runtime_.get(); }

@@ -142,7 +142,7 @@ std::string SharedGpuTimeoutNote(const CallLedger& ledger, int world) {
       "; ranks share GPUs, where the GPU itself can hold a rank's kernel back: a kernel loaded "
       "lazily while a co-located rank waits, or streams that share a hardware queue (this "
       "process has CUDA_MODULE_LOADING=%s and CUDA_DEVICE_MAX_CONNECTIONS=%s; set EAGER and 32 "
-      "before CUDA starts, and create no more streams on a GPU than that, idle ones included: "
+      "before CUDA starts, and keep the streams that carry work on a GPU few, one per rank: "
       "kernels/PROTOCOL.md, \"Ranks that share a GPU\"); calls launched on the host so far (%s)",
       loading != nullptr ? loading : "unset", connections != nullptr ? connections : "unset",
       absl::StrJoin(launched, ", "));

@@ -29,17 +29,18 @@ try:
 except ImportError:
     sys.exit(rank_layout.skip_status("benchmark", "no torch"))
 
+from gpu_test import rank_streams  # noqa: E402
+
 HIDDEN = 4096
 ROW_BYTES = HIDDEN * 2
 
 
-def time_rank(runtime, rank, counts, args, barrier, host, device, prepared):
-    """Rank `rank`'s thread: warm-up, then timed windows. Appends the host seconds of every
-    call to `host` and the device microseconds per call of each window to device[rank]. With
-    `prepared`, each call is a RankCall from prepare_all_gather_rank (checked once), else a
-    full all_gather_rank."""
+def time_rank(runtime, rank, counts, args, barrier, host, device, prepared, stream):
+    """Rank `rank`'s thread, on `stream`: warm-up, then timed windows. Appends the host seconds
+    of every call to `host` and the device microseconds per call of each window to
+    device[rank]. With `prepared`, each call is a RankCall from prepare_all_gather_rank (checked
+    once), else a full all_gather_rank."""
     torch.cuda.set_device(runtime.devices[rank])
-    stream = torch.cuda.Stream()
     src = torch.randn(1, counts[rank], HIDDEN, device="cuda").to(torch.bfloat16)
     dst = torch.empty(1, sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
     if prepared:
@@ -63,19 +64,17 @@ def time_rank(runtime, rank, counts, args, barrier, host, device, prepared):
         device[rank].append(start.elapsed_time(end) * 1e3 / args.iters)
 
 
-def measure_one_thread(runtime, per_rank_bytes, args):
+def measure_one_thread(runtime, per_rank_bytes, args, streams):
     """(host us per call, device us per call) with one thread issuing every rank's prepared
-    call in turn."""
+    call in turn, rank r's on streams[r]."""
     n = runtime.world_size
     counts = [per_rank_bytes // ROW_BYTES] * n
-    calls, streams = [], []
-    for rank in range(n):
+    calls = []
+    for rank, stream in enumerate(streams):
         device = runtime.devices[rank]
         with torch.cuda.device(device):
-            stream = torch.cuda.Stream()
             src = torch.randn(1, counts[rank], HIDDEN, device="cuda").to(torch.bfloat16)
             dst = torch.empty(1, sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
-        streams.append(stream)
         calls.append(runtime.prepare_all_gather_rank(rank, src, dst, counts, stream))
     for _ in range(args.warmup):
         for call in calls:
@@ -102,15 +101,17 @@ def measure_one_thread(runtime, per_rank_bytes, args):
     return statistics.median(host) * 1e6, statistics.median(device_us)
 
 
-def measure(runtime, per_rank_bytes, args, prepared):
-    """(host us per call, device us per call) for `per_rank_bytes` per rank: the median host
-    time of all calls, and the median over windows of the slowest GPU's time per call."""
+def measure(runtime, per_rank_bytes, args, prepared, streams):
+    """(host us per call, device us per call) for `per_rank_bytes` per rank, rank r's calls on
+    streams[r]: the median host time of all calls, and the median over windows of the slowest
+    GPU's time per call."""
     n = runtime.world_size
     counts = [per_rank_bytes // ROW_BYTES] * n
     barrier = threading.Barrier(n, timeout=120)
     host, device = [], [[] for _ in range(n)]
     threads = [threading.Thread(target=time_rank,
-                                args=(runtime, r, counts, args, barrier, host, device, prepared))
+                                args=(runtime, r, counts, args, barrier, host, device, prepared,
+                                      streams[r]))
                for r in range(n)]
     for t in threads:
         t.start()
@@ -144,17 +145,19 @@ def main():
     if not devices:
         return rank_layout.skip_status("benchmark", "no GPU visible")
     sizes = [int(s) for s in args.sizes.split(",")]
+    # One stream per rank for the whole run (gpu_test.rank_streams says why).
+    streams = rank_streams(devices)
     with ltx.Runtime(devices=devices) as runtime:
         print(f"python all_gather_rank, {runtime.world_size} ranks on GPUs {devices}, bf16, "
               f"hidden {HIDDEN}; empty ctypes call: {ctypes_floor():.2f} us")
         print(f"{'per rank':>10} {'call':>9} {'host us/call':>13} {'device us/call':>15}")
         for size in sizes:
             for prepared in (False, True):
-                host_us, device_us = measure(runtime, size, args, prepared)
+                host_us, device_us = measure(runtime, size, args, prepared, streams)
                 style = "prepared" if prepared else "full"
                 print(f"{size // 1024:>8} KB {style:>9} {host_us:>13.2f} {device_us:>15.2f}",
                       flush=True)
-            host_us, device_us = measure_one_thread(runtime, size, args)
+            host_us, device_us = measure_one_thread(runtime, size, args, streams)
             print(f"{size // 1024:>8} KB {'1 thread':>9} {host_us:>13.2f} {device_us:>15.2f}",
                   flush=True)
     if args.cpp:

@@ -80,14 +80,16 @@ def synchronize(devices):
         torch.cuda.synchronize(device)
 
 
+# (rank, device) -> the torch stream rank_streams gave that rank, kept for the process.
 _RANK_STREAMS = {}
 
 
 def rank_streams(devices):
     """One stream per rank, the same for every case of the process, as the C++ harness ring
-    keeps them: ranks that share a GPU wait for each other inside it, and a harness that cycled
-    through many streams saw co-located ranks held in one hardware queue (kernels/PROTOCOL.md,
-    "Ranks that share a GPU"); a stream per case would cycle through PyTorch's pool."""
+    keeps them: ranks that share a GPU wait for each other inside it, and a C++ harness whose
+    buffer sets each kept streams of their own busy saw co-located ranks held in one hardware
+    queue (kernels/PROTOCOL.md, "Ranks that share a GPU"); a new stream per case would cycle
+    through PyTorch's pool of them. Call it from one thread before the ranks' threads start."""
     streams = []
     for rank, device in enumerate(devices):
         if (rank, device) not in _RANK_STREAMS:

@@ -7,6 +7,8 @@
 #ifndef TOOLS_BENCH_TENSOR_SET_H_
 #define TOOLS_BENCH_TENSOR_SET_H_
 
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <utility>
@@ -29,19 +31,36 @@ template <typename Harness>
 class TensorSet {
  public:
   // `tensors` harnesses (1..kMaxTensors) on `devices`, each with the capacities of
-  // Harness::Create; tensor j's data from seed + j. Errors: as Harness::Create reports them.
+  // Harness::Create; tensor j's data from seed + j. The other tensors borrow tensor 0's streams
+  // (few streams that carry work: kernels/PROTOCOL.md, "Ranks that share a GPU"). Errors: as
+  // Harness::Create reports them.
   static absl::StatusOr<TensorSet> Create(const std::vector<int>& devices, int tensors,
                                           int64_t input_capacity, int64_t output_capacity,
                                           uint64_t seed) {
     TensorSet set;
+    std::vector<cudaStream_t> streams;  // Tensor 0's, once it exists.
     for (int tensor = 0; tensor < tensors; ++tensor) {
       LTX_ASSIGN_OR_RETURN(
           std::unique_ptr<Harness> harness,
-          Harness::Create(devices, input_capacity, output_capacity, seed + tensor));
+          Harness::Create(devices, input_capacity, output_capacity, seed + tensor, streams));
+      if (tensor == 0) {
+        for (int rank = 0; rank < harness->world_size(); ++rank) {
+          streams.push_back(harness->Buffers(rank).stream);
+        }
+      }
       set.harnesses_.push_back(std::move(harness));
     }
     return set;
   }
+  // No tensors, until one made by Create is moved in.
+  TensorSet() = default;
+  TensorSet(TensorSet&&) = default;
+  TensorSet& operator=(TensorSet&& other) {
+    Release();
+    harnesses_ = std::move(other.harnesses_);
+    return *this;
+  }
+  ~TensorSet() { Release(); }
 
   int count() const { return static_cast<int>(harnesses_.size()); }
   // Tensor `tensor`'s harness; tensor 0's streams are every call's.
@@ -88,6 +107,11 @@ class TensorSet {
   }
 
  private:
+  // Tensor 0, whose streams the others borrow, goes last.
+  void Release() {
+    while (!harnesses_.empty()) harnesses_.pop_back();
+  }
+
   std::vector<std::unique_ptr<Harness>> harnesses_;
 };
 

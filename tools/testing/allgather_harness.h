@@ -45,7 +45,7 @@ class AllGatherHarness {
   // Allocates on each GPU an input area of `input_capacity` bytes and an output area of
   // `output_capacity` bytes (plus misalignment room and guards), and a non-blocking stream
   // per rank unless `streams` lends them (RankAreas::Create). `seed` makes the data
-  // reproducible. Errors: as CUDA reports them.
+  // reproducible. Errors: as CUDA reports them; InvalidArgument for a wrong count of streams.
   static absl::StatusOr<std::unique_ptr<AllGatherHarness>> Create(
       std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed,
       const std::vector<cudaStream_t>& streams = {});

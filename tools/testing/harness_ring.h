@@ -2,7 +2,7 @@
 // each holding one op's buffers, so that ops in flight together without host synchronisation
 // each keep their own random input and poisoned output until they are checked. Every op runs on
 // the streams of slot 0, which the other slots borrow: one stream per rank keeps each rank's ops
-// in order, and a process with few streams keeps ranks that share a GPU off each other's
+// in order, and few streams that carry work keep ranks that share a GPU off each other's
 // hardware queues (kernels/PROTOCOL.md, "Ranks that share a GPU").
 #ifndef LTX_TOOLS_TESTING_HARNESS_RING_H_
 #define LTX_TOOLS_TESTING_HARNESS_RING_H_
@@ -47,7 +47,7 @@ class HarnessRing {
   }
 
   HarnessRing(HarnessRing&&) = default;
-  HarnessRing& operator=(HarnessRing&&) = default;
+  HarnessRing& operator=(HarnessRing&&) = delete;  // Would destroy the old slot 0 first.
   // Slot 0, whose streams the others borrow, goes last.
   ~HarnessRing() {
     while (!slots_.empty()) slots_.pop_back();
@@ -56,6 +56,8 @@ class HarnessRing {
   int size() const { return static_cast<int>(slots_.size()); }
 
   // Slot `slot`'s harness: Prepare it (fresh data, poisoned areas) only while no op uses it.
+  // Its Prepare and RefreshInputs wait for the shared streams, so for every op queued on them
+  // too: call them before launching, not between one rank's op and a peer's.
   Harness& slot(int slot) { return *slots_[slot]; }
 
   // Rank `rank`'s buffers of slot `slot`'s current case, on slot 0's stream of that rank.

@@ -26,7 +26,7 @@ absl::StatusOr<std::unique_ptr<RankAreas>> RankAreas::Create(
     const std::vector<cudaStream_t>& streams) {
   if (!streams.empty() && streams.size() != devices.size()) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%d lent streams for %d ranks: lend one per rank or none", streams.size(), devices.size()));
+        "%d streams lent for %d ranks: lend one per rank or none", streams.size(), devices.size()));
   }
   std::unique_ptr<RankAreas> areas(new RankAreas(input_capacity, output_capacity, seed));
   for (int device : devices) {

@@ -34,9 +34,9 @@ class RankAreas {
 
   // Allocates on each GPU an input area of `input_capacity` bytes and an output area of
   // `output_capacity` bytes (plus misalignment room and guards), and a non-blocking stream
-  // per rank, unless `streams` lends one per rank (kept, not destroyed: they must outlive the
-  // areas). `seed` makes the data reproducible. Errors: as CUDA reports them;
-  // InvalidArgument if `streams` is neither empty nor one per rank.
+  // per rank, unless `streams` lends one per rank (streams[r] a stream of devices[r], kept, not
+  // destroyed: they must outlive the areas). `seed` makes the data reproducible. Errors: as CUDA
+  // reports them; InvalidArgument if `streams` is neither empty nor one per rank.
   static absl::StatusOr<std::unique_ptr<RankAreas>> Create(
       std::vector<int> devices, int64_t input_capacity, int64_t output_capacity, uint64_t seed,
       const std::vector<cudaStream_t>& streams = {});
