@@ -65,6 +65,7 @@
 namespace ltx {
 
 class CallLedger;
+class RankStreams;
 class CaptureExchange;
 struct CollectiveOp;
 class CopyEngineTransport;
@@ -380,11 +381,6 @@ class Runtime {
   // Writes call `number` of rank `rank` to the debug log (ltx/runtime/debug_log.h): every call at
   // TRACE, each distinct call of the rank once at INFO.
   void LogCall(int rank, uint64_t number, const CollectiveOp& op, const ResolvedCall& call);
-  // For a rank that shares its GPU: records that call `number` of rank `rank` runs on `stream`,
-  // and refuses it (InvalidArgument naming both ranks) when another rank of the GPU ran the same
-  // call on the same stream: the second kernel would queue behind the first, which waits for
-  // it. cudaStreamPerThread is one stream per thread and is not compared. Thread-safe.
-  absl::Status ClaimStream(int rank, uint64_t number, cudaStream_t stream);
   // Sets the abort flag of every wait on the devices (kernels of both transports), and ends
   // every capture's wait in the capture exchange with `error`.
   void AbandonDevices(const absl::Status& error);
@@ -429,8 +425,8 @@ class Runtime {
   // Successful Resets so far.
   std::atomic<uint64_t> generation_{0};
 
-  // Guards every rank's stream record (ClaimStream).
-  absl::Mutex streams_mu_;
+  // The streams of the ranks that share a GPU: one per rank for each op, and how many each used.
+  const std::unique_ptr<RankStreams> rank_streams_;
 
   std::atomic<bool> failed_{false};
   mutable absl::Mutex mu_;

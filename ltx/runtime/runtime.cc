@@ -35,6 +35,7 @@
 #include "ltx/runtime/device_error.h"
 #include "ltx/runtime/device_worker.h"
 #include "ltx/runtime/rank_placement.h"
+#include "ltx/runtime/rank_streams.h"
 #include "ltx/runtime/resolved_call.h"
 #include "ltx/status_macros.h"
 #include "ltx/transport/copy_engine/capture_exchange.h"
@@ -118,23 +119,22 @@ absl::Status CheckSharedGpuStream(int rank, int device, cudaStream_t stream) {
       rank, device));
 }
 
-// InvalidArgument naming both ranks: ranks `rank` and `other` of GPU `device` pass the same
-// stream.
-absl::Status SameStreamError(int rank, int other, int device) {
-  return absl::InvalidArgumentError(absl::StrFormat(
-      "ranks %d and %d share GPU %d and pass the same stream: their kernels, which wait for each "
-      "other, would run one after the other; give each rank a stream of its own",
-      std::min(rank, other), std::max(rank, other), device));
-}
-
 // What a timeout most often means where ranks share a GPU, for its message: the GPU itself held
-// a rank's kernel back (kernels/PROTOCOL.md, "Ranks that share a GPU"); and how many calls each
-// of the `world` ranks had launched (`ledger`), which tells a rank whose thread never reached
-// its launch from one whose launched kernel never started.
-std::string SharedGpuTimeoutNote(const CallLedger& ledger, int world) {
+// a rank's kernel back (kernels/PROTOCOL.md, "Ranks that share a GPU"); how many calls each of
+// the `world` ranks had launched (`ledger`), which tells a rank whose thread never reached its
+// launch from one whose launched kernel never started; and how many streams each rank of a
+// shared GPU has called on (`streams`), of which one each is best.
+std::string SharedGpuTimeoutNote(const CallLedger& ledger, const RankStreams& streams,
+                                 int world) {
   std::vector<std::string> launched;
+  std::vector<std::string> used;
   for (int rank = 0; rank < world; ++rank) {
     launched.push_back(absl::StrCat("rank ", rank, ": ", ledger.LatestCall(rank)));
+    const int count = streams.StreamsUsed(rank);
+    if (count > 0) {
+      used.push_back(absl::StrCat("rank ", rank, ": ", count,
+                                  count == RankStreams::kMostCounted ? " or more" : ""));
+    }
   }
   const char* loading = std::getenv("CUDA_MODULE_LOADING");
   const char* connections = std::getenv("CUDA_DEVICE_MAX_CONNECTIONS");
@@ -143,9 +143,10 @@ std::string SharedGpuTimeoutNote(const CallLedger& ledger, int world) {
       "lazily while a co-located rank waits, or streams that share a hardware queue (this "
       "process has CUDA_MODULE_LOADING=%s and CUDA_DEVICE_MAX_CONNECTIONS=%s; set EAGER and 32 "
       "before CUDA starts, and keep the streams that carry work on a GPU few, one per rank: "
-      "kernels/PROTOCOL.md, \"Ranks that share a GPU\"); calls launched on the host so far (%s)",
+      "kernels/PROTOCOL.md, \"Ranks that share a GPU\"); calls launched on the host so far (%s); "
+      "streams called on by the ranks that share a GPU (%s)",
       loading != nullptr ? loading : "unset", connections != nullptr ? connections : "unset",
-      absl::StrJoin(launched, ", "));
+      absl::StrJoin(launched, ", "), absl::StrJoin(used, ", "));
 }
 
 // "all_gather rank 0: shard 8192 B (largest 8192 B), protocol one_trip (why), 4 blocks,
@@ -193,17 +194,21 @@ absl::optional<DeviceErrorRecord> ReadRankError(const PeerStoreTransport* peer_s
   return copy_engines.ReadError(rank);
 }
 
+// Every rank's co-located ranks (RankPlacement::CoLocatedRanks), in rank order.
+std::vector<std::vector<int>> CoLocatedOf(const RankPlacement& placement) {
+  std::vector<std::vector<int>> co_located;
+  for (int rank = 0; rank < placement.world_size(); ++rank) {
+    co_located.push_back(placement.CoLocatedRanks(rank));
+  }
+  return co_located;
+}
+
 }  // namespace
 
 struct Runtime::Rank {
   int device = -1;
   // The other ranks on this rank's GPU.
   std::vector<int> co_located;
-  // The call number and stream of this rank's latest call on a shared GPU (0: none since the
-  // last Reset), for the check that no two ranks of one GPU pass one stream for the same op.
-  // Guarded by Runtime::streams_mu_.
-  uint64_t stream_call = 0;
-  cudaStream_t stream = nullptr;
   // The calls of this rank the debug log has described (LTX_DEBUG=INFO: once each); touched only
   // by this rank's calls.
   std::set<std::string> logged_calls;
@@ -260,6 +265,8 @@ Runtime::Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> pl
       transport_(transport),
       copy_engines_refused_(std::move(copy_engines_refused)),
       ledger_(std::make_unique<CallLedger>(placement_->world_size())),
+      rank_streams_(
+          std::make_unique<RankStreams>(placement_->devices(), CoLocatedOf(*placement_))),
       capture_exchange_(std::make_unique<CaptureExchange>(placement_->world_size())) {}
 
 const std::vector<int>& Runtime::devices() const { return placement_->devices(); }
@@ -441,7 +448,8 @@ absl::Status Runtime::CollectDeviceErrors() {
   }
   if (placement_->ranks_share_gpus() &&
       reported->kind == static_cast<uint32_t>(DeviceErrorKind::kTimeout)) {
-    first = absl::Status(first.code(), absl::StrCat(first.message(), SharedGpuTimeoutNote(*ledger_, world_size())));
+    const std::string note = SharedGpuTimeoutNote(*ledger_, *rank_streams_, world_size());
+    first = absl::Status(first.code(), absl::StrCat(first.message(), note));
   }
   failure_ = first;
   failed_.store(true, std::memory_order_release);
@@ -575,7 +583,7 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
   const uint64_t number = ledger_->Record(rank, call.protocol);
   if (DebugEnabled(DebugLevel::kInfo)) LogCall(rank, number, op, call);
   absl::Status agreed = ledger_->Check(rank, number, call.protocol);
-  if (agreed.ok()) agreed = ClaimStream(rank, number, buffers.stream);
+  if (agreed.ok()) agreed = rank_streams_->Claim(rank, number, buffers.stream);
   if (!agreed.ok()) {
     // The peer's side of the op (a kernel, or an exit kernel waiting for copies) waits on its
     // GPU for this rank, which will never come: make the error sticky, so that the peer's
@@ -631,21 +639,6 @@ void Runtime::LogCall(int rank, uint64_t number, const CollectiveOp& op, const R
   } else if (ranks_[rank]->logged_calls.insert(line).second) {
     DebugLine(DebugLevel::kInfo, line);
   }
-}
-
-absl::Status Runtime::ClaimStream(int rank, uint64_t number, cudaStream_t stream) {
-  Rank& r = *ranks_[rank];
-  if (r.co_located.empty() || stream == cudaStreamPerThread) return absl::OkStatus();
-  absl::MutexLock lock(&streams_mu_);
-  r.stream_call = number;
-  r.stream = stream;
-  for (int other : r.co_located) {
-    const Rank& o = *ranks_[other];
-    if (o.stream_call == number && o.stream == stream) {
-      return SameStreamError(rank, other, r.device);
-    }
-  }
-  return absl::OkStatus();
 }
 
 void Runtime::AbandonDevices(const absl::Status& error) {
@@ -975,10 +968,7 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
   LTX_RETURN_IF_ERROR(copy_engines_->Reset(absl::Now() + timeout));
   if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
   ledger_->Reset();
-  {
-    absl::MutexLock lock(&streams_mu_);
-    for (auto& rank : ranks_) rank->stream_call = 0;
-  }
+  rank_streams_->ForgetCalls();
   capture_exchange_->Reset();
   generation_.fetch_add(1, std::memory_order_acq_rel);
   absl::MutexLock lock(&mu_);

@@ -1,0 +1,50 @@
+// The streams the ranks of a shared GPU call on (ltx/runtime/rank_streams.h).
+#include "ltx/runtime/rank_streams.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+
+namespace ltx {
+
+absl::Status SameStreamError(int rank, int other, int device) {
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "ranks %d and %d share GPU %d and pass the same stream: their kernels, which wait for each "
+      "other, would run one after the other; give each rank a stream of its own",
+      std::min(rank, other), std::max(rank, other), device));
+}
+
+RankStreams::RankStreams(std::vector<int> devices, std::vector<std::vector<int>> co_located)
+    : ranks_(devices.size()) {
+  for (size_t rank = 0; rank < devices.size(); ++rank) {
+    ranks_[rank].device = devices[rank];
+    ranks_[rank].co_located = std::move(co_located[rank]);
+  }
+}
+
+absl::Status RankStreams::Claim(int rank, uint64_t number, cudaStream_t stream) {
+  absl::MutexLock lock(&mu_);
+  Rank& r = ranks_[rank];
+  if (r.co_located.empty() || stream == cudaStreamPerThread) return absl::OkStatus();
+  r.call = number;
+  r.stream = stream;
+  if (static_cast<int>(r.used.size()) < kMostCounted) r.used.insert(stream);
+  for (int other : r.co_located) {
+    const Rank& o = ranks_[other];
+    if (o.call == number && o.stream == stream) return SameStreamError(rank, other, r.device);
+  }
+  return absl::OkStatus();
+}
+
+void RankStreams::ForgetCalls() {
+  absl::MutexLock lock(&mu_);
+  for (Rank& r : ranks_) r.call = 0;
+}
+
+int RankStreams::StreamsUsed(int rank) const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(ranks_[rank].used.size());
+}
+
+}  // namespace ltx

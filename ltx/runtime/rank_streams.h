@@ -1,0 +1,68 @@
+// The streams the ranks of a shared GPU call on, on the host: the stream of each rank's latest
+// call, so that two ranks of one GPU never pass one stream for the same op (their kernels wait
+// for each other, and one stream would run them one after the other), and how many distinct
+// streams each rank's calls have used, which a timeout's message reports: where ranks share a
+// GPU, every stream that carries work makes it likelier that two ranks' streams share a
+// hardware queue (kernels/PROTOCOL.md, "Ranks that share a GPU").
+#ifndef LTX_RUNTIME_RANK_STREAMS_H_
+#define LTX_RUNTIME_RANK_STREAMS_H_
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+
+namespace ltx {
+
+// InvalidArgument naming both ranks: ranks `rank` and `other` of GPU `device` pass the same
+// stream. Thread-safe (pure).
+absl::Status SameStreamError(int rank, int other, int device);
+
+class RankStreams {
+ public:
+  // How many distinct streams of one rank are counted; more read as this many.
+  static constexpr int kMostCounted = 64;
+
+  // Ranks on `devices` (device ordinals in rank order); `co_located[r]`, the other ranks on
+  // rank r's GPU.
+  RankStreams(std::vector<int> devices, std::vector<std::vector<int>> co_located);
+
+  RankStreams(const RankStreams&) = delete;
+  RankStreams& operator=(const RankStreams&) = delete;
+
+  // Records that call `number` (>= 1) of `rank`, which shares its GPU, runs on `stream`.
+  // InvalidArgument (SameStreamError) when a co-located rank's call `number` runs on the same
+  // stream; OK, recording nothing, for a rank alone on its GPU or for cudaStreamPerThread
+  // (a stream per thread, which the Runtime's checks refuse or resolve elsewhere). Thread-safe.
+  absl::Status Claim(int rank, uint64_t number, cudaStream_t stream);
+
+  // Forgets every rank's latest call (Reset numbers the calls from 1 again); the streams used
+  // stay counted, since a stream that carried work still counts. Thread-safe.
+  void ForgetCalls();
+
+  // The distinct streams `rank`'s calls have used since creation (at most kMostCounted; 0 for a
+  // rank alone on its GPU). Thread-safe.
+  int StreamsUsed(int rank) const;
+
+ private:
+  struct Rank {
+    int device = -1;
+    std::vector<int> co_located;
+    uint64_t call = 0;  // Latest call's number (0: none since creation or ForgetCalls).
+    cudaStream_t stream = nullptr;  // Latest call's stream.
+    absl::flat_hash_set<cudaStream_t> used;  // At most kMostCounted.
+  };
+
+  mutable absl::Mutex mu_;
+  std::vector<Rank> ranks_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace ltx
+
+#endif  // LTX_RUNTIME_RANK_STREAMS_H_

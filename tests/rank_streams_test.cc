@@ -1,0 +1,67 @@
+// RankStreams (ltx/runtime/rank_streams.h): one stream per rank of a shared GPU for each op, and
+// the count of the streams each rank's calls used, on the host alone.
+#include "ltx/runtime/rank_streams.h"
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "gtest/gtest.h"
+
+namespace ltx {
+namespace {
+
+// A stream handle for the host-side records only (never passed to CUDA).
+cudaStream_t FakeStream(uintptr_t id) { return reinterpret_cast<cudaStream_t>(id * 64); }
+
+TEST(RankStreamsTest, CoLocatedRanksOnOneStreamForOneOpAreRefused) {
+  RankStreams streams({0, 1, 0}, {{2}, {}, {0}});  // Ranks 0 and 2 on GPU 0, rank 1 on GPU 1.
+  ASSERT_TRUE(streams.Claim(0, 1, FakeStream(1)).ok());
+  const absl::Status same = streams.Claim(2, 1, FakeStream(1));
+  EXPECT_EQ(same.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(same.message().find("ranks 0 and 2 share GPU 0 and pass the same stream"),
+            absl::string_view::npos)
+      << same;
+  // Another op on that stream, or the same op on another stream, is fine.
+  EXPECT_TRUE(streams.Claim(2, 2, FakeStream(1)).ok());
+  EXPECT_TRUE(streams.Claim(0, 2, FakeStream(2)).ok());
+  // A rank alone on its GPU is neither compared nor counted.
+  EXPECT_TRUE(streams.Claim(1, 1, FakeStream(1)).ok());
+  EXPECT_EQ(streams.StreamsUsed(1), 0);
+}
+
+TEST(RankStreamsTest, PerThreadStreamIsNeitherComparedNorCounted) {
+  RankStreams streams({0, 0}, {{1}, {0}});
+  EXPECT_TRUE(streams.Claim(0, 1, cudaStreamPerThread).ok());
+  EXPECT_TRUE(streams.Claim(1, 1, cudaStreamPerThread).ok());
+  EXPECT_EQ(streams.StreamsUsed(0), 0);
+}
+
+TEST(RankStreamsTest, CountsDistinctStreamsUpToTheMostCounted) {
+  RankStreams streams({0, 0}, {{1}, {0}});
+  for (uint64_t call = 1; call <= 5; ++call) {
+    ASSERT_TRUE(streams.Claim(0, call, FakeStream(1)).ok());
+    ASSERT_TRUE(streams.Claim(1, call, FakeStream(100 + call)).ok());
+  }
+  EXPECT_EQ(streams.StreamsUsed(0), 1);
+  EXPECT_EQ(streams.StreamsUsed(1), 5);
+  for (uint64_t call = 6; call < 6 + 2 * RankStreams::kMostCounted; ++call) {
+    ASSERT_TRUE(streams.Claim(1, call, FakeStream(100 + call)).ok());
+  }
+  EXPECT_EQ(streams.StreamsUsed(1), RankStreams::kMostCounted);
+}
+
+TEST(RankStreamsTest, ForgetCallsRestartsTheNumbersAndKeepsTheCounts) {
+  RankStreams streams({0, 0}, {{1}, {0}});
+  ASSERT_TRUE(streams.Claim(0, 3, FakeStream(1)).ok());
+  streams.ForgetCalls();
+  // Call 3 after Reset is a new op: rank 0's call 3 of before it no longer counts.
+  EXPECT_TRUE(streams.Claim(1, 3, FakeStream(1)).ok());
+  EXPECT_EQ(streams.StreamsUsed(0), 1);
+  EXPECT_EQ(streams.StreamsUsed(1), 1);
+}
+
+}  // namespace
+}  // namespace ltx
