@@ -349,7 +349,8 @@ int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
  * still finish: wait again); INVALID_ARGUMENT for NULL. Not thread-safe on one op. */
 int ltx_op_wait(ltx_op* op, int64_t timeout_us);
 
-/* Frees an op without waiting. Errors: INVALID_ARGUMENT for NULL. */
+/* Frees an op without waiting (its GPU work goes on; the Runtime still tracks it). Errors:
+ * INVALID_ARGUMENT for NULL. Not thread-safe on one op (no other call on it may run or follow). */
 int ltx_op_destroy(ltx_op* op);
 
 /* Per-rank call (ltx::Runtime::AllGatherRank): enqueues rank `rank`'s part on buffers->stream
@@ -453,16 +454,18 @@ int ltx_all_reduce_rmsnorm_rank(ltx_runtime* runtime, int rank,
                                 const ltx_rmsnorm_buffers* buffers, const ltx_call_options* call);
 
 /* Waits up to `timeout_us` until every rank's last op made through the Runtime has finished
- * (ltx::Runtime::Synchronize); returns the first device error. Must not run concurrently with
- * calls. */
+ * (ltx::Runtime::Synchronize). Errors: the first device error (the Runtime then stopped);
+ * DEADLINE_EXCEEDED naming the ranks still running (they may still finish: wait again);
+ * INVALID_ARGUMENT for NULL. Must not run concurrently with calls. */
 int ltx_runtime_synchronize(ltx_runtime* runtime, int64_t timeout_us);
 
-/* The sticky error state (ltx::Runtime::status): LTX_OK, or the error that stopped the Runtime.
- * Thread-safe. */
+/* The sticky error state (ltx::Runtime::status): LTX_OK, or the error that stopped the Runtime;
+ * INVALID_ARGUMENT for NULL. Thread-safe. */
 int ltx_runtime_status(ltx_runtime* runtime);
 
 /* Makes the Runtime usable after an error (ltx::Runtime::Reset), waiting up to `timeout_us`
- * for its kernels. Must not run concurrently with calls. */
+ * for its kernels. Errors: DEADLINE_EXCEEDED when they are still running (the Runtime stays in
+ * error: reset again later); INVALID_ARGUMENT for NULL. Must not run concurrently with calls. */
 int ltx_runtime_reset(ltx_runtime* runtime, int64_t timeout_us);
 
 #ifdef __cplusplus

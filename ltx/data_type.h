@@ -1,5 +1,7 @@
-// Element types the AllGather moves. The copy is byte-exact, so a type only fixes the element
-// size (and is checked to agree across ranks); no arithmetic is done on elements.
+// Element types of every collective. The copies (AllGather, all-to-all) are byte-exact, so for
+// them a type only fixes the element size (and is checked to agree across ranks); the
+// reductions (AllReduce, ReduceScatter, the RMSNorm epilogue) compute on bf16, fp16 and fp32
+// only, in fp32 (ltx/reduction.h).
 #ifndef LTX_DATA_TYPE_H_
 #define LTX_DATA_TYPE_H_
 

@@ -98,9 +98,6 @@ class CollectiveHandle {
   std::vector<cudaEvent_t> done_;  // One per rank, recorded after that rank's launch.
 };
 
-// The handle of a coordinated AllGather.
-using AllGatherHandle = CollectiveHandle;
-
 class Runtime {
  public:
   // Validates the devices, picks the transport (RuntimeOptions::transport), enables peer
@@ -127,9 +124,11 @@ class Runtime {
   Runtime(const Runtime&) = delete;
   Runtime& operator=(const Runtime&) = delete;
 
+  // The number of ranks. Thread-safe.
   int world_size() const { return static_cast<int>(ranks_.size()); }
   // CUDA device ordinal of each rank (a GPU appears once per rank on it).
   const std::vector<int>& devices() const;
+  // The options the Runtime was created with. Thread-safe (fixed for its life).
   const RuntimeOptions& options() const { return options_; }
   // The transport in use: kPeerStores or kCopyEngine (never kAuto).
   Transport transport() const { return transport_; }

@@ -62,6 +62,8 @@ inline constexpr int64_t kOneTripLimitByWorldSize = -1;
 // (but in place).
 inline constexpr int64_t kNeverTwoShot = std::numeric_limits<int64_t>::max();
 
+// What a Runtime is created with; Runtime::Create checks the fields (its contract lists the
+// errors), and they stay fixed for the Runtime's life (Runtime::options).
 struct RuntimeOptions {
   // CUDA device ordinals in rank order, e.g. {3, 1}: rank 0 is GPU 3, rank 1 is GPU 1. Empty
   // means every visible GPU in ordinal order. At most kMaxWorldSize ranks. A GPU named more
@@ -110,9 +112,14 @@ struct RuntimeOptions {
   // place); must be >= 0. The default, 1 MiB, is where the two-shot's halved reads are expected
   // to pay for its second op; to be measured on H200s.
   int64_t two_shot_min_bytes = int64_t{1} << 20;
+  // How data moves between GPUs (Transport); kAuto takes the peer stores where every pair of
+  // distinct GPUs has peer access, else the copy engines.
   Transport transport = Transport::kAuto;
 };
 
+// Per-call settings of a collective (every field's default defers to RuntimeOptions or to the
+// automatic choice), checked by the call before anything is launched (each collective's
+// contract lists the errors).
 struct CallOptions {
   // Overrides RuntimeOptions::timeout for this call.
   absl::optional<absl::Duration> timeout;

@@ -143,6 +143,12 @@ TEST(BenchTableTest, FormatsBytesRowsAndTheFloor) {
   EXPECT_EQ(floor.For(BenchStyle::kCoordinated), 3.5);
 }
 
+TEST(BenchTableTest, BusBandwidthIsNcclTestsOwn) {
+  EXPECT_DOUBLE_EQ(BusBandwidth(400.0, 2), 200.0);
+  EXPECT_DOUBLE_EQ(BusBandwidth(400.0, 8), 350.0);
+  EXPECT_DOUBLE_EQ(BusBandwidth(400.0, 1), 0.0);  // One rank: nothing crosses a link.
+}
+
 TEST(MedianTest, TakesTheMiddleValue) {
   EXPECT_EQ(Median({}), 0);
   EXPECT_EQ(Median({3, 1, 2}), 2);

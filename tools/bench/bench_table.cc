@@ -7,6 +7,10 @@
 
 namespace ltx {
 
+double BusBandwidth(double algbw, int world) {
+  return world > 0 ? algbw * (world - 1) / world : 0;
+}
+
 std::string FormatBytes(int64_t bytes) {
   constexpr int64_t kKiB = int64_t{1} << 10;
   constexpr int64_t kMiB = int64_t{1} << 20;

@@ -38,6 +38,11 @@ TensorCalls TensorCallsOf(const BenchRow& row);
 // "8K", "1M", "2G" for whole multiples of 1024, else the plain number.
 std::string FormatBytes(int64_t bytes);
 
+// nccl-tests' bus bandwidth of an AllGather or an all-to-all over `world` ranks from its
+// algorithm bandwidth: algbw * (world - 1) / world (0 for one rank, as nccl-tests prints it, and
+// for no rank). Thread-safe (pure).
+double BusBandwidth(double algbw, int world);
+
 // The header line of the launch floor, e.g. "# launch floor: empty kernel 132 x 512, ...".
 std::string FloorLine(const LaunchFloor& floor);
 

@@ -16,6 +16,7 @@
 #include "ltx/runtime.h"
 #include "ltx/runtime/resolved_call.h"
 #include "ltx/status_macros.h"
+#include "tools/bench/bench_table.h"
 #include "tools/bench/bench_timing.h"
 #include "tools/bench/launch_floor.h"
 #include "tools/bench/nccl_best.h"
@@ -235,7 +236,7 @@ absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tok
       continue;
     }
     time.us = *us;
-    time.busbw = harness.layout().output_bytes / (time.us * 1e3) * (world() - 1) / world();
+    time.busbw = BusBandwidth(harness.layout().output_bytes / (time.us * 1e3), world());
   }
   return absl::OkStatus();
 }
@@ -272,7 +273,7 @@ absl::StatusOr<BenchRow> Sweep::RunRow(int64_t size_bytes) {
   row.host_us = ltx.host_us;
   row.tensors = tensors_.count();
   row.ltx_algbw = row.size_bytes * row.tensors / (row.ltx_us * 1e3);
-  row.ltx_busbw = row.ltx_algbw * (world() - 1) / world();
+  row.ltx_busbw = BusBandwidth(row.ltx_algbw, world());
   row.vs_floor = row.ltx_us / info_.floor.For(config_.style);
   if (row.tensors > 1) {
     LTX_ASSIGN_OR_RETURN(row.calls_us, MeasureSeparateCalls(one_tensor));

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "tools/bench/bench_table.h"
 
 namespace ltx {
 
@@ -17,7 +18,7 @@ double KeptPercent(double alone_us, double beside_us) {
 }
 
 double AllGatherBusBandwidth(int64_t output_bytes, int world, double us) {
-  return us > 0 ? output_bytes / (us * 1e3) * (world - 1) / world : 0;
+  return us > 0 ? BusBandwidth(output_bytes / (us * 1e3), world) : 0;
 }
 
 double PairOverSumPercent(const OverlapRow& row) {

@@ -59,6 +59,7 @@
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tools/bench/bench_style.h"
+#include "tools/bench/bench_table.h"
 #include "tools/bench/bench_timing.h"
 #include "tools/bench/json_document.h"
 #include "tools/bench/nccl_best.h"
@@ -302,7 +303,7 @@ absl::Status TimeLtx(const BenchContext& bench, AllToAllBenchRow* row) {
   row->ltx_us = measured.device_us;
   row->tensors = tensors.count();
   row->ltx_algbw = row->size_bytes * row->tensors / row->ltx_us / 1e3;
-  row->ltx_busbw = world > 1 ? row->ltx_algbw * (world - 1) / world : row->ltx_algbw;
+  row->ltx_busbw = BusBandwidth(row->ltx_algbw, world);
   if (row->tensors > 1) {
     LTX_ASSIGN_OR_RETURN(row->calls_us, TimeSeparateCalls(bench, one_tensor, call));
   }

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
+#include "tools/bench/bench_table.h"
 #include "tools/ltx_alltoall/nccl_alltoall.h"
 
 namespace ltx {
@@ -72,7 +73,6 @@ absl::StatusOr<NcclAllToAllTimes> TimeNcclAllToAll(const NcclSide& nccl, AllToAl
   NcclAllToAllTimes times;
   if (nccl.clique == nullptr) return times;
   const int world = static_cast<int>(devices.size());
-  const double bus = world > 1 ? static_cast<double>(world - 1) / world : 1.0;
   for (NcclMode mode : kNcclModes) {
     NcclTime& time = At(times.modes, mode);
     if (!nccl.Runs(mode)) {
@@ -102,7 +102,7 @@ absl::StatusOr<NcclAllToAllTimes> TimeNcclAllToAll(const NcclSide& nccl, AllToAl
     }
     if (!harness.Verify().ok()) ++times.wrong;
     time.us = *us;
-    time.busbw = bytes_per_rank / *us / 1e3 * bus;
+    time.busbw = BusBandwidth(bytes_per_rank / *us / 1e3, world);
   }
   return times;
 }
