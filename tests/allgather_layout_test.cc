@@ -1,5 +1,5 @@
 // Tests of AllGather argument validation and byte layout (ltx/collectives/allgather_layout.h):
-// ComputeAllGatherLayout, ValidateAllGatherBuffers, CountsDigest and AllGatherLayout::GeometryOf;
+// ComputeAllGatherLayout, CheckAllGatherBuffers, CountsDigest and AllGatherLayout::GeometryOf;
 // for calls of several tensors, the count's range and overflow, the digest and each tensor's
 // buffers.
 #include "ltx/collectives/allgather_layout.h"
@@ -12,10 +12,17 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ltx/collectives/allgather_op.h"
 #include "ltx/data_type.h"
 
 namespace ltx {
 namespace {
+
+// The Runtime's host checks of rank `rank`'s buffers for an AllGather of `layout`.
+absl::Status CheckAllGatherBuffers(const AllGatherLayout& layout, int rank,
+                                   const RankBuffers& buffers) {
+  return CheckOpBuffers(AllGatherOpOf(layout), layout.world_size, rank, buffers);
+}
 
 using ::testing::HasSubstr;
 
@@ -189,7 +196,7 @@ TEST(ValidateRankBuffersTest, NullInputWithBytesToSendIsInvalid) {
   RankBuffers buffers;
   buffers.input = nullptr;
   buffers.output = output;
-  const absl::Status status = ValidateAllGatherBuffers(*layout, 0, buffers);
+  const absl::Status status = CheckAllGatherBuffers(*layout, 0, buffers);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("input"));
 }
@@ -206,10 +213,10 @@ TEST(ValidateRankBuffersTest, AnInputInPlaceAtTheRanksOwnTokensIsFine) {
   RankBuffers buffers;
   buffers.output = output;
   buffers.input = output + 3 * 4;
-  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(CheckAllGatherBuffers(*layout, 1, buffers).ok());
   EXPECT_TRUE(IsInPlace(buffers, layout->InPlaceOffset(1)));
   buffers.input = output;
-  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 0, buffers).ok());
+  EXPECT_TRUE(CheckAllGatherBuffers(*layout, 0, buffers).ok());
   EXPECT_FALSE(IsInPlace(buffers, layout->InPlaceOffset(1)));
 }
 
@@ -223,16 +230,16 @@ TEST(ValidateRankBuffersTest, AnInputThatOverlapsTheOutputElsewhereIsInvalid) {
   buffers.output = memory + 24;  // 32 bytes; rank 1's tokens at 24 + 12.
   for (int offset : {10, 20, 24, 30, 54}) {  // 20 bytes that overlap, not at rank 1's tokens.
     buffers.input = memory + offset;
-    const absl::Status status = ValidateAllGatherBuffers(*layout, 1, buffers);
+    const absl::Status status = CheckAllGatherBuffers(*layout, 1, buffers);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << offset;
     EXPECT_THAT(std::string(status.message()), HasSubstr("overlaps the output")) << offset;
     EXPECT_THAT(std::string(status.message()), HasSubstr("starts exactly 12 bytes")) << offset;
   }
   // Touching is not overlapping: the input ends where the output begins, or begins at its end.
   buffers.input = memory + 4;
-  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(CheckAllGatherBuffers(*layout, 1, buffers).ok());
   buffers.input = memory + 56;
-  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(CheckAllGatherBuffers(*layout, 1, buffers).ok());
 }
 
 TEST(ValidateRankBuffersTest, WithSeveralBatchSlicesNoInputIsInPlace) {
@@ -245,7 +252,7 @@ TEST(ValidateRankBuffersTest, WithSeveralBatchSlicesNoInputIsInPlace) {
   RankBuffers buffers;
   buffers.output = output;
   buffers.input = output + 3 * 4;
-  const absl::Status status = ValidateAllGatherBuffers(*layout, 1, buffers);
+  const absl::Status status = CheckAllGatherBuffers(*layout, 1, buffers);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("no in-place form"));
 }
@@ -259,7 +266,7 @@ TEST(ValidateRankBuffersTest, NullInputOfAZeroTokenRankIsFine) {
   RankBuffers buffers;
   buffers.input = nullptr;
   buffers.output = output;
-  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, buffers).ok());
+  EXPECT_TRUE(CheckAllGatherBuffers(*layout, 1, buffers).ok());
 }
 
 TEST(ValidateRankBuffersTest, NullOutputForANonEmptyOutputIsInvalid) {
@@ -272,7 +279,7 @@ TEST(ValidateRankBuffersTest, NullOutputForANonEmptyOutputIsInvalid) {
   buffers.input = input;
   buffers.output = nullptr;
   for (int rank : {0, 1}) {
-    const absl::Status status = ValidateAllGatherBuffers(*layout, rank, buffers);
+    const absl::Status status = CheckAllGatherBuffers(*layout, rank, buffers);
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
     EXPECT_THAT(std::string(status.message()), HasSubstr("output"));
   }
@@ -283,8 +290,8 @@ TEST(ValidateRankBuffersTest, NullBuffersForAnEmptyOutputAreFine) {
   const absl::StatusOr<AllGatherLayout> layout =
       ComputeAllGatherLayout(MakeShape(DataType::kBFloat16, 1, 4, counts), 2);
   ASSERT_TRUE(layout.ok()) << layout.status();
-  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 0, RankBuffers()).ok());
-  EXPECT_TRUE(ValidateAllGatherBuffers(*layout, 1, RankBuffers()).ok());
+  EXPECT_TRUE(CheckAllGatherBuffers(*layout, 0, RankBuffers()).ok());
+  EXPECT_TRUE(CheckAllGatherBuffers(*layout, 1, RankBuffers()).ok());
 }
 
 TEST(CountsDigestTest, EqualVectorsHaveEqualDigests) {
@@ -391,10 +398,10 @@ class ThreeTensorGatherBuffersTest : public ::testing::Test {
     }
   }
 
-  // ValidateAllGatherBuffers of rank `rank`'s buffers; expects InvalidArgument saying `what`
+  // CheckAllGatherBuffers of rank `rank`'s buffers; expects InvalidArgument saying `what`
   // unless `what` is null (then OK).
   void Expect(const char* what, int rank = 0) {
-    const absl::Status status = ValidateAllGatherBuffers(layout_, rank, buffers_);
+    const absl::Status status = CheckAllGatherBuffers(layout_, rank, buffers_);
     if (what == nullptr) {
       EXPECT_TRUE(status.ok()) << status;
       return;
@@ -448,7 +455,7 @@ TEST(ValidateRankBuffersTest, AnotherTensorsPointerInAOneTensorCallIsInvalid) {
   buffers.input = memory;
   buffers.output = memory + 64;
   buffers.more_outputs[0] = memory + 32;
-  const absl::Status status = ValidateAllGatherBuffers(*layout, 0, buffers);
+  const absl::Status status = CheckAllGatherBuffers(*layout, 0, buffers);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("set the shape's tensors"));
 }

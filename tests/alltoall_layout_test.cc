@@ -1,5 +1,5 @@
 // Tests of all-to-all argument validation and byte layout (ltx/collectives/alltoall_layout.h):
-// ComputeAllToAllLayout and ValidateAllToAllBuffers.
+// ComputeAllToAllLayout and CheckAllToAllBuffers.
 #include "ltx/collectives/alltoall_layout.h"
 
 #include <cstdint>
@@ -12,10 +12,17 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ltx/collectives/allgather_layout.h"
+#include "ltx/collectives/alltoall_op.h"
 #include "ltx/data_type.h"
 
 namespace ltx {
 namespace {
+
+// The Runtime's host checks of rank `rank`'s buffers for an all-to-all of `layout`.
+absl::Status CheckAllToAllBuffers(const AllToAllLayout& layout, int rank,
+                                  const RankBuffers& buffers) {
+  return CheckOpBuffers(AllToAllOpOf(layout), layout.world_size, rank, buffers);
+}
 
 using ::testing::HasSubstr;
 
@@ -229,7 +236,7 @@ TEST(ComputeAllToAllLayoutTest, RejectsOverflow) {
   ExpectInvalid(ComputeAllToAllLayout(shape, 2), "4 tensors");
 }
 
-TEST(ValidateAllToAllBuffersTest, NamesTheRankAndTheNullPointer) {
+TEST(CheckAllToAllBuffersTest, NamesTheRankAndTheNullPointer) {
   const std::vector<int64_t> counts = {0, 4};
   const absl::StatusOr<AllToAllLayout> layout =
       ComputeAllToAllLayout(MakeShape(1, 2, 8, counts), 2);
@@ -238,19 +245,19 @@ TEST(ValidateAllToAllBuffersTest, NamesTheRankAndTheNullPointer) {
   RankBuffers buffers;
   buffers.output = &dummy;
   // Rank 0 sends nothing: a null input is fine.
-  EXPECT_TRUE(ValidateAllToAllBuffers(*layout, 0, buffers).ok());
-  absl::Status status = ValidateAllToAllBuffers(*layout, 1, buffers);
+  EXPECT_TRUE(CheckAllToAllBuffers(*layout, 0, buffers).ok());
+  absl::Status status = CheckAllToAllBuffers(*layout, 1, buffers);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1: input is null"));
   buffers.input = &dummy;
   buffers.output = nullptr;
-  status = ValidateAllToAllBuffers(*layout, 1, buffers);
+  status = CheckAllToAllBuffers(*layout, 1, buffers);
   EXPECT_THAT(std::string(status.message()), HasSubstr("rank 1: output is null"));
-  EXPECT_THAT(std::string(ValidateAllToAllBuffers(*layout, 2, buffers).message()),
+  EXPECT_THAT(std::string(CheckAllToAllBuffers(*layout, 2, buffers).message()),
               HasSubstr("outside"));
 }
 
-TEST(ValidateAllToAllBuffersTest, ARankWithoutHeadsMayPassANullOutput) {
+TEST(CheckAllToAllBuffersTest, ARankWithoutHeadsMayPassANullOutput) {
   const std::vector<int64_t> counts = {3, 4};
   const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(
       MakeShape(1, 2, 8, counts, AllToAllDirection::kSeqToHeads, DataType::kBFloat16, {2, 0}), 2);
@@ -258,11 +265,11 @@ TEST(ValidateAllToAllBuffersTest, ARankWithoutHeadsMayPassANullOutput) {
   int dummy = 0;
   RankBuffers buffers;
   buffers.input = &dummy;
-  EXPECT_TRUE(ValidateAllToAllBuffers(*layout, 1, buffers).ok());
-  EXPECT_FALSE(ValidateAllToAllBuffers(*layout, 0, buffers).ok());
+  EXPECT_TRUE(CheckAllToAllBuffers(*layout, 1, buffers).ok());
+  EXPECT_FALSE(CheckAllToAllBuffers(*layout, 0, buffers).ok());
 }
 
-TEST(ValidateAllToAllBuffersTest, AnInputThatOverlapsTheOutputIsInvalid) {
+TEST(CheckAllToAllBuffersTest, AnInputThatOverlapsTheOutputIsInvalid) {
   const std::vector<int64_t> counts = {2, 2};
   const absl::StatusOr<AllToAllLayout> layout =
       ComputeAllToAllLayout(MakeShape(1, 2, 8, counts), 2);
@@ -271,11 +278,11 @@ TEST(ValidateAllToAllBuffersTest, AnInputThatOverlapsTheOutputIsInvalid) {
   RankBuffers buffers;
   buffers.output = memory;
   buffers.input = memory + 16;
-  const absl::Status status = ValidateAllToAllBuffers(*layout, 0, buffers);
+  const absl::Status status = CheckAllToAllBuffers(*layout, 0, buffers);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("no in-place form"));
   buffers.input = memory + layout->OutputBytes(0);
-  EXPECT_TRUE(ValidateAllToAllBuffers(*layout, 0, buffers).ok());
+  EXPECT_TRUE(CheckAllToAllBuffers(*layout, 0, buffers).ok());
 }
 
 // A layout of three tensors of 2 x 2 tokens x 2 heads x 8 bf16 elements (64 bytes each way per
@@ -299,10 +306,10 @@ class ThreeTensorBuffersTest : public ::testing::Test {
     }
   }
 
-  // ValidateAllToAllBuffers of rank 0's buffers; expects InvalidArgument saying `what` unless
+  // CheckAllToAllBuffers of rank 0's buffers; expects InvalidArgument saying `what` unless
   // `what` is null (then OK).
   void Expect(const char* what) {
-    const absl::Status status = ValidateAllToAllBuffers(layout_, 0, buffers_);
+    const absl::Status status = CheckAllToAllBuffers(layout_, 0, buffers_);
     if (what == nullptr) {
       EXPECT_TRUE(status.ok()) << status;
       return;
@@ -361,7 +368,7 @@ TEST_F(ThreeTensorBuffersTest, PointersPastTheTensorCountMustBeNull) {
       ComputeAllToAllLayout(MakeShape(1, 2, 8, counts_), 2);
   ASSERT_TRUE(single.ok()) << single.status();
   buffers_.more_outputs[2] = nullptr;
-  const absl::Status status = ValidateAllToAllBuffers(*single, 0, buffers_);
+  const absl::Status status = CheckAllToAllBuffers(*single, 0, buffers_);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("more_inputs[0] or more_outputs[0] is set"));
 }

@@ -1,5 +1,5 @@
 // Tests of the reductions' argument validation and layout (ltx/collectives/reduce_layout.h):
-// ComputeAllReduceLayout, ComputeReduceScatterLayout, ValidateReduceBuffers, and the host
+// ComputeAllReduceLayout, ComputeReduceScatterLayout, CheckReduceBuffers, and the host
 // reference the GPU tests compare with (tools/testing/reduce_reference.h).
 #include "ltx/collectives/reduce_layout.h"
 
@@ -13,12 +13,19 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "kernels/reduce/reduce_math.h"
+#include "ltx/collectives/reduce_op.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime/buffer_checks.h"
 #include "tools/testing/reduce_reference.h"
 
 namespace ltx {
 namespace {
+
+// The Runtime's host checks of rank `rank`'s buffers for a reduction of `layout`.
+absl::Status CheckReduceBuffers(const ReduceLayout& layout, int rank,
+                                const RankBuffers& buffers) {
+  return CheckOpBuffers(ReduceOpOf(layout), layout.world_size, rank, buffers);
+}
 
 using ::testing::HasSubstr;
 
@@ -132,7 +139,7 @@ TEST(ReduceLayoutTest, RejectsCountsThatDoNotMatchTheWorld) {
       "dtype int32 cannot be reduced");
 }
 
-TEST(ValidateReduceBuffersTest, NullOverlappingAndMisalignedBuffers) {
+TEST(CheckReduceBuffersTest, NullOverlappingAndMisalignedBuffers) {
   const std::vector<int64_t> counts = {2, 0};
   const absl::StatusOr<ReduceLayout> scatter =
       ComputeReduceScatterLayout(ScatterShape(DataType::kBFloat16, 1, 8, counts), 2);
@@ -141,21 +148,21 @@ TEST(ValidateReduceBuffersTest, NullOverlappingAndMisalignedBuffers) {
   RankBuffers buffers;
   buffers.input = memory;
   buffers.output = memory + 512;
-  EXPECT_TRUE(ValidateReduceBuffers(*scatter, 0, buffers).ok());
+  EXPECT_TRUE(CheckReduceBuffers(*scatter, 0, buffers).ok());
   // A rank without tokens writes nothing: a null output is fine, a null input is not.
   RankBuffers empty_output = {memory, nullptr, nullptr};
-  EXPECT_TRUE(ValidateReduceBuffers(*scatter, 1, empty_output).ok());
+  EXPECT_TRUE(CheckReduceBuffers(*scatter, 1, empty_output).ok());
   RankBuffers null_input = {nullptr, memory + 512, nullptr};
-  ExpectInvalid(ValidateReduceBuffers(*scatter, 1, null_input), "rank 1: input is null");
+  ExpectInvalid(CheckReduceBuffers(*scatter, 1, null_input), "rank 1: input is null");
   RankBuffers null_output = {memory, nullptr, nullptr};
-  ExpectInvalid(ValidateReduceBuffers(*scatter, 0, null_output), "rank 0: output is null");
+  ExpectInvalid(CheckReduceBuffers(*scatter, 0, null_output), "rank 0: output is null");
   // The ReduceScatter has no in-place form: its own rows inside its input overlap.
   RankBuffers overlapping = {memory, memory, nullptr};
-  ExpectInvalid(ValidateReduceBuffers(*scatter, 0, overlapping), "overlaps the output");
+  ExpectInvalid(CheckReduceBuffers(*scatter, 0, overlapping), "overlaps the output");
   RankBuffers misaligned = {memory + 1, memory + 512, nullptr};
-  ExpectInvalid(ValidateReduceBuffers(*scatter, 0, misaligned),
+  ExpectInvalid(CheckReduceBuffers(*scatter, 0, misaligned),
                 "is not aligned to its 2-byte elements");
-  ExpectInvalid(ValidateReduceBuffers(*scatter, 2, buffers), "rank 2 is outside [0, 2)");
+  ExpectInvalid(CheckReduceBuffers(*scatter, 2, buffers), "rank 2 is outside [0, 2)");
 
   AllReduceShape shape;
   shape.dtype = DataType::kFloat32;
@@ -163,11 +170,11 @@ TEST(ValidateReduceBuffersTest, NullOverlappingAndMisalignedBuffers) {
   const absl::StatusOr<ReduceLayout> all = ComputeAllReduceLayout(shape, 2);
   ASSERT_TRUE(all.ok());
   RankBuffers in_place = {memory, memory, nullptr};
-  EXPECT_TRUE(ValidateReduceBuffers(*all, 1, in_place).ok());
+  EXPECT_TRUE(CheckReduceBuffers(*all, 1, in_place).ok());
   RankBuffers shifted = {memory + 8, memory, nullptr};
-  ExpectInvalid(ValidateReduceBuffers(*all, 1, shifted), "overlaps the output");
+  ExpectInvalid(CheckReduceBuffers(*all, 1, shifted), "overlaps the output");
   RankBuffers half_aligned = {memory + 2, memory + 512, nullptr};
-  ExpectInvalid(ValidateReduceBuffers(*all, 1, half_aligned), "4-byte elements");
+  ExpectInvalid(CheckReduceBuffers(*all, 1, half_aligned), "4-byte elements");
 }
 
 std::vector<uint8_t> BytesOf(const std::vector<float>& values) {

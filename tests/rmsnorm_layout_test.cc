@@ -1,5 +1,5 @@
 // The AllReduce with the fused RMSNorm epilogue on the host: ComputeAllReduceRmsNormLayout,
-// ValidateRmsNormBuffers, and the host reference of the GPU tests (RmsNormReference) against
+// CheckRmsNormBuffers, and the host reference of the GPU tests (RmsNormReference) against
 // the epilogue's definition computed in double precision.
 #include <cmath>
 #include <cstdint>
@@ -16,11 +16,22 @@
 #include "kernels/reduce/rmsnorm_math.h"
 #include "ltx/allreduce_rmsnorm.h"
 #include "ltx/collectives/reduce_layout.h"
+#include "ltx/collectives/reduce_op.h"
 #include "ltx/data_type.h"
 #include "tools/testing/reduce_reference.h"
 
 namespace ltx {
 namespace {
+
+// The Runtime's host checks of rank `rank`'s epilogue buffers for `layout`: the epilogue's own
+// checks, then the funnel's of its two tensors.
+absl::Status CheckRmsNormBuffers(const ReduceLayout& layout, int rank,
+                                 const RmsNormBuffers& buffers) {
+  const absl::Status own = CheckRmsNormOwnBuffers(layout, rank, buffers);
+  if (!own.ok()) return own;
+  return CheckOpBuffers(AllReduceRmsNormOpOf(layout, {}), layout.world_size, rank,
+                        RmsNormRankBuffers(buffers));
+}
 
 using ::testing::HasSubstr;
 
@@ -99,51 +110,51 @@ TEST(RmsNormLayoutTest, BuffersAreCheckedBeforeAnyLaunch) {
   good.residual = memory + 256;
   good.residual_out = memory + 384;
   good.weight = memory + 512;
-  EXPECT_TRUE(ValidateRmsNormBuffers(*layout, 0, good).ok());
+  EXPECT_TRUE(CheckRmsNormBuffers(*layout, 0, good).ok());
   RmsNormBuffers in_place_residual = good;
   in_place_residual.residual_out = memory + 256;
-  EXPECT_TRUE(ValidateRmsNormBuffers(*layout, 1, in_place_residual).ok());
+  EXPECT_TRUE(CheckRmsNormBuffers(*layout, 1, in_place_residual).ok());
 
   RmsNormBuffers bad = good;
   bad.output = memory;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "cannot run in place");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "cannot run in place");
   bad.output = memory + 32;  // Partly over the input.
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "rank 0: input overlaps output");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "rank 0: input overlaps output");
   bad = good;
   bad.residual_out = memory + 16;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "the input overlaps the residual_out");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "the input overlaps the residual_out");
   bad = good;
   bad.residual_out = memory + 128;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "the output overlaps the residual_out");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "the output overlaps the residual_out");
   bad = good;
   bad.weight = nullptr;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "rank 0: weight is null");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "rank 0: weight is null");
   bad = good;
   bad.weight = memory + 513;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "weight 0x");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "weight 0x");
   bad = good;
   bad.weight = memory + 130;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "weight overlaps output");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "weight overlaps output");
   bad = good;
   bad.weight = memory + 400;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "weight overlaps residual_out");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "weight overlaps residual_out");
   bad = good;
   bad.residual = nullptr;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "rank 0: residual is null");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "rank 0: residual is null");
   bad = good;
   bad.residual_out = memory + 258;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad),
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad),
                 "rank 0: the residual (64 bytes) overlaps the residual_out");
   bad = good;
   bad.input = memory + 1;
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 0, bad), "2-byte elements");
-  ExpectInvalid(ValidateRmsNormBuffers(*layout, 2, good), "rank 2 is outside [0, 2)");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 0, bad), "2-byte elements");
+  ExpectInvalid(CheckRmsNormBuffers(*layout, 2, good), "rank 2 is outside [0, 2)");
 
   // No rows: nothing is read or written, so every pointer may be null.
   const absl::StatusOr<ReduceLayout> empty =
       ComputeAllReduceRmsNormLayout(Shape(DataType::kBFloat16, 0, 16), 2);
   ASSERT_TRUE(empty.ok());
-  EXPECT_TRUE(ValidateRmsNormBuffers(*empty, 0, RmsNormBuffers{}).ok());
+  EXPECT_TRUE(CheckRmsNormBuffers(*empty, 0, RmsNormBuffers{}).ok());
 }
 
 template <typename Element>

@@ -105,12 +105,4 @@ int64_t AllGatherLayout::InPlaceOffset(int rank) const {
   return batch == 1 ? GeometryOf(rank).output_offset : kNotInPlace;
 }
 
-absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
-                                 const RankBuffers& buffers) {
-  const bool in_range = rank >= 0 && rank < layout.world_size;
-  return CheckRankBuffers(layout.world_size, rank, layout.tensors,
-                          in_range ? layout.InputBytes(rank) : 0, layout.output_bytes,
-                          in_range ? layout.InPlaceOffset(rank) : kNotInPlace, buffers);
-}
-
 }  // namespace ltx

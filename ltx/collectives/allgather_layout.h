@@ -55,15 +55,6 @@ struct AllGatherLayout {
 // Thread-safe.
 absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape, int world_size);
 
-// Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for a
-// rank outside [0, world_size), and for each of the layout's tensors (RankBuffers: input and
-// output, then more_inputs and more_outputs) a null input when the rank has bytes to send, a
-// null output when the output is not empty, an input that overlaps an output of the call (but
-// in place: its own output at its own tokens), or two outputs that overlap; a pointer of a
-// tensor past the layout's count that is not null.
-absl::Status ValidateAllGatherBuffers(const AllGatherLayout& layout, int rank,
-                                 const RankBuffers& buffers);
-
 // FNV-1a digest of a count vector (its length included).
 uint64_t CountsDigest(absl::Span<const int64_t> token_counts);
 

@@ -9,7 +9,6 @@
 #include "absl/types/span.h"
 #include "ltx/allgather_shape.h"
 #include "ltx/collectives/allgather_layout.h"
-#include "ltx/runtime/buffer_checks.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -151,14 +150,6 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
       shape.tensors};
   layout.digest = CountsDigest(digest_fields);
   return layout;
-}
-
-absl::Status ValidateAllToAllBuffers(const AllToAllLayout& layout, int rank,
-                                     const RankBuffers& buffers) {
-  const bool in_range = rank >= 0 && rank < layout.world_size;
-  return CheckRankBuffers(layout.world_size, rank, layout.tensors,
-                          in_range ? layout.InputBytes(rank) : 0,
-                          in_range ? layout.OutputBytes(rank) : 0, kNotInPlace, buffers);
 }
 
 }  // namespace ltx

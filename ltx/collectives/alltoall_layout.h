@@ -53,14 +53,6 @@ struct AllToAllLayout {
 // entry, or whose sum is not heads, or tensors outside 1..kMaxTensors. Thread-safe.
 absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape, int world_size);
 
-// Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for
-// a rank outside [0, world_size), and for each of the layout's tensors (RankBuffers: input and
-// output, then more_inputs and more_outputs) a null input when the rank has bytes to send, a
-// null output when its output is not empty, an input that overlaps an output of the call, or
-// two outputs that overlap; a pointer of a tensor past the layout's count that is not null.
-absl::Status ValidateAllToAllBuffers(const AllToAllLayout& layout, int rank,
-                                     const RankBuffers& buffers);
-
 }  // namespace ltx
 
 #endif  // LTX_COLLECTIVES_ALLTOALL_LAYOUT_H_

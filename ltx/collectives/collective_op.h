@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 
+#include "absl/status/status.h"
 #include "kernels/wire/collective.h"
 #include "kernels/wire/entry_announcement.h"
 #include "kernels/wire/signal_layout.h"
@@ -65,6 +66,14 @@ struct CollectiveOp {
   std::function<EntryAnnouncement(const RankBuffers&, const ResolvedCall&)> announce_copies;
   std::function<StridedCopy(int source, int target, const void* input, void* output)> plan_copy;
 };
+
+// The checks of rank `rank`'s buffers for `op` that need no GPU (ltx/runtime/buffer_checks.h),
+// as the Runtime makes them before any launch: CheckRankBuffers with the op's bytes and
+// in-place offset (nulls, overlaps, pointers past the op's tensors), then CheckBufferAlignment
+// with its element alignment; InvalidArgument naming the rank and the field
+// (op.tensor_names), also for a rank outside [0, world_size). Thread-safe (pure).
+absl::Status CheckOpBuffers(const CollectiveOp& op, int world_size, int rank,
+                            const RankBuffers& buffers);
 
 }  // namespace ltx
 

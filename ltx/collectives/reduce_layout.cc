@@ -189,16 +189,6 @@ absl::StatusOr<AllGatherLayout> TwoShotAllReduceGather(const ReduceLayout& step)
   return ComputeAllGatherLayout(chunks, step.world_size);
 }
 
-absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,
-                                   const RankBuffers& buffers) {
-  const bool in_range = rank >= 0 && rank < layout.world_size;
-  LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, /*tensors=*/1, layout.InputBytes(),
-                                       in_range ? layout.OutputBytes(rank) : 0,
-                                       in_range ? layout.InPlaceOffset(rank) : kNotInPlace,
-                                       buffers));
-  return CheckBufferAlignment(rank, /*tensors=*/1, buffers, layout.element_size);
-}
-
 RankBuffers RmsNormRankBuffers(const RmsNormBuffers& buffers) {
   RankBuffers rank_buffers;
   rank_buffers.input = buffers.input;
@@ -249,20 +239,6 @@ absl::Status CheckRmsNormOwnBuffers(const ReduceLayout& layout, int rank,
     }
   }
   return absl::OkStatus();
-}
-
-absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
-                                    const RmsNormBuffers& buffers) {
-  // The input has no in-place form, so its overlap with the output is refused before the
-  // common checks, which allow the residual's.
-  LTX_RETURN_IF_ERROR(CheckRmsNormOwnBuffers(layout, rank, buffers));
-  const bool in_range = rank >= 0 && rank < layout.world_size;
-  const int64_t bytes = in_range ? layout.OutputBytes(rank) : 0;
-  const RankBuffers tensors = RmsNormRankBuffers(buffers);
-  const TensorNames names = RmsNormTensorNames();
-  LTX_RETURN_IF_ERROR(CheckRankBuffers(layout.world_size, rank, /*tensors=*/2, bytes, bytes,
-                                       /*in_place_offset=*/0, tensors, names));
-  return CheckBufferAlignment(rank, /*tensors=*/2, tensors, layout.element_size, names);
 }
 
 }  // namespace ltx

@@ -90,13 +90,6 @@ ReduceLayout TwoShotAllReduceStep(const ReduceLayout& all_reduce);
 // its output. A valid step always makes a valid AllGather. Thread-safe (pure).
 absl::StatusOr<AllGatherLayout> TwoShotAllReduceGather(const ReduceLayout& step);
 
-// Checks rank `rank`'s buffers against `layout` without touching the GPU: InvalidArgument for
-// a rank outside [0, world_size), a null input or output where the rank has bytes to read or
-// write, an input that overlaps the output (the AllReduce allows exactly the output: in place),
-// a pointer not aligned to the element size, or a pointer of a second tensor (they move one).
-absl::Status ValidateReduceBuffers(const ReduceLayout& layout, int rank,
-                                   const RankBuffers& buffers);
-
 // The buffers of the fused RMSNorm epilogue as the Runtime's funnel carries them: two tensors,
 // the input and output, then the residual and residual_out (more_inputs[0], more_outputs[0]);
 // the weight travels beside them (CollectiveOp::local_inputs).
@@ -112,13 +105,6 @@ TensorNames RmsNormTensorNames();
 // for what the common checks of its two tensors cover (the Runtime's funnel makes those, with
 // RmsNormTensorNames). Thread-safe.
 absl::Status CheckRmsNormOwnBuffers(const ReduceLayout& layout, int rank,
-                                    const RmsNormBuffers& buffers);
-
-// Every host check of rank `rank`'s epilogue buffers against `layout`
-// (ComputeAllReduceRmsNormLayout): CheckRmsNormOwnBuffers, then InvalidArgument as
-// ValidateReduceBuffers for the two tensors (the residual may be updated in place:
-// residual_out == residual). Thread-safe.
-absl::Status ValidateRmsNormBuffers(const ReduceLayout& layout, int rank,
                                     const RmsNormBuffers& buffers);
 
 }  // namespace ltx

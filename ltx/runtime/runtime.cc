@@ -482,11 +482,7 @@ absl::Status Runtime::CheckUsable() {
 
 absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers,
                                    const ResolvedCall& resolved) {
-  LTX_RETURN_IF_ERROR(CheckRankBuffers(world_size(), rank, op.tensors, op.input_bytes[rank],
-                                       op.output_bytes[rank], op.in_place_offset[rank], buffers,
-                                       op.tensor_names));
-  LTX_RETURN_IF_ERROR(CheckBufferAlignment(rank, op.tensors, buffers, op.element_alignment,
-                                           op.tensor_names));
+  LTX_RETURN_IF_ERROR(CheckOpBuffers(op, world_size(), rank, buffers));
   Rank& r = *ranks_[rank];
   // The buffer the peers access (the output they store into, or the input they read; both for
   // a two-shot AllReduce, whose second op stores into the peers' outputs) must be device memory
