@@ -188,4 +188,8 @@ int ExitUnlessDevicesVisible(const char* program, const std::vector<int>& device
   return kExitNothingRan;
 }
 
+absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
+  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", status.message()));
+}
+
 }  // namespace ltx

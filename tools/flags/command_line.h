@@ -12,6 +12,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "absl/types/span.h"
 
 namespace ltx {
@@ -46,6 +47,10 @@ absl::StatusOr<std::vector<std::string>> TranslateShortFlags(
 // InvalidArgument naming the flag. Arguments that are not flags (and negative numbers given as
 // values) are left for the parser. Thread-compatible (reads the flag registry).
 absl::Status CheckFlags(const std::vector<std::string>& args);
+
+// `status`'s message with "`flag`: " before it, as InvalidArgument: a flag's value that did not
+// parse (e.g. ForFlag("--protocol", ParseProtocol(text).status())). Thread-safe (pure).
+absl::Status ForFlag(absl::string_view flag, const absl::Status& status);
 
 // What a tool's command line says to do: run (exit_code < 0), or exit at once with exit_code
 // after printing `text` (the usage text for kExitOk, one line "<program>: <what is wrong>" for

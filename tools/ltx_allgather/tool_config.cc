@@ -7,6 +7,7 @@
 #include "ltx/status_macros.h"
 #include "tools/bench/breakdown_plan.h"
 #include "tools/flags/byte_size.h"
+#include "tools/flags/command_line.h"
 #include "tools/flags/device_list.h"
 
 namespace ltx {
@@ -20,11 +21,6 @@ constexpr int64_t kOneTripMaxBytes = int64_t{512} << 10;
 constexpr char kBenchMinBytes[] = "32K";
 constexpr char kOverlapPerRankBytes[] = "64M";
 constexpr char kBreakdownPerRankBytes[] = "8K";
-
-// `status` with "`flag`: " before its message (same code).
-absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat(flag, ": ", status.message()));
-}
 
 // Runtime options from the flags shared by both modes.
 absl::StatusOr<RuntimeOptions> MakeRuntimeOptions(const FlagValues& flags) {

@@ -5,6 +5,7 @@
 #include "absl/strings/str_format.h"
 #include "ltx/status_macros.h"
 #include "tools/flags/byte_size.h"
+#include "tools/flags/command_line.h"
 #include "tools/flags/device_list.h"
 
 namespace ltx {
@@ -15,11 +16,6 @@ constexpr char kMaxBytes[] = "256M";
 constexpr double kStepFactor = 2;
 constexpr int64_t kHidden = 4096;
 constexpr int64_t kMaxHidden = int64_t{1} << 24;
-
-// `status` with "`flag`: " before its message, as InvalidArgument.
-absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
-  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", status.message()));
-}
 
 // `text` as bytes, or InvalidArgument naming `flag`.
 absl::StatusOr<int64_t> BytesOfFlag(absl::string_view flag, const std::string& text) {

@@ -9,6 +9,7 @@
 #include "ltx/status_macros.h"
 #include "tools/bench/breakdown_plan.h"
 #include "tools/flags/byte_size.h"
+#include "tools/flags/command_line.h"
 #include "tools/flags/device_list.h"
 #include "tools/ltx_alltoall/head_counts.h"
 
@@ -21,11 +22,6 @@ constexpr int64_t kModelHeads = 32;
 constexpr char kMaxBytes[] = "256M";
 constexpr double kStepFactor = 4;
 constexpr char kBreakdownBytes[] = "8K";
-
-// `status` with "`flag`: " before its message, as InvalidArgument.
-absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
-  return absl::InvalidArgumentError(absl::StrCat(flag, ": ", status.message()));
-}
 
 absl::StatusOr<std::vector<AllToAllDirection>> ParseDirections(const std::string& name) {
   if (name == "seq_to_heads") return std::vector<AllToAllDirection>{AllToAllDirection::kSeqToHeads};
