@@ -8,6 +8,7 @@
 #include "gtest/gtest.h"
 #include "kernels/wire/phase_timestamps.h"
 #include "ltx/runtime_options.h"
+#include "tools/bench/breakdown_calls.h"
 #include "tools/bench/breakdown_phases.h"
 #include "tools/bench/breakdown_plan.h"
 #include "tools/bench/breakdown_table.h"
@@ -51,6 +52,23 @@ std::vector<PhaseTimestampRecord> Records(int ops, uint64_t first, uint64_t peri
 std::vector<OpPhases> OneTripOps(int ops, uint64_t first, uint64_t period) {
   return OpsOfRecords(Records(ops, first, period), kSamples, kMaxBlocks,
                       PhaseLayoutOf(Protocol::kOneTrip));
+}
+
+TEST(BreakdownCallsTest, TitlesNameTheProtocolTheStyleAndBothTimings) {
+  Measured untimed;
+  untimed.device_us = 5.1;
+  untimed.host_us = 2.31;
+  Measured timed;
+  timed.device_us = 5.4;
+  timed.host_us = 2.4;
+  EXPECT_EQ(PhaseTableTitle(Protocol::kOneTrip, "64K per rank",
+                            BreakdownCalls{0, false, true, true}, untimed, timed),
+            "one_trip, 64K per rank, graph replay, blocks auto: 5.10 us per call (device), host "
+            "2.31 us; timed kernel 5.40 us, host 2.40 us");
+  EXPECT_EQ(PhaseTableTitle(Protocol::kDirect, "seq_to_heads", BreakdownCalls{8, true}, untimed,
+                            timed),
+            "direct, seq_to_heads, eager per-rank, blocks 8, early start: 5.10 us per call "
+            "(device), host 2.31 us; timed kernel 5.40 us, host 2.40 us");
 }
 
 TEST(BreakdownPhasesTest, EveryTimedProtocolLabelsEveryPhase) {

@@ -18,6 +18,7 @@
 #include "ltx/status_macros.h"
 #include "tools/bench/bench_table.h"
 #include "tools/bench/bench_timing.h"
+#include "tools/bench/breakdown_calls.h"
 #include "tools/bench/breakdown_phases.h"
 #include "tools/bench/empty_kernel.h"
 #include "tools/bench/launch_floor.h"
@@ -56,17 +57,9 @@ class Breakdown {
   int world() const { return runtime_->world_size(); }
   // The automatic block count of the protocol's kernel for this size.
   absl::StatusOr<ResolvedCall> AutoCall() const;
-  // One configuration of calls: block count (0 = automatic), early start, timed kernel, graph
-  // replay (else eager per-rank calls).
-  struct Calls {
-    int blocks = 0;
-    bool early = false;
-    bool timed = false;
-    bool graph = false;
-  };
-  absl::StatusOr<Measured> MeasureCalls(const Calls& calls);
+  absl::StatusOr<Measured> MeasureCalls(const BreakdownCalls& calls);
   // Clears the records, runs the timed calls, prints their table.
-  absl::Status TimedTable(Calls calls, const Measured& untimed);
+  absl::Status TimedTable(BreakdownCalls calls, const Measured& untimed);
   absl::StatusOr<double> HostMicroseconds(std::function<absl::Status(int rank)> one_call);
   // Host time of an empty-kernel launch with `params`, `blocks` blocks.
   absl::StatusOr<double> LaunchMicroseconds(EmptyKernelParams params, int blocks);
@@ -154,39 +147,25 @@ absl::StatusOr<ResolvedCall> Breakdown::AutoCall() const {
   return ResolveCall(config_.runtime, context, call);
 }
 
-absl::StatusOr<Measured> Breakdown::MeasureCalls(const Calls& c) {
+absl::StatusOr<Measured> Breakdown::MeasureCalls(const BreakdownCalls& c) {
   std::vector<CallOptions> calls(world());
   for (int rank = 0; rank < world(); ++rank) {
-    calls[rank].protocol = config_.protocol;
-    calls[rank].blocks = c.blocks;
-    calls[rank].early_start = c.early;
-    if (c.timed) calls[rank].phase_timestamps = records_->ForRank(rank);
+    calls[rank] = BreakdownCallOptions(config_.protocol, c, *records_, rank);
   }
   const AllGatherShape shape = case_.Shape();
-  auto one_rank = [&](int rank) {
+  return MeasureBreakdownCalls(config_.timing, ranks_, world(), c, [&](int rank) {
     return runtime_->AllGatherRank(rank, shape, buffers_[rank], calls[rank]);
-  };
-  if (!c.graph) {
-    return Measure(config_.timing, /*per_rank_threads=*/true, ranks_, Repeated(one_rank), 1);
-  }
-  return MeasureGraphReplays(config_.timing, ranks_, [&]() -> absl::Status {
-    for (int rank = 0; rank < world(); ++rank) LTX_RETURN_IF_ERROR(one_rank(rank));
-    return absl::OkStatus();
   });
 }
 
-absl::Status Breakdown::TimedTable(Calls calls, const Measured& untimed) {
+absl::Status Breakdown::TimedTable(BreakdownCalls calls, const Measured& untimed) {
   LTX_RETURN_IF_ERROR(records_->Clear());
   calls.timed = true;
   LTX_ASSIGN_OR_RETURN(const Measured timed, MeasureCalls(calls));
   LTX_RETURN_IF_ERROR(harness_->SynchronizeStreams());
-  const std::string title = absl::StrFormat(
-      "%s, %s per rank, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel "
-      "%.2f us, host %.2f us",
-      ProtocolName(config_.protocol), FormatBytes(harness_->layout().InputBytes(0)),
-      calls.graph ? "graph replay" : "eager per-rank",
-      calls.blocks == 0 ? "auto" : absl::StrCat(calls.blocks), calls.early ? ", early start" : "",
-      untimed.device_us, untimed.host_us, timed.device_us, timed.host_us);
+  const std::string title = PhaseTableTitle(
+      config_.protocol, absl::StrCat(FormatBytes(harness_->layout().InputBytes(0)), " per rank"),
+      calls, untimed, timed);
   LTX_ASSIGN_OR_RETURN(const std::string table, records_->Table(title, layout_));
   absl::PrintF("%s", table);
   std::fflush(stdout);
@@ -200,7 +179,7 @@ absl::StatusOr<BreakdownRow> Breakdown::RunBlocks(int blocks, bool early) {
   row.blocks = blocks;
   row.early_start = early;
   for (const bool graph : {true, false}) {
-    const Calls calls = {blocks, early, /*timed=*/false, graph};
+    const BreakdownCalls calls = {blocks, early, /*timed=*/false, graph};
     LTX_ASSIGN_OR_RETURN(const Measured untimed, MeasureCalls(calls));
     LTX_RETURN_IF_ERROR(TimedTable(calls, untimed));
   }
@@ -276,7 +255,7 @@ absl::Status Breakdown::RunHost() {
   LTX_ASSIGN_OR_RETURN(const double launch,
                        LaunchMicroseconds(EmptyKernelParams::kAllGather, resolved.blocks));
   parts.push_back(HostStep{"launch (an empty kernel with the same parameters)", launch});
-  LTX_ASSIGN_OR_RETURN(const Measured whole, MeasureCalls(Calls{}));
+  LTX_ASSIGN_OR_RETURN(const Measured whole, MeasureCalls(BreakdownCalls{}));
   absl::PrintF("# host cost of an eager per-rank call, %d threads at once, %s, %d blocks\n",
                world(), ProtocolName(config_.protocol), resolved.blocks);
   absl::PrintF("%s",

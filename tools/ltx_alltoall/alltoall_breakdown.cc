@@ -12,6 +12,7 @@
 #include "ltx/status_macros.h"
 #include "tools/bench/bench_table.h"
 #include "tools/bench/bench_timing.h"
+#include "tools/bench/breakdown_calls.h"
 #include "tools/bench/breakdown_phases.h"
 #include "tools/bench/launch_floor.h"
 #include "tools/bench/phase_records.h"
@@ -24,15 +25,6 @@ constexpr uint64_t kSeed = 11;
 // Ops whose records each rank keeps (the latest ones).
 constexpr int kSamples = 512;
 
-// One configuration of calls: block count (0 = automatic), early start, timed kernel, graph
-// replay (else eager per-rank calls).
-struct Calls {
-  int blocks = 0;
-  bool early = false;
-  bool timed = false;
-  bool graph = false;
-};
-
 // What every configuration of one run shares.
 struct Session {
   Runtime* runtime = nullptr;
@@ -44,44 +36,28 @@ struct Session {
 };
 
 // The options of rank `rank`'s calls in `c`.
-CallOptions OptionsOf(const Session& s, const Calls& c, int rank) {
-  CallOptions call;
-  call.protocol = s.config->protocol;
-  call.blocks = c.blocks;
-  call.early_start = c.early;
-  if (c.timed) call.phase_timestamps = s.records->ForRank(rank);
-  return call;
+CallOptions OptionsOf(const Session& s, const BreakdownCalls& c, int rank) {
+  return BreakdownCallOptions(s.config->protocol, c, *s.records, rank);
 }
 
-absl::StatusOr<Measured> MeasureCalls(const Session& s, const Calls& c) {
+absl::StatusOr<Measured> MeasureCalls(const Session& s, const BreakdownCalls& c) {
   const AllToAllShape shape = s.harness->current_case().Shape();
-  auto one_rank = [&](int rank) {
-    return s.runtime->AllToAllRank(rank, shape, s.harness->Buffers(rank), OptionsOf(s, c, rank));
-  };
-  if (!c.graph) {
-    return Measure(s.config->timing, /*per_rank_threads=*/true, s.ranks, Repeated(one_rank), 1);
-  }
-  return MeasureGraphReplays(s.config->timing, s.ranks, [&]() -> absl::Status {
-    for (int rank = 0; rank < s.runtime->world_size(); ++rank) {
-      LTX_RETURN_IF_ERROR(one_rank(rank));
-    }
-    return absl::OkStatus();
-  });
+  return MeasureBreakdownCalls(s.config->timing, s.ranks, s.runtime->world_size(), c,
+                               [&](int rank) {
+                                 return s.runtime->AllToAllRank(rank, shape,
+                                                                s.harness->Buffers(rank),
+                                                                OptionsOf(s, c, rank));
+                               });
 }
 
 // Measures `c` untimed, then timed, and prints the phase table.
-absl::Status PhaseTable(const Session& s, Calls c, const std::string& what) {
+absl::Status PhaseTable(const Session& s, BreakdownCalls c, const std::string& what) {
   LTX_ASSIGN_OR_RETURN(const Measured untimed, MeasureCalls(s, c));
   LTX_RETURN_IF_ERROR(s.records->Clear());
   c.timed = true;
   LTX_ASSIGN_OR_RETURN(const Measured timed, MeasureCalls(s, c));
   LTX_RETURN_IF_ERROR(s.harness->SynchronizeStreams());
-  const std::string title = absl::StrFormat(
-      "%s, %s, %s, blocks %s%s: %.2f us per call (device), host %.2f us; timed kernel %.2f us, "
-      "host %.2f us",
-      ProtocolName(s.config->protocol), what, c.graph ? "graph replay" : "eager per-rank",
-      c.blocks == 0 ? "auto" : absl::StrCat(c.blocks), c.early ? ", early start" : "",
-      untimed.device_us, untimed.host_us, timed.device_us, timed.host_us);
+  const std::string title = PhaseTableTitle(s.config->protocol, what, c, untimed, timed);
   LTX_ASSIGN_OR_RETURN(const std::string table, s.records->Table(title, s.layout));
   absl::PrintF("%s", table);
   std::fflush(stdout);
@@ -94,13 +70,14 @@ absl::StatusOr<bool> RunBlocks(const Session& s, int blocks, bool early, const s
   std::fprintf(stderr, "ltx_alltoall: breakdown, %s, blocks %d%s ...\n", what.c_str(), blocks,
                early ? ", early start" : "");
   for (const bool graph : {true, false}) {
-    LTX_RETURN_IF_ERROR(PhaseTable(s, Calls{blocks, early, /*timed=*/false, graph}, what));
+    LTX_RETURN_IF_ERROR(
+        PhaseTable(s, BreakdownCalls{blocks, early, /*timed=*/false, graph}, what));
   }
   bool wrong = !s.harness->Verify().ok();
   LTX_RETURN_IF_ERROR(s.harness->RefreshInputs());
   LTX_RETURN_IF_ERROR(s.runtime->AllToAllAndWait(s.harness->current_case().Shape(),
                                                  s.harness->AllBuffers(), absl::Seconds(60),
-                                                 OptionsOf(s, Calls{blocks, early}, 0)));
+                                                 OptionsOf(s, BreakdownCalls{blocks, early}, 0)));
   if (!s.harness->Verify().ok()) wrong = true;
   return wrong;
 }
