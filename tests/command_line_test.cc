@@ -26,7 +26,7 @@ using ::testing::HasSubstr;
 
 std::vector<std::string> Translated(std::vector<std::string> args) {
   args.insert(args.begin(), "ltx_allgather");
-  absl::StatusOr<std::vector<std::string>> out = TranslateShortFlags(args);
+  absl::StatusOr<std::vector<std::string>> out = TranslateShortFlags(args, AllGatherShortFlags());
   EXPECT_TRUE(out.ok()) << out.status();
   if (!out.ok()) return {};
   out->erase(out->begin());
@@ -35,7 +35,7 @@ std::vector<std::string> Translated(std::vector<std::string> args) {
 
 absl::Status TranslateError(std::vector<std::string> args) {
   args.insert(args.begin(), "ltx_allgather");
-  return TranslateShortFlags(args).status();
+  return TranslateShortFlags(args, AllGatherShortFlags()).status();
 }
 
 TEST(TranslateShortFlagsTest, NcclTestsFlagsBecomeLongFlags) {

@@ -13,10 +13,6 @@ constexpr ShortFlag kShortFlags[] = {
 
 absl::Span<const ShortFlag> AllGatherShortFlags() { return kShortFlags; }
 
-absl::StatusOr<std::vector<std::string>> TranslateShortFlags(const std::vector<std::string>& args) {
-  return TranslateShortFlags(args, AllGatherShortFlags());
-}
-
 std::string UsageText() {
   return R"(ltx_allgather: AllGather over NVLink peer-to-peer stores across the GPUs of this node.
 

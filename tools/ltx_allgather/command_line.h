@@ -21,12 +21,6 @@ absl::Span<const ShortFlag> AllGatherShortFlags();
 // with its default, the exit codes and examples.
 std::string UsageText();
 
-// TranslateShortFlags (tools/flags/command_line.h) over AllGatherShortFlags(): "-b 16K",
-// "-b16K" and "-b=16K" become "--min_bytes=16K", "-c 0" becomes "--check=false", "-T 5"
-// becomes "--timeout=5s". InvalidArgument for a short flag without its value or a -c value
-// other than 0/1/true/false.
-absl::StatusOr<std::vector<std::string>> TranslateShortFlags(const std::vector<std::string>& args);
-
 }  // namespace ltx
 
 #endif  // LTX_TOOLS_LTX_ALLGATHER_COMMAND_LINE_H_

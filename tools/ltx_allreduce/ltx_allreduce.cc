@@ -454,7 +454,6 @@ int Main(int argc, char** argv) {
   if (unusable >= 0) return unusable;
   RuntimeOptions options;
   options.devices = config.devices;
-  for (int d = 0; options.devices.empty() && d < visible; ++d) options.devices.push_back(d);
   options.max_blocks = config.max_blocks;
   options.transport = Transport::kPeerStores;  // The reductions' only transport.
   absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
