@@ -579,7 +579,17 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
   const uint64_t number = ledger_->Record(rank, call.protocol);
   if (DebugEnabled(DebugLevel::kInfo)) LogCall(rank, number, op, call);
   absl::Status agreed = ledger_->Check(rank, number, call.protocol);
-  if (agreed.ok()) agreed = rank_streams_->Claim(rank, number, buffers.stream);
+  if (agreed.ok()) {
+    const int streams_before = rank_streams_->StreamsUsed(rank);
+    agreed = rank_streams_->Claim(rank, number, buffers.stream);
+    const int streams = rank_streams_->StreamsUsed(rank);
+    if (streams > 1 && streams > streams_before && DebugEnabled(DebugLevel::kInfo)) {
+      DebugLine(DebugLevel::kInfo,
+                absl::StrCat("rank ", rank, " calls on a stream it had not used (", streams,
+                             " so far): where ranks share a GPU, one stream per rank keeps them "
+                             "off each other's hardware queues (kernels/PROTOCOL.md)"));
+    }
+  }
   if (!agreed.ok()) {
     // The peer's side of the op (a kernel, or an exit kernel waiting for copies) waits on its
     // GPU for this rank, which will never come: make the error sticky, so that the peer's
