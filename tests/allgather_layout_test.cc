@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "ltx/collectives/allgather_op.h"
 #include "ltx/data_type.h"
+#include "tests/expect_invalid.h"
 
 namespace ltx {
 namespace {
@@ -37,12 +38,6 @@ AllGatherShape MakeShape(DataType dtype, int64_t batch, int64_t hidden,
 }
 
 // Expects InvalidArgument whose message mentions `argument`.
-void ExpectInvalid(const absl::StatusOr<AllGatherLayout>& layout, const char* argument) {
-  ASSERT_FALSE(layout.ok());
-  EXPECT_EQ(layout.status().code(), absl::StatusCode::kInvalidArgument) << layout.status();
-  EXPECT_THAT(std::string(layout.status().message()), HasSubstr(argument));
-}
-
 TEST(ComputeLayoutTest, DerivesRowBytesTotalsPrefixesAndOutputSize) {
   const std::vector<int64_t> counts = {3, 0, 5, 1};
   const absl::StatusOr<AllGatherLayout> layout =

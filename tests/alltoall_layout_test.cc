@@ -14,6 +14,7 @@
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/collectives/alltoall_op.h"
 #include "ltx/data_type.h"
+#include "tests/expect_invalid.h"
 
 namespace ltx {
 namespace {
@@ -47,12 +48,6 @@ AllToAllShape SplitShape(int64_t heads, const std::vector<int64_t>& counts,
                          const std::vector<int64_t>& head_counts,
                          AllToAllDirection direction = AllToAllDirection::kSeqToHeads) {
   return MakeShape(2, heads, 3, counts, direction, DataType::kBFloat16, head_counts);
-}
-
-void ExpectInvalid(const absl::StatusOr<AllToAllLayout>& layout, const char* argument) {
-  ASSERT_FALSE(layout.ok());
-  EXPECT_EQ(layout.status().code(), absl::StatusCode::kInvalidArgument) << layout.status();
-  EXPECT_THAT(std::string(layout.status().message()), HasSubstr(argument));
 }
 
 TEST(ComputeAllToAllLayoutTest, SeqToHeadsDerivesGeometryAndBufferSizes) {

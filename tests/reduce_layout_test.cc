@@ -16,6 +16,7 @@
 #include "ltx/collectives/reduce_op.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime/buffer_checks.h"
+#include "tests/expect_invalid.h"
 #include "tools/testing/reduce_reference.h"
 
 namespace ltx {
@@ -28,11 +29,6 @@ absl::Status CheckReduceBuffers(const ReduceLayout& layout, int rank,
 }
 
 using ::testing::HasSubstr;
-
-void ExpectInvalid(const absl::Status& status, const char* argument) {
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr(argument));
-}
 
 ReduceScatterShape ScatterShape(DataType dtype, int64_t batch, int64_t hidden,
                                 const std::vector<int64_t>& counts) {

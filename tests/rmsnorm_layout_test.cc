@@ -18,6 +18,7 @@
 #include "ltx/collectives/reduce_layout.h"
 #include "ltx/collectives/reduce_op.h"
 #include "ltx/data_type.h"
+#include "tests/expect_invalid.h"
 #include "tools/testing/reduce_reference.h"
 
 namespace ltx {
@@ -34,11 +35,6 @@ absl::Status CheckRmsNormBuffers(const ReduceLayout& layout, int rank,
 }
 
 using ::testing::HasSubstr;
-
-void ExpectInvalid(const absl::Status& status, const char* argument) {
-  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
-  EXPECT_THAT(std::string(status.message()), HasSubstr(argument));
-}
 
 AllReduceRmsNormShape Shape(DataType dtype, int64_t rows, int64_t hidden, float eps = 1e-6f) {
   AllReduceRmsNormShape shape;
