@@ -419,13 +419,12 @@ class Runtime {
   std::unique_ptr<CopyEngineTransport> copy_engines_;
   // Every rank's latest call number and path.
   const std::unique_ptr<CallLedger> ledger_;
+  // The streams of the ranks that share a GPU: one per rank for each op, and how many each used.
+  const std::unique_ptr<RankStreams> rank_streams_;
   // The output addresses of copy-engine calls captured into CUDA graphs (peer-store transport).
   const std::unique_ptr<CaptureExchange> capture_exchange_;
   // Successful Resets so far.
   std::atomic<uint64_t> generation_{0};
-
-  // The streams of the ranks that share a GPU: one per rank for each op, and how many each used.
-  const std::unique_ptr<RankStreams> rank_streams_;
 
   std::atomic<bool> failed_{false};
   mutable absl::Mutex mu_;

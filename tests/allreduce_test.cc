@@ -294,7 +294,9 @@ TEST_F(AllReduceTest, CapturedRankCallsReplayWithNewData) {
       // In place, the output holds the result after a call: only the first replay's input is
       // fresh.
       for (int replay = 0; replay < (c.in_place ? 1 : 5); ++replay) {
-        if (!c.in_place) ASSERT_TRUE(f_.harness->RefreshInputs().ok());
+        if (!c.in_place) {
+          ASSERT_TRUE(f_.harness->RefreshInputs().ok());
+        }
         ASSERT_TRUE(graphs.Replay(f_.runtime->devices(), buffers).ok());
         const absl::Status status = f_.harness->Verify();
         EXPECT_TRUE(status.ok()) << what << " replay " << replay << ": " << status;

@@ -51,11 +51,11 @@ TEST(PieceWidthTest, AlignedPiecesTakeSixteenBytesAndMisalignedOnesNarrowDown) {
 // 16 MiB after the one before; the inputs of the last tensor only are misaligned as the case
 // says (the store width is the narrowest any tensor allows).
 uint64_t InputAddress(const PlanCase& c, int tensor) {
-  return 0x10000 + (uint64_t{tensor} << 24) +
+  return 0x10000 + (static_cast<uint64_t>(tensor) << 24) +
          (tensor == c.tensors - 1 ? c.input_misalignment : 0);
 }
 uint64_t OutputAddress(const PlanCase& c, int tensor) {
-  return (uint64_t{1} << 32) + (uint64_t{tensor} << 24) + c.output_misalignment;
+  return (uint64_t{1} << 32) + (static_cast<uint64_t>(tensor) << 24) + c.output_misalignment;
 }
 
 // Runs the kernel's loop on the host: every block, lane, row (of every tensor's piece, swept as

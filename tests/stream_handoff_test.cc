@@ -106,7 +106,9 @@ class StreamHandoff {
             EXPECT_EQ(LaunchSetFlag(&flags_[kPairSlots], round, streams_[setter]), cudaSuccess);
           }
           EXPECT_EQ(LaunchSetFlag(&flags_[pair], round, streams_[setter]), cudaSuccess);
-          if (idle) EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          if (idle) {
+            EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+          }
         }
       }
       EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);

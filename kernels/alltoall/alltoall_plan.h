@@ -133,7 +133,7 @@ LTX_HOST_DEVICE inline int PieceWidth(const Piece& piece, uint64_t input, uint64
 // The widest store that every row of every tensor's piece allows (PieceWidth of each).
 LTX_HOST_DEVICE inline int PiecesWidth(const Piece& piece, const TensorAddresses& addresses) {
   int width = kVectorBytes;
-#pragma unroll
+  LTX_UNROLL
   for (int tensor = 0; tensor < kMaxOpTensors; ++tensor) {
     if (tensor >= addresses.tensors) break;
     const int own = PieceWidth(piece, addresses.inputs[tensor], addresses.outputs[tensor]);

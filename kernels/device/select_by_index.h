@@ -15,7 +15,7 @@ namespace ltx {
 template <typename T, int N>
 LTX_HOST_DEVICE inline T SelectByIndex(const T (&values)[N], int64_t index) {
   T chosen = values[0];
-#pragma unroll
+  LTX_UNROLL
   for (int i = 1; i < N; ++i) {
     if (index == i) chosen = values[i];
   }

@@ -114,7 +114,7 @@ LTX_HOST_DEVICE TensorAddresses TensorAddressesOf(const Params& p, const uint64_
   at.tensors = p.tensors;
   at.inputs[0] = reinterpret_cast<uint64_t>(p.input);
   at.outputs[0] = outputs[0];
-#pragma unroll
+  LTX_UNROLL
   for (int tensor = 1; tensor < kMaxOpTensors; ++tensor) {
     if (tensor < p.tensors) {
       at.inputs[tensor] = reinterpret_cast<uint64_t>(p.more_inputs[tensor - 1]);

@@ -9,4 +9,12 @@
 #define LTX_HOST_DEVICE
 #endif
 
+// Before a loop of constant trip count in shared code: unrolled by nvcc (so that the arrays it
+// indexes stay in registers), left alone by the host compiler, which knows no such pragma.
+#if defined(__CUDACC__)
+#define LTX_UNROLL _Pragma("unroll")
+#else
+#define LTX_UNROLL
+#endif
+
 #endif  // KERNELS_WIRE_HOST_DEVICE_H_
