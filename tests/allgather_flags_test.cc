@@ -8,13 +8,13 @@
 #include "absl/flags/reflection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/command_line_error.h"
 
 namespace ltx {
 namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 
 // The outcome of `args` after the program name; `config` receives the settings.
 CommandLineOutcome Parse(std::vector<std::string> args, ToolConfig* config) {
@@ -26,12 +26,7 @@ CommandLineOutcome Parse(std::vector<std::string> args, ToolConfig* config) {
 // The one line `args` are refused with (exit 2), or "" when they are accepted.
 std::string ErrorOf(const std::vector<std::string>& args) {
   ToolConfig config;
-  const CommandLineOutcome outcome = Parse(args, &config);
-  if (outcome.exit_code < 0) return "";
-  EXPECT_EQ(outcome.exit_code, kExitNothingRan);
-  EXPECT_THAT(outcome.text, StartsWith("ltx_allgather: "));
-  EXPECT_EQ(outcome.text.find('\n'), outcome.text.size() - 1) << outcome.text;
-  return outcome.text;
+  return OneLineError(Parse(args, &config), "ltx_allgather");
 }
 
 TEST(AllGatherCommandLineTest, HelpListsEveryFlagWithItsUnitAndExitsZero) {

@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "ltx/runtime_options.h"
+#include "tests/command_line_error.h"
 #include "tools/ltx_allreduce/allreduce_config.h"
 #include "tools/ltx_allreduce/allreduce_path.h"
 
@@ -18,7 +19,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 
 // The outcome of `args` after the program name; `config` receives the settings.
 CommandLineOutcome Parse(std::vector<std::string> args, AllReduceToolConfig* config) {
@@ -38,12 +38,7 @@ AllReduceToolConfig ConfigOf(const std::vector<std::string>& args) {
 // The one line `args` are refused with (exit 2), or "" when they are accepted.
 std::string ErrorOf(const std::vector<std::string>& args) {
   AllReduceToolConfig config;
-  const CommandLineOutcome outcome = Parse(args, &config);
-  if (outcome.exit_code < 0) return "";
-  EXPECT_EQ(outcome.exit_code, kExitNothingRan);
-  EXPECT_THAT(outcome.text, StartsWith("ltx_allreduce: "));
-  EXPECT_EQ(outcome.text.find('\n'), outcome.text.size() - 1) << outcome.text;
-  return outcome.text;
+  return OneLineError(Parse(args, &config), "ltx_allreduce");
 }
 
 TEST(AllReduceCommandLineTest, HelpListsEveryFlagInShortAndLongFormsAndExitsZero) {

@@ -9,6 +9,7 @@
 #include "absl/flags/reflection.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tests/command_line_error.h"
 #include "tools/ltx_alltoall/alltoall_config.h"
 
 namespace ltx {
@@ -16,7 +17,6 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-using ::testing::StartsWith;
 
 // The outcome of `args` after the program name; `config` receives the settings.
 CommandLineOutcome Parse(std::vector<std::string> args, AllToAllToolConfig* config) {
@@ -36,12 +36,7 @@ AllToAllToolConfig ConfigOf(const std::vector<std::string>& args) {
 // The one line `args` are refused with (exit 2), or "" when they are accepted.
 std::string ErrorOf(const std::vector<std::string>& args) {
   AllToAllToolConfig config;
-  const CommandLineOutcome outcome = Parse(args, &config);
-  if (outcome.exit_code < 0) return "";
-  EXPECT_EQ(outcome.exit_code, kExitNothingRan);
-  EXPECT_THAT(outcome.text, StartsWith("ltx_alltoall: "));
-  EXPECT_EQ(outcome.text.find('\n'), outcome.text.size() - 1) << outcome.text;
-  return outcome.text;
+  return OneLineError(Parse(args, &config), "ltx_alltoall");
 }
 
 TEST(AllToAllCommandLineTest, HelpListsEveryFlagInShortAndLongFormsAndExitsZero) {

@@ -83,7 +83,7 @@ TEST(WantsHelpTest, AnyHelpSpellingBeforeDashDash) {
 }
 
 TEST(UsageTextTest, ListsShortAndLongForms) {
-  const std::string usage = UsageText();
+  const std::string usage = AllGatherUsageText();
   for (const char* form :
        {"-b, --min_bytes", "-e, --max_bytes", "-f, --step_factor", "-n, --iters", "-w, --warmup",
         "-c, --check", "-d, --dtype", "-g, --gpus", "-T, --timeout", "--protocol", "--blocks",

@@ -13,7 +13,7 @@ constexpr ShortFlag kShortFlags[] = {
 
 absl::Span<const ShortFlag> AllGatherShortFlags() { return kShortFlags; }
 
-std::string UsageText() {
+std::string AllGatherUsageText() {
   return R"(ltx_allgather: AllGather over NVLink peer-to-peer stores across the GPUs of this node.
 
   ltx_allgather [FLAGS]           smoke run: shapes and dtypes in both call styles, each

@@ -19,7 +19,7 @@ absl::Span<const ShortFlag> AllGatherShortFlags();
 
 // The usage text --help prints: what the tool does, every flag in its short and long forms
 // with its default, the exit codes and examples.
-std::string UsageText();
+std::string AllGatherUsageText();
 
 }  // namespace ltx
 

@@ -70,7 +70,7 @@ FlagValues ReadFlags() {
 CommandLineOutcome ParseAllGatherCommandLine(const std::vector<std::string>& args,
                                              ToolConfig* config) {
   return ParseToolSettings(
-      args, {"ltx_allgather", AllGatherShortFlags(), UsageText()},
+      args, {"ltx_allgather", AllGatherShortFlags(), AllGatherUsageText()},
       [] { return MakeToolConfig(ReadFlags()); }, config);
 }
 
