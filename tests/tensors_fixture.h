@@ -7,8 +7,6 @@
 #ifndef LTX_TESTS_TENSORS_FIXTURE_H_
 #define LTX_TESTS_TENSORS_FIXTURE_H_
 
-#include <cuda_runtime_api.h>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,6 +25,7 @@
 #include "tools/testing/allgather_harness.h"
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/gpu_fixture.h"
+#include "tools/testing/harness_set.h"
 #include "tools/testing/rank_threads.h"
 #include "tools/testing/test_ranks.h"
 
@@ -75,25 +74,14 @@ class TensorsFixture {
     options.devices = devices;
     absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
     EXPECT_TRUE(runtime.ok()) << runtime.status();
-    std::vector<cudaStream_t> streams;  // Harness 0's, which the others borrow.
-    for (int tensor = 0; tensor < kMaxTensors; ++tensor) {
-      auto harness = Calls::Harness::Create(
-          devices, capacity, capacity, /*seed=*/devices.size() * 7919 + tensor * 104729, streams);
-      EXPECT_TRUE(harness.ok()) << harness.status();
-      if (!harness.ok()) return;
-      if (tensor == 0) {
-        for (int rank = 0; rank < (*harness)->world_size(); ++rank) {
-          streams.push_back((*harness)->Buffers(rank).stream);
-        }
-      }
-      harnesses_.push_back(std::move(*harness));
-    }
+    // On harness 0's streams (HarnessSet).
+    auto harnesses = HarnessSet<typename Calls::Harness>::Create(
+        devices, kMaxTensors, capacity, capacity,
+        [&](int tensor) { return devices.size() * 7919 + tensor * 104729; });
+    EXPECT_TRUE(harnesses.ok()) << harnesses.status();
+    if (!harnesses.ok()) return;
+    harnesses_ = std::move(*harnesses);
     if (runtime.ok()) runtime_ = std::move(*runtime);
-  }
-
-  // Harness 0, whose streams the others borrow, goes last.
-  ~TensorsFixture() {
-    while (!harnesses_.empty()) harnesses_.pop_back();
   }
 
   Runtime* runtime() const { return runtime_.get(); }
@@ -102,7 +90,9 @@ class TensorsFixture {
   // Makes `c` current in every harness (fresh inputs, poisoned outputs).
   absl::Status Prepare(const Case& c) {
     case_ = c;
-    for (const auto& harness : harnesses_) LTX_RETURN_IF_ERROR(harness->Prepare(case_));
+    for (int tensor = 0; tensor < harnesses_.size(); ++tensor) {
+      LTX_RETURN_IF_ERROR(harnesses_[tensor].Prepare(case_));
+    }
     return absl::OkStatus();
   }
 
@@ -115,9 +105,9 @@ class TensorsFixture {
 
   // Rank `rank`'s buffers for `tensors` tensors: harness j's buffers as tensor j's.
   RankBuffers Buffers(int rank, int tensors) const {
-    RankBuffers buffers = harnesses_[0]->Buffers(rank);
+    RankBuffers buffers = harnesses_[0].Buffers(rank);
     for (int tensor = 1; tensor < tensors; ++tensor) {
-      const RankBuffers own = harnesses_[tensor]->Buffers(rank);
+      const RankBuffers own = harnesses_[tensor].Buffers(rank);
       buffers.more_inputs[tensor - 1] = own.input;
       buffers.more_outputs[tensor - 1] = own.output;
     }
@@ -134,7 +124,7 @@ class TensorsFixture {
   absl::Status Verify(int tensors) {
     for (int tensor = 0; tensor < kMaxTensors; ++tensor) {
       const absl::Status status =
-          tensor < tensors ? harnesses_[tensor]->Verify() : harnesses_[tensor]->VerifyGuards();
+          tensor < tensors ? harnesses_[tensor].Verify() : harnesses_[tensor].VerifyGuards();
       if (!status.ok()) {
         return absl::Status(status.code(), absl::StrCat("tensor ", tensor, ": ", status.message()));
       }
@@ -171,7 +161,7 @@ class TensorsFixture {
 
  private:
   std::unique_ptr<Runtime> runtime_;
-  std::vector<std::unique_ptr<typename Calls::Harness>> harnesses_;
+  HarnessSet<typename Calls::Harness> harnesses_;
   Case case_;
 };
 

@@ -7,17 +7,14 @@
 #ifndef LTX_TOOLS_TESTING_HARNESS_RING_H_
 #define LTX_TOOLS_TESTING_HARNESS_RING_H_
 
-#include <cuda_runtime_api.h>
-
 #include <cstdint>
-#include <memory>
-#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "ltx/rank_buffers.h"
 #include "ltx/status_macros.h"
+#include "tools/testing/harness_set.h"
 
 namespace ltx {
 
@@ -25,32 +22,16 @@ template <typename Harness>
 class HarnessRing {
  public:
   // `slots` harnesses over `devices`, each as Harness::Create makes it (seeds seed, seed + 1,
-  // ...), slot 0 with a stream per rank that the others borrow. Errors: those of
-  // Harness::Create.
+  // ...), on slot 0's streams (HarnessSet). Errors: those of Harness::Create.
   static absl::StatusOr<HarnessRing> Create(const std::vector<int>& devices, int slots,
                                             int64_t input_capacity, int64_t output_capacity,
                                             uint64_t seed) {
     HarnessRing ring;
-    std::vector<cudaStream_t> streams;  // Slot 0's, once it exists.
-    for (int slot = 0; slot < slots; ++slot) {
-      LTX_ASSIGN_OR_RETURN(
-          std::unique_ptr<Harness> harness,
-          Harness::Create(devices, input_capacity, output_capacity, seed + slot, streams));
-      if (slot == 0) {
-        for (int rank = 0; rank < harness->world_size(); ++rank) {
-          streams.push_back(harness->Buffers(rank).stream);
-        }
-      }
-      ring.slots_.push_back(std::move(harness));
-    }
+    LTX_ASSIGN_OR_RETURN(ring.slots_,
+                         HarnessSet<Harness>::Create(devices, slots, input_capacity,
+                                                     output_capacity,
+                                                     [seed](int slot) { return seed + slot; }));
     return ring;
-  }
-
-  HarnessRing(HarnessRing&&) = default;
-  HarnessRing& operator=(HarnessRing&&) = delete;  // Would destroy the old slot 0 first.
-  // Slot 0, whose streams the others borrow, goes last.
-  ~HarnessRing() {
-    while (!slots_.empty()) slots_.pop_back();
   }
 
   int size() const { return static_cast<int>(slots_.size()); }
@@ -58,32 +39,19 @@ class HarnessRing {
   // Slot `slot`'s harness: Prepare it (fresh data, poisoned areas) only while no op uses it.
   // Its Prepare and RefreshInputs wait for the shared streams, so for every op queued on them
   // too: call them before launching, not between one rank's op and a peer's.
-  Harness& slot(int slot) { return *slots_[slot]; }
+  Harness& slot(int slot) { return slots_[slot]; }
 
-  // Rank `rank`'s buffers of slot `slot`'s current case, on slot 0's stream of that rank.
-  RankBuffers Buffers(int slot, int rank) const {
-    RankBuffers buffers = slots_[slot]->Buffers(rank);
-    buffers.stream = slots_[0]->Buffers(rank).stream;
-    return buffers;
-  }
-  std::vector<RankBuffers> AllBuffers(int slot) const {
-    std::vector<RankBuffers> all;
-    for (int rank = 0; rank < slots_[slot]->world_size(); ++rank) {
-      all.push_back(Buffers(slot, rank));
-    }
-    return all;
-  }
+  // Rank `rank`'s buffers of slot `slot`'s current case (on the shared stream of that rank).
+  RankBuffers Buffers(int slot, int rank) const { return slots_[slot].Buffers(rank); }
+  std::vector<RankBuffers> AllBuffers(int slot) const { return slots_[slot].AllBuffers(); }
 
-  // Waits for slot 0's streams, where every op ran, then verifies slot `slot` (its Verify).
-  absl::Status Verify(int slot) {
-    LTX_RETURN_IF_ERROR(slots_[0]->SynchronizeStreams());
-    return slots_[slot]->Verify();
-  }
+  // Waits for the shared streams, where every op ran, then verifies slot `slot` (its Verify).
+  absl::Status Verify(int slot) { return slots_[slot].Verify(); }
 
  private:
   HarnessRing() = default;
 
-  std::vector<std::unique_ptr<Harness>> slots_;
+  HarnessSet<Harness> slots_;
 };
 
 }  // namespace ltx
