@@ -53,6 +53,17 @@ TEST(RankStreamsTest, CountsDistinctStreamsUpToTheMostCounted) {
   EXPECT_EQ(streams.StreamsUsed(1), RankStreams::kMostCounted);
 }
 
+TEST(RankStreamsTest, SaysWhenACallAddsAStream) {
+  RankStreams streams({0, 0}, {{1}, {0}});
+  int now = -1;
+  ASSERT_TRUE(streams.Claim(0, 1, FakeStream(1), &now).ok());
+  EXPECT_EQ(now, 1);
+  ASSERT_TRUE(streams.Claim(0, 2, FakeStream(1), &now).ok());
+  EXPECT_EQ(now, 0);  // Used before.
+  ASSERT_TRUE(streams.Claim(0, 3, FakeStream(2), &now).ok());
+  EXPECT_EQ(now, 2);
+}
+
 TEST(RankStreamsTest, ForgetCallsRestartsTheNumbersAndKeepsTheCounts) {
   RankStreams streams({0, 0}, {{1}, {0}});
   ASSERT_TRUE(streams.Claim(0, 3, FakeStream(1)).ok());

@@ -23,13 +23,18 @@ RankStreams::RankStreams(std::vector<int> devices, std::vector<std::vector<int>>
   }
 }
 
-absl::Status RankStreams::Claim(int rank, uint64_t number, cudaStream_t stream) {
+absl::Status RankStreams::Claim(int rank, uint64_t number, cudaStream_t stream,
+                                int* streams_now) {
+  if (streams_now != nullptr) *streams_now = 0;
   absl::MutexLock lock(&mu_);
   Rank& r = ranks_[rank];
   if (r.co_located.empty() || stream == cudaStreamPerThread) return absl::OkStatus();
   r.call = number;
   r.stream = stream;
-  if (static_cast<int>(r.used.size()) < kMostCounted) r.used.insert(stream);
+  if (static_cast<int>(r.used.size()) < kMostCounted && r.used.insert(stream).second &&
+      streams_now != nullptr) {
+    *streams_now = static_cast<int>(r.used.size());
+  }
   for (int other : r.co_located) {
     const Rank& o = ranks_[other];
     if (o.call == number && o.stream == stream) return SameStreamError(rank, other, r.device);

@@ -36,11 +36,14 @@ class RankStreams {
   RankStreams(const RankStreams&) = delete;
   RankStreams& operator=(const RankStreams&) = delete;
 
-  // Records that call `number` (>= 1) of `rank`, which shares its GPU, runs on `stream`.
-  // InvalidArgument (SameStreamError) when a co-located rank's call `number` runs on the same
-  // stream; OK, recording nothing, for a rank alone on its GPU or for cudaStreamPerThread
-  // (a stream per thread, which the Runtime's checks refuse or resolve elsewhere). Thread-safe.
-  absl::Status Claim(int rank, uint64_t number, cudaStream_t stream);
+  // Records that call `number` (>= 1) of `rank`, which shares its GPU, runs on `stream`, and
+  // sets *streams_now (if given) to the rank's count of streams used when this call adds one
+  // to it, else to 0. InvalidArgument (SameStreamError) when a co-located rank's call `number`
+  // runs on the same stream; OK, recording nothing, for a rank alone on its GPU or for
+  // cudaStreamPerThread (a stream per thread, which the Runtime's checks refuse or resolve
+  // elsewhere). Thread-safe.
+  absl::Status Claim(int rank, uint64_t number, cudaStream_t stream,
+                     int* streams_now = nullptr);
 
   // Forgets every rank's latest call (Reset numbers the calls from 1 again); the streams used
   // stay counted, since a stream that carried work still counts. Thread-safe.

@@ -580,10 +580,9 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
   if (DebugEnabled(DebugLevel::kInfo)) LogCall(rank, number, op, call);
   absl::Status agreed = ledger_->Check(rank, number, call.protocol);
   if (agreed.ok()) {
-    const int streams_before = rank_streams_->StreamsUsed(rank);
-    agreed = rank_streams_->Claim(rank, number, buffers.stream);
-    const int streams = rank_streams_->StreamsUsed(rank);
-    if (streams > 1 && streams > streams_before && DebugEnabled(DebugLevel::kInfo)) {
+    int streams = 0;  // The rank's streams, where this call adds one.
+    agreed = rank_streams_->Claim(rank, number, buffers.stream, &streams);
+    if (streams > 1 && DebugEnabled(DebugLevel::kInfo)) {
       DebugLine(DebugLevel::kInfo,
                 absl::StrCat("rank ", rank, " calls on a stream it had not used (", streams,
                              " so far): where ranks share a GPU, one stream per rank keeps them "
