@@ -210,33 +210,39 @@ __global__ void __launch_bounds__(kReduceThreads, 1)
   RmsNormRows<Element>(p, inputs);
 }
 
-// Launches `Element`'s reduction kernel, or its form with the epilogue.
-template <typename Element>
-void LaunchFor(const ReduceKernelParams& params, int blocks, cudaStream_t stream) {
-  if (params.hidden > 0) {
-    RmsNormKernel<Element><<<blocks, kReduceThreads, 0, stream>>>(params);
-  } else {
-    ReduceKernel<Element><<<blocks, kReduceThreads, 0, stream>>>(params);
-  }
-}
-
-}  // namespace
-
-cudaError_t LaunchReduceKernel(const ReduceKernelParams& params, int blocks, cudaStream_t stream) {
-  switch (params.dtype) {
+// Calls `launch` with a value of the element type of `dtype` (kReduceBFloat16, kReduceFloat16
+// or kReduceFloat32), which enqueues that type's kernel; returns the launch error, or
+// cudaErrorInvalidValue for another dtype.
+template <typename Launch>
+cudaError_t LaunchForDtype(int32_t dtype, Launch launch) {
+  switch (dtype) {
     case kReduceBFloat16:
-      LaunchFor<BFloat16Element>(params, blocks, stream);
+      launch(BFloat16Element());
       break;
     case kReduceFloat16:
-      LaunchFor<Float16Element>(params, blocks, stream);
+      launch(Float16Element());
       break;
     case kReduceFloat32:
-      LaunchFor<Float32Element>(params, blocks, stream);
+      launch(Float32Element());
       break;
     default:
       return cudaErrorInvalidValue;
   }
   return cudaGetLastError();
+}
+
+}  // namespace
+
+cudaError_t LaunchReduceKernel(const ReduceKernelParams& params, int blocks, cudaStream_t stream) {
+  // The reduction kernel, or its form with the epilogue.
+  return LaunchForDtype(params.dtype, [&](auto element) {
+    using Element = decltype(element);
+    if (params.hidden > 0) {
+      RmsNormKernel<Element><<<blocks, kReduceThreads, 0, stream>>>(params);
+    } else {
+      ReduceKernel<Element><<<blocks, kReduceThreads, 0, stream>>>(params);
+    }
+  });
 }
 
 cudaError_t LaunchRmsNormAlone(const RmsNormAloneArgs& args, int blocks, cudaStream_t stream) {
@@ -252,20 +258,9 @@ cudaError_t LaunchRmsNormAlone(const RmsNormAloneArgs& args, int blocks, cudaStr
   p.dtype = args.dtype;
   p.world_size = 1;
   p.geometry.slice_elements = args.rows * args.hidden;
-  switch (args.dtype) {
-    case kReduceBFloat16:
-      RmsNormAloneKernel<BFloat16Element><<<blocks, kReduceThreads, 0, stream>>>(p);
-      break;
-    case kReduceFloat16:
-      RmsNormAloneKernel<Float16Element><<<blocks, kReduceThreads, 0, stream>>>(p);
-      break;
-    case kReduceFloat32:
-      RmsNormAloneKernel<Float32Element><<<blocks, kReduceThreads, 0, stream>>>(p);
-      break;
-    default:
-      return cudaErrorInvalidValue;
-  }
-  return cudaGetLastError();
+  return LaunchForDtype(args.dtype, [&](auto element) {
+    RmsNormAloneKernel<decltype(element)><<<blocks, kReduceThreads, 0, stream>>>(p);
+  });
 }
 
 cudaError_t LoadReduceKernel(int* resident_blocks_per_sm) {
