@@ -391,7 +391,8 @@ TEST(AllReduceFreshBuffersTest, TwoShotCallsOnNewMisalignedBuffersEachTime) {
       ASSERT_EQ(cudaMemcpy(const_cast<void*>(buffers[rank].input), inputs[rank].data(), bytes,
                            cudaMemcpyHostToDevice),
                 cudaSuccess);
-      ASSERT_EQ(cudaMemset(buffers[rank].output, 0xA5, bytes), cudaSuccess);
+      // On the rank's stream, so that the poison lands before the op starts.
+      ASSERT_EQ(cudaMemsetAsync(buffers[rank].output, 0xA5, bytes, streams[rank]), cudaSuccess);
     }
     const absl::Status status = runtime.value()->AllReduceAndWait(shape, buffers, kTestWait,
                                                                   two_shot);

@@ -1,5 +1,6 @@
-// RankStreams (ltx/runtime/rank_streams.h): one stream per rank of a shared GPU for each op, and
-// the count of the streams each rank's calls used, on the host alone.
+// RankStreams (ltx/runtime/rank_streams.h): one stream per rank of a shared GPU for each op, the
+// count of the streams each rank's calls used, and one launch lock per shared GPU, on the host
+// alone.
 #include "ltx/runtime/rank_streams.h"
 
 #include <cuda_runtime_api.h>
@@ -72,6 +73,24 @@ TEST(RankStreamsTest, ForgetCallsRestartsTheNumbersAndKeepsTheCounts) {
   EXPECT_TRUE(streams.Claim(1, 3, FakeStream(1)).ok());
   EXPECT_EQ(streams.StreamsUsed(0), 1);
   EXPECT_EQ(streams.StreamsUsed(1), 1);
+}
+
+TEST(RankStreamsTest, RanksOfOneGpuShareOneLaunchLockAndARankAloneHasNone) {
+  // Ranks 0, 2 and 4 on GPU 0, ranks 1 and 5 on GPU 1, rank 3 alone on GPU 2.
+  RankStreams streams({0, 1, 0, 2, 0, 1}, {{2, 4}, {5}, {0, 4}, {}, {0, 2}, {1}});
+  ASSERT_NE(streams.LaunchLock(0), nullptr);
+  EXPECT_EQ(streams.LaunchLock(2), streams.LaunchLock(0));
+  EXPECT_EQ(streams.LaunchLock(4), streams.LaunchLock(0));
+  ASSERT_NE(streams.LaunchLock(1), nullptr);
+  EXPECT_EQ(streams.LaunchLock(5), streams.LaunchLock(1));
+  EXPECT_NE(streams.LaunchLock(1), streams.LaunchLock(0));
+  EXPECT_EQ(streams.LaunchLock(3), nullptr);
+  // The lock is a working mutex: held by one rank, the co-located rank cannot take it.
+  streams.LaunchLock(0)->Lock();
+  EXPECT_FALSE(streams.LaunchLock(2)->TryLock());
+  EXPECT_TRUE(streams.LaunchLock(1)->TryLock());
+  streams.LaunchLock(1)->Unlock();
+  streams.LaunchLock(0)->Unlock();
 }
 
 }  // namespace

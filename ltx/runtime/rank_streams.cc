@@ -16,9 +16,14 @@ absl::Status SameStreamError(int rank, int other, int device) {
 }
 
 RankStreams::RankStreams(std::vector<int> devices, std::vector<std::vector<int>> co_located)
-    : ranks_(devices.size()) {
+    : ranks_(devices.size()), launch_locks_(devices.size()) {
   for (size_t rank = 0; rank < devices.size(); ++rank) {
     ranks_[rank].device = devices[rank];
+    if (!co_located[rank].empty() && launch_locks_[rank] == nullptr) {
+      // The first rank of its GPU makes the lock; the others of that GPU take it.
+      launch_locks_[rank] = std::make_shared<absl::Mutex>();
+      for (int other : co_located[rank]) launch_locks_[other] = launch_locks_[rank];
+    }
     ranks_[rank].co_located = std::move(co_located[rank]);
   }
 }
@@ -46,6 +51,8 @@ void RankStreams::ForgetCalls() {
   absl::MutexLock lock(&mu_);
   for (Rank& r : ranks_) r.call = 0;
 }
+
+absl::Mutex* RankStreams::LaunchLock(int rank) const { return launch_locks_[rank].get(); }
 
 int RankStreams::StreamsUsed(int rank) const {
   absl::MutexLock lock(&mu_);

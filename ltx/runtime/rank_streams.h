@@ -1,15 +1,17 @@
 // The streams the ranks of a shared GPU call on, on the host: the stream of each rank's latest
 // call, so that two ranks of one GPU never pass one stream for the same op (their kernels wait
-// for each other, and one stream would run them one after the other), and how many distinct
+// for each other, and one stream would run them one after the other); how many distinct
 // streams each rank's calls have used, which a timeout's message reports: where ranks share a
 // GPU, every stream that carries work makes it likelier that two ranks' streams share a
-// hardware queue (kernels/PROTOCOL.md, "Ranks that share a GPU").
+// hardware queue; and the lock under which the ranks of one GPU enqueue their kernels, one
+// rank's after another's (kernels/PROTOCOL.md, "Ranks that share a GPU").
 #ifndef LTX_RUNTIME_RANK_STREAMS_H_
 #define LTX_RUNTIME_RANK_STREAMS_H_
 
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -53,6 +55,12 @@ class RankStreams {
   // rank alone on its GPU). Thread-safe.
   int StreamsUsed(int rank) const;
 
+  // The lock that `rank` holds while it enqueues an op's kernels where it shares its GPU, the
+  // same for every rank of that GPU, so that co-located ranks never enqueue at the same time;
+  // nullptr for a rank alone on its GPU. Never held while waiting for a peer. Lives as long as
+  // this object; thread-safe.
+  absl::Mutex* LaunchLock(int rank) const;
+
  private:
   struct Rank {
     int device = -1;
@@ -64,6 +72,9 @@ class RankStreams {
 
   mutable absl::Mutex mu_;
   std::vector<Rank> ranks_ ABSL_GUARDED_BY(mu_);
+  // Per rank, its GPU's launch lock (shared by the ranks of that GPU), or nullptr for a rank
+  // alone; set at construction.
+  std::vector<std::shared_ptr<absl::Mutex>> launch_locks_;
 };
 
 }  // namespace ltx
