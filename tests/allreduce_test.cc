@@ -388,10 +388,12 @@ TEST(AllReduceFreshBuffersTest, TwoShotCallsOnNewMisalignedBuffersEachTime) {
       buffers[rank].input = static_cast<uint8_t*>(input) + 4;
       buffers[rank].output = static_cast<uint8_t*>(output) + 4;
       buffers[rank].stream = streams[rank];
-      ASSERT_EQ(cudaMemcpy(const_cast<void*>(buffers[rank].input), inputs[rank].data(), bytes,
-                           cudaMemcpyHostToDevice),
+      // Both on the rank's stream, so that they land before the op starts (cudaMemcpy from
+      // pageable memory may return before its copy has reached the GPU, and cudaMemset runs on
+      // the legacy stream, which the non-blocking streams do not wait for).
+      ASSERT_EQ(cudaMemcpyAsync(const_cast<void*>(buffers[rank].input), inputs[rank].data(),
+                                bytes, cudaMemcpyHostToDevice, streams[rank]),
                 cudaSuccess);
-      // On the rank's stream, so that the poison lands before the op starts.
       ASSERT_EQ(cudaMemsetAsync(buffers[rank].output, 0xA5, bytes, streams[rank]), cudaSuccess);
     }
     const absl::Status status = runtime.value()->AllReduceAndWait(shape, buffers, kTestWait,

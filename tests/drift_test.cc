@@ -154,7 +154,9 @@ TEST(DriftTest, TenThousandOpsWithoutHostSynchronisationAllProtocolsRandomDelays
     for (void*& output : m.outputs) ASSERT_EQ(cudaMalloc(&output, kOutputBytes), cudaSuccess);
     ASSERT_EQ(cudaMalloc(reinterpret_cast<void**>(&m.mismatches), sizeof(PatternMismatches)),
               cudaSuccess);
-    ASSERT_EQ(cudaMemset(m.mismatches, 0, sizeof(PatternMismatches)), cudaSuccess);
+    // On the rank's stream, before its pattern checks: a cudaMemset would run on the legacy
+    // stream, which the non-blocking stream does not wait for.
+    ASSERT_EQ(cudaMemsetAsync(m.mismatches, 0, sizeof(PatternMismatches), m.stream), cudaSuccess);
   }
 
   std::vector<absl::Status> results(world);

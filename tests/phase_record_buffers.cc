@@ -32,6 +32,9 @@ absl::StatusOr<std::unique_ptr<PhaseRecordBuffers>> PhaseRecordBuffers::Create(
     LTX_RETURN_IF_ERROR(CudaStatus(cudaMemset(buffers->timestamps_[rank].records, kPoisonByte,
                                               sizeof(PhaseTimestampRecord) * ops * blocks),
                                    "cudaMemset(phase records)"));
+    // The memset ran on the legacy stream, which the ranks' non-blocking streams do not wait
+    // for: let it land before any kernel records a phase.
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
   }
   return buffers;
 }

@@ -43,6 +43,9 @@ absl::Status PhaseRecords::Clear() {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(devices_[rank]), "cudaSetDevice"));
     LTX_RETURN_IF_ERROR(CudaStatus(cudaMemset(buffers_[rank].records, 0, BytesOf(buffers_[rank])),
                                    "cudaMemset(records)"));
+    // The memset ran on the legacy stream, which the ranks' non-blocking streams do not wait
+    // for: let it land before any kernel records a phase.
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
   }
   return absl::OkStatus();
 }
