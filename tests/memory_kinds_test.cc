@@ -222,6 +222,12 @@ absl::StatusOr<std::vector<RankBuffers>> LoadCase(const Harness& harness,
     rank_buffers.push_back({buffers.inputs[rank]->data(),
                             buffers.output_areas[rank]->data() + kGuardBytes, source.stream});
   }
+  // The copies ran on the legacy stream, which the ranks' non-blocking streams do not wait for
+  // (and a copy between device buffers may return before it lands): let them land first.
+  for (int rank = 0; rank < harness.world_size(); ++rank) {
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(buffers.devices[rank]), "cudaSetDevice"));
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
+  }
   return rank_buffers;
 }
 

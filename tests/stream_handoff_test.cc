@@ -63,6 +63,9 @@ class StreamHandoff {
     // One flag per pair, and one that the kernels queued behind set.
     EXPECT_EQ(cudaMalloc(&flags, sizeof(uint64_t) * (kPairSlots + 1)), cudaSuccess);
     EXPECT_EQ(cudaMemset(flags, 0, sizeof(uint64_t) * (kPairSlots + 1)), cudaSuccess);
+    // The memset ran on the legacy stream, which the non-blocking streams do not wait for: a
+    // zeroing that landed late could wipe a flag already set.
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
     flags_ = static_cast<uint64_t*>(flags);
     void* seen = nullptr;
     EXPECT_EQ(cudaMallocHost(&seen, sizeof(uint32_t) * kPairSlots), cudaSuccess);
@@ -271,6 +274,7 @@ TEST(StreamHandoffTest, ManyStreamsTwoBusyAtATimeShareNoQueue) {
   ASSERT_EQ(cudaMalloc(&memory, sizeof(uint64_t) * 2), cudaSuccess);
   uint64_t* flags = static_cast<uint64_t*>(memory);
   ASSERT_EQ(cudaMemset(flags, 0, sizeof(uint64_t) * 2), cudaSuccess);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);  // Before the non-blocking streams use them.
   void* pinned = nullptr;
   ASSERT_EQ(cudaMallocHost(&pinned, sizeof(uint32_t)), cudaSuccess);
   volatile uint32_t* seen = static_cast<uint32_t*>(pinned);

@@ -43,11 +43,15 @@ def time_rank(runtime, rank, counts, args, barrier, host, device, prepared, stre
     torch.cuda.set_device(runtime.devices[rank])
     src = torch.randn(1, counts[rank], HIDDEN, device="cuda").to(torch.bfloat16)
     dst = torch.empty(1, sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
+    stream.wait_stream(torch.cuda.current_stream())  # src was filled on the default stream.
     if prepared:
         call = runtime.prepare_all_gather_rank(rank, src, dst, counts, stream)
     else:
         def call():
             runtime.all_gather_rank(rank, src, dst, counts, stream)
+    # Every rank's setup (its allocations, its first kernels) before any collective: on a GPU
+    # that ranks share, a co-located rank may otherwise be waiting inside one already.
+    barrier.wait()
     for _ in range(args.warmup):
         call()
     stream.synchronize()
@@ -75,6 +79,7 @@ def measure_one_thread(runtime, per_rank_bytes, args, streams):
         with torch.cuda.device(device):
             src = torch.randn(1, counts[rank], HIDDEN, device="cuda").to(torch.bfloat16)
             dst = torch.empty(1, sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
+            stream.wait_stream(torch.cuda.current_stream())  # src was filled there.
         calls.append(runtime.prepare_all_gather_rank(rank, src, dst, counts, stream))
     for _ in range(args.warmup):
         for call in calls:

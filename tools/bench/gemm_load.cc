@@ -56,6 +56,8 @@ absl::StatusOr<std::unique_ptr<GemmLoad>> GemmLoad::Create(const tools::CublasLi
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaMemcpy(kept.b, host.data(), b_elems * kBf16Bytes, cudaMemcpyHostToDevice),
                    "cudaMemcpy"));
+    // The copies ran on the legacy stream, which `stream` does not wait for.
+    LTX_RETURN_IF_ERROR(CudaStatus(cudaDeviceSynchronize(), "cudaDeviceSynchronize"));
     LTX_ASSIGN_OR_RETURN(std::unique_ptr<tools::CublasHandle> handle,
                          tools::CublasHandle::Create(cublas, device, stream));
     load->handles_.push_back(std::move(handle));

@@ -80,16 +80,9 @@ absl::Status AllGatherHarness::RefreshInputs() {
   if (!case_.in_place) return absl::OkStatus();
   // The poisoned output's own slot takes the input, where the calls will find it.
   for (int rank = 0; rank < world_size(); ++rank) {
-    const RankBuffers separate =
-        areas_->Buffers(rank, case_.input_misalignment, case_.output_misalignment);
-    const int64_t bytes = layout_.InputBytes(rank);
-    if (bytes == 0) continue;
-    const cudaError_t error = cudaMemcpy(const_cast<void*>(Buffers(rank).input), separate.input,
-                                         bytes, cudaMemcpyDefault);
-    if (error != cudaSuccess) {
-      return absl::InternalError(absl::StrFormat("rank %d: in-place input: %s", rank,
-                                                 cudaGetErrorString(error)));
-    }
+    LTX_RETURN_IF_ERROR(areas_->CopyInputIntoOutput(
+        rank, case_.input_misalignment, case_.output_misalignment, layout_.InPlaceOffset(rank),
+        layout_.InputBytes(rank)));
   }
   return absl::OkStatus();
 }

@@ -123,6 +123,20 @@ RankBuffers RankAreas::Buffers(int rank, int input_misalignment, int output_misa
   return buffers;
 }
 
+absl::Status RankAreas::CopyInputIntoOutput(int rank, int input_misalignment,
+                                            int output_misalignment, int64_t output_offset,
+                                            int64_t bytes) {
+  if (bytes == 0) return absl::OkStatus();
+  const RankBuffers separate = Buffers(rank, input_misalignment, output_misalignment);
+  const Rank& r = ranks_[rank];
+  LTX_RETURN_IF_ERROR(CudaStatus(
+      cudaMemcpyAsync(static_cast<uint8_t*>(separate.output) + output_offset, separate.input,
+                      bytes, cudaMemcpyDefault, r.stream),
+      absl::StrFormat("rank %d: in-place input", rank)));
+  return CudaStatus(cudaStreamSynchronize(r.stream),
+                    absl::StrFormat("rank %d: in-place input", rank));
+}
+
 absl::Status RankAreas::SynchronizeStreams() {
   for (Rank& r : ranks_) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(r.stream),

@@ -76,6 +76,14 @@ class RankAreas {
   // Waits for every stream.
   absl::Status SynchronizeStreams();
 
+  // Puts an in-place case's input where its calls find it: copies the `bytes` (>= 0) of rank
+  // `rank`'s input at `input_misalignment` to `output_offset` bytes into its output at
+  // `output_misalignment`, on the rank's stream, and waits for it (a copy on the legacy stream
+  // could land after a kernel on the rank's non-blocking stream read the slot). Errors: as CUDA
+  // reports them, naming the rank.
+  absl::Status CopyInputIntoOutput(int rank, int input_misalignment, int output_misalignment,
+                                   int64_t output_offset, int64_t bytes);
+
   // Waits for every stream, then compares the data at `misalignment` in rank `rank`'s area
   // `area` with `expected` and checks the poison of the guard bytes around it; only the guards
   // when `check_data` is false. DataLoss names the rank, the area, the offset,

@@ -84,14 +84,9 @@ absl::Status ReduceHarness::RefreshInputs() {
   if (!case_.in_place) return absl::OkStatus();
   // The poisoned output takes the input, where the calls will find it.
   for (int rank = 0; rank < world_size(); ++rank) {
-    const RankBuffers separate =
-        areas_->Buffers(rank, case_.input_misalignment, case_.output_misalignment);
-    const cudaError_t error = cudaMemcpy(separate.output, separate.input, layout_.InputBytes(),
-                                         cudaMemcpyDefault);
-    if (error != cudaSuccess) {
-      return absl::InternalError(absl::StrFormat("rank %d: in-place input: %s", rank,
-                                                 cudaGetErrorString(error)));
-    }
+    LTX_RETURN_IF_ERROR(areas_->CopyInputIntoOutput(rank, case_.input_misalignment,
+                                                    case_.output_misalignment,
+                                                    /*output_offset=*/0, layout_.InputBytes()));
   }
   return absl::OkStatus();
 }

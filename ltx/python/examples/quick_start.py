@@ -15,7 +15,8 @@ inputs = [torch.full((1, n, 4096), r + 1, dtype=torch.bfloat16, device=f"cuda:{d
 outputs = [torch.empty(1, sum(counts), 4096, dtype=torch.bfloat16, device=f"cuda:{d}")
            for d in devices]
 streams = [torch.cuda.Stream(device=d) for d in devices]         # one per rank
-torch.cuda.synchronize()                                         # the inputs are ready
+for d in set(devices):
+    torch.cuda.synchronize(d)                                    # the inputs are ready
 
 with ltx.Runtime(devices=devices, timeout=10.0) as runtime:
     runtime.all_gather(inputs, outputs, streams=streams)        # coordinated; waits

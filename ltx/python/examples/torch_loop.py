@@ -57,12 +57,13 @@ def rank_loop(runtime, rank, counts, steps, barrier, results):
     device = runtime.devices[rank]
     torch.cuda.set_device(device)
     stream = torch.cuda.Stream()
-    generator = torch.Generator(device="cuda").manual_seed(1234)  # Same weights on every rank.
-    weight = torch.randn(HIDDEN, HIDDEN, device="cuda", generator=generator) / HIDDEN ** 0.5
-    shard = torch.empty(counts[rank], HIDDEN, device="cuda")
-    projected = torch.empty(counts[rank], HIDDEN, dtype=torch.bfloat16, device="cuda")
-    gathered = torch.empty(sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
-    pooled = torch.empty(HIDDEN, device="cuda")
+    with torch.cuda.stream(stream):  # Made on the stream that uses them.
+        generator = torch.Generator(device="cuda").manual_seed(1234)  # Same weights everywhere.
+        weight = torch.randn(HIDDEN, HIDDEN, device="cuda", generator=generator) / HIDDEN ** 0.5
+        shard = torch.empty(counts[rank], HIDDEN, device="cuda")
+        projected = torch.empty(counts[rank], HIDDEN, dtype=torch.bfloat16, device="cuda")
+        gathered = torch.empty(sum(counts), HIDDEN, dtype=torch.bfloat16, device="cuda")
+        pooled = torch.empty(HIDDEN, device="cuda")
 
     def step():
         projected.copy_(shard @ weight)                                   # compute
