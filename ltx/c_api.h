@@ -114,7 +114,8 @@ typedef struct ltx_op ltx_op;
 /* Options of ltx_runtime_create (ltx::RuntimeOptions). Fill it with ltx_runtime_options_init,
  * then change fields. `struct_size` tells the library which fields the caller knows: fields
  * added by later versions go at the end, and a library reads only the bytes struct_size covers
- * (later fields keep their defaults). */
+ * (later fields keep their defaults). It must be the size of this struct in some version of this
+ * header (sizeof, or where a field marked "Since" begins); any other is INVALID_ARGUMENT. */
 typedef struct ltx_runtime_options {
   size_t struct_size;
   /* CUDA device ordinals in rank order, a GPU repeated for ranks that share it ({0, 0}: two
@@ -305,9 +306,10 @@ int ltx_runtime_options_init(ltx_runtime_options* options);
 int ltx_call_options_init(ltx_call_options* call);
 
 /* Creates a Runtime over the devices of `options` (ltx::Runtime::Create) and stores it in
- * *runtime (NULL on error). Errors: INVALID_ARGUMENT for NULL pointers, a struct_size this
- * library does not know, or bad options (unknown device, more than 8 ranks, a non-positive timeout,
- * ...); FAILED_PRECONDITION when no GPU is visible, or when peer stores are asked for and a pair
+ * *runtime (NULL on error). Errors: INVALID_ARGUMENT for NULL pointers, a struct_size that is
+ * no version's (ltx_runtime_options_init sets this library's), or bad options (an unknown
+ * device, a non-positive timeout, ...; more than 8 ranks and negative ordinals even where no
+ * GPU is visible); FAILED_PRECONDITION when no GPU is visible, or when peer stores are asked for and a pair
  * of GPUs lacks peer access; others as CUDA reports them. Thread-safe. */
 int ltx_runtime_create(const ltx_runtime_options* options, ltx_runtime** runtime);
 
@@ -337,9 +339,12 @@ int ltx_runtime_generation(const ltx_runtime* runtime, uint64_t* generation);
  * returns once every rank's part is enqueued on its stream and stores the op in *op (NULL on
  * error), to wait on with ltx_op_wait and free with ltx_op_destroy. `call` may be NULL (defaults).
  * Errors: INVALID_ARGUMENT (nothing enqueued, also for a call->generation below -1 or above the
- * current one, or a call->two_shot_min_bytes below -1), ABORTED for a call->generation older than
- * the current one (nothing enqueued), FAILED_PRECONDITION after an earlier error, or a device error
- * not yet reported. Thread-safety: as ltx::Runtime::AllGather. */
+ * current one, a call->two_shot_min_bytes below -1 or a negative call->blocks), UNIMPLEMENTED
+ * for what no rank can run (nothing enqueued, the Runtime stays usable: LTX_PROTOCOL_COPY_ENGINE
+ * where ranks share a GPU beyond its hardware queues, or a capture on the copy-engine transport),
+ * ABORTED for a call->generation older than the current one (nothing enqueued),
+ * FAILED_PRECONDITION after an earlier error, or a device error not yet reported.
+ * Thread-safety: as ltx::Runtime::AllGather. */
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
                    ltx_op** op);
@@ -382,7 +387,9 @@ int ltx_all_to_all_rank(ltx_runtime* runtime, int rank, const ltx_alltoall_shape
 /* Coordinated AllGather of `num_tensors` tensors of `shape` in one op (ltx::AllGatherShape::
  * tensors, e.g. Q, K and V): as ltx_all_gather, with `buffers` holding every rank's
  * ltx_tensor_buffers. Errors: as ltx_all_gather, plus INVALID_ARGUMENT for num_tensors outside
- * [1, LTX_MAX_TENSORS]. Thread-safety: as ltx::Runtime::AllGather. Since 0.7. */
+ * [1, LTX_MAX_TENSORS], and UNIMPLEMENTED for several tensors on LTX_PROTOCOL_ONE_TRIP,
+ * LTX_PROTOCOL_COPY_ENGINE or the copy-engine transport (the direct kernel carries them).
+ * Thread-safety: as ltx::Runtime::AllGather. Since 0.7. */
 int ltx_all_gather_tensors(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                            int num_tensors, const ltx_tensor_buffers* buffers, int num_buffers,
                            const ltx_call_options* call, ltx_op** op);
@@ -396,8 +403,9 @@ int ltx_all_gather_tensors_rank(ltx_runtime* runtime, int rank, const ltx_allgat
 
 /* Coordinated all-to-all of `num_tensors` tensors of `shape` in one op (ltx::AllToAllShape::
  * tensors): as ltx_all_to_all, with every rank's ltx_tensor_buffers. Errors: as ltx_all_to_all,
- * plus INVALID_ARGUMENT for num_tensors outside [1, LTX_MAX_TENSORS]. Thread-safety: as
- * ltx::Runtime::AllToAll. Since 0.7. */
+ * plus INVALID_ARGUMENT for num_tensors outside [1, LTX_MAX_TENSORS], and UNIMPLEMENTED for
+ * several tensors on LTX_PROTOCOL_ONE_TRIP, LTX_PROTOCOL_COPY_ENGINE or the copy-engine
+ * transport. Thread-safety: as ltx::Runtime::AllToAll. Since 0.7. */
 int ltx_all_to_all_tensors(ltx_runtime* runtime, const ltx_alltoall_shape* shape,
                            int num_tensors, const ltx_tensor_buffers* buffers, int num_buffers,
                            const ltx_call_options* call, ltx_op** op);

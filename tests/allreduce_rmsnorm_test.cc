@@ -188,6 +188,13 @@ TEST_F(AllReduceRmsNormTest, BadBuffersAreRefusedBeforeAnyLaunch) {
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("weight"));
   EXPECT_TRUE(runtime_->status().ok()) << runtime_->status();
+  // A per-rank call of a rank outside the world: refused before the rank indexes anything.
+  for (int rank : {-1, runtime_->world_size(), kMaxWorldSize}) {
+    status = runtime_->AllReduceRmsNormRank(rank, c.shape, harness_->AllBuffers()[0]);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("outside"));
+  }
+  EXPECT_TRUE(runtime_->status().ok()) << runtime_->status();
   ASSERT_TRUE(harness_->Prepare(c).ok());
   ASSERT_TRUE(Run(c, CallStyle::kCoordinated).ok());
   EXPECT_TRUE(harness_->Verify().ok());

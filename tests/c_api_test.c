@@ -137,6 +137,25 @@ static void TestBadOptions(void) {
   options.two_shot_min_bytes = -5;
   ExpectInvalid(ltx_runtime_create(&options, &runtime), "two_shot_min_bytes must be >= 0",
                 "negative two_shot_min_bytes");
+  /* A struct_size that ends inside a field is no version's. */
+  ltx_runtime_options_init(&options);
+  options.struct_size = offsetof(ltx_runtime_options, two_shot_min_bytes) + 4;
+  ExpectInvalid(ltx_runtime_create(&options, &runtime), "struct_size",
+                "struct_size inside a field");
+  {
+    /* More ranks than a Runtime takes, and a negative ordinal: refused as bad arguments, on a
+     * machine with GPUs or without. */
+    int nine[9] = {0, 0, 0, 0, 0, 0, 0, 0, 0};
+    int negative[2] = {0, -1};
+    ltx_runtime_options_init(&options);
+    options.devices = nine;
+    options.num_devices = 9;
+    ExpectInvalid(ltx_runtime_create(&options, &runtime), "at most 8 per Runtime", "9 ranks");
+    options.devices = negative;
+    options.num_devices = 2;
+    ExpectInvalid(ltx_runtime_create(&options, &runtime), "devices[1] = -1",
+                  "a negative ordinal");
+  }
   Expect(runtime == NULL, "no runtime after bad options");
 }
 
@@ -169,6 +188,14 @@ static void TestOlderStructSize(void) {
   call.struct_size = offsetof(ltx_call_options, two_shot_min_bytes);
   ExpectInvalid(ltx_all_gather_rank(bogus, 0, &shape, buffers, &call), "call->generation = -2",
                 "an older call struct_size keeps two_shot_min_bytes' default");
+  call.struct_size = offsetof(ltx_call_options, two_shot_min_bytes) + 4;
+  ExpectInvalid(ltx_all_gather_rank(bogus, 0, &shape, buffers, &call), "struct_size",
+                "a call struct_size inside a field");
+  /* A negative block count is refused before the Runtime is used. */
+  ltx_call_options_init(&call);
+  call.blocks = -1;
+  ExpectInvalid(ltx_all_gather_rank(bogus, 0, &shape, buffers, &call), "call->blocks = -1",
+                "negative blocks");
   Expect(LTX_VERSION_MINOR >= 7, "two_shot_min_bytes is version 0.7");
 }
 
@@ -186,6 +213,12 @@ static void TestAllToAllArguments(void) {
                 "all_to_all NULL op");
   ExpectInvalid(ltx_all_to_all(runtime, &shape, NULL, 2, NULL, &op), "buffers is NULL",
                 "all_to_all NULL buffers");
+  Expect(op == NULL, "all_to_all clears *op on every error, before checking the buffers too");
+  op = (ltx_op*)1;
+  ExpectInvalid(ltx_all_to_all(NULL, &shape, buffers, 2, NULL, &op), "runtime is NULL",
+                "all_to_all NULL runtime");
+  Expect(op == NULL, "all_to_all clears *op when the runtime is NULL");
+  op = (ltx_op*)1;
   ExpectInvalid(ltx_all_to_all(runtime, NULL, buffers, 2, NULL, &op), "shape is NULL",
                 "all_to_all NULL shape");
   Expect(op == NULL, "all_to_all clears *op on error");

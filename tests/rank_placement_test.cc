@@ -80,6 +80,17 @@ TEST(RankPlacementTest, RefusesBadLayouts) {
   EXPECT_EQ(none.status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(RankPlacementTest, ChecksListedDevicesWithoutKnowingTheGpus) {
+  EXPECT_TRUE(RankPlacement::CheckListed({}).ok());
+  EXPECT_TRUE(RankPlacement::CheckListed({0, 0, 0, 0, 0, 0, 0, 0}).ok());
+  EXPECT_TRUE(RankPlacement::CheckListed({99}).ok());  // Whether it exists is Resolve's to say.
+  EXPECT_THAT(RankPlacement::CheckListed({0, 0, 0, 0, 0, 0, 0, 0, 0}).message(),
+              HasSubstr("9 ranks given"));
+  const absl::Status negative = RankPlacement::CheckListed({1, -3});
+  EXPECT_EQ(negative.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(negative.message(), HasSubstr("devices[1] = -3: a GPU ordinal is >= 0"));
+}
+
 TEST(RankBlockBudgetTest, ARankAloneKeepsMaxBlocksOrOnePerSm) {
   const GpuBlockCapacity h200{132, 4};
   EXPECT_EQ(RankBlockBudget(0, h200, 1), 132);

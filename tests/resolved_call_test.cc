@@ -38,6 +38,21 @@ Protocol ProtocolOf(Transport transport, const RuntimeOptions& options, int worl
   return ResolvedOf(transport, options, world, protocol, bytes, capturing).protocol;
 }
 
+TEST(ResolvedCallTest, AnUnknownProtocolIsInvalidArgument) {
+  CallContext context;
+  context.world_size = 2;
+  context.max_shard_bytes = kMiB;
+  context.shard_bytes = kMiB;
+  context.max_blocks = 132;
+  CallOptions call;
+  call.protocol = static_cast<Protocol>(4);
+  const absl::StatusOr<ResolvedCall> resolved = ResolveCall(RuntimeOptions(), context, call);
+  EXPECT_EQ(resolved.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(resolved.status().message()).find("protocol: unknown value 4"),
+            std::string::npos)
+      << resolved.status();
+}
+
 TEST(ResolvedCallTest, AutoPicksByTheLargestShard) {
   RuntimeOptions options;
   options.one_trip_max_bytes = 256 * 1024;

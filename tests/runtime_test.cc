@@ -56,6 +56,25 @@ TEST(RuntimeTest, RejectsBadSpinAndSizeLimits) {
   EXPECT_THAT(std::string(runtime.status().message()), HasSubstr("two_shot_min_bytes"));
 }
 
+// Options that need no GPU to be wrong are refused before CUDA is asked for the GPUs, alike on
+// a machine with GPUs and one without.
+TEST(RuntimeTest, RejectsBadTransportsAndDeviceListsBeforeLookingForGpus) {
+  RuntimeOptions options;
+  options.transport = static_cast<Transport>(9);
+  absl::Status status = Runtime::Create(options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("transport: unknown value 9"));
+  options = RuntimeOptions();
+  options.devices.assign(kMaxWorldSize + 1, 0);
+  status = Runtime::Create(options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("at most 8 per Runtime"));
+  options.devices = {0, -2};
+  status = Runtime::Create(options).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("devices[1] = -2"));
+}
+
 TEST(RuntimeTest, WithoutGpusCreateFailsClearly) {
   if (VisibleGpuCount() > 0) GTEST_SKIP() << "GPUs are visible: the no-GPU path is not reachable";
   auto runtime = Runtime::Create({});

@@ -3,7 +3,10 @@
 // from crossing into C.
 #include "ltx/c_api.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <cstring>
+#include <iterator>
 #include <memory>
 #include <new>
 #include <string>
@@ -14,6 +17,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
@@ -165,17 +169,28 @@ int ToCEnum(T value, const T (&table)[N]) {
   return index;
 }
 
+// The struct_size of each version of a versioned struct, oldest first: where each field marked
+// "Since" in ltx/c_api.h begins (the size of the struct before it), then the whole struct.
+constexpr size_t kRuntimeOptionsSizes[] = {
+    offsetof(ltx_runtime_options, two_shot_min_bytes),  // Before 0.7.
+    sizeof(ltx_runtime_options)};
+constexpr size_t kCallOptionsSizes[] = {
+    offsetof(ltx_call_options, generation),          // Before 0.3.
+    offsetof(ltx_call_options, two_shot_min_bytes),  // 0.3 to 0.6.
+    sizeof(ltx_call_options)};
+
 // Copies a versioned struct: `init` defaults, then the first struct_size bytes of `in`.
-// InvalidArgument for NULL, or a struct_size too small to hold itself or larger than this
-// library's struct (a caller built against a newer header).
-template <typename T>
-absl::StatusOr<T> ReadVersioned(const T* in, int (*init)(T*), absl::string_view name) {
+// InvalidArgument for NULL, or a struct_size that is none of `sizes` (the struct of some version
+// of ltx/c_api.h: one that ends inside a field, or a caller built against a newer header).
+template <typename T, size_t kVersions>
+absl::StatusOr<T> ReadVersioned(const T* in, int (*init)(T*), const size_t (&sizes)[kVersions],
+                                absl::string_view name) {
   if (in == nullptr) return absl::InvalidArgumentError(absl::StrFormat("%s is NULL", name));
-  if (in->struct_size < sizeof(in->struct_size) || in->struct_size > sizeof(T)) {
+  if (std::find(std::begin(sizes), std::end(sizes), in->struct_size) == std::end(sizes)) {
     return absl::InvalidArgumentError(absl::StrFormat(
-        "%s->struct_size = %d, but this library (version %d) takes %d to %d bytes; initialise "
-        "it with %s_init",
-        name, in->struct_size, LTX_VERSION_CODE, sizeof(in->struct_size), sizeof(T), name));
+        "%s->struct_size = %d, but this library (version %d) takes the size of one of its "
+        "versions (%s bytes); initialise it with %s_init",
+        name, in->struct_size, LTX_VERSION_CODE, absl::StrJoin(sizes, ", "), name));
   }
   T out;
   init(&out);
@@ -187,7 +202,7 @@ absl::StatusOr<T> ReadVersioned(const T* in, int (*init)(T*), absl::string_view 
 // The RuntimeOptions of `in`; InvalidArgument for NULL, a bad struct_size, devices or transport.
 absl::StatusOr<ltx::RuntimeOptions> ToRuntimeOptions(const ltx_runtime_options* in) {
   absl::StatusOr<ltx_runtime_options> c =
-      ReadVersioned(in, &ltx_runtime_options_init, "ltx_runtime_options");
+      ReadVersioned(in, &ltx_runtime_options_init, kRuntimeOptionsSizes, "ltx_runtime_options");
   if (!c.ok()) return c.status();
   absl::Status devices = CheckArray(c->devices, c->num_devices, "options->devices");
   if (!devices.ok()) return devices;
@@ -211,11 +226,15 @@ absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
   ltx::CallOptions call;
   if (in == nullptr) return call;
   absl::StatusOr<ltx_call_options> c =
-      ReadVersioned(in, &ltx_call_options_init, "ltx_call_options");
+      ReadVersioned(in, &ltx_call_options_init, kCallOptionsSizes, "ltx_call_options");
   if (!c.ok()) return c.status();
   if (c->timeout_us < 0) {
     return absl::InvalidArgumentError(
         absl::StrFormat("call->timeout_us = %d is negative", c->timeout_us));
+  }
+  if (c->blocks < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("call->blocks = %d: pass a block count >= 0 (0: automatic)", c->blocks));
   }
   absl::StatusOr<ltx::Protocol> protocol = FromCEnum(c->protocol, kProtocols, "call->protocol");
   if (!protocol.ok()) return protocol.status();
@@ -418,11 +437,11 @@ int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, int tensors,
                     const CBuffers* buffers, int num_buffers, const ltx_call_options* call,
                     ltx_op** op) {
   return Guarded([&]() -> absl::Status {
+    if (op != nullptr) *op = nullptr;  // NULL on every error, as the header promises.
     absl::Status status = CheckRuntime(runtime);
     if (status.ok()) status = CheckNotNull(op, "op");
     if (status.ok()) status = CheckArray(buffers, num_buffers, "buffers");
     if (!status.ok()) return status;
-    *op = nullptr;
     LTX_RETURN_IF_ERROR(CheckTensors(tensors));
     auto cc_shape = ToShape(shape, tensors);
     if (!cc_shape.ok()) return cc_shape.status();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "kernels/wire/signal_layout.h"
+#include "ltx/status_macros.h"
 
 namespace ltx {
 
@@ -28,6 +29,22 @@ bool RanksShareGpus(absl::Span<const int> devices) {
 RankPlacement::RankPlacement(std::vector<int> devices)
     : devices_(std::move(devices)), distinct_(DistinctDevices(devices_)) {}
 
+absl::Status RankPlacement::CheckListed(absl::Span<const int> devices) {
+  if (static_cast<int>(devices.size()) > kMaxWorldSize) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "devices: %d ranks given (or GPUs visible), at most %d per Runtime; list them in "
+        "RuntimeOptions::devices",
+        devices.size(), kMaxWorldSize));
+  }
+  for (size_t rank = 0; rank < devices.size(); ++rank) {
+    if (devices[rank] < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("devices[%d] = %d: a GPU ordinal is >= 0", rank, devices[rank]));
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<RankPlacement> RankPlacement::Resolve(absl::Span<const int> devices,
                                                      int visible) {
   std::vector<int> resolved(devices.begin(), devices.end());
@@ -37,14 +54,9 @@ absl::StatusOr<RankPlacement> RankPlacement::Resolve(absl::Span<const int> devic
   if (resolved.empty()) {
     return absl::InvalidArgumentError("devices: no GPU to place a rank on (none visible)");
   }
-  if (static_cast<int>(resolved.size()) > kMaxWorldSize) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "devices: %d ranks given (or GPUs visible), at most %d per Runtime; list them in "
-        "RuntimeOptions::devices",
-        resolved.size(), kMaxWorldSize));
-  }
+  LTX_RETURN_IF_ERROR(CheckListed(resolved));
   for (size_t rank = 0; rank < resolved.size(); ++rank) {
-    if (resolved[rank] < 0 || resolved[rank] >= visible) {
+    if (resolved[rank] >= visible) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "devices[%d] = %d: no such GPU (%d visible)", rank, resolved[rank], visible));
     }

@@ -21,6 +21,11 @@ class RankPlacement {
   // outside [0, visible). Thread-safe (pure).
   static absl::StatusOr<RankPlacement> Resolve(absl::Span<const int> devices, int visible);
 
+  // What Resolve checks of a listed `devices` without knowing the GPUs: InvalidArgument for more
+  // than kMaxWorldSize ranks or a negative ordinal; OK otherwise (an empty list too). Lets
+  // Runtime::Create refuse them before it asks CUDA for the GPUs. Thread-safe (pure).
+  static absl::Status CheckListed(absl::Span<const int> devices);
+
   // The GPU of each rank, in rank order.
   const std::vector<int>& devices() const { return devices_; }
   int world_size() const { return static_cast<int>(devices_.size()); }

@@ -117,6 +117,11 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
   const absl::Status generation =
       CheckGeneration(context.rank, call.generation, context.generation);
   if (!generation.ok()) return generation;
+  if (std::find(std::begin(kAllProtocols), std::end(kAllProtocols), call.protocol) ==
+      std::end(kAllProtocols)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("protocol: unknown value %d", static_cast<int>(call.protocol)));
+  }
   if (IsReduction(context.collective)) {
     if (context.transport == Transport::kCopyEngine) {
       return absl::UnimplementedError(absl::StrCat(

@@ -301,6 +301,13 @@ absl::StatusOr<std::unique_ptr<Runtime>> Runtime::Create(const RuntimeOptions& o
         "two_shot_min_bytes must be >= 0 (0 = always two-shot), got %d",
         options.two_shot_min_bytes));
   }
+  if (std::find(std::begin(kAllTransports), std::end(kAllTransports), options.transport) ==
+      std::end(kAllTransports)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "transport: unknown value %d", static_cast<int>(options.transport)));
+  }
+  // What needs no GPU is refused before CUDA is asked for the GPUs.
+  LTX_RETURN_IF_ERROR(RankPlacement::CheckListed(options.devices));
   LTX_ASSIGN_OR_RETURN(RankPlacement placement, ResolvePlacement(options));
   Transport transport = options.transport;
   if (transport != Transport::kCopyEngine) {
@@ -881,6 +888,8 @@ absl::Status Runtime::AllReduceRmsNormAndWait(const AllReduceRmsNormShape& shape
 absl::Status Runtime::AllReduceRmsNormRank(int rank, const AllReduceRmsNormShape& shape,
                                            const RmsNormBuffers& buffers,
                                            const CallOptions& call) {
+  // Before `rank` indexes anything.
+  LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
   absl::StatusOr<ReduceLayout> layout = ComputeAllReduceRmsNormLayout(shape, world_size());
   if (layout.ok()) {
     const absl::Status valid = CheckRmsNormOwnBuffers(*layout, rank, buffers);

@@ -83,6 +83,43 @@ class LibraryTest(unittest.TestCase):
             ltx.Runtime(transport="nvlink")
         with self.assertRaises(ltx.InvalidArgumentError):
             ltx.Runtime(timeout=-1)
+        # Values the C fields cannot hold (ctypes would wrap them silently), and durations that
+        # are not finite: refused in Python, naming the argument.
+        for kwargs, what in (({"max_blocks": 2 ** 32}, "max_blocks"),
+                             ({"max_blocks": True}, "max_blocks"),
+                             ({"devices": [2 ** 32]}, r"devices\[0\]"),
+                             ({"devices": [0, -1]}, r"devices\[1\]"),
+                             ({"copy_engine_min_bytes": 2 ** 64}, "copy_engine_min_bytes"),
+                             ({"one_trip_max_bytes": 2 ** 63}, "one_trip_max_bytes"),
+                             ({"two_shot_min_bytes": 2 ** 64}, "two_shot_min_bytes"),
+                             ({"timeout": 1e13}, "timeout"),
+                             ({"timeout": float("nan")}, "timeout"),
+                             ({"worker_spin": float("inf")}, "worker_spin")):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, what):
+                ltx.Runtime(**kwargs)
+
+    def test_call_options_hold_what_the_c_fields_hold(self):
+        from ltx import runtime as module
+        self.assertEqual(module._call_options(1e-7, 0, "auto").timeout_us, 1)  # Never 0.
+        self.assertEqual(module._call_options(None, 0, "auto").timeout_us, 0)  # The Runtime's.
+        self.assertEqual(module._call_options(None, 7, "auto").blocks, 7)
+        for timeout in (0, 0.0, -1.0, float("nan"), float("inf"), "1", True):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "timeout"):
+                module._call_options(timeout, 0, "auto")
+        for blocks in (-1, 2 ** 31, 2 ** 32 + 3, 1.0, True):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "blocks"):
+                module._call_options(None, blocks, "auto")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "generation"):
+            module._call_options(None, 0, "auto", 2 ** 64)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "two_shot_min_bytes"):
+            module._call_options(None, 0, "auto", None, 2 ** 64)
+
+    def test_eps_must_be_a_positive_finite_fp32(self):
+        from ltx import runtime as module
+        self.assertEqual(module._eps(1e-6), 1e-6)
+        for eps in (0.0, -1e-6, 1e-50, 1e39, float("nan"), float("inf"), "1e-6", True):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "eps"):
+                module._eps(eps)
 
     def test_library_errors_reach_python(self):
         code = _library.lib().ltx_runtime_status(None)

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import weakref
 
 from . import _library
@@ -42,10 +43,40 @@ REDUCTIONS = {"sum": 1, "max": 2, "min": 3}
 NEVER_TWO_SHOT = (1 << 63) - 1
 
 
-def _microseconds(seconds, what: str) -> int:
-    if seconds is None or seconds < 0:
-        raise invalid_argument(f"{what} = {seconds!r} must be a duration in seconds >= 0")
-    return int(round(seconds * 1e6))
+# The ranges of the C fields the integers go into: ctypes would wrap anything outside them.
+INT32_MAX = (1 << 31) - 1
+INT64_MAX = (1 << 63) - 1
+
+
+def _integer(value, what: str, low: int, high: int) -> int:
+    """`value` when it is an int (not a bool) in [low, high]; InvalidArgumentError naming `what`
+    otherwise."""
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise invalid_argument(f"{what} = {value!r} must be an integer in [{low}, {high}]")
+    return value
+
+
+def _microseconds(seconds, what: str, positive: bool = False) -> int:
+    """A finite duration in seconds >= 0 (> 0 if `positive`, then at least 1 us) as whole
+    microseconds; InvalidArgumentError naming `what` otherwise."""
+    bound = "> 0" if positive else ">= 0"
+    if (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
+            or not math.isfinite(seconds) or seconds < 0 or (positive and seconds == 0)
+            or seconds * 1e6 >= INT64_MAX):
+        raise invalid_argument(f"{what} = {seconds!r} must be a finite duration in seconds "
+                               f"{bound}")
+    us = int(round(seconds * 1e6))
+    return max(us, 1) if positive else us
+
+
+def _eps(eps) -> float:
+    """`eps` when fp32 holds it as a positive finite value (the C field is a float);
+    InvalidArgumentError otherwise."""
+    as_float32 = (ctypes.c_float(eps).value
+                  if isinstance(eps, (int, float)) and not isinstance(eps, bool) else math.nan)
+    if not 0.0 < as_float32 < math.inf:
+        raise invalid_argument(f"eps = {eps!r} must be positive and finite in fp32")
+    return eps
 
 
 def enum_value(table: dict, value, what: str) -> int:
@@ -61,7 +92,7 @@ def _optional_count(value, what: str, expected: str) -> int:
     `what` and `expected` for anything else."""
     if value is None:
         return -1
-    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT64_MAX:
         raise invalid_argument(f"{what} = {value!r} must be {expected}")
     return value
 
@@ -72,8 +103,9 @@ def _call_options(timeout, blocks: int, protocol: str, generation=None,
     """The CallOptions of these values (cached: calls repeat them; never modified)."""
     call = CallOptions()
     check(lib().ltx_call_options_init(ctypes.byref(call)))
-    call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout")
-    call.blocks = blocks
+    # 0 is the C API's "the Runtime's timeout": a call's own is never 0.
+    call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout", positive=True)
+    call.blocks = _integer(blocks, "blocks", 0, INT32_MAX)
     call.protocol = enum_value(PROTOCOLS, protocol, "protocol")
     call.generation = _optional_count(generation, "generation", "a value of Runtime.generation")
     call.two_shot_min_bytes = _optional_count(two_shot_min_bytes, "two_shot_min_bytes",
@@ -210,17 +242,22 @@ class Runtime:
         self._ops = weakref.WeakSet()
         options = RuntimeOptions()
         check(lib().ltx_runtime_options_init(ctypes.byref(options)))
-        devices = list(devices or [])
+        devices = [_integer(d, f"devices[{i}]", 0, INT32_MAX)
+                   for i, d in enumerate(devices or [])]
         device_array = (ctypes.c_int * len(devices))(*devices)
         options.devices = device_array
         options.num_devices = len(devices)
         options.timeout_us = _microseconds(timeout, "timeout")
-        options.max_blocks = max_blocks
+        # The values themselves are the Runtime's to judge; their ranges are the C fields'.
+        options.max_blocks = _integer(max_blocks, "max_blocks", -INT32_MAX - 1, INT32_MAX)
         options.worker_spin_us = _microseconds(worker_spin, "worker_spin")
-        options.one_trip_max_bytes = one_trip_max_bytes
-        options.copy_engine_min_bytes = copy_engine_min_bytes
+        options.one_trip_max_bytes = _integer(one_trip_max_bytes, "one_trip_max_bytes",
+                                              -INT64_MAX - 1, INT64_MAX)
+        options.copy_engine_min_bytes = _integer(copy_engine_min_bytes, "copy_engine_min_bytes",
+                                                 -INT64_MAX - 1, INT64_MAX)
         options.transport = enum_value(TRANSPORTS, transport, "transport")
-        options.two_shot_min_bytes = two_shot_min_bytes
+        options.two_shot_min_bytes = _integer(two_shot_min_bytes, "two_shot_min_bytes",
+                                              -INT64_MAX - 1, INT64_MAX)
         handle = ctypes.c_void_p()
         check(lib().ltx_runtime_create(ctypes.byref(options), ctypes.byref(handle)))
         self._handle = handle
@@ -439,7 +476,7 @@ class Runtime:
         keys = {key for key, _ in described}
         if len(keys) != 1:
             raise invalid_argument(f"ranks disagree on (dtype, rows, hidden): {sorted(keys)}")
-        shape = AllReduceRmsNormShape(*keys.pop(), eps)
+        shape = AllReduceRmsNormShape(*keys.pop(), _eps(eps))
         buffers = (RmsNormBuffers * n)(*(b for _, b in described))
         call = _call_options(timeout, blocks, "auto", generation)
         op = ctypes.c_void_p()
@@ -471,7 +508,7 @@ class Runtime:
         key, buffers = self._rmsnorm_rank(rank, input, output, residual, residual_out, weight,
                                           stream)
         return RankCall(self, "ltx_all_reduce_rmsnorm_rank", rank,
-                        AllReduceRmsNormShape(*key, eps), (), buffers,
+                        AllReduceRmsNormShape(*key, _eps(eps)), (), buffers,
                         _call_options(timeout, blocks, "auto", generation),
                         (input, output, residual, residual_out, weight))
 
