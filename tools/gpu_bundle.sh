@@ -12,6 +12,7 @@
 #   LTX_BUNDLE_ONLY="allgather_test alltoall_test" bash device-bundle/run.sh
 #   LTX_BUNDLE_TIMEOUT=120 bash device-bundle/run.sh   # seconds per test binary (default 540)
 #   bash device-bundle/ranks.sh 2 3 4 8           # the whole bundle at each rank count, a line each
+#   bash device-bundle/sanitize.sh racecheck 4 allgather_test alltoall_test   # under a sanitizer
 #   bash device-bundle/unpack.sh && device-bundle/ltx_allgather --help
 # run.sh passes its arguments to every test binary (e.g. --gtest_filter=...) and the rank layout
 # variables (tools/testing/test_ranks.h) through the environment; it exits 0 only when every
@@ -103,6 +104,45 @@ for n in "${counts[@]}"; do
 done
 exit "${status}"
 EOF
-chmod +x "${bundle}/run.sh" "${bundle}/unpack.sh" "${bundle}/ranks.sh"
+cat > "${bundle}/sanitize.sh" <<'EOF'
+#!/bin/bash
+# Runs test binaries of the bundle under compute-sanitizer: bash sanitize.sh TOOL RANKS TEST...
+# [-- arguments for every test binary], e.g. bash sanitize.sh memcheck 4 allgather_test
+# alltoall_test -- --gtest_filter='*Misaligned*'. TOOL is memcheck, racecheck, synccheck or
+# initcheck; every test runs on LTX_TEST_RANKS=RANKS with LTX_REQUIRE_RUN=1 (unless set). Prints
+# one line per test (compute-sanitizer's error summary, or why it has none); the logs go to
+# sanitize-TOOL-RANKS-TEST.log in LTX_BUNDLE_LOGS (default: this folder). Exit 0 only when every
+# test passed with no error reported.
+cd "$(dirname "$0")" || exit 1
+if [[ $# -lt 3 ]]; then
+  echo "usage: bash sanitize.sh memcheck|racecheck|synccheck|initcheck RANKS TEST... [-- ARGS]"
+  exit 2
+fi
+tool="$1"
+ranks="$2"
+shift 2
+tests=()
+while [[ $# -gt 0 && "$1" != "--" ]]; do tests+=("$1"); shift; done
+[[ "${1:-}" == "--" ]] && shift
+bash ./unpack.sh || { echo "sanitize: unpacking failed"; exit 1; }
+sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
+[[ -x "${sanitizer}" ]] || { echo "sanitize: no compute-sanitizer on this machine"; exit 1; }
+logs="${LTX_BUNDLE_LOGS:-.}"
+status=0
+for test in "${tests[@]}"; do
+  log="${logs}/sanitize-${tool}-${ranks}-${test}.log"
+  start=${SECONDS}
+  LTX_TEST_RANKS="${ranks}" LTX_REQUIRE_RUN="${LTX_REQUIRE_RUN:-1}" NCCL_NVLS_ENABLE=0 \
+    timeout "${LTX_BUNDLE_TIMEOUT:-540}" "${sanitizer}" --tool "${tool}" --error-exitcode 99 \
+    "./${test}" --gtest_brief=1 "$@" > "${log}" 2>&1
+  code=$?
+  summary="$(grep -m1 'ERROR SUMMARY' "${log}" || echo 'no error summary (stopped early)')"
+  tests_line="$(grep -E '^\[  (PASSED|FAILED) ' "${log}" | tr '\n' ' ')"
+  echo "${test} (${tool}, ${ranks} ranks, $((SECONDS - start)) s): exit ${code}; ${summary#========= }; ${tests_line}"
+  [[ ${code} -eq 0 ]] || status=1
+done
+exit "${status}"
+EOF
+chmod +x "${bundle}/run.sh" "${bundle}/unpack.sh" "${bundle}/ranks.sh" "${bundle}/sanitize.sh"
 echo "gpu_bundle: ${#targets[@]} executables ($(du -sh "${bundle}" | cut -f1)), tests: ${names[*]:-none}"
 echo "on the GPU machine: bash ${bundle}/run.sh"
