@@ -1,6 +1,6 @@
 /* README's C example: two ranks gather their tokens (on GPUs 0 and 1, or both on GPU 0) and
  * every output is checked. Build: cc -std=c99 quick_start.c $(pkg-config --cflags --libs ltx)
- *   -L$CUDA_HOME/lib64 -lcudart */
+ *   -L${CUDA_HOME:-/usr/local/cuda}/lib64 -lcudart */
 #include <stdio.h>
 
 #include "ltx/c_api.h"
