@@ -696,7 +696,10 @@ class RuntimeGlueTest(unittest.TestCase):
                    FakeTensor([4, 6], "torch.float16", ("cuda", 1), pointer=0x40)]
         op = runtime.all_reduce(partials, outputs, streams=[0, 0], wait=False)
         self.assertEqual(self.last("ltx_all_reduce")[1]._obj.reduction, 1)  # "sum"
+        # The op keeps its tensors alive until it is closed.
+        self.assertIs(op._tensors[1], outputs)
         op.close()
+        self.assertEqual(op._tensors, ())
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = 'mean'; expected "
                                     "one of sum, max, min"):
             runtime.all_reduce(partials, outputs, "mean")

@@ -176,11 +176,14 @@ class _Collective:
 
 class Op:
     """The completion of one coordinated call made with wait=False. Call wait(); close() (or
-    garbage collection) frees it. Must not be used after its Runtime is closed."""
+    garbage collection) frees it. It keeps the call's tensors alive until then, so that
+    PyTorch's allocator does not hand their memory out while the GPUs may still use it. Must not
+    be used after its Runtime is closed."""
 
-    def __init__(self, runtime: "Runtime", handle: ctypes.c_void_p):
+    def __init__(self, runtime: "Runtime", handle: ctypes.c_void_p, tensors=()):
         self._runtime = runtime
         self._handle = handle
+        self._tensors = tensors
 
     def wait(self, timeout: float = 30.0) -> None:
         """Blocks until the op finished on every GPU. Raises the device's error, or
@@ -193,6 +196,7 @@ class Op:
         if self._handle:
             check(lib().ltx_op_destroy(self._handle))
             self._handle = None
+        self._tensors = ()
 
     def __del__(self):
         if getattr(self, "_handle", None) and self._runtime._handle:
@@ -482,7 +486,8 @@ class Runtime:
         op = ctypes.c_void_p()
         check(lib().ltx_all_reduce_rmsnorm(handle, ctypes.byref(shape), buffers, n,
                                            ctypes.byref(call), ctypes.byref(op)))
-        return self._finish(op, wait, wait_timeout)
+        return self._finish(op, wait, wait_timeout,
+                            (inputs, outputs, residuals, residual_outs, weights))
 
     def all_reduce_rmsnorm_rank(self, rank: int, input, output, residual, weight,
                                 residual_out=None, stream=None, *, eps: float = 1e-6,
@@ -589,12 +594,12 @@ class Runtime:
         op = ctypes.c_void_p()
         check(getattr(lib(), function)(handle, ctypes.byref(shape), *counted, buffers, n,
                                        ctypes.byref(call), ctypes.byref(op)))
-        return self._finish(op, wait, wait_timeout)
+        return self._finish(op, wait, wait_timeout, (inputs, outputs))
 
-    def _finish(self, op: ctypes.c_void_p, wait: bool, wait_timeout: float):
-        """The end of a coordinated call that made `op`: its Op, or with `wait` None once it
-        finished (it is freed either way)."""
-        result = Op(self, op)
+    def _finish(self, op: ctypes.c_void_p, wait: bool, wait_timeout: float, tensors):
+        """The end of a coordinated call that made `op` on `tensors`: its Op (which keeps
+        them alive), or with `wait` None once it finished (it is freed either way)."""
+        result = Op(self, op, tensors)
         self._ops.add(result)
         if not wait:
             return result
