@@ -6,9 +6,13 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "gtest/gtest.h"
 
 namespace ltx {
@@ -91,6 +95,53 @@ TEST(RankStreamsTest, RanksOfOneGpuShareOneLaunchLockAndARankAloneHasNone) {
   EXPECT_TRUE(streams.LaunchLock(1)->TryLock());
   streams.LaunchLock(1)->Unlock();
   streams.LaunchLock(0)->Unlock();
+}
+
+TEST(LaunchTurnTest, HoldsAFreeLockAndNothingForARankAlone) {
+  absl::Mutex lock;
+  {
+    const LaunchTurn turn(&lock);
+    EXPECT_TRUE(turn.held());
+    EXPECT_FALSE(lock.TryLock());
+  }
+  EXPECT_TRUE(lock.TryLock());  // Released with the turn.
+  lock.Unlock();
+  const LaunchTurn alone(nullptr);
+  EXPECT_FALSE(alone.held());
+}
+
+// A holder that does not let go (a launch blocked on the host) keeps a co-located rank waiting
+// for the lock only `wait`, after which it launches without it.
+TEST(LaunchTurnTest, GoesAheadWithoutALockHeldPastTheWait) {
+  absl::Mutex lock;
+  lock.Lock();
+  const absl::Time start = absl::Now();
+  bool held = true;
+  std::thread other([&] {
+    const LaunchTurn turn(&lock, absl::Milliseconds(20));
+    held = turn.held();
+  });
+  other.join();
+  const absl::Duration waited = absl::Now() - start;
+  lock.Unlock();
+  EXPECT_FALSE(held);
+  EXPECT_GE(waited, absl::Milliseconds(20));
+  EXPECT_LT(waited, absl::Seconds(5));
+}
+
+// A lock released within the wait is taken.
+TEST(LaunchTurnTest, TakesALockReleasedWithinTheWait) {
+  absl::Mutex lock;
+  lock.Lock();
+  bool held = false;
+  std::thread other([&] {
+    const LaunchTurn turn(&lock, absl::Seconds(10));
+    held = turn.held();
+  });
+  absl::SleepFor(absl::Milliseconds(5));
+  lock.Unlock();
+  other.join();
+  EXPECT_TRUE(held);
 }
 
 }  // namespace

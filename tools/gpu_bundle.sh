@@ -124,6 +124,10 @@ shift 2
 tests=()
 while [[ $# -gt 0 && "$1" != "--" ]]; do tests+=("$1"); shift; done
 [[ "${1:-}" == "--" ]] && shift
+if [[ ${#tests[@]} -eq 0 ]]; then
+  echo "sanitize: name at least one test binary before --"
+  exit 2
+fi
 bash ./unpack.sh || { echo "sanitize: unpacking failed"; exit 1; }
 sanitizer="$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)"
 [[ -x "${sanitizer}" ]] || { echo "sanitize: no compute-sanitizer on this machine"; exit 1; }

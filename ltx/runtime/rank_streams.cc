@@ -2,6 +2,7 @@
 #include "ltx/runtime/rank_streams.h"
 
 #include <algorithm>
+#include <thread>
 #include <utility>
 
 #include "absl/strings/str_format.h"
@@ -53,6 +54,23 @@ void RankStreams::ForgetCalls() {
 }
 
 absl::Mutex* RankStreams::LaunchLock(int rank) const { return launch_locks_[rank].get(); }
+
+LaunchTurn::LaunchTurn(absl::Mutex* lock, absl::Duration wait) {
+  if (lock == nullptr) return;
+  const absl::Time until = absl::Now() + wait;
+  for (;;) {
+    if (lock->TryLock()) {
+      held_ = lock;
+      return;
+    }
+    if (absl::Now() >= until) return;
+    std::this_thread::yield();
+  }
+}
+
+LaunchTurn::~LaunchTurn() {
+  if (held_ != nullptr) held_->Unlock();
+}
 
 int RankStreams::StreamsUsed(int rank) const {
   absl::MutexLock lock(&mu_);

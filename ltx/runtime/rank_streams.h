@@ -19,6 +19,7 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace ltx {
 
@@ -55,10 +56,9 @@ class RankStreams {
   // rank alone on its GPU). Thread-safe.
   int StreamsUsed(int rank) const;
 
-  // The lock that `rank` holds while it enqueues an op's kernels where it shares its GPU, the
-  // same for every rank of that GPU, so that co-located ranks never enqueue at the same time;
-  // nullptr for a rank alone on its GPU. Never held while waiting for a peer. Lives as long as
-  // this object; thread-safe.
+  // The lock that `rank` takes (LaunchTurn) while it enqueues an op's kernels where it shares its
+  // GPU, the same for every rank of that GPU, so that co-located ranks do not enqueue at the
+  // same time; nullptr for a rank alone on its GPU. Lives as long as this object; thread-safe.
   absl::Mutex* LaunchLock(int rank) const;
 
  private:
@@ -75,6 +75,33 @@ class RankStreams {
   // Per rank, its GPU's launch lock (shared by the ranks of that GPU), or nullptr for a rank
   // alone; set at construction.
   std::vector<std::shared_ptr<absl::Mutex>> launch_locks_;
+};
+
+// One op's turn at a GPU's launch lock (RankStreams::LaunchLock): holds the lock from
+// construction to destruction if it can be taken within `wait`, and otherwise lets the op
+// launch without it. A launch can block on the host (a stream's queue of pending launches is
+// full behind a kernel that waits for a co-located rank), and a rank that waited for the lock
+// behind it could never launch the op that kernel waits for: so the lock only ever orders
+// launches that return promptly, and never makes a wait for a peer longer. Not copyable; the
+// thread that constructs it destroys it.
+class LaunchTurn {
+ public:
+  // How long a launch waits for the lock before it goes ahead without it: launches take
+  // microseconds, so a holder past this is blocked.
+  static constexpr absl::Duration kWait = absl::Milliseconds(1);
+
+  // Takes `lock` (nullptr: nothing to take) within `wait`.
+  explicit LaunchTurn(absl::Mutex* lock, absl::Duration wait = kWait);
+  ~LaunchTurn();
+
+  LaunchTurn(const LaunchTurn&) = delete;
+  LaunchTurn& operator=(const LaunchTurn&) = delete;
+
+  // Whether this turn holds the lock.
+  bool held() const { return held_ != nullptr; }
+
+ private:
+  absl::Mutex* held_ = nullptr;  // The lock, while held.
 };
 
 }  // namespace ltx

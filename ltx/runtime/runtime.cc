@@ -16,7 +16,6 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "kernels/copy_engine/copy_engine_exit_kernel.h"
 #include "kernels/copy_engine/copy_engine_graph_kernel.h"
 #include "ltx/collectives/allgather_layout.h"
@@ -621,8 +620,9 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
     // Co-located ranks enqueue one after another: launched at the same time from their threads,
     // the first op of a fresh Runtime on fresh streams with two kernels per rank (a two-shot
     // AllReduce) had one rank's kernels held on the GPU until its peers gave up, about one
-    // time in six (kernels/PROTOCOL.md, "Ranks that share a GPU").
-    absl::MutexLockMaybe one_launch_at_a_time(rank_streams_->LaunchLock(rank));
+    // time in six (kernels/PROTOCOL.md, "Ranks that share a GPU"). A turn never waits long for
+    // a launch blocked behind a kernel that waits for this rank (LaunchTurn).
+    const LaunchTurn one_launch_at_a_time(rank_streams_->LaunchLock(rank));
     launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
                               "kernel launch");
     if (!call.capturing) {

@@ -100,6 +100,26 @@ class LibraryTest(unittest.TestCase):
 
     def test_call_options_hold_what_the_c_fields_hold(self):
         from ltx import runtime as module
+
+        class Index:  # An integer of another library (numpy's int64 has __index__ alike).
+            def __init__(self, value):
+                self.value = value
+
+            def __index__(self):
+                return self.value
+        self.assertEqual(module._call_options(None, Index(5), "auto").blocks, 5)
+        self.assertEqual(module._call_options(1, 0, "auto").timeout_us, 1_000_000)
+        # The cache answers only for values it checked: 1, then True and 1.0, are told apart.
+        module._call_options(None, 1, "auto")
+        for blocks in (True, 1.0):
+            with self.assertRaisesRegex(ltx.InvalidArgumentError, "blocks"):
+                module._call_options(None, blocks, "auto")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "timeout"):
+            module._call_options(True, 0, "auto")
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "blocks"):
+            module._call_options(None, [1], "auto")  # Unhashable: refused, not a TypeError.
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "timeout"):
+            module._call_options(10 ** 400, 0, "auto")
         self.assertEqual(module._call_options(1e-7, 0, "auto").timeout_us, 1)  # Never 0.
         self.assertEqual(module._call_options(None, 0, "auto").timeout_us, 0)  # The Runtime's.
         self.assertEqual(module._call_options(None, 7, "auto").blocks, 7)
@@ -696,8 +716,11 @@ class RuntimeGlueTest(unittest.TestCase):
                    FakeTensor([4, 6], "torch.float16", ("cuda", 1), pointer=0x40)]
         op = runtime.all_reduce(partials, outputs, streams=[0, 0], wait=False)
         self.assertEqual(self.last("ltx_all_reduce")[1]._obj.reduction, 1)  # "sum"
-        # The op keeps its tensors alive until it is closed.
-        self.assertIs(op._tensors[1], outputs)
+        # The op keeps its tensors alive until it is closed, whatever the caller does to its lists.
+        outputs_seen = list(outputs)
+        outputs.clear()
+        self.assertEqual(list(op._tensors[1]), outputs_seen)
+        outputs.extend(outputs_seen)
         op.close()
         self.assertEqual(op._tensors, ())
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = 'mean'; expected "

@@ -25,6 +25,8 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import numbers
+import operator
 import weakref
 
 from . import _library
@@ -49,34 +51,49 @@ INT64_MAX = (1 << 63) - 1
 
 
 def _integer(value, what: str, low: int, high: int) -> int:
-    """`value` when it is an int (not a bool) in [low, high]; InvalidArgumentError naming `what`
-    otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+    """`value` as an int when it is an integer (anything with __index__, such as numpy's, but
+    not a bool) in [low, high]; InvalidArgumentError naming `what` otherwise."""
+    try:
+        number = None if isinstance(value, bool) else operator.index(value)
+    except TypeError:
+        number = None
+    if number is None or not low <= number <= high:
         raise invalid_argument(f"{what} = {value!r} must be an integer in [{low}, {high}]")
-    return value
+    return number
+
+
+def _real(value):
+    """`value` as a float when it is a finite real number (numpy's too, not a bool); None
+    otherwise."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # An int past the floats.
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _microseconds(seconds, what: str, positive: bool = False) -> int:
     """A finite duration in seconds >= 0 (> 0 if `positive`, then at least 1 us) as whole
     microseconds; InvalidArgumentError naming `what` otherwise."""
-    bound = "> 0" if positive else ">= 0"
-    if (isinstance(seconds, bool) or not isinstance(seconds, (int, float))
-            or not math.isfinite(seconds) or seconds < 0 or (positive and seconds == 0)
-            or seconds * 1e6 >= INT64_MAX):
+    number = _real(seconds)
+    if (number is None or number < 0 or (positive and number == 0)
+            or number * 1e6 >= INT64_MAX):
+        bound = "> 0" if positive else ">= 0"
         raise invalid_argument(f"{what} = {seconds!r} must be a finite duration in seconds "
                                f"{bound}")
-    us = int(round(seconds * 1e6))
+    us = int(round(number * 1e6))
     return max(us, 1) if positive else us
 
 
 def _eps(eps) -> float:
-    """`eps` when fp32 holds it as a positive finite value (the C field is a float);
-    InvalidArgumentError otherwise."""
-    as_float32 = (ctypes.c_float(eps).value
-                  if isinstance(eps, (int, float)) and not isinstance(eps, bool) else math.nan)
-    if not 0.0 < as_float32 < math.inf:
+    """`eps` as a float when fp32 holds it as a positive finite value (the C field is a
+    float); InvalidArgumentError otherwise."""
+    number = _real(eps)
+    if number is None or not 0.0 < ctypes.c_float(number).value < math.inf:
         raise invalid_argument(f"eps = {eps!r} must be positive and finite in fp32")
-    return eps
+    return number
 
 
 def enum_value(table: dict, value, what: str) -> int:
@@ -92,25 +109,44 @@ def _optional_count(value, what: str, expected: str) -> int:
     `what` and `expected` for anything else."""
     if value is None:
         return -1
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT64_MAX:
-        raise invalid_argument(f"{what} = {value!r} must be {expected}")
-    return value
+    try:
+        return _integer(value, what, 0, INT64_MAX)
+    except ValueError:
+        raise invalid_argument(f"{what} = {value!r} must be {expected}") from None
+
+
+def _call_options(timeout, blocks: int, protocol: str, generation=None,
+                  two_shot_min_bytes=None) -> CallOptions:
+    """The CallOptions of these values, checked and made plain ints first (so that the cache
+    below never answers for a value it did not check)."""
+    # 0 is the C API's "the Runtime's timeout": a call's own is never 0.
+    return _cached_call_options(
+        0 if timeout is None else _microseconds(timeout, "timeout", positive=True),
+        _integer(blocks, "blocks", 0, INT32_MAX), enum_value(PROTOCOLS, protocol, "protocol"),
+        _optional_count(generation, "generation", "a value of Runtime.generation"),
+        _optional_count(two_shot_min_bytes, "two_shot_min_bytes",
+                        "a byte count >= 0 (None: the Runtime's)"))
 
 
 @functools.lru_cache(maxsize=64)
-def _call_options(timeout, blocks: int, protocol: str, generation=None,
-                  two_shot_min_bytes=None) -> CallOptions:
-    """The CallOptions of these values (cached: calls repeat them; never modified)."""
+def _cached_call_options(timeout_us: int, blocks: int, protocol: int, generation: int,
+                         two_shot_min_bytes: int) -> CallOptions:
+    """The CallOptions of checked values (cached: calls repeat them; never modified)."""
     call = CallOptions()
     check(lib().ltx_call_options_init(ctypes.byref(call)))
-    # 0 is the C API's "the Runtime's timeout": a call's own is never 0.
-    call.timeout_us = 0 if timeout is None else _microseconds(timeout, "timeout", positive=True)
-    call.blocks = _integer(blocks, "blocks", 0, INT32_MAX)
-    call.protocol = enum_value(PROTOCOLS, protocol, "protocol")
-    call.generation = _optional_count(generation, "generation", "a value of Runtime.generation")
-    call.two_shot_min_bytes = _optional_count(two_shot_min_bytes, "two_shot_min_bytes",
-                                              "a byte count >= 0 (None: the Runtime's)")
+    call.timeout_us = timeout_us
+    call.blocks = blocks
+    call.protocol = protocol
+    call.generation = generation
+    call.two_shot_min_bytes = two_shot_min_bytes
     return call
+
+
+def _held(*per_rank_lists) -> tuple:
+    """Copies of the call's per-rank lists (and of each rank's list of tensors), for an Op to
+    keep: a caller that changes its lists afterwards leaves the tensors held."""
+    return tuple(tuple(tuple(t) if isinstance(t, (list, tuple)) else t for t in tensors)
+                 for tensors in per_rank_lists)
 
 
 def _first_tensors(per_rank) -> list:
@@ -487,7 +523,7 @@ class Runtime:
         check(lib().ltx_all_reduce_rmsnorm(handle, ctypes.byref(shape), buffers, n,
                                            ctypes.byref(call), ctypes.byref(op)))
         return self._finish(op, wait, wait_timeout,
-                            (inputs, outputs, residuals, residual_outs, weights))
+                            _held(inputs, outputs, residuals, residual_outs, weights))
 
     def all_reduce_rmsnorm_rank(self, rank: int, input, output, residual, weight,
                                 residual_out=None, stream=None, *, eps: float = 1e-6,
@@ -594,7 +630,7 @@ class Runtime:
         op = ctypes.c_void_p()
         check(getattr(lib(), function)(handle, ctypes.byref(shape), *counted, buffers, n,
                                        ctypes.byref(call), ctypes.byref(op)))
-        return self._finish(op, wait, wait_timeout, (inputs, outputs))
+        return self._finish(op, wait, wait_timeout, _held(inputs, outputs))
 
     def _finish(self, op: ctypes.c_void_p, wait: bool, wait_timeout: float, tensors):
         """The end of a coordinated call that made `op` on `tensors`: its Op (which keeps
