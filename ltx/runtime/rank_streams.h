@@ -87,8 +87,10 @@ class RankStreams {
 class LaunchTurn {
  public:
   // How long a launch waits for the lock before it goes ahead without it: launches take
-  // microseconds, so a holder past this is blocked.
-  static constexpr absl::Duration kWait = absl::Milliseconds(1);
+  // microseconds (a stream's first one, or a kernel's, somewhat longer), so a holder past this
+  // is blocked; and a rank that waits this long once, where a launch is blocked, loses little
+  // beside the collectives' timeouts (seconds).
+  static constexpr absl::Duration kWait = absl::Milliseconds(20);
 
   // Takes `lock` (nullptr: nothing to take) within `wait`.
   explicit LaunchTurn(absl::Mutex* lock, absl::Duration wait = kWait);
