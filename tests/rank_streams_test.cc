@@ -22,7 +22,7 @@ namespace {
 cudaStream_t FakeStream(uintptr_t id) { return reinterpret_cast<cudaStream_t>(id * 64); }
 
 TEST(RankStreamsTest, CoLocatedRanksOnOneStreamForOneOpAreRefused) {
-  RankStreams streams({0, 1, 0}, {{2}, {}, {0}});  // Ranks 0 and 2 on GPU 0, rank 1 on GPU 1.
+  RankStreams streams({0, 1, 0});  // Ranks 0 and 2 on GPU 0, rank 1 on GPU 1.
   ASSERT_TRUE(streams.Claim(0, 1, FakeStream(1)).ok());
   const absl::Status same = streams.Claim(2, 1, FakeStream(1));
   EXPECT_EQ(same.code(), absl::StatusCode::kInvalidArgument);
@@ -38,14 +38,14 @@ TEST(RankStreamsTest, CoLocatedRanksOnOneStreamForOneOpAreRefused) {
 }
 
 TEST(RankStreamsTest, PerThreadStreamIsNeitherComparedNorCounted) {
-  RankStreams streams({0, 0}, {{1}, {0}});
+  RankStreams streams({0, 0});
   EXPECT_TRUE(streams.Claim(0, 1, cudaStreamPerThread).ok());
   EXPECT_TRUE(streams.Claim(1, 1, cudaStreamPerThread).ok());
   EXPECT_EQ(streams.StreamsUsed(0), 0);
 }
 
 TEST(RankStreamsTest, CountsDistinctStreamsUpToTheMostCounted) {
-  RankStreams streams({0, 0}, {{1}, {0}});
+  RankStreams streams({0, 0});
   for (uint64_t call = 1; call <= 5; ++call) {
     ASSERT_TRUE(streams.Claim(0, call, FakeStream(1)).ok());
     ASSERT_TRUE(streams.Claim(1, call, FakeStream(100 + call)).ok());
@@ -59,7 +59,7 @@ TEST(RankStreamsTest, CountsDistinctStreamsUpToTheMostCounted) {
 }
 
 TEST(RankStreamsTest, SaysWhenACallAddsAStream) {
-  RankStreams streams({0, 0}, {{1}, {0}});
+  RankStreams streams({0, 0});
   int now = -1;
   ASSERT_TRUE(streams.Claim(0, 1, FakeStream(1), &now).ok());
   EXPECT_EQ(now, 1);
@@ -70,7 +70,7 @@ TEST(RankStreamsTest, SaysWhenACallAddsAStream) {
 }
 
 TEST(RankStreamsTest, ForgetCallsRestartsTheNumbersAndKeepsTheCounts) {
-  RankStreams streams({0, 0}, {{1}, {0}});
+  RankStreams streams({0, 0});
   ASSERT_TRUE(streams.Claim(0, 3, FakeStream(1)).ok());
   streams.ForgetCalls();
   // Call 3 after Reset is a new op: rank 0's call 3 of before it no longer counts.
@@ -81,7 +81,7 @@ TEST(RankStreamsTest, ForgetCallsRestartsTheNumbersAndKeepsTheCounts) {
 
 TEST(RankStreamsTest, RanksOfOneGpuShareOneLaunchLockAndARankAloneHasNone) {
   // Ranks 0, 2 and 4 on GPU 0, ranks 1 and 5 on GPU 1, rank 3 alone on GPU 2.
-  RankStreams streams({0, 1, 0, 2, 0, 1}, {{2, 4}, {5}, {0, 4}, {}, {0, 2}, {1}});
+  RankStreams streams({0, 1, 0, 2, 0, 1});
   ASSERT_NE(streams.LaunchLock(0), nullptr);
   EXPECT_EQ(streams.LaunchLock(2), streams.LaunchLock(0));
   EXPECT_EQ(streams.LaunchLock(4), streams.LaunchLock(0));

@@ -16,34 +16,42 @@ absl::Status SameStreamError(int rank, int other, int device) {
       std::min(rank, other), std::max(rank, other), device));
 }
 
-RankStreams::RankStreams(std::vector<int> devices, std::vector<std::vector<int>> co_located)
-    : ranks_(devices.size()), launch_locks_(devices.size()) {
-  for (size_t rank = 0; rank < devices.size(); ++rank) {
-    ranks_[rank].device = devices[rank];
-    if (!co_located[rank].empty() && launch_locks_[rank] == nullptr) {
+RankStreams::RankStreams(std::vector<int> devices)
+    : devices_(std::move(devices)),
+      co_located_(devices_.size()),
+      launch_locks_(devices_.size()),
+      ranks_(devices_.size()) {
+  for (size_t rank = 0; rank < devices_.size(); ++rank) {
+    for (size_t other = 0; other < devices_.size(); ++other) {
+      if (other != rank && devices_[other] == devices_[rank]) {
+        co_located_[rank].push_back(static_cast<int>(other));
+      }
+    }
+    if (!co_located_[rank].empty() && launch_locks_[rank] == nullptr) {
       // The first rank of its GPU makes the lock; the others of that GPU take it.
       launch_locks_[rank] = std::make_shared<absl::Mutex>();
-      for (int other : co_located[rank]) launch_locks_[other] = launch_locks_[rank];
+      for (int other : co_located_[rank]) launch_locks_[other] = launch_locks_[rank];
     }
-    ranks_[rank].co_located = std::move(co_located[rank]);
   }
 }
 
 absl::Status RankStreams::Claim(int rank, uint64_t number, cudaStream_t stream,
                                 int* streams_now) {
   if (streams_now != nullptr) *streams_now = 0;
+  if (co_located_[rank].empty() || stream == cudaStreamPerThread) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
   Rank& r = ranks_[rank];
-  if (r.co_located.empty() || stream == cudaStreamPerThread) return absl::OkStatus();
   r.call = number;
   r.stream = stream;
   if (static_cast<int>(r.used.size()) < kMostCounted && r.used.insert(stream).second &&
       streams_now != nullptr) {
     *streams_now = static_cast<int>(r.used.size());
   }
-  for (int other : r.co_located) {
+  for (int other : co_located_[rank]) {
     const Rank& o = ranks_[other];
-    if (o.call == number && o.stream == stream) return SameStreamError(rank, other, r.device);
+    if (o.call == number && o.stream == stream) {
+      return SameStreamError(rank, other, devices_[rank]);
+    }
   }
   return absl::OkStatus();
 }
@@ -51,6 +59,11 @@ absl::Status RankStreams::Claim(int rank, uint64_t number, cudaStream_t stream,
 void RankStreams::ForgetCalls() {
   absl::MutexLock lock(&mu_);
   for (Rank& r : ranks_) r.call = 0;
+}
+
+int RankStreams::StreamsUsed(int rank) const {
+  absl::MutexLock lock(&mu_);
+  return static_cast<int>(ranks_[rank].used.size());
 }
 
 absl::Mutex* RankStreams::LaunchLock(int rank) const { return launch_locks_[rank].get(); }
@@ -70,11 +83,6 @@ LaunchTurn::LaunchTurn(absl::Mutex* lock, absl::Duration wait) {
 
 LaunchTurn::~LaunchTurn() {
   if (held_ != nullptr) held_->Unlock();
-}
-
-int RankStreams::StreamsUsed(int rank) const {
-  absl::MutexLock lock(&mu_);
-  return static_cast<int>(ranks_[rank].used.size());
 }
 
 }  // namespace ltx

@@ -32,9 +32,9 @@ class RankStreams {
   // How many distinct streams of one rank are counted; more read as this many.
   static constexpr int kMostCounted = 64;
 
-  // Ranks on `devices` (device ordinals in rank order); `co_located[r]`, the other ranks on
-  // rank r's GPU.
-  RankStreams(std::vector<int> devices, std::vector<std::vector<int>> co_located);
+  // Ranks on `devices` (device ordinals in rank order); ranks that name the same device share
+  // its GPU.
+  explicit RankStreams(std::vector<int> devices);
 
   RankStreams(const RankStreams&) = delete;
   RankStreams& operator=(const RankStreams&) = delete;
@@ -63,18 +63,20 @@ class RankStreams {
 
  private:
   struct Rank {
-    int device = -1;
-    std::vector<int> co_located;
     uint64_t call = 0;  // Latest call's number (0: none since creation or ForgetCalls).
     cudaStream_t stream = nullptr;  // Latest call's stream.
     absl::flat_hash_set<cudaStream_t> used;  // At most kMostCounted.
   };
 
+  // Set at construction and never changed, so read without mu_: each rank's device, its
+  // co-located ranks (empty for a rank alone, whose calls take no lock here), and its GPU's
+  // launch lock (shared by the ranks of that GPU; nullptr for a rank alone).
+  const std::vector<int> devices_;
+  std::vector<std::vector<int>> co_located_;
+  std::vector<std::shared_ptr<absl::Mutex>> launch_locks_;
+
   mutable absl::Mutex mu_;
   std::vector<Rank> ranks_ ABSL_GUARDED_BY(mu_);
-  // Per rank, its GPU's launch lock (shared by the ranks of that GPU), or nullptr for a rank
-  // alone; set at construction.
-  std::vector<std::shared_ptr<absl::Mutex>> launch_locks_;
 };
 
 // One op's turn at a GPU's launch lock (RankStreams::LaunchLock): holds the lock from

@@ -194,15 +194,6 @@ absl::optional<DeviceErrorRecord> ReadRankError(const PeerStoreTransport* peer_s
   return copy_engines.ReadError(rank);
 }
 
-// Every rank's co-located ranks (RankPlacement::CoLocatedRanks), in rank order.
-std::vector<std::vector<int>> CoLocatedOf(const RankPlacement& placement) {
-  std::vector<std::vector<int>> co_located;
-  for (int rank = 0; rank < placement.world_size(); ++rank) {
-    co_located.push_back(placement.CoLocatedRanks(rank));
-  }
-  return co_located;
-}
-
 }  // namespace
 
 struct Runtime::Rank {
@@ -265,8 +256,7 @@ Runtime::Runtime(RuntimeOptions options, std::unique_ptr<const RankPlacement> pl
       transport_(transport),
       copy_engines_refused_(std::move(copy_engines_refused)),
       ledger_(std::make_unique<CallLedger>(placement_->world_size())),
-      rank_streams_(
-          std::make_unique<RankStreams>(placement_->devices(), CoLocatedOf(*placement_))),
+      rank_streams_(std::make_unique<RankStreams>(placement_->devices())),
       capture_exchange_(std::make_unique<CaptureExchange>(placement_->world_size())) {}
 
 const std::vector<int>& Runtime::devices() const { return placement_->devices(); }
