@@ -6,6 +6,7 @@
 
 #include "absl/types/span.h"
 #include "ltx/data_type.h"
+#include "ltx/wire_format.h"
 
 namespace ltx {
 
@@ -24,6 +25,12 @@ struct AllGatherShape {
   // (ltx/rank_buffers.h): each with its own input and output on every rank (RankBuffers), one
   // entry and one exit for all. Every rank passes the same count.
   int32_t tensors = 1;
+  // How the rows travel (every rank passes the same). kFp8E4M3: each peer's rows arrive as the
+  // decoded fp8 values of kernels/wire/fp8_rows.h (the same bits on every rank and run), a
+  // rank's own rows exactly; bf16 and fp16 only, hidden >= 8, one tensor, not in place, on the
+  // direct kernel (InvalidArgument or Unimplemented otherwise, before any launch). The sender's
+  // codes travel through its own slot of its own output, which its peers read.
+  WireFormat wire = WireFormat::kNative;
 };
 
 }  // namespace ltx

@@ -12,8 +12,10 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/wire/fp8_slot.h"
 #include "ltx/collectives/allgather_op.h"
 #include "ltx/data_type.h"
+#include "ltx/wire_format.h"
 #include "tests/expect_invalid.h"
 
 namespace ltx {
@@ -453,6 +455,37 @@ TEST(ValidateRankBuffersTest, AnotherTensorsPointerInAOneTensorCallIsInvalid) {
   const absl::Status status = CheckAllGatherBuffers(*layout, 0, buffers);
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
   EXPECT_THAT(std::string(status.message()), HasSubstr("set the shape's tensors"));
+}
+
+// FP8 on the wire: bf16 and fp16 rows of at least kFp8MinHidden elements, one tensor; the wire
+// format is in the digest (ranks that disagree on it fail at entry) and rules out in place.
+TEST(ComputeLayoutTest, FP8OnTheWireTakesSixteenBitRowsOfOneTensor) {
+  const std::vector<int64_t> counts = {3, 0, 5};
+  for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16}) {
+    AllGatherShape shape = MakeShape(dtype, 1, kFp8MinHidden, counts);
+    const absl::StatusOr<AllGatherLayout> native = ComputeAllGatherLayout(shape, 3);
+    shape.wire = WireFormat::kFp8E4M3;
+    const absl::StatusOr<AllGatherLayout> fp8 = ComputeAllGatherLayout(shape, 3);
+    ASSERT_TRUE(native.ok() && fp8.ok()) << fp8.status();
+    EXPECT_EQ(fp8->wire, WireFormat::kFp8E4M3);
+    EXPECT_NE(fp8->digest, native->digest);
+    EXPECT_EQ(fp8->counts_digest, native->counts_digest);
+    EXPECT_EQ(fp8->output_bytes, native->output_bytes);
+    EXPECT_EQ(native->InPlaceOffset(2), 3 * native->row_bytes);
+    EXPECT_EQ(fp8->InPlaceOffset(2), kNotInPlace);
+  }
+  AllGatherShape shape = MakeShape(DataType::kFloat32, 1, 64, counts);
+  shape.wire = WireFormat::kFp8E4M3;
+  ExpectInvalid(ComputeAllGatherLayout(shape, 3), "bf16 or fp16");
+  shape.dtype = DataType::kBFloat16;
+  shape.hidden = kFp8MinHidden - 1;
+  ExpectInvalid(ComputeAllGatherLayout(shape, 3), "hidden >= 8");
+  shape.hidden = 64;
+  shape.tensors = 3;
+  EXPECT_EQ(ComputeAllGatherLayout(shape, 3).status().code(), absl::StatusCode::kUnimplemented);
+  shape.tensors = 1;
+  shape.wire = static_cast<WireFormat>(7);
+  ExpectInvalid(ComputeAllGatherLayout(shape, 3), "wire");
 }
 
 }  // namespace

@@ -1,11 +1,12 @@
 #!/bin/bash
 # The kernels' resources as ptxas reports them, for sm_80 and sm_90 as tools/bazel/cuda.bzl
-# builds them: no stack frame and no spills, for every kernel of the AllGather and the all-to-all
-# (direct and one-trip paths), the reductions (with and without the RMSNorm epilogue, and the
-# epilogue alone) and the copy engines. An array that a kernel indexes with a value known only
-# at run time (a tensor number, a rank, a line) lands in local memory, and with it every copy
-# slows: the AllGather of 4 MiB per rank took 23 % longer on H200 with a 320-byte frame. Needs
-# nvcc and the host compiler where tools/bazel/cuda.bzl finds them.
+# builds them: no stack frame and no spills, for every kernel of the AllGather (direct,
+# one-trip and FP8 paths), the all-to-all (direct and one-trip paths), the reductions (with and
+# without the RMSNorm epilogue, and the epilogue alone) and the copy engines. An array that a
+# kernel indexes with a value known only at run time (a tensor number, a rank, a line) lands in
+# local memory, and with it every copy slows: the AllGather of 4 MiB per rank took 23 % longer
+# on H200 with a 320-byte frame. Needs nvcc and the host compiler where tools/bazel/cuda.bzl
+# finds them.
 set -euo pipefail
 nvcc=/usr/local/cuda/bin/nvcc
 host_compiler=/usr/bin/g++-12
@@ -20,6 +21,7 @@ export TMPDIR="${TEST_TMPDIR:-$(mktemp -d)}"
 sources=(
   "kernels/allgather/allgather_kernel.cu 4"
   "kernels/allgather/allgather_one_trip_kernel.cu 4"
+  "kernels/allgather/allgather_fp8_kernel.cu 12"
   "kernels/alltoall/alltoall_kernel.cu 4"
   "kernels/alltoall/alltoall_one_trip_kernel.cu 4"
   "kernels/reduce/reduce_kernel.cu 18"

@@ -604,40 +604,65 @@ TEST(ResolvedCallTest, AllReduceTakesTheTwoShotAboveItsThresholdAndInPlace) {
   EXPECT_EQ(std::string(resolved->protocol_reason), "a reduction: the pull protocol's kernel");
 }
 
-// A call of several tensors (an all-to-all or an AllGather) runs on the direct kernel: kAuto
-// takes it at every size, captured or not; the other paths are Unimplemented, alike on every
-// rank.
-TEST(ResolvedCallTest, CallsOfSeveralTensorsTakeTheDirectKernelOnly) {
+// Checks that `context` (on the peer-store transport) runs on the direct kernel: kAuto and kDirect
+// take it, for every shard size, captured or not; the one-trip and copy-engine paths and the
+// copy-engine transport are Unimplemented, naming `why` (alike on every rank).
+void ExpectDirectKernelOnly(CallContext context, const std::string& why) {
   RuntimeOptions options;
   options.copy_engine_min_bytes = 16 * kMiB;
-  for (Collective collective : {Collective::kAllToAll, Collective::kAllGather}) {
-    for (bool capturing : {false, true}) {
-      for (int64_t bytes : {int64_t{0}, int64_t{4096}, 64 * kMiB}) {
-        CallContext context = AllToAllContext(Transport::kPeerStores, bytes, capturing);
-        context.collective = collective;
-        context.tensors = 3;
-        for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect}) {
-          CallOptions call;
-          call.protocol = protocol;
-          const absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
-          ASSERT_TRUE(resolved.ok()) << resolved.status();
-          EXPECT_EQ(resolved->protocol, Protocol::kDirect) << bytes;
-          EXPECT_EQ(resolved->blocks, AutoBlockCount(bytes, 4, 132));
-        }
-        for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine}) {
-          CallOptions call;
-          call.protocol = protocol;
-          const absl::Status refused = ResolveCall(options, context, call).status();
-          EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
-          EXPECT_NE(std::string(refused.message()).find("3 tensors"), std::string::npos) << refused;
-        }
-        context.transport = Transport::kCopyEngine;
-        const absl::Status refused = ResolveCall(options, context, CallOptions()).status();
-        EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
-        EXPECT_NE(std::string(refused.message()).find("copy-engine transport"), std::string::npos);
+  for (bool capturing : {false, true}) {
+    for (int64_t bytes : {int64_t{0}, int64_t{4096}, 64 * kMiB}) {
+      context.transport = Transport::kPeerStores;
+      context.capturing = capturing;
+      context.shard_bytes = bytes;
+      context.max_shard_bytes = bytes;
+      for (Protocol protocol : {Protocol::kAuto, Protocol::kDirect}) {
+        CallOptions call;
+        call.protocol = protocol;
+        const absl::StatusOr<ResolvedCall> resolved = ResolveCall(options, context, call);
+        ASSERT_TRUE(resolved.ok()) << resolved.status();
+        EXPECT_EQ(resolved->protocol, Protocol::kDirect) << bytes;
       }
+      for (Protocol protocol : {Protocol::kOneTrip, Protocol::kCopyEngine}) {
+        CallOptions call;
+        call.protocol = protocol;
+        const absl::Status refused = ResolveCall(options, context, call).status();
+        EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
+        EXPECT_NE(std::string(refused.message()).find(why), std::string::npos) << refused;
+      }
+      context.transport = Transport::kCopyEngine;
+      const absl::Status refused = ResolveCall(options, context, CallOptions()).status();
+      EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
+      EXPECT_NE(std::string(refused.message()).find("copy-engine transport"), std::string::npos);
     }
   }
+}
+
+// A call of several tensors (an all-to-all or an AllGather) runs on the direct kernel, with the
+// automatic block count.
+TEST(ResolvedCallTest, CallsOfSeveralTensorsTakeTheDirectKernelOnly) {
+  for (Collective collective : {Collective::kAllToAll, Collective::kAllGather}) {
+    CallContext context = AllToAllContext(Transport::kPeerStores, 4096, false);
+    context.collective = collective;
+    context.tensors = 3;
+    ExpectDirectKernelOnly(context, "3 tensors");
+    const absl::StatusOr<ResolvedCall> resolved =
+        ResolveCall(RuntimeOptions(), context, CallOptions());
+    ASSERT_TRUE(resolved.ok()) << resolved.status();
+    EXPECT_EQ(resolved->blocks, AutoBlockCount(4096, 4, 132));
+  }
+}
+
+// An AllGather with FP8 on the wire runs on the pull kernels (Protocol::kDirect).
+TEST(ResolvedCallTest, FP8OnTheWireTakesThePullKernelsOnly) {
+  CallContext context = AllToAllContext(Transport::kPeerStores, 4096, false);
+  context.collective = Collective::kAllGather;
+  context.wire = WireFormat::kFp8E4M3;
+  ExpectDirectKernelOnly(context, "FP8 on the wire");
+  const absl::StatusOr<ResolvedCall> resolved =
+      ResolveCall(RuntimeOptions(), context, CallOptions());
+  ASSERT_TRUE(resolved.ok()) << resolved.status();
+  EXPECT_EQ(std::string(resolved->protocol_reason), "FP8 on the wire: the pull kernels");
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 
+#include "kernels/allgather/allgather_fp8_kernel.h"
 #include "kernels/allgather/allgather_kernel.h"
 #include "ltx/collectives/kernel_params.h"
 
@@ -34,6 +35,9 @@ EntryAnnouncement AllGatherCopyEngineAnnouncement(const AllGatherLayout& layout,
 cudaError_t LaunchAllGather(const PeerStoreView& view, const AllGatherLayout& layout,
                             const RankBuffers& buffers, const ResolvedCall& call) {
   const AllGatherKernelParams params = AllGatherParamsOf(view, layout, buffers, call);
+  if (layout.wire == WireFormat::kFp8E4M3) {
+    return LaunchAllGatherFp8(params, call.blocks, buffers.stream);
+  }
   if (call.protocol != Protocol::kOneTrip) {
     return LaunchAllGatherKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }

@@ -25,9 +25,10 @@ AllGatherKernelParams AllGatherParamsOf(const PeerStoreView& view, const AllGath
 EntryAnnouncement AllGatherCopyEngineAnnouncement(const AllGatherLayout& layout,
                                            const RankBuffers& buffers, const ResolvedCall& call);
 
-// Enqueues rank `view.rank`'s AllGather kernel on `buffers.stream`: the direct kernel for
-// Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol must be one of
-// them; timed as call.phase_timestamps says, the one-trip kernel launched early as
+// Enqueues rank `view.rank`'s AllGather kernel on `buffers.stream`: with FP8 on the wire
+// (layout.wire) its three kernels (kernels/allgather/allgather_fp8_kernel.h, untimed), else the
+// direct kernel for Protocol::kDirect, the one-trip kernel for Protocol::kOneTrip (call.protocol
+// must be one of them; timed as call.phase_timestamps says, the one-trip kernel launched early as
 // call.early_start says), with call.blocks blocks and call.timeout per wait. The arguments are
 // validated already; returns the launch error, if any. The caller's current device must be the
 // rank's. Thread-safe across ranks.

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kernels/wire/fp8_slot.h"
 #include "ltx/runtime/buffer_checks.h"
 
 namespace ltx {
@@ -95,14 +96,36 @@ absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& sha
         "%d tensors of %d bytes each overflow 2^62 bytes", shape.tensors, layout.output_bytes));
   }
   layout.tensors = shape.tensors;
+  if (shape.wire != WireFormat::kNative && shape.wire != WireFormat::kFp8E4M3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("wire: unknown value ", static_cast<int32_t>(shape.wire)));
+  }
+  if (shape.wire == WireFormat::kFp8E4M3) {
+    if (shape.dtype != DataType::kBFloat16 && shape.dtype != DataType::kFloat16) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "wire fp8_e4m3 carries bf16 or fp16 rows, not ", DataTypeName(shape.dtype)));
+    }
+    if (shape.hidden < kFp8MinHidden) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "wire fp8_e4m3 needs hidden >= ", kFp8MinHidden, " (a row's codes and scale travel "
+          "in its own slot of the output), got ", shape.hidden));
+    }
+    if (shape.tensors > 1) {
+      return absl::UnimplementedError(absl::StrCat(
+          "wire fp8_e4m3 moves one tensor per op, not ", shape.tensors));
+    }
+  }
+  layout.wire = shape.wire;
   layout.counts_digest = CountsDigest(shape.token_counts);
-  const int64_t digest_fields[] = {static_cast<int64_t>(layout.counts_digest), shape.tensors};
+  const int64_t digest_fields[] = {static_cast<int64_t>(layout.counts_digest), shape.tensors,
+                                   static_cast<int64_t>(shape.wire)};
   layout.digest = CountsDigest(digest_fields);
   return layout;
 }
 
 int64_t AllGatherLayout::InPlaceOffset(int rank) const {
-  return batch == 1 ? GeometryOf(rank).output_offset : kNotInPlace;
+  return batch == 1 && wire == WireFormat::kNative ? GeometryOf(rank).output_offset
+                                                    : kNotInPlace;
 }
 
 }  // namespace ltx

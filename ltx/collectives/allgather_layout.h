@@ -15,6 +15,7 @@
 #include "ltx/allgather_shape.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"
+#include "ltx/wire_format.h"
 #include "ltx/runtime/buffer_checks.h"
 
 namespace ltx {
@@ -34,8 +35,10 @@ struct AllGatherLayout {
   int tensors = 1;
   // Digest of the count vector (CountsDigest), which the other collectives' digests build on.
   uint64_t counts_digest = 0;
-  // Digest of the count vector and the tensor count; ranks compare it on the device to detect
-  // disagreement.
+  // How the rows travel (AllGatherShape::wire).
+  WireFormat wire = WireFormat::kNative;
+  // Digest of the count vector, the tensor count and the wire format; ranks compare it on the
+  // device to detect disagreement.
   uint64_t digest = 0;
 
   // Bytes of rank `rank`'s input (of one tensor's; output_bytes is one tensor's too).
@@ -43,16 +46,19 @@ struct AllGatherLayout {
   // Where rank `rank`'s shard lies in its input and in every output.
   ShardGeometry GeometryOf(int rank) const;
   // Where an in-place input of rank `rank` starts in its output: at its own tokens, with batch
-  // 1 only (with more slices the rank's tokens are not contiguous in the output);
-  // kNotInPlace (ltx/runtime/buffer_checks.h) otherwise.
+  // 1 only (with more slices the rank's tokens are not contiguous in the output) and the native
+  // wire (the FP8 wire writes the codes there first); kNotInPlace (ltx/runtime/buffer_checks.h)
+  // otherwise.
   int64_t InPlaceOffset(int rank) const;
 };
 
 // Validates `shape` for `world_size` ranks and derives its layout. InvalidArgument names the
 // argument: world size outside 1..kMaxWorldSize, an unknown dtype, batch or hidden < 1, a count
 // vector whose length is not the world size, a negative count, sizes whose byte count
-// overflows 2^62 (all tensors' outputs together), or tensors outside 1..kMaxTensors.
-// Thread-safe.
+// overflows 2^62 (all tensors' outputs together), or tensors outside 1..kMaxTensors; for the
+// FP8 wire (WireFormat::kFp8E4M3), InvalidArgument for an unknown wire format, a dtype other
+// than bf16 and fp16 or hidden below 8 (a rank's codes and scales must fit its own slot of its
+// output), and Unimplemented for several tensors. Thread-safe.
 absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape, int world_size);
 
 // FNV-1a digest of a count vector (its length included).

@@ -1,6 +1,7 @@
 // The AllGather's op for the Runtime's funnel, and the loading of its kernels.
 #include "ltx/collectives/allgather_op.h"
 
+#include "kernels/allgather/allgather_fp8_kernel.h"
 #include "kernels/allgather/allgather_kernel.h"
 #include "ltx/collectives/allgather_launch.h"
 #include "ltx/cuda/cuda_status.h"
@@ -14,6 +15,7 @@ CollectiveOp AllGatherOpOf(const AllGatherLayout& layout) {
   op.collective = Collective::kAllGather;
   op.rank_call = "AllGatherRank";
   op.tensors = layout.tensors;
+  op.wire = layout.wire;
   for (int rank = 0; rank < layout.world_size; ++rank) {
     op.input_bytes[rank] = layout.InputBytes(rank);
     op.output_bytes[rank] = layout.output_bytes;
@@ -36,8 +38,10 @@ CollectiveOp AllGatherOpOf(const AllGatherLayout& layout) {
 absl::Status LoadAllGatherKernels(int* resident_blocks_per_sm) {
   LTX_RETURN_IF_ERROR(CudaStatus(LoadAllGatherKernel(resident_blocks_per_sm),
                                  "loading the direct AllGather kernel"));
-  return CudaStatus(LoadOneTripKernel(resident_blocks_per_sm),
-                    "loading the one-trip AllGather kernel");
+  LTX_RETURN_IF_ERROR(CudaStatus(LoadOneTripKernel(resident_blocks_per_sm),
+                                 "loading the one-trip AllGather kernel"));
+  return CudaStatus(LoadAllGatherFp8Kernels(resident_blocks_per_sm),
+                    "loading the FP8 AllGather's kernels");
 }
 
 }  // namespace ltx

@@ -20,6 +20,7 @@
 #include "ltx/runtime/resolved_call.h"
 #include "ltx/transport/copy_engine/strided_copy.h"
 #include "ltx/transport/peer_store/peer_store_transport.h"
+#include "ltx/wire_format.h"
 
 namespace ltx {
 
@@ -30,6 +31,8 @@ struct CollectiveOp {
   // Tensors of one shape the op moves (RankBuffers: input and output, then more_inputs and
   // more_outputs); the bytes below are each tensor's.
   int tensors = 1;
+  // How the op's rows travel (AllGatherShape::wire): the FP8 wire runs on the pull kernels.
+  WireFormat wire = WireFormat::kNative;
   std::array<int64_t, kMaxWorldSize> input_bytes = {};
   std::array<int64_t, kMaxWorldSize> output_bytes = {};
   // The most each rank sends to one target, over all tensors: the protocol and block count

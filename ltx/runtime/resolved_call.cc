@@ -26,6 +26,10 @@ Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& contex
     *reason = "several tensors in one op: the direct kernel";
     return Protocol::kDirect;
   }
+  if (context.wire == WireFormat::kFp8E4M3) {
+    *reason = "FP8 on the wire: the pull kernels";
+    return Protocol::kDirect;
+  }
   if (requested != Protocol::kAuto) {
     *reason = "CallOptions::protocol";
     return requested;
@@ -146,6 +150,16 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
     return absl::UnimplementedError(absl::StrCat(
         CollectiveName(context.collective), " of ", context.tensors,
         " tensors in one op runs on the direct kernel only (the peer-store transport, "
+        "Protocol::kAuto or kDirect), not on ",
+        context.transport == Transport::kCopyEngine ? "the copy-engine transport"
+                                                    : ProtocolName(call.protocol)));
+  }
+  if (context.wire == WireFormat::kFp8E4M3 &&
+      (context.transport == Transport::kCopyEngine || call.protocol == Protocol::kOneTrip ||
+       call.protocol == Protocol::kCopyEngine)) {
+    return absl::UnimplementedError(absl::StrCat(
+        CollectiveName(context.collective),
+        " with FP8 on the wire runs on the pull kernels only (the peer-store transport, "
         "Protocol::kAuto or kDirect), not on ",
         context.transport == Transport::kCopyEngine ? "the copy-engine transport"
                                                     : ProtocolName(call.protocol)));

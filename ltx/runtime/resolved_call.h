@@ -13,6 +13,8 @@
 #include "kernels/protocols/one_trip_launch.h"
 #include "kernels/wire/collective.h"
 #include "ltx/runtime_options.h"
+#include "ltx/wire_format.h"
+#include "ltx/wire_format.h"
 
 namespace ltx {
 
@@ -65,8 +67,9 @@ inline OneTripLaunch OneTripLaunchOf(const ResolvedCall& call) {
 // What a call needs to be resolved, beside the Runtime's options.
 struct CallContext {
   Collective collective = Collective::kAllGather;
-  // Tensors the op moves (CollectiveOp::tensors).
+  // Tensors the op moves (CollectiveOp::tensors), and how its rows travel (CollectiveOp::wire).
   int tensors = 1;
+  WireFormat wire = WireFormat::kNative;
   // kPeerStores or kCopyEngine, as resolved by Runtime::Create.
   Transport transport = Transport::kPeerStores;
   int world_size = 1;
@@ -103,8 +106,9 @@ struct CallContext {
 //     (call.two_shot_min_bytes if set, else the options'), one-shot otherwise: decided from the
 //     shape and options alone, but for in place, where a rank that runs one-shot beside one in
 //     place disagrees at entry on the device.
-//   - A call of several tensors (context.tensors > 1) takes the direct kernel: Unimplemented on
-//     the copy-engine transport and for Protocol::kOneTrip or kCopyEngine (alike on every rank).
+//   - A call of several tensors (context.tensors > 1), or with rows in FP8 on the wire
+//     (context.wire), takes the direct kernel (for FP8: the pull kernels): Unimplemented on the
+//     copy-engine transport and for Protocol::kOneTrip or kCopyEngine (alike on every rank).
 //   - On the copy-engine transport every other call (AllGather and all-to-all) takes the copy
 //     engines.
 //   - An explicit protocol is obeyed (a capturing stream on the copy engines records the

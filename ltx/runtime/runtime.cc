@@ -555,6 +555,7 @@ absl::StatusOr<ResolvedCall> Runtime::Resolve(int rank, const CollectiveOp& op,
   CallContext context;
   context.collective = op.collective;
   context.tensors = op.tensors;
+  context.wire = op.wire;
   context.transport = transport_;
   context.world_size = world_size();
   context.max_shard_bytes = *std::max_element(op.shard_bytes.begin(), op.shard_bytes.end());

@@ -1,0 +1,174 @@
+// The AllGather with FP8 on the wire (allgather_fp8_kernel.h): a warp per row quantises this
+// rank's rows into its slot, decodes a peer's row from the peer's slot, or the grid copies this
+// rank's rows over its slot. The largest magnitude of a row is a maximum, so the lanes' order
+// does not change it: every rank and run gets the same codes, scales and decoded bits.
+#include "kernels/allgather/allgather_fp8_kernel.h"
+
+#include <cstdint>
+
+#include "kernels/device/kernel_residency.cuh"
+#include "kernels/protocols/pull_protocol.cuh"
+#include "kernels/reduce/reduce_math.h"
+#include "kernels/wire/fp8_rows.h"
+#include "kernels/wire/fp8_slot.h"
+
+namespace ltx {
+namespace {
+
+constexpr int kLanes = 32;
+
+// Byte offset of rank `rank`'s slot of batch slice `slice` in an output of `p`'s layout.
+__device__ inline int64_t SlotOffset(const AllGatherKernelParams& p, int rank, int64_t slice) {
+  return Fp8SlotOffset(p.total_tokens, p.prefix_tokens[rank], p.row_bytes, slice);
+}
+constexpr unsigned kFullWarp = 0xffffffffu;
+
+// The warp of this thread over the grid, and how many warps the grid has.
+__device__ inline int64_t GridWarp() {
+  return static_cast<int64_t>(blockIdx.x) * (blockDim.x / kLanes) + threadIdx.x / kLanes;
+}
+__device__ inline int64_t GridWarps() {
+  return static_cast<int64_t>(gridDim.x) * (blockDim.x / kLanes);
+}
+
+// A scale's 4 bytes at `at` (any alignment), little-endian.
+__device__ inline void StoreScale(uint8_t* at, float scale) {
+  const uint32_t bits = BitsOfFloat(scale);
+  for (int byte = 0; byte < 4; ++byte) at[byte] = static_cast<uint8_t>(bits >> (8 * byte));
+}
+__device__ inline float LoadScale(const uint8_t* at) {
+  uint32_t bits = 0;
+  for (int byte = 0; byte < 4; ++byte) bits |= uint32_t{__ldcg(at + byte)} << (8 * byte);
+  return FloatOfBits(bits);
+}
+
+// Step 1: every row of this rank's shard, quantised into its slot of its own output.
+template <typename Element>
+__global__ void __launch_bounds__(kAllGatherFp8Threads)
+    QuantizeOwnRowsKernel(const AllGatherKernelParams p) {
+  using Bits = typename Element::Bits;
+  const int64_t hidden = p.row_bytes / static_cast<int64_t>(sizeof(Bits));
+  const int64_t tokens = p.token_counts[p.rank];
+  const int64_t rows = p.geometry.batch * tokens;
+  const int lane = static_cast<int>(threadIdx.x % kLanes);
+  for (int64_t row = GridWarp(); row < rows; row += GridWarps()) {
+    const int64_t slice = row / tokens;
+    const int64_t i = row % tokens;
+    const Bits* values = reinterpret_cast<const Bits*>(static_cast<const uint8_t*>(p.input) +
+                                                       row * p.row_bytes);
+    uint8_t* slot = static_cast<uint8_t*>(p.output) + SlotOffset(p, p.rank, slice);
+    float largest = 0.0f;
+    for (int64_t e = lane; e < hidden; e += kLanes) {
+      largest = Fp8RowLargest(largest, Element::ToFloat(values[e]));
+    }
+    for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+      largest = Fp8RowLargest(largest, __shfl_xor_sync(kFullWarp, largest, offset));
+    }
+    const float scale = Fp8RowScale(largest);
+    uint8_t* codes = slot + Fp8CodesOffset(hidden, i);
+    for (int64_t e = lane; e < hidden; e += kLanes) {
+      codes[e] = Fp8Encode(Element::ToFloat(values[e]), scale);
+    }
+    if (lane == 0) StoreScale(slot + Fp8ScaleOffset(tokens, hidden, i), scale);
+  }
+}
+
+// Step 2's reads: every row of every peer (outputs[s]: peer s's output, as it announced), its
+// codes and scale from the peer's slot, decoded into this rank's output at the peer's rows.
+template <typename Element>
+__device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* outputs) {
+  using Bits = typename Element::Bits;
+  const int64_t hidden = p.row_bytes / static_cast<int64_t>(sizeof(Bits));
+  const int lane = static_cast<int>(threadIdx.x % kLanes);
+  for (int peer = 0; peer < p.world_size; ++peer) {
+    const int64_t tokens = p.token_counts[peer];
+    if (peer == p.rank || tokens == 0) continue;
+    const int64_t rows = p.geometry.batch * tokens;
+    for (int64_t row = GridWarp(); row < rows; row += GridWarps()) {
+      const int64_t slice = row / tokens;
+      const int64_t i = row % tokens;
+      const int64_t slot_offset = SlotOffset(p, peer, slice);
+      const uint8_t* slot = reinterpret_cast<const uint8_t*>(outputs[peer]) + slot_offset;
+      const float scale = LoadScale(slot + Fp8ScaleOffset(tokens, hidden, i));
+      const uint8_t* codes = slot + Fp8CodesOffset(hidden, i);
+      Bits* decoded = reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + slot_offset +
+                                              i * p.row_bytes);
+      for (int64_t e = lane; e < hidden; e += kLanes) {
+        decoded[e] = Fp8Decode<Element>(__ldcg(codes + e), scale);
+      }
+    }
+  }
+}
+
+// Step 2: the pull protocol around DecodePeerRows.
+template <typename Element>
+__global__ void __launch_bounds__(kAllGatherFp8Threads) Fp8PullKernel(const AllGatherKernelParams p) {
+  RunPullOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
+            [&p](const uint64_t* outputs) { DecodePeerRows<Element>(p, outputs); });
+}
+
+// Step 3: this rank's rows, exactly, over its slot of every batch slice (element by element).
+template <typename Element>
+__global__ void __launch_bounds__(kAllGatherFp8Threads)
+    CopyOwnRowsKernel(const AllGatherKernelParams p) {
+  using Bits = typename Element::Bits;
+  const int64_t per_slice = p.token_counts[p.rank] * (p.row_bytes / static_cast<int64_t>(sizeof(Bits)));
+  const int64_t elements = p.geometry.batch * per_slice;
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const Bits* input = static_cast<const Bits*>(p.input);
+  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < elements;
+       k += threads) {
+    const int64_t slice = k / per_slice;
+    Bits* slot = reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) +
+                                         SlotOffset(p, p.rank, slice));
+    slot[k - slice * per_slice] = input[k];
+  }
+}
+
+template <typename Element>
+cudaError_t LaunchFor(const AllGatherKernelParams& params, int blocks, cudaStream_t stream) {
+  QuantizeOwnRowsKernel<Element><<<blocks, kAllGatherFp8Threads, 0, stream>>>(params);
+  cudaError_t error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  Fp8PullKernel<Element><<<blocks, kAllGatherFp8Threads, 0, stream>>>(params);
+  error = cudaGetLastError();
+  if (error != cudaSuccess) return error;
+  CopyOwnRowsKernel<Element><<<blocks, kAllGatherFp8Threads, 0, stream>>>(params);
+  return cudaGetLastError();
+}
+
+template <typename Element>
+cudaError_t LoadFor(int* resident_blocks_per_sm) {
+  for (const cudaError_t error :
+       {LoadKernel(QuantizeOwnRowsKernel<Element>, kAllGatherFp8Threads, resident_blocks_per_sm),
+        LoadKernel(Fp8PullKernel<Element>, kAllGatherFp8Threads, resident_blocks_per_sm),
+        LoadKernel(CopyOwnRowsKernel<Element>, kAllGatherFp8Threads, resident_blocks_per_sm)}) {
+    if (error != cudaSuccess) return error;
+  }
+  return cudaSuccess;
+}
+
+}  // namespace
+
+cudaError_t LaunchAllGatherFp8(const AllGatherKernelParams& params, int blocks,
+                               cudaStream_t stream) {
+  if (blocks < 1) return cudaErrorInvalidValue;
+  switch (params.dtype) {
+    case kReduceBFloat16:
+      if (params.row_bytes < 2 * kFp8MinHidden) return cudaErrorInvalidValue;
+      return LaunchFor<BFloat16Element>(params, blocks, stream);
+    case kReduceFloat16:
+      if (params.row_bytes < 2 * kFp8MinHidden) return cudaErrorInvalidValue;
+      return LaunchFor<Float16Element>(params, blocks, stream);
+    default:
+      return cudaErrorInvalidValue;
+  }
+}
+
+cudaError_t LoadAllGatherFp8Kernels(int* resident_blocks_per_sm) {
+  const cudaError_t error = LoadFor<BFloat16Element>(resident_blocks_per_sm);
+  if (error != cudaSuccess) return error;
+  return LoadFor<Float16Element>(resident_blocks_per_sm);
+}
+
+}  // namespace ltx

@@ -1,0 +1,311 @@
+// GPU tests of the AllGather with FP8 on the wire (AllGatherShape::wire = kFp8E4M3): random
+// bf16 and fp16 rows (every finite magnitude range, with zeros and a NaN), poisoned outputs,
+// and every rank's output compared bit for bit with a host reference built from
+// kernels/wire/fp8_rows.h: a peer's rows decoded from their codes and scale, the rank's own rows
+// exact; uneven and zero counts, batch > 1, odd row lengths, both call styles, several calls in a
+// row; the decoded values within the bound e4m3 implies. On the rank layout of the environment
+// (ranks may share GPUs).
+#include <cuda_runtime_api.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "gtest/gtest.h"
+#include "kernels/reduce/reduce_math.h"
+#include "kernels/wire/fp8_rows.h"
+#include "ltx/runtime.h"
+#include "tools/testing/gpu_fixture.h"
+#include "tools/testing/rank_threads.h"
+#include "tools/testing/test_ranks.h"
+
+namespace ltx {
+namespace {
+
+constexpr uint8_t kPoison = 0xA5;
+
+struct Fp8Case {
+  DataType dtype = DataType::kBFloat16;
+  int64_t batch = 1;
+  int64_t hidden = 64;
+  std::vector<int64_t> counts;
+
+  std::string ToString() const {
+    std::string counts_text;
+    for (int64_t count : counts) absl::StrAppend(&counts_text, counts_text.empty() ? "" : ",", count);
+    return absl::StrCat(DataTypeName(dtype), " batch ", batch, " hidden ", hidden, " counts [",
+                        counts_text, "]");
+  }
+};
+
+// Random 16-bit rows: magnitudes over many binades (so that a row's scale matters), some zeros,
+// and one NaN in every 97 values of the second row of each rank.
+std::vector<uint16_t> RandomRows(const Fp8Case& c, int64_t rows, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<uint16_t> values(rows * c.hidden);
+  for (int64_t k = 0; k < static_cast<int64_t>(values.size()); ++k) {
+    const double magnitude = std::ldexp(1.0 + (random() % 1000) / 1000.0,
+                                        static_cast<int>(random() % 24) - 12);
+    const float value = static_cast<float>(random() % 7 == 0 ? 0.0 : (random() % 2 ? magnitude : -magnitude));
+    values[k] = c.dtype == DataType::kBFloat16 ? BFloat16Element::FromFloat(value)
+                                               : Float16Element::FromFloat(value);
+    if (k / c.hidden == 1 && k % 97 == 5) values[k] = 0x7fc0;  // A NaN (either dtype).
+  }
+  return values;
+}
+
+// What a peer's row of `values` (one row of `hidden` elements) becomes on the FP8 wire.
+template <typename Element>
+void DecodedRow(const uint16_t* values, int64_t hidden, uint16_t* out) {
+  float largest = 0.0f;
+  for (int64_t e = 0; e < hidden; ++e) largest = Fp8RowLargest(largest, Element::ToFloat(values[e]));
+  const float scale = Fp8RowScale(largest);
+  for (int64_t e = 0; e < hidden; ++e) {
+    out[e] = Fp8Decode<Element>(Fp8Encode(Element::ToFloat(values[e]), scale), scale);
+  }
+}
+
+// Rank `rank`'s expected output: every rank's rows at their place in every slice, decoded but
+// for its own.
+std::vector<uint16_t> Expected(const Fp8Case& c, const std::vector<std::vector<uint16_t>>& inputs,
+                               int rank) {
+  int64_t total = 0;
+  for (int64_t count : c.counts) total += count;
+  std::vector<uint16_t> out(c.batch * total * c.hidden);
+  int64_t prefix = 0;
+  for (size_t source = 0; source < c.counts.size(); ++source) {
+    for (int64_t slice = 0; slice < c.batch; ++slice) {
+      for (int64_t i = 0; i < c.counts[source]; ++i) {
+        const uint16_t* row = inputs[source].data() + (slice * c.counts[source] + i) * c.hidden;
+        uint16_t* to = out.data() + ((slice * total) + prefix + i) * c.hidden;
+        if (static_cast<int>(source) == rank) {
+          std::memcpy(to, row, c.hidden * sizeof(uint16_t));
+        } else if (c.dtype == DataType::kBFloat16) {
+          DecodedRow<BFloat16Element>(row, c.hidden, to);
+        } else {
+          DecodedRow<Float16Element>(row, c.hidden, to);
+        }
+      }
+    }
+    prefix += c.counts[source];
+  }
+  return out;
+}
+
+// Every rank's buffers for the largest case, on the rank's GPU and stream.
+class Fp8AllGatherTest : public ::testing::Test {
+ protected:
+  static constexpr int64_t kCapacity = 8 << 20;
+
+  void SetUp() override {
+    LTX_REQUIRE_RANKS(2);
+    devices_ = TestRankDevices(2);
+    RuntimeOptions options = OnPeerStores();
+    options.devices = devices_;
+    absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
+    ASSERT_TRUE(runtime.ok()) << runtime.status();
+    runtime_ = std::move(*runtime);
+    for (int device : devices_) {
+      ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+      void* input = nullptr;
+      void* output = nullptr;
+      cudaStream_t stream = nullptr;
+      ASSERT_EQ(cudaMalloc(&input, kCapacity), cudaSuccess);
+      ASSERT_EQ(cudaMalloc(&output, kCapacity), cudaSuccess);
+      ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+      RankBuffers buffers;
+      buffers.input = input;
+      buffers.output = output;
+      buffers.stream = stream;
+      buffers_.push_back(buffers);
+    }
+  }
+
+  void TearDown() override {
+    if (runtime_ != nullptr) runtime_->Synchronize(kTestWait).IgnoreError();
+    runtime_.reset();
+    for (size_t rank = 0; rank < buffers_.size(); ++rank) {
+      cudaSetDevice(devices_[rank]);
+      cudaFree(const_cast<void*>(buffers_[rank].input));
+      cudaFree(buffers_[rank].output);
+      cudaStreamDestroy(buffers_[rank].stream);
+    }
+  }
+
+  // Runs `c` once in `style` on fresh random inputs and poisoned outputs, and compares every
+  // rank's output with Expected; checks the decoded values' error bound too.
+  void RunAndCheck(const Fp8Case& c, CallStyle style, uint64_t seed) {
+    SCOPED_TRACE(c.ToString());
+    const int world = runtime_->world_size();
+    int64_t total = 0;
+    for (int64_t count : c.counts) total += count;
+    const int64_t output_bytes = c.batch * total * c.hidden * 2;
+    ASSERT_LE(output_bytes, kCapacity);
+    std::vector<std::vector<uint16_t>> inputs;
+    for (int rank = 0; rank < world; ++rank) {
+      inputs.push_back(RandomRows(c, c.batch * c.counts[rank], seed * 131 + rank));
+      ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(const_cast<void*>(buffers_[rank].input), inputs[rank].data(),
+                           inputs[rank].size() * 2, cudaMemcpyHostToDevice),
+                cudaSuccess);
+      ASSERT_EQ(cudaMemset(buffers_[rank].output, kPoison, output_bytes), cudaSuccess);
+    }
+    AllGatherShape shape;
+    shape.dtype = c.dtype;
+    shape.batch = c.batch;
+    shape.hidden = c.hidden;
+    shape.token_counts = c.counts;
+    shape.wire = WireFormat::kFp8E4M3;
+    if (style == CallStyle::kCoordinated) {
+      ASSERT_TRUE(runtime_->AllGatherAndWait(shape, buffers_, kTestWait).ok());
+    } else {
+      const absl::Status launched = RunOnRankThreads(world, [&](int rank) {
+        return runtime_->AllGatherRank(rank, shape, buffers_[rank]);
+      });
+      ASSERT_TRUE(launched.ok()) << launched;
+      const absl::Status status = runtime_->Synchronize(kTestWait);
+      ASSERT_TRUE(status.ok()) << status;
+    }
+    for (int rank = 0; rank < world; ++rank) {
+      std::vector<uint16_t> got(output_bytes / 2);
+      ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(got.data(), buffers_[rank].output, output_bytes,
+                           cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      const std::vector<uint16_t> expected = Expected(c, inputs, rank);
+      int64_t wrong = 0;
+      int64_t first = -1;
+      for (size_t k = 0; k < got.size(); ++k) {
+        if (got[k] != expected[k]) {
+          if (first < 0) first = static_cast<int64_t>(k);
+          ++wrong;
+        }
+      }
+      EXPECT_EQ(wrong, 0) << "rank " << rank << ": " << wrong << " elements differ, first at "
+                          << first;
+      CheckBound(c, inputs, got, rank);
+    }
+  }
+
+  // A peer's finite value comes back within 2^-4 of itself relative, plus 2^-10 of its row's
+  // scale (below e4m3's normal range), plus the dtype's own rounding (2^-8 relative for bf16,
+  // 2^-11 for fp16).
+  static void CheckBound(const Fp8Case& c, const std::vector<std::vector<uint16_t>>& inputs,
+                         const std::vector<uint16_t>& got, int rank) {
+    int64_t total = 0;
+    for (int64_t count : c.counts) total += count;
+    const bool bf16 = c.dtype == DataType::kBFloat16;
+    auto to_float = [bf16](uint16_t bits) {
+      return bf16 ? BFloat16Element::ToFloat(bits) : Float16Element::ToFloat(bits);
+    };
+    const double relative = 1.0 / 16 + (bf16 ? 1.0 / 256 : 1.0 / 2048);
+    int64_t prefix = 0;
+    for (size_t source = 0; source < c.counts.size(); ++source) {
+      for (int64_t row = 0; static_cast<int>(source) != rank && row < c.batch * c.counts[source];
+           ++row) {
+        const int64_t slice = row / c.counts[source];
+        const uint16_t* values = inputs[source].data() + row * c.hidden;
+        float largest = 0.0f;
+        for (int64_t e = 0; e < c.hidden; ++e) largest = Fp8RowLargest(largest, to_float(values[e]));
+        const double scale = Fp8RowScale(largest);
+        const int64_t at = (slice * total + prefix + row % c.counts[source]) * c.hidden;
+        for (int64_t e = 0; e < c.hidden; ++e) {
+          const double sent = to_float(values[e]);
+          const double received = to_float(got[at + e]);
+          if (std::isnan(sent)) {
+            EXPECT_TRUE(std::isnan(received));
+            continue;
+          }
+          const double bound = relative * std::fabs(sent) + scale / 1024;
+          ASSERT_LE(std::fabs(received - sent), bound) << "rank " << rank << ", from " << source
+                                                       << ", row " << row << ", element " << e;
+        }
+      }
+      prefix += c.counts[source];
+    }
+  }
+
+  // Counts for `world` ranks: uneven, with a zero at rank 1.
+  static std::vector<int64_t> UnevenCounts(int world) {
+    std::vector<int64_t> counts;
+    for (int rank = 0; rank < world; ++rank) counts.push_back(rank == 1 ? 0 : 3 + 5 * rank);
+    return counts;
+  }
+
+  std::vector<int> devices_;
+  std::unique_ptr<Runtime> runtime_;
+  std::vector<RankBuffers> buffers_;
+};
+
+TEST_F(Fp8AllGatherTest, PeersRowsArriveDecodedAndOwnRowsExact) {
+  const int world = runtime_->world_size();
+  uint64_t seed = 1;
+  for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16}) {
+    for (int64_t batch : {1, 3}) {
+      for (int64_t hidden : {8, 13, 96, 4096}) {
+        Fp8Case c;
+        c.dtype = dtype;
+        c.batch = batch;
+        c.hidden = hidden;
+        c.counts = UnevenCounts(world);
+        for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+          RunAndCheck(c, style, ++seed);
+        }
+      }
+    }
+  }
+}
+
+// Many calls of changing shapes one after another, each checked: a rank's next op rewrites its
+// slot only after every peer read the last one.
+TEST_F(Fp8AllGatherTest, CallsInARowEachCheckedBitForBit) {
+  const int world = runtime_->world_size();
+  std::mt19937_64 random(7);
+  for (int call = 0; call < 24; ++call) {
+    Fp8Case c;
+    c.dtype = random() % 2 ? DataType::kBFloat16 : DataType::kFloat16;
+    c.batch = 1 + random() % 2;
+    c.hidden = 8 + random() % 300;
+    for (int rank = 0; rank < world; ++rank) c.counts.push_back(random() % 4 == 0 ? 0 : 1 + random() % 40);
+    RunAndCheck(c, call % 2 ? CallStyle::kPerRankThreads : CallStyle::kCoordinated, 1000 + call);
+  }
+}
+
+// What the FP8 wire refuses, before any launch, alike on every rank; the Runtime stays usable.
+TEST_F(Fp8AllGatherTest, RefusesWhatItCannotCarry) {
+  const int world = runtime_->world_size();
+  const std::vector<int64_t> counts = UnevenCounts(world);
+  AllGatherShape shape;
+  shape.dtype = DataType::kFloat32;
+  shape.hidden = 64;
+  shape.token_counts = counts;
+  shape.wire = WireFormat::kFp8E4M3;
+  EXPECT_EQ(runtime_->AllGatherAndWait(shape, buffers_, kTestWait).code(),
+            absl::StatusCode::kInvalidArgument);
+  shape.dtype = DataType::kBFloat16;
+  CallOptions one_trip;
+  one_trip.protocol = Protocol::kOneTrip;
+  EXPECT_EQ(runtime_->AllGatherAndWait(shape, buffers_, kTestWait, one_trip).code(),
+            absl::StatusCode::kUnimplemented);
+  // In place: rank r's input at its own rows of its output.
+  std::vector<RankBuffers> in_place = buffers_;
+  int64_t prefix = 0;
+  for (int rank = 0; rank < world; ++rank) {
+    in_place[rank].input = static_cast<uint8_t*>(in_place[rank].output) + prefix * 64 * 2;
+    prefix += counts[rank];
+  }
+  EXPECT_EQ(runtime_->AllGatherAndWait(shape, in_place, kTestWait).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(runtime_->status().ok()) << runtime_->status();
+  Fp8Case c;
+  c.counts = counts;
+  RunAndCheck(c, CallStyle::kCoordinated, 99);
+}
+
+}  // namespace
+}  // namespace ltx
