@@ -1,9 +1,10 @@
-// GPU tests of the AllGather with FP8 on the wire (AllGatherShape::wire = kFp8E4M3): random
-// bf16 and fp16 rows (every finite magnitude range, with zeros and a NaN), poisoned outputs,
-// and every rank's output compared bit for bit with a host reference built from
-// kernels/wire/fp8_rows.h: a peer's rows decoded from their codes and scale, the rank's own rows
-// exact; uneven and zero counts, batch > 1, odd row lengths, both call styles, several calls in a
-// row; the decoded values within the bound e4m3 implies. On the rank layout of the environment
+// GPU tests of the AllGather with FP8 on the wire (AllGatherShape::wire = kFp8E4M3): poisoned
+// outputs, and every rank's output compared bit for bit with the host reference of
+// tools/testing/fp8_reference.h (a peer's rows decoded from their codes and scale, the rank's
+// own rows exact). Random bf16 and fp16 rows over many binades, with zeros and a NaN: uneven and
+// zero counts, batch > 1, odd row lengths, both call styles, calls of changing shapes in a row,
+// and the decoded values within the bound e4m3 implies; random bytes through the AllGather
+// harness, misaligned and guarded; what the wire refuses. On the rank layout of the environment
 // (ranks may share GPUs).
 #include <cuda_runtime_api.h>
 
@@ -20,6 +21,7 @@
 #include "kernels/reduce/reduce_math.h"
 #include "kernels/wire/fp8_rows.h"
 #include "ltx/runtime.h"
+#include "tools/testing/fp8_reference.h"
 #include "tools/testing/gpu_fixture.h"
 #include "tools/testing/rank_threads.h"
 #include "tools/testing/test_ranks.h"
@@ -37,37 +39,35 @@ struct Fp8Case {
 
   std::string ToString() const {
     std::string counts_text;
-    for (int64_t count : counts) absl::StrAppend(&counts_text, counts_text.empty() ? "" : ",", count);
+    for (int64_t count : counts)
+      absl::StrAppend(&counts_text, counts_text.empty() ? "" : ",", count);
     return absl::StrCat(DataTypeName(dtype), " batch ", batch, " hidden ", hidden, " counts [",
                         counts_text, "]");
   }
 };
 
-// Random 16-bit rows: magnitudes over many binades (so that a row's scale matters), some zeros,
-// and one NaN in every 97 values of the second row of each rank.
+// Random 16-bit rows, each of one kind by its index: 0, 4, 5: magnitudes over 24 binades with
+// some zeros; 1: the same with a NaN, +Inf and -Inf (which the scale skips and the codes carry
+// as NaN and saturation); 2: all zeros; 3: tiny values (subnormal in bf16 and fp16), whose scale
+// is the least one.
 std::vector<uint16_t> RandomRows(const Fp8Case& c, int64_t rows, uint64_t seed) {
   std::mt19937_64 random(seed);
+  const bool bf16 = c.dtype == DataType::kBFloat16;
   std::vector<uint16_t> values(rows * c.hidden);
   for (int64_t k = 0; k < static_cast<int64_t>(values.size()); ++k) {
-    const double magnitude = std::ldexp(1.0 + (random() % 1000) / 1000.0,
-                                        static_cast<int>(random() % 24) - 12);
-    const float value = static_cast<float>(random() % 7 == 0 ? 0.0 : (random() % 2 ? magnitude : -magnitude));
-    values[k] = c.dtype == DataType::kBFloat16 ? BFloat16Element::FromFloat(value)
-                                               : Float16Element::FromFloat(value);
-    if (k / c.hidden == 1 && k % 97 == 5) values[k] = 0x7fc0;  // A NaN (either dtype).
+    const int64_t kind = k / c.hidden % 6;
+    const int binade = kind == 3 ? (bf16 ? -130 : -20) : static_cast<int>(random() % 24) - 12;
+    const double magnitude = std::ldexp(1.0 + (random() % 1000) / 1000.0, binade);
+    const bool zero = kind == 2 || random() % 7 == 0;
+    const float value = static_cast<float>(zero ? 0.0 : (random() % 2 ? magnitude : -magnitude));
+    values[k] = bf16 ? BFloat16Element::FromFloat(value) : Float16Element::FromFloat(value);
+    if (kind == 1 && k % c.hidden < 3) {
+      const uint16_t special[3] = {0x7fc0, static_cast<uint16_t>(bf16 ? 0x7f80 : 0x7c00),
+                                   static_cast<uint16_t>(bf16 ? 0xff80 : 0xfc00)};
+      values[k] = special[k % c.hidden];  // NaN, +Inf, -Inf.
+    }
   }
   return values;
-}
-
-// What a peer's row of `values` (one row of `hidden` elements) becomes on the FP8 wire.
-template <typename Element>
-void DecodedRow(const uint16_t* values, int64_t hidden, uint16_t* out) {
-  float largest = 0.0f;
-  for (int64_t e = 0; e < hidden; ++e) largest = Fp8RowLargest(largest, Element::ToFloat(values[e]));
-  const float scale = Fp8RowScale(largest);
-  for (int64_t e = 0; e < hidden; ++e) {
-    out[e] = Fp8Decode<Element>(Fp8Encode(Element::ToFloat(values[e]), scale), scale);
-  }
 }
 
 // Rank `rank`'s expected output: every rank's rows at their place in every slice, decoded but
@@ -85,10 +85,8 @@ std::vector<uint16_t> Expected(const Fp8Case& c, const std::vector<std::vector<u
         uint16_t* to = out.data() + ((slice * total) + prefix + i) * c.hidden;
         if (static_cast<int>(source) == rank) {
           std::memcpy(to, row, c.hidden * sizeof(uint16_t));
-        } else if (c.dtype == DataType::kBFloat16) {
-          DecodedRow<BFloat16Element>(row, c.hidden, to);
         } else {
-          DecodedRow<Float16Element>(row, c.hidden, to);
+          Fp8WireRow(c.dtype, row, c.hidden, to);
         }
       }
     }
@@ -164,9 +162,8 @@ class Fp8AllGatherTest : public ::testing::Test {
     if (style == CallStyle::kCoordinated) {
       ASSERT_TRUE(runtime_->AllGatherAndWait(shape, buffers_, kTestWait).ok());
     } else {
-      const absl::Status launched = RunOnRankThreads(world, [&](int rank) {
-        return runtime_->AllGatherRank(rank, shape, buffers_[rank]);
-      });
+      const absl::Status launched = RunOnRankThreads(
+          world, [&](int rank) { return runtime_->AllGatherRank(rank, shape, buffers_[rank]); });
       ASSERT_TRUE(launched.ok()) << launched;
       const absl::Status status = runtime_->Synchronize(kTestWait);
       ASSERT_TRUE(status.ok()) << status;
@@ -174,8 +171,7 @@ class Fp8AllGatherTest : public ::testing::Test {
     for (int rank = 0; rank < world; ++rank) {
       std::vector<uint16_t> got(output_bytes / 2);
       ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(got.data(), buffers_[rank].output, output_bytes,
-                           cudaMemcpyDeviceToHost),
+      ASSERT_EQ(cudaMemcpy(got.data(), buffers_[rank].output, output_bytes, cudaMemcpyDeviceToHost),
                 cudaSuccess);
       const std::vector<uint16_t> expected = Expected(c, inputs, rank);
       int64_t wrong = 0;
@@ -193,8 +189,9 @@ class Fp8AllGatherTest : public ::testing::Test {
   }
 
   // A peer's finite value comes back within 2^-4 of itself relative, plus 2^-10 of its row's
-  // scale (below e4m3's normal range), plus the dtype's own rounding (2^-8 relative for bf16,
-  // 2^-11 for fp16).
+  // scale (below e4m3's normal range), plus the dtype's own rounding of the result (2^-8
+  // relative for bf16, 2^-11 for fp16, and half its least subnormal); infinities saturate, a NaN
+  // stays a NaN.
   static void CheckBound(const Fp8Case& c, const std::vector<std::vector<uint16_t>>& inputs,
                          const std::vector<uint16_t>& got, int rank) {
     int64_t total = 0;
@@ -203,7 +200,8 @@ class Fp8AllGatherTest : public ::testing::Test {
     auto to_float = [bf16](uint16_t bits) {
       return bf16 ? BFloat16Element::ToFloat(bits) : Float16Element::ToFloat(bits);
     };
-    const double relative = 1.0 / 16 + (bf16 ? 1.0 / 256 : 1.0 / 2048);
+    const double dtype_relative = bf16 ? 1.0 / 256 : 1.0 / 2048;
+    const double dtype_absolute = bf16 ? std::ldexp(1.0, -134) : std::ldexp(1.0, -25);
     int64_t prefix = 0;
     for (size_t source = 0; source < c.counts.size(); ++source) {
       for (int64_t row = 0; static_cast<int>(source) != rank && row < c.batch * c.counts[source];
@@ -211,29 +209,37 @@ class Fp8AllGatherTest : public ::testing::Test {
         const int64_t slice = row / c.counts[source];
         const uint16_t* values = inputs[source].data() + row * c.hidden;
         float largest = 0.0f;
-        for (int64_t e = 0; e < c.hidden; ++e) largest = Fp8RowLargest(largest, to_float(values[e]));
+        for (int64_t e = 0; e < c.hidden; ++e) {
+          largest = Fp8RowLargest(largest, to_float(values[e]));
+        }
         const double scale = Fp8RowScale(largest);
         const int64_t at = (slice * total + prefix + row % c.counts[source]) * c.hidden;
         for (int64_t e = 0; e < c.hidden; ++e) {
           const double sent = to_float(values[e]);
           const double received = to_float(got[at + e]);
           if (std::isnan(sent)) {
-            EXPECT_TRUE(std::isnan(received));
+            EXPECT_TRUE(std::isnan(received)) << "rank " << rank << ", element " << e;
             continue;
           }
-          const double bound = relative * std::fabs(sent) + scale / 1024;
-          ASSERT_LE(std::fabs(received - sent), bound) << "rank " << rank << ", from " << source
-                                                       << ", row " << row << ", element " << e;
+          if (std::isinf(sent)) {  // Saturated: the row's largest finite magnitude, signed.
+            EXPECT_TRUE(std::isfinite(received) && std::signbit(received) == std::signbit(sent))
+                << "rank " << rank << ", element " << e << ": " << received;
+            continue;
+          }
+          const double bound = std::fabs(sent) / 16 + scale / 1024 +
+                               dtype_relative * std::fabs(received) + dtype_absolute;
+          ASSERT_LE(std::fabs(received - sent), bound)
+              << "rank " << rank << ", from " << source << ", row " << row << ", element " << e;
         }
       }
       prefix += c.counts[source];
     }
   }
 
-  // Counts for `world` ranks: uneven, with a zero at rank 1.
-  static std::vector<int64_t> UnevenCounts(int world) {
+  // Counts for `world` ranks, uneven: every rank with rows, or rank `zero` without (-1: none).
+  static std::vector<int64_t> UnevenCounts(int world, int zero = -1) {
     std::vector<int64_t> counts;
-    for (int rank = 0; rank < world; ++rank) counts.push_back(rank == 1 ? 0 : 3 + 5 * rank);
+    for (int rank = 0; rank < world; ++rank) counts.push_back(rank == zero ? 0 : 3 + 5 * rank);
     return counts;
   }
 
@@ -252,9 +258,11 @@ TEST_F(Fp8AllGatherTest, PeersRowsArriveDecodedAndOwnRowsExact) {
         c.dtype = dtype;
         c.batch = batch;
         c.hidden = hidden;
-        c.counts = UnevenCounts(world);
-        for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
-          RunAndCheck(c, style, ++seed);
+        for (int zero : {-1, 0, world - 1}) {
+          c.counts = UnevenCounts(world, zero);
+          for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+            RunAndCheck(c, style, ++seed);
+          }
         }
       }
     }
@@ -271,7 +279,8 @@ TEST_F(Fp8AllGatherTest, CallsInARowEachCheckedBitForBit) {
     c.dtype = random() % 2 ? DataType::kBFloat16 : DataType::kFloat16;
     c.batch = 1 + random() % 2;
     c.hidden = 8 + random() % 300;
-    for (int rank = 0; rank < world; ++rank) c.counts.push_back(random() % 4 == 0 ? 0 : 1 + random() % 40);
+    for (int rank = 0; rank < world; ++rank)
+      c.counts.push_back(random() % 4 == 0 ? 0 : 1 + random() % 40);
     RunAndCheck(c, call % 2 ? CallStyle::kPerRankThreads : CallStyle::kCoordinated, 1000 + call);
   }
 }
@@ -305,6 +314,31 @@ TEST_F(Fp8AllGatherTest, RefusesWhatItCannotCarry) {
   Fp8Case c;
   c.counts = counts;
   RunAndCheck(c, CallStyle::kCoordinated, 99);
+}
+
+// Through the AllGather harness: random bytes (every bit pattern, NaNs and infinities too),
+// misaligned inputs and outputs (a slot's scales at odd addresses), guards around every buffer.
+TEST(Fp8AllGatherHarnessTest, RandomBytesMisalignedAndGuarded) {
+  LTX_REQUIRE_RANKS(2);
+  GpuFixture f = MakeGpuFixture(TestRankDevices(2), OnPeerStores());
+  ASSERT_NE(f.runtime, nullptr);
+  const int world = f.runtime->world_size();
+  for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16}) {
+    for (int misalignment : {0, 2, 6}) {
+      AllGatherCase c;
+      c.dtype = dtype;
+      c.batch = 2;
+      c.hidden = 37;
+      for (int rank = 0; rank < world; ++rank) c.token_counts.push_back(rank == 1 ? 0 : 2 + rank);
+      c.input_misalignment = misalignment;
+      c.output_misalignment = misalignment;
+      c.wire = WireFormat::kFp8E4M3;
+      for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+        const absl::Status status = RunAndVerify(f, c, style);
+        EXPECT_TRUE(status.ok()) << c.ToString() << ": " << status;
+      }
+    }
+  }
 }
 
 }  // namespace

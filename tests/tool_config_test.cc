@@ -91,6 +91,46 @@ TEST(MakeToolConfigTest, BenchTakesItsSweep) {
   EXPECT_EQ(bench.runtime.devices, (std::vector<int>{3, 1}));
 }
 
+// --wire: native by default, fp8_e4m3 for bf16 and fp16 rows of at least 8 elements, one
+// tensor, not in place, on auto or direct; refused otherwise, and outside --bench.
+TEST(MakeToolConfigTest, BenchTakesTheWireFormat) {
+  FlagValues flags;
+  flags.bench = true;
+  EXPECT_EQ(MakeToolConfig(flags)->bench_config.wire, WireFormat::kNative);
+  flags.wire = "fp8_e4m3";
+  const absl::StatusOr<ToolConfig> config = MakeToolConfig(flags);
+  ASSERT_TRUE(config.ok()) << config.status();
+  EXPECT_EQ(config->bench_config.wire, WireFormat::kFp8E4M3);
+  flags.dtype = "fp16";
+  EXPECT_TRUE(MakeToolConfig(flags).ok());
+  auto refused = [](const FlagValues& bad, const char* what) {
+    const absl::Status status = MakeToolConfig(bad).status();
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << what << ": " << status;
+    EXPECT_NE(std::string(status.message()).find("--wire"), std::string::npos) << status;
+  };
+  FlagValues bad = flags;
+  bad.dtype = "fp32";
+  refused(bad, "fp32");
+  bad = flags;
+  bad.hidden = 7;
+  refused(bad, "hidden 7");
+  bad = flags;
+  bad.in_place = true;
+  refused(bad, "in place");
+  bad = flags;
+  bad.tensors = 3;
+  refused(bad, "3 tensors");
+  bad = flags;
+  bad.protocol = "one_trip";
+  refused(bad, "one-trip");
+  bad = flags;
+  bad.wire = "fp4";
+  refused(bad, "fp4");
+  bad = flags;
+  bad.bench = false;
+  refused(bad, "smoke run");
+}
+
 TEST(MakeToolConfigTest, GraphReplaysOfCopyEngineCallsOnThePeerStoreTransport) {
   FlagValues flags;
   flags.bench = true;

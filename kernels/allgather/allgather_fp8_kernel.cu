@@ -2,11 +2,11 @@
 // rank's rows into its slot, decodes a peer's row from the peer's slot, or the grid copies this
 // rank's rows over its slot. The largest magnitude of a row is a maximum, so the lanes' order
 // does not change it: every rank and run gets the same codes, scales and decoded bits.
-#include "kernels/allgather/allgather_fp8_kernel.h"
-
 #include <cstdint>
 
+#include "kernels/allgather/allgather_fp8_kernel.h"
 #include "kernels/device/kernel_residency.cuh"
+#include "kernels/device/memory_order.cuh"
 #include "kernels/protocols/pull_protocol.cuh"
 #include "kernels/reduce/reduce_math.h"
 #include "kernels/wire/fp8_rows.h"
@@ -42,6 +42,12 @@ __device__ inline float LoadScale(const uint8_t* at) {
   return FloatOfBits(bits);
 }
 
+// Whether this rank gave an op up since the last Reset: then its slot is left alone, for a peer
+// may still be reading it (the pull protocol's abandoned op; kernels/PROTOCOL.md).
+__device__ inline bool Abandoned(const AllGatherKernelParams& p) {
+  return LoadRelaxedSystem(&p.signals[p.rank]->abort) != 0u;
+}
+
 // Step 1: every row of this rank's shard, quantised into its slot of its own output.
 template <typename Element>
 __global__ void __launch_bounds__(kAllGatherFp8Threads)
@@ -49,13 +55,13 @@ __global__ void __launch_bounds__(kAllGatherFp8Threads)
   using Bits = typename Element::Bits;
   const int64_t hidden = p.row_bytes / static_cast<int64_t>(sizeof(Bits));
   const int64_t tokens = p.token_counts[p.rank];
-  const int64_t rows = p.geometry.batch * tokens;
+  const int64_t rows = Abandoned(p) ? 0 : p.geometry.batch * tokens;
   const int lane = static_cast<int>(threadIdx.x % kLanes);
   for (int64_t row = GridWarp(); row < rows; row += GridWarps()) {
     const int64_t slice = row / tokens;
     const int64_t i = row % tokens;
-    const Bits* values = reinterpret_cast<const Bits*>(static_cast<const uint8_t*>(p.input) +
-                                                       row * p.row_bytes);
+    const Bits* values =
+        reinterpret_cast<const Bits*>(static_cast<const uint8_t*>(p.input) + row * p.row_bytes);
     uint8_t* slot = static_cast<uint8_t*>(p.output) + SlotOffset(p, p.rank, slice);
     float largest = 0.0f;
     for (int64_t e = lane; e < hidden; e += kLanes) {
@@ -91,8 +97,8 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
       const uint8_t* slot = reinterpret_cast<const uint8_t*>(outputs[peer]) + slot_offset;
       const float scale = LoadScale(slot + Fp8ScaleOffset(tokens, hidden, i));
       const uint8_t* codes = slot + Fp8CodesOffset(hidden, i);
-      Bits* decoded = reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + slot_offset +
-                                              i * p.row_bytes);
+      Bits* decoded =
+          reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + slot_offset + i * p.row_bytes);
       for (int64_t e = lane; e < hidden; e += kLanes) {
         decoded[e] = Fp8Decode<Element>(__ldcg(codes + e), scale);
       }
@@ -102,7 +108,8 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
 
 // Step 2: the pull protocol around DecodePeerRows.
 template <typename Element>
-__global__ void __launch_bounds__(kAllGatherFp8Threads) Fp8PullKernel(const AllGatherKernelParams p) {
+__global__ void __launch_bounds__(kAllGatherFp8Threads)
+    Fp8PullKernel(const AllGatherKernelParams p) {
   RunPullOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
             [&p](const uint64_t* outputs) { DecodePeerRows<Element>(p, outputs); });
 }
@@ -112,15 +119,16 @@ template <typename Element>
 __global__ void __launch_bounds__(kAllGatherFp8Threads)
     CopyOwnRowsKernel(const AllGatherKernelParams p) {
   using Bits = typename Element::Bits;
-  const int64_t per_slice = p.token_counts[p.rank] * (p.row_bytes / static_cast<int64_t>(sizeof(Bits)));
-  const int64_t elements = p.geometry.batch * per_slice;
+  const int64_t per_slice =
+      p.token_counts[p.rank] * (p.row_bytes / static_cast<int64_t>(sizeof(Bits)));
+  const int64_t elements = Abandoned(p) ? 0 : p.geometry.batch * per_slice;
   const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
   const Bits* input = static_cast<const Bits*>(p.input);
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < elements;
        k += threads) {
     const int64_t slice = k / per_slice;
-    Bits* slot = reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) +
-                                         SlotOffset(p, p.rank, slice));
+    Bits* slot =
+        reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + SlotOffset(p, p.rank, slice));
     slot[k - slice * per_slice] = input[k];
   }
 }

@@ -26,8 +26,8 @@ inline constexpr int kAllGatherFp8Threads = 512;
 
 // Enqueues the three kernels of one rank's FP8 AllGather on `stream` with `blocks` thread
 // blocks each (>= 1). params.dtype must be bf16 or fp16 (kReduceBFloat16, kReduceFloat16) and
-// the row at least kFp8MinHidden elements: cudaErrorInvalidValue otherwise. Returns the first launch error.
-// Thread-safe; the caller's current device must be the stream's device.
+// the row at least kFp8MinHidden elements: cudaErrorInvalidValue otherwise. Returns the first
+// launch error. Thread-safe; the caller's current device must be the stream's device.
 cudaError_t LaunchAllGatherFp8(const AllGatherKernelParams& params, int blocks,
                                cudaStream_t stream);
 

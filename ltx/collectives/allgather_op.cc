@@ -16,6 +16,8 @@ CollectiveOp AllGatherOpOf(const AllGatherLayout& layout) {
   op.rank_call = "AllGatherRank";
   op.tensors = layout.tensors;
   op.wire = layout.wire;
+  // The FP8 wire's kernels read and write whole 16-bit elements.
+  if (layout.wire == WireFormat::kFp8E4M3) op.element_alignment = ElementSize(layout.dtype);
   for (int rank = 0; rank < layout.world_size; ++rank) {
     op.input_bytes[rank] = layout.InputBytes(rank);
     op.output_bytes[rank] = layout.output_bytes;

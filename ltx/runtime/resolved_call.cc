@@ -201,8 +201,9 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
   resolved.blocks = ChooseBlocks(context, resolved.protocol, call.blocks);
   resolved.timeout = call.timeout.value_or(options.timeout);
   resolved.capturing = context.capturing;
-  // The reductions' kernel has no timed instantiation.
-  if (resolved.protocol != Protocol::kCopyEngine && !IsReduction(context.collective)) {
+  // The reductions' kernel and the FP8 wire's kernels have no timed instantiation.
+  if (resolved.protocol != Protocol::kCopyEngine && !IsReduction(context.collective) &&
+      context.wire == WireFormat::kNative) {
     resolved.phase_timestamps = call.phase_timestamps;
   }
   resolved.early_start =

@@ -14,7 +14,6 @@
 #include "kernels/wire/collective.h"
 #include "ltx/runtime_options.h"
 #include "ltx/wire_format.h"
-#include "ltx/wire_format.h"
 
 namespace ltx {
 

@@ -617,8 +617,8 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
     launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
                               "kernel launch");
     if (!call.capturing) {
-      // After a failed launch too: an op of several kernels (a two-shot AllReduce) may have
-      // queued some, and Reset waits for last_done.
+      // After a failed launch too: an op of several kernels (a two-shot AllReduce, the FP8
+      // wire) may have queued some, and Reset waits for last_done.
       const absl::Status recorded = RankCudaStatus(cudaEventRecord(last_done, buffers.stream),
                                                    rank, "cudaEventRecord");
       if (launched.ok()) launched = recorded;

@@ -1,7 +1,9 @@
 // Names, token splits, sizes and validation of a benchmark sweep.
 #include "tools/ltx_allgather/bench_config.h"
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kernels/wire/fp8_slot.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -67,6 +69,18 @@ absl::Status ValidateBenchConfig(const BenchConfig& config) {
   }
   if (config.hidden < 1) {
     return absl::InvalidArgumentError(absl::StrFormat("--hidden=%d: must be >= 1", config.hidden));
+  }
+  if (config.wire == WireFormat::kFp8E4M3) {
+    if (config.dtype != DataType::kBFloat16 && config.dtype != DataType::kFloat16) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--wire=fp8_e4m3 carries bf16 or fp16 rows, not ", DataTypeName(config.dtype)));
+    }
+    if (config.hidden < kFp8MinHidden || config.in_place || config.tensors > 1 ||
+        (config.call.protocol != Protocol::kAuto && config.call.protocol != Protocol::kDirect)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--wire=fp8_e4m3 needs --hidden >= ", kFp8MinHidden,
+          ", one tensor, no --in_place and --protocol auto or direct"));
+    }
   }
   LTX_RETURN_IF_ERROR(ValidateTimingPlan(config.timing));
   return CheckStyleOnTransport(config.style, config.runtime.transport);

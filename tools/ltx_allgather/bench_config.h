@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "ltx/data_type.h"
 #include "ltx/runtime_options.h"
+#include "ltx/wire_format.h"
 #include "tools/bench/bench_style.h"
 #include "tools/bench/timing_plan.h"
 
@@ -51,13 +52,17 @@ struct BenchConfig {
   bool check = true;
   // Each rank's input is its own tokens inside its output (AllGatherCase::in_place).
   bool in_place = false;
+  // How the rows travel (AllGatherShape::wire).
+  WireFormat wire = WireFormat::kNative;
   absl::Duration host_wait = absl::Seconds(60);  // Longest host wait for the GPUs.
   std::string nccl_path = "libnccl.so.2";        // Empty: no NCCL comparison.
   std::string json_path;                         // Empty: no JSON.
 };
 
 // InvalidArgument naming the first setting a sweep cannot run with (sizes, factor, hidden,
-// timing counts, a graph style with the copy engines forced). Needs no GPU.
+// timing counts, a graph style with the copy engines forced; with the FP8 wire, a dtype other
+// than bf16 and fp16, hidden below 8, in place, several tensors, or a protocol other than auto
+// and direct). Needs no GPU.
 absl::Status ValidateBenchConfig(const BenchConfig& config);
 
 // The total output sizes of the sweep: min_bytes, then times factor while <= max_bytes, each

@@ -5,13 +5,23 @@
 #include "tools/bench/nccl_best.h"
 
 namespace ltx {
+namespace {
+
+// The sweep's own settings: hidden, and the wire format where it is not the native one.
+JsonMembers SettingsOf(const BenchConfig& config) {
+  JsonMembers own = JsonMembers().Int("hidden", config.hidden);
+  if (config.wire != WireFormat::kNative) own.Text("wire", WireFormatName(config.wire));
+  return own;
+}
+
+}  // namespace
 
 absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
                        const std::vector<BenchRow>& rows) {
   JsonDocument document;
   document.settings =
-      BenchJsonSettings(info.devices, config.dtype, JsonMembers().Int("hidden", config.hidden),
-                        config.style, info.nccl_version);
+      BenchJsonSettings(info.devices, config.dtype, SettingsOf(config), config.style,
+                        info.nccl_version);
   document.settings.Int("floor_blocks", info.floor.blocks)
       .Number("floor_graph_us", info.floor.graph_us)
       .Number("floor_eager_us", info.floor.eager_us);

@@ -106,10 +106,11 @@ void Sweep::PrintHeader() const {
   const RuntimeOptions& options = config_.runtime;
   absl::PrintF(
       "# ltx all_gather benchmark: %d GPUs [%s], transport %s, dtype %s, hidden %d, split %s, "
-      "style %s, protocol %s (one-trip up to %d bytes per rank, eager calls by copy engines "
-      "from %s)\n",
+      "wire %s, style %s, protocol %s (one-trip up to %d bytes per rank, eager calls by copy "
+      "engines from %s)\n",
       world(), absl::StrJoin(info_.devices, ","), TransportName(runtime_->transport()),
       DataTypeName(config_.dtype), config_.hidden, SplitPatternName(config_.split),
+      WireFormatName(config_.wire),
       BenchStyleName(config_.style), ProtocolName(config_.call.protocol),
       OneTripLimit(options.one_trip_max_bytes, world()),
       options.copy_engine_min_bytes > 0
@@ -248,6 +249,7 @@ absl::StatusOr<BenchRow> Sweep::RunRow(int64_t size_bytes) {
   c.hidden = config_.hidden;
   c.token_counts = SplitTokens(total_tokens, world(), config_.split);
   c.in_place = config_.in_place;
+  c.wire = config_.wire;
   LTX_RETURN_IF_ERROR(tensors_.Prepare(c));
   const AllGatherLayout& layout = tensors_.at(0).layout();
   const std::vector<RankBuffers> buffers = tensors_.AllBuffers();

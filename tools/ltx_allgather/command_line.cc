@@ -69,6 +69,9 @@ same):
         --hidden=N               elements per token row (default 4096)
         --split=NAME             even | uneven | zeros: tokens per rank (default even)
         --in_place               every rank's input inside its own output (NCCL in place too)
+        --wire=NAME              native | fp8_e4m3: rows as e4m3 codes with a scale per row
+                                 (bf16 and fp16; NCCL's columns move the native rows)
+                                 (default native)
         --nccl=PATH              libnccl to dlopen for the NCCL columns (plain, window, ce,
                                  best); empty: none (default libnccl.so.2)
         --json=FILE              also write every figure to FILE

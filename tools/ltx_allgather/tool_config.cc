@@ -97,6 +97,12 @@ absl::Status FillBenchConfig(const FlagValues& flags, BenchConfig* config) {
   config->factor = flags.step_factor;
   config->split = *split;
   config->style = *style;
+  if (flags.wire == "fp8_e4m3") {
+    config->wire = WireFormat::kFp8E4M3;
+  } else if (flags.wire != "native") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--wire: '", flags.wire, "' is not native or fp8_e4m3"));
+  }
   config->nccl_path = flags.nccl;
   config->json_path = flags.json;
   return ValidateBenchConfig(*config);
@@ -168,6 +174,9 @@ absl::StatusOr<ToolConfig> MakeToolConfig(const FlagValues& flags) {
     dtype = *parsed;
   }
   const absl::Duration host_wait = kHostWaitFactor * runtime.timeout;
+  if (!flags.bench && flags.wire != "native") {
+    return absl::InvalidArgumentError("--wire: only --bench takes it");
+  }
   if (flags.breakdown) {
     config.mode = ToolMode::kBreakdown;
     SetSharedSettings(flags, runtime, dtype, host_wait, &config.breakdown);

@@ -36,6 +36,8 @@ struct FlagValues : BenchFlagValues {
   bool check = true;
   // Each rank's input is its own tokens inside its output (AllGatherCase::in_place).
   bool in_place = false;
+  // Benchmark: how the rows travel ("native" or "fp8_e4m3": AllGatherShape::wire).
+  std::string wire = "native";
   std::string gemm = "8192,8192,8192";
   std::string overlap_styles = "sm,sm_budget,copy_engine,nccl";
   std::string cublas;

@@ -34,6 +34,8 @@ ABSL_FLAG(bool, check, ltx::FlagValues().check, "-c: verify every benchmark row 
 ABSL_FLAG(bool, in_place, ltx::FlagValues().in_place,
           "Benchmark, overlap, breakdown: each rank's input is its own tokens inside its output "
           "(NCCL's in-place AllGather; NCCL is called in place too).");
+ABSL_FLAG(std::string, wire, ltx::FlagValues().wire,
+          "Benchmark: native or fp8_e4m3 (rows as e4m3 codes with a scale, bf16 and fp16).");
 ABSL_FLAG(std::string, gemm, ltx::FlagValues().gemm, "Overlap: the GEMM's M,N,K.");
 ABSL_FLAG(std::string, overlap_styles, ltx::FlagValues().overlap_styles,
           "Overlap: AllGather styles to compare (sm, sm_budget, copy_engine, nccl).");
@@ -59,6 +61,7 @@ FlagValues ReadFlags() {
   f.timeout = absl::GetFlag(FLAGS_timeout);
   f.check = absl::GetFlag(FLAGS_check);
   f.in_place = absl::GetFlag(FLAGS_in_place);
+  f.wire = absl::GetFlag(FLAGS_wire);
   f.gemm = absl::GetFlag(FLAGS_gemm);
   f.overlap_styles = absl::GetFlag(FLAGS_overlap_styles);
   f.cublas = absl::GetFlag(FLAGS_cublas);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "ltx/status_macros.h"
+#include "tools/testing/fp8_reference.h"
 
 namespace ltx {
 
@@ -18,13 +19,15 @@ AllGatherShape AllGatherCase::Shape() const {
   shape.batch = batch;
   shape.hidden = hidden;
   shape.token_counts = token_counts;
+  shape.wire = wire;
   return shape;
 }
 
 std::string AllGatherCase::ToString() const {
-  return absl::StrFormat("%s batch=%d hidden=%d counts=[%s] misalign=%d/%d%s", DataTypeName(dtype),
-                         batch, hidden, absl::StrJoin(token_counts, ","), input_misalignment,
-                         output_misalignment, in_place ? " in-place" : "");
+  return absl::StrFormat("%s batch=%d hidden=%d counts=[%s] misalign=%d/%d%s%s",
+                         DataTypeName(dtype), batch, hidden, absl::StrJoin(token_counts, ","),
+                         input_misalignment, output_misalignment, in_place ? " in-place" : "",
+                         wire == WireFormat::kNative ? "" : " wire=fp8_e4m3");
 }
 
 AllGatherHarness::AllGatherHarness(std::unique_ptr<RankAreas> areas) : areas_(std::move(areas)) {}
@@ -76,6 +79,24 @@ absl::Status AllGatherHarness::RefreshInputs() {
                   inputs_[rank].data() + b * slice, slice);
     }
   }
+  expected_by_rank_.clear();
+  if (case_.wire == WireFormat::kFp8E4M3) {
+    // Every rank's peers' rows as they arrive decoded; its own stay exact.
+    const int64_t hidden = row / ElementSize(case_.dtype);
+    std::vector<uint8_t> decoded = expected_;
+    for (int64_t offset = 0; offset < layout_.output_bytes; offset += row) {
+      Fp8WireRow(case_.dtype, expected_.data() + offset, hidden, decoded.data() + offset);
+    }
+    for (int rank = 0; rank < world_size(); ++rank) {
+      std::vector<uint8_t> mine = decoded;
+      const int64_t slice = layout_.token_counts[rank] * row;
+      for (int64_t b = 0; b < layout_.batch; ++b) {
+        const int64_t at = (b * layout_.total_tokens + layout_.prefix_tokens[rank]) * row;
+        std::memcpy(mine.data() + at, expected_.data() + at, slice);
+      }
+      expected_by_rank_.push_back(std::move(mine));
+    }
+  }
   LTX_RETURN_IF_ERROR(areas_->UploadAndPoison(inputs_, case_.input_misalignment));
   if (!case_.in_place) return absl::OkStatus();
   // The poisoned output's own slot takes the input, where the calls will find it.
@@ -116,8 +137,10 @@ absl::Status AllGatherHarness::Check(bool check_data) {
                            offset / (layout_.row_bytes * layout_.total_tokens), token, source);
   };
   for (int rank = 0; rank < world_size(); ++rank) {
-    LTX_RETURN_IF_ERROR(areas_->CheckArea(RankAreas::Area::kOutput, rank, case_.output_misalignment,
-                                          expected_, check_data, case_.ToString(), describe));
+    LTX_RETURN_IF_ERROR(areas_->CheckArea(
+        RankAreas::Area::kOutput, rank, case_.output_misalignment,
+        expected_by_rank_.empty() ? expected_ : expected_by_rank_[rank], check_data,
+        case_.ToString(), describe));
     LTX_RETURN_IF_ERROR(areas_->CheckInput(RankAreas::Area::kInput, rank, case_.input_misalignment,
                                            inputs_[rank], case_.ToString()));
   }

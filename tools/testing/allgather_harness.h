@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/data_type.h"
+#include "ltx/wire_format.h"
 #include "tools/testing/rank_areas.h"
 
 namespace ltx {
@@ -33,6 +34,9 @@ struct AllGatherCase {
   // Each rank's input is its own tokens inside its output (batch 1 only): the output is
   // poisoned but for that slot, which holds the input.
   bool in_place = false;
+  // How the rows travel: with FP8 on the wire every rank expects its peers' rows as
+  // tools/testing/fp8_reference.h decodes them, its own exactly.
+  WireFormat wire = WireFormat::kNative;
 
   // The shape to pass to the Runtime; it refers to this case's token_counts.
   AllGatherShape Shape() const;
@@ -95,7 +99,9 @@ class AllGatherHarness {
   AllGatherCase case_;
   AllGatherLayout layout_;
   std::vector<std::vector<uint8_t>> inputs_;  // Each rank's, as uploaded.
-  std::vector<uint8_t> expected_;
+  std::vector<uint8_t> expected_;  // Every rank's output (the native wire).
+  // With FP8 on the wire, each rank's: its peers' rows decoded, its own exact.
+  std::vector<std::vector<uint8_t>> expected_by_rank_;
 };
 
 }  // namespace ltx
