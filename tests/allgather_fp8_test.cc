@@ -316,6 +316,28 @@ TEST_F(Fp8AllGatherTest, RefusesWhatItCannotCarry) {
   RunAndCheck(c, CallStyle::kCoordinated, 99);
 }
 
+// Ranks that disagree on the wire format fail at entry (the wire is in the digest), with
+// InvalidArgument and no stores; Reset makes the Runtime usable again.
+TEST_F(Fp8AllGatherTest, RanksThatDisagreeOnTheWireFailAtEntry) {
+  const int world = runtime_->world_size();
+  const std::vector<int64_t> counts = UnevenCounts(world);
+  AllGatherShape shape;
+  shape.hidden = 64;
+  shape.token_counts = counts;
+  const absl::Status launched = RunOnRankThreads(world, [&](int rank) {
+    AllGatherShape mine = shape;
+    mine.wire = rank == 0 ? WireFormat::kNative : WireFormat::kFp8E4M3;
+    return runtime_->AllGatherRank(rank, mine, buffers_[rank]);
+  });
+  EXPECT_TRUE(LaunchedOrRefusedForTheDisagreement(launched)) << launched;
+  const absl::Status status = runtime_->Synchronize(kTestWait);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
+  Fp8Case c;
+  c.counts = counts;
+  RunAndCheck(c, CallStyle::kPerRankThreads, 77);
+}
+
 // Through the AllGather harness: random bytes (every bit pattern, NaNs and infinities too),
 // misaligned inputs and outputs (a slot's scales at odd addresses), guards around every buffer.
 TEST(Fp8AllGatherHarnessTest, RandomBytesMisalignedAndGuarded) {
