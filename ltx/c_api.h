@@ -41,7 +41,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 8
+#define LTX_VERSION_MINOR 9
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -94,6 +94,12 @@ typedef enum ltx_protocol {
   LTX_PROTOCOL_ONE_TRIP = 2,
   LTX_PROTOCOL_COPY_ENGINE = 3
 } ltx_protocol;
+
+/* How an AllGather's rows travel (ltx::WireFormat). Since 0.9. */
+typedef enum ltx_wire_format {
+  LTX_WIRE_NATIVE = 0,  /* The caller's bytes, byte-exact. */
+  LTX_WIRE_FP8_E4M3 = 1 /* Per row: e4m3 codes and an fp32 scale; a rank's own rows exact. */
+} ltx_wire_format;
 
 /* How data moves between GPUs (ltx::Transport). */
 typedef enum ltx_transport {
@@ -161,6 +167,11 @@ typedef struct ltx_call_options {
    * collectives ignore it): 0 forces the two-shot, LTX_NEVER_TWO_SHOT the one-shot (but in
    * place); -1 (the default) keeps the Runtime's. Every rank of a call passes the same value. */
   int64_t two_shot_min_bytes;
+  /* Since 0.9. An ltx_wire_format for an AllGather (ltx::AllGatherShape::wire; the same on every
+   * rank): LTX_WIRE_FP8_E4M3 moves bf16 and fp16 rows of at least 8 elements as e4m3 codes with
+   * a scale (one tensor, not in place, the kernels only). The other collectives take
+   * LTX_WIRE_NATIVE (the default) only: INVALID_ARGUMENT otherwise. */
+  int wire;
 } ltx_call_options;
 
 /* The shape of one AllGather, the same on every rank: rank r's input is

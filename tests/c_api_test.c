@@ -59,7 +59,7 @@ static void TestOptionDefaults(void) {
   Expect(ltx_call_options_init(&call) == LTX_OK, "call options init");
   Expect(call.struct_size == sizeof(call) && call.timeout_us == 0 && call.blocks == 0 &&
              call.protocol == LTX_PROTOCOL_AUTO && call.generation == -1 &&
-             call.two_shot_min_bytes == -1,
+             call.two_shot_min_bytes == -1 && call.wire == LTX_WIRE_NATIVE,
          "call options defaults");
   Expect(LTX_NEVER_TWO_SHOT == INT64_MAX, "LTX_NEVER_TWO_SHOT");
   ExpectInvalid(ltx_runtime_options_init(NULL), "options is NULL", "runtime options init NULL");
@@ -354,6 +354,33 @@ static void TestCreate(void) {
   Expect(runtime == NULL, "create without GPU: *runtime is NULL");
 }
 
+/* The call's wire format (0.9): an unknown value, and FP8 on a collective other than the
+ * AllGather, are refused before the Runtime is used. */
+static void TestWireFormat(void) {
+  ltx_runtime* bogus = (ltx_runtime*)16;
+  int64_t counts[] = {3, 0};
+  ltx_allgather_shape gather = {LTX_BFLOAT16, 1, 8, counts, 2};
+  ltx_alltoall_shape exchange;
+  ltx_rank_buffers buffers;
+  ltx_call_options call;
+  memset(&exchange, 0, sizeof(exchange));
+  exchange.dtype = LTX_BFLOAT16;
+  exchange.batch = 1;
+  exchange.heads = 2;
+  exchange.head_dim = 8;
+  exchange.token_counts = counts;
+  exchange.num_ranks = 2;
+  memset(&buffers, 0, sizeof(buffers));
+  ltx_call_options_init(&call);
+  call.wire = 7;
+  ExpectInvalid(ltx_all_gather_rank(bogus, 0, &gather, &buffers, &call), "call->wire = 7",
+                "an unknown wire format");
+  call.wire = LTX_WIRE_FP8_E4M3;
+  ExpectInvalid(ltx_all_to_all_rank(bogus, 0, &exchange, &buffers, &call), "only an AllGather",
+                "FP8 on the all-to-all");
+  Expect(LTX_VERSION_MINOR >= 9, "the wire format is version 0.9");
+}
+
 int main(void) {
   TestVersionAndCodes();
   TestOptionDefaults();
@@ -363,6 +390,7 @@ int main(void) {
   TestAllToAllArguments();
   TestTensorsArguments();
   TestCallGeneration();
+  TestWireFormat();
   TestCreate();
   if (failures > 0) {
     fprintf(stderr, "%d check(s) failed\n", failures);

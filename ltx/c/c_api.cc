@@ -177,6 +177,7 @@ constexpr size_t kRuntimeOptionsSizes[] = {
 constexpr size_t kCallOptionsSizes[] = {
     offsetof(ltx_call_options, generation),          // Before 0.3.
     offsetof(ltx_call_options, two_shot_min_bytes),  // 0.3 to 0.6.
+    offsetof(ltx_call_options, wire),                // 0.7 and 0.8.
     sizeof(ltx_call_options)};
 
 // Copies a versioned struct: `init` defaults, then the first struct_size bytes of `in`.
@@ -254,6 +255,31 @@ absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
   if (c->generation >= 0) call.generation = static_cast<uint64_t>(c->generation);
   if (c->two_shot_min_bytes >= 0) call.two_shot_min_bytes = c->two_shot_min_bytes;
   return call;
+}
+
+// The wire format of `in` (LTX_WIRE_NATIVE for NULL, or for a struct from before 0.9).
+absl::StatusOr<ltx::WireFormat> ToWire(const ltx_call_options* in) {
+  if (in == nullptr) return ltx::WireFormat::kNative;
+  absl::StatusOr<ltx_call_options> c =
+      ReadVersioned(in, &ltx_call_options_init, kCallOptionsSizes, "ltx_call_options");
+  if (!c.ok()) return c.status();
+  if (c->wire != LTX_WIRE_NATIVE && c->wire != LTX_WIRE_FP8_E4M3) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "call->wire = %d: pass LTX_WIRE_NATIVE or LTX_WIRE_FP8_E4M3", c->wire));
+  }
+  return static_cast<ltx::WireFormat>(c->wire);
+}
+
+// Puts `wire` into an AllGather's shape; the other collectives take the native wire only.
+absl::Status SetWire(ltx::WireFormat wire, ltx::AllGatherShape* shape) {
+  shape->wire = wire;
+  return absl::OkStatus();
+}
+template <typename Shape>
+absl::Status SetWire(ltx::WireFormat wire, Shape*) {
+  if (wire == ltx::WireFormat::kNative) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      "call->wire: only an AllGather takes a wire format other than LTX_WIRE_NATIVE");
 }
 
 // The shape of `in`; its token counts point into the caller's array.
@@ -447,6 +473,9 @@ int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, int tensors,
     if (!cc_shape.ok()) return cc_shape.status();
     absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
     if (!cc_call.ok()) return cc_call.status();
+    absl::StatusOr<ltx::WireFormat> wire = ToWire(call);
+    if (!wire.ok()) return wire.status();
+    LTX_RETURN_IF_ERROR(SetWire(*wire, &*cc_shape));
     std::vector<decltype(ToRankBuffers(*buffers, tensors))> cc_buffers;
     cc_buffers.reserve(num_buffers);
     for (int r = 0; r < num_buffers; ++r) cc_buffers.push_back(ToRankBuffers(buffers[r], tensors));
@@ -472,6 +501,9 @@ int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape, int tensors
     if (!cc_shape.ok()) return cc_shape.status();
     absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
     if (!cc_call.ok()) return cc_call.status();
+    absl::StatusOr<ltx::WireFormat> wire = ToWire(call);
+    if (!wire.ok()) return wire.status();
+    LTX_RETURN_IF_ERROR(SetWire(*wire, &*cc_shape));
     return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers, tensors),
                       *cc_call);
   });

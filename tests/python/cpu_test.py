@@ -51,8 +51,8 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 800)
-        self.assertEqual(ltx.__version__, "0.8.0")
+        self.assertEqual(ltx.version(), 900)
+        self.assertEqual(ltx.__version__, "0.9.0")
 
     def test_loads_the_installed_library(self):
         # An install tree's lib/libltx.so, or, installed from the wheel, the one beside the
@@ -155,7 +155,7 @@ class LibraryTest(unittest.TestCase):
         call = _library.CallOptions()
         _library.check(_library.lib().ltx_call_options_init(ctypes.byref(call)))
         self.assertEqual(call.struct_size, ctypes.sizeof(call))
-        self.assertEqual((call.generation, call.two_shot_min_bytes), (-1, -1))
+        self.assertEqual((call.generation, call.two_shot_min_bytes, call.wire), (-1, -1, 0))
 
     def test_reductions_reach_the_library(self):
         # Without a Runtime, each function names the null one: its prototype is the C API's.
@@ -461,7 +461,7 @@ class TorchOpsImportTest(unittest.TestCase):
             print(ltx.__version__, ltx.version(), sorted(ltx.DIRECTIONS))
         """)
         self.assertEqual(result.returncode, 0, result.stdout)
-        self.assertIn("0.8.0 800 ['heads_to_seq', 'seq_to_heads']", result.stdout)
+        self.assertIn("0.9.0 900 ['heads_to_seq', 'seq_to_heads']", result.stdout)
 
     def test_importing_ltx_does_not_import_torch(self):
         result = subprocess.run(
@@ -554,6 +554,11 @@ class RuntimeGlueTest(unittest.TestCase):
             runtime.all_gather(inputs[:1], outputs)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "protocol"):
             runtime.all_gather(inputs, outputs, streams=[0, 0], protocol="fast")
+        self.assertEqual(call._obj.wire, ltx.WIRES["native"])
+        runtime.all_gather(inputs, outputs, streams=[7, FakeStream()], wire="fp8_e4m3")
+        self.assertEqual(self.last("ltx_all_gather")[4]._obj.wire, ltx.WIRES["fp8_e4m3"])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "wire"):
+            runtime.all_gather(inputs, outputs, streams=[0, 0], wire="fp4")
 
     def test_all_gather_rank(self):
         runtime = ltx.Runtime()

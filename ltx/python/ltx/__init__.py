@@ -7,15 +7,15 @@ custom ops for torch.compile are in ltx.torch_ops, which imports torch; `import 
 """
 
 # The package's version: the C API's LTX_VERSION_MAJOR.MINOR.PATCH (tools/build_wheel.py checks).
-__version__ = "0.8.0"
+__version__ = "0.9.0"
 
 from .errors import *  # noqa: F401,F403  (Error and one subclass per canonical code)
 from .errors import ERROR_CLASSES, Error
-from .runtime import (DIRECTIONS, NEVER_TWO_SHOT, PROTOCOLS, REDUCTIONS, TRANSPORTS, Op,
+from .runtime import (DIRECTIONS, NEVER_TWO_SHOT, PROTOCOLS, REDUCTIONS, TRANSPORTS, WIRES, Op,
                       RankCall, Runtime, library_path, version)
 from .tensors import DTYPES, REDUCE_DTYPES
 
 __all__ = ["__version__", "DIRECTIONS", "DTYPES", "ERROR_CLASSES", "Error", "NEVER_TWO_SHOT",
            "Op", "PROTOCOLS", "REDUCE_DTYPES", "REDUCTIONS", "RankCall", "Runtime", "TRANSPORTS",
-           "library_path", "version"]
+           "WIRES", "library_path", "version"]
 __all__ += [cls.__name__ for cls in ERROR_CLASSES]

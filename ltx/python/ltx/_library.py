@@ -37,6 +37,7 @@ class CallOptions(ctypes.Structure):
         ("protocol", ctypes.c_int),
         ("generation", ctypes.c_int64),
         ("two_shot_min_bytes", ctypes.c_int64),  # -1: the Runtime's.
+        ("wire", ctypes.c_int),  # An ltx_wire_format (WIRES).
     ]
 
 

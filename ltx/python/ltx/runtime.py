@@ -38,6 +38,9 @@ from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, rmsno
                       stream_handle, token_counts)
 
 PROTOCOLS = {"auto": 0, "direct": 1, "one_trip": 2, "copy_engine": 3}
+# How an AllGather's rows travel (ltx_wire_format): "fp8_e4m3" moves bf16 and fp16 rows as e4m3
+# codes with one scale per row (a rank's own rows stay exact).
+WIRES = {"native": 0, "fp8_e4m3": 1}
 TRANSPORTS = {"auto": 0, "peer_stores": 1, "copy_engine": 2}
 DIRECTIONS = {"seq_to_heads": 0, "heads_to_seq": 1}
 REDUCTIONS = {"sum": 1, "max": 2, "min": 3}
@@ -116,7 +119,7 @@ def _optional_count(value, what: str, expected: str) -> int:
 
 
 def _call_options(timeout, blocks: int, protocol: str, generation=None,
-                  two_shot_min_bytes=None) -> CallOptions:
+                  two_shot_min_bytes=None, wire: str = "native") -> CallOptions:
     """The CallOptions of these values, checked and made plain ints first (so that the cache
     below never answers for a value it did not check)."""
     # 0 is the C API's "the Runtime's timeout": a call's own is never 0.
@@ -125,12 +128,13 @@ def _call_options(timeout, blocks: int, protocol: str, generation=None,
         _integer(blocks, "blocks", 0, INT32_MAX), enum_value(PROTOCOLS, protocol, "protocol"),
         _optional_count(generation, "generation", "a value of Runtime.generation"),
         _optional_count(two_shot_min_bytes, "two_shot_min_bytes",
-                        "a byte count >= 0 (None: the Runtime's)"))
+                        "a byte count >= 0 (None: the Runtime's)"),
+        enum_value(WIRES, wire, "wire"))
 
 
 @functools.lru_cache(maxsize=64)
 def _cached_call_options(timeout_us: int, blocks: int, protocol: int, generation: int,
-                         two_shot_min_bytes: int) -> CallOptions:
+                         two_shot_min_bytes: int, wire: int) -> CallOptions:
     """The CallOptions of checked values (cached: calls repeat them; never modified)."""
     call = CallOptions()
     check(lib().ltx_call_options_init(ctypes.byref(call)))
@@ -139,6 +143,7 @@ def _cached_call_options(timeout_us: int, blocks: int, protocol: int, generation
     call.protocol = protocol
     call.generation = generation
     call.two_shot_min_bytes = two_shot_min_bytes
+    call.wire = wire
     return call
 
 
@@ -333,24 +338,26 @@ class Runtime:
 
     def all_gather(self, inputs, outputs, counts=None, streams=None, *, dim: int = -2,
                    timeout=None, blocks: int = 0, protocol: str = "auto", wait: bool = True,
-                   wait_timeout: float = 30.0, generation=None):
+                   wait_timeout: float = 30.0, generation=None, wire: str = "native"):
         """Coordinated call: one input and one output tensor per rank, or per rank a list or tuple
         of up to 4 inputs and as many outputs, all of one shape, gathered in one op (Q, K and V; the
         same count on every rank); streams: one per rank, or None for each GPU's current stream.
         counts defaults to the inputs' sizes along `dim`. Returns None after waiting (wait=True),
         else an Op to wait on. timeout, blocks, protocol ("auto", "direct", "one_trip",
         "copy_engine") and generation (a value of Runtime.generation, or None) are ltx::CallOptions:
-        a call for an earlier generation raises ltx.AbortedError with nothing launched."""
+        a call for an earlier generation raises ltx.AbortedError with nothing launched. wire
+        "fp8_e4m3" moves bf16 and fp16 rows of at least 8 elements as e4m3 codes with a scale per
+        row (WIRES; one tensor, not in place, the same on every rank)."""
         self._live()
         counts = (token_counts(_first_tensors(inputs), dim) if counts is None
                   else [int(c) for c in counts])
         return self._coordinated(self._all_gather(dim), inputs, outputs, counts, streams,
-                                 _call_options(timeout, blocks, protocol, generation), wait,
-                                 wait_timeout)
+                                 _call_options(timeout, blocks, protocol, generation, wire=wire),
+                                 wait, wait_timeout)
 
     def all_gather_rank(self, rank: int, input, output, counts, stream=None, *, dim: int = -2,
                         timeout=None, blocks: int = 0, protocol: str = "auto",
-                        generation=None) -> None:
+                        generation=None, wire: str = "native") -> None:
         """Per-rank call from rank `rank`'s own thread: enqueues its part on `stream` (None:
         the GPU's current stream) with no host synchronisation, so torch.cuda.graph can capture
         it. Every rank must make the matching call with the same counts. input and output may
@@ -358,17 +365,19 @@ class Runtime:
         with the same tensors, prepare_all_gather_rank checks them once."""
         self.prepare_all_gather_rank(rank, input, output, counts, stream, dim=dim,
                                      timeout=timeout, blocks=blocks, protocol=protocol,
-                                     generation=generation)()
+                                     generation=generation, wire=wire)()
 
     def prepare_all_gather_rank(self, rank: int, input, output, counts, stream=None, *,
                                 dim: int = -2, timeout=None, blocks: int = 0,
-                                protocol: str = "auto", generation=None) -> "RankCall":
+                                protocol: str = "auto", generation=None,
+                                wire: str = "native") -> "RankCall":
         """Checks the arguments of all_gather_rank once and returns a RankCall that makes the
         call each time it is called, with these tensors, counts and stream: what a server loop
         repeats every step, at the cost of one ctypes call. The RankCall keeps the tensors
         alive; their contents may change between calls."""
         return self._prepare_rank(self._all_gather(dim), rank, input, output, counts, stream,
-                                  _call_options(timeout, blocks, protocol, generation))
+                                  _call_options(timeout, blocks, protocol, generation,
+                                                wire=wire))
 
     def all_to_all(self, inputs, outputs, counts=None, streams=None, *,
                    direction: str = "seq_to_heads", head_counts=None, timeout=None,
