@@ -1,6 +1,9 @@
 // The AllGather's op for the Runtime's funnel, and the loading of its kernels.
 #include "ltx/collectives/allgather_op.h"
 
+#include <algorithm>
+#include <cstdint>
+
 #include "kernels/allgather/allgather_fp8_kernel.h"
 #include "kernels/allgather/allgather_kernel.h"
 #include "ltx/collectives/allgather_launch.h"
@@ -16,8 +19,19 @@ CollectiveOp AllGatherOpOf(const AllGatherLayout& layout) {
   op.rank_call = "AllGatherRank";
   op.tensors = layout.tensors;
   op.wire = layout.wire;
-  // The FP8 wire's kernels read and write whole 16-bit elements.
-  if (layout.wire == WireFormat::kFp8E4M3) op.element_alignment = ElementSize(layout.dtype);
+  if (layout.wire == WireFormat::kFp8E4M3) {
+    // The FP8 wire's kernels read and write whole 16-bit elements, and decode a row per warp:
+    // blocks for the most rows a rank receives (the same count on every rank), not for the
+    // bytes it sends.
+    op.element_alignment = ElementSize(layout.dtype);
+    int64_t received = 0;
+    for (int rank = 0; rank < layout.world_size; ++rank) {
+      const int64_t others = layout.total_tokens - layout.token_counts[rank];
+      received = std::max(received, layout.batch * others);
+    }
+    constexpr int64_t kRowsPerBlock = kAllGatherFp8Threads / 32;
+    op.work_blocks = std::max<int64_t>(1, (received + kRowsPerBlock - 1) / kRowsPerBlock);
+  }
   for (int rank = 0; rank < layout.world_size; ++rank) {
     op.input_bytes[rank] = layout.InputBytes(rank);
     op.output_bytes[rank] = layout.output_bytes;
