@@ -48,6 +48,16 @@ __device__ inline bool Abandoned(const AllGatherKernelParams& p) {
   return LoadRelaxedSystem(&p.signals[p.rank]->abort) != 0u;
 }
 
+// Elements a lane moves at once on the vector path: 16 bytes of values, 8 bytes of codes.
+constexpr int kUnit = 8;
+
+// Whether a row allows the vector path: whole units, 16-byte-aligned values and 8-byte-aligned
+// codes. Either path gives the same bits.
+__device__ inline bool Vectors(int64_t hidden, const void* values, const void* codes) {
+  return ((static_cast<uint64_t>(hidden) | reinterpret_cast<uint64_t>(codes)) % kUnit) == 0 &&
+         reinterpret_cast<uint64_t>(values) % 16 == 0;
+}
+
 // Step 1: every row of this rank's shard, quantised into its slot of its own output.
 template <typename Element>
 __global__ void __launch_bounds__(kAllGatherFp8Threads)
@@ -63,17 +73,39 @@ __global__ void __launch_bounds__(kAllGatherFp8Threads)
     const Bits* values =
         reinterpret_cast<const Bits*>(static_cast<const uint8_t*>(p.input) + row * p.row_bytes);
     uint8_t* slot = static_cast<uint8_t*>(p.output) + SlotOffset(p, p.rank, slice);
+    uint8_t* codes = slot + Fp8CodesOffset(hidden, i);
+    const bool vectors = Vectors(hidden, values, codes);
     float largest = 0.0f;
-    for (int64_t e = lane; e < hidden; e += kLanes) {
-      largest = Fp8RowLargest(largest, Element::ToFloat(values[e]));
+    if (vectors) {
+      for (int64_t first = lane * kUnit; first < hidden; first += kLanes * kUnit) {
+        const uint4 unit = *reinterpret_cast<const uint4*>(values + first);
+        const Bits* bits = reinterpret_cast<const Bits*>(&unit);
+        for (int k = 0; k < kUnit; ++k) largest = Fp8RowLargest(largest, Element::ToFloat(bits[k]));
+      }
+    } else {
+      for (int64_t e = lane; e < hidden; e += kLanes) {
+        largest = Fp8RowLargest(largest, Element::ToFloat(values[e]));
+      }
     }
     for (int offset = kLanes / 2; offset > 0; offset /= 2) {
       largest = Fp8RowLargest(largest, __shfl_xor_sync(kFullWarp, largest, offset));
     }
     const float scale = Fp8RowScale(largest);
-    uint8_t* codes = slot + Fp8CodesOffset(hidden, i);
-    for (int64_t e = lane; e < hidden; e += kLanes) {
-      codes[e] = Fp8Encode(Element::ToFloat(values[e]), scale);
+    if (vectors) {
+      for (int64_t first = lane * kUnit; first < hidden; first += kLanes * kUnit) {
+        const uint4 unit = *reinterpret_cast<const uint4*>(values + first);
+        const Bits* bits = reinterpret_cast<const Bits*>(&unit);
+        uint2 packed;
+        uint8_t* packed_codes = reinterpret_cast<uint8_t*>(&packed);
+        for (int k = 0; k < kUnit; ++k) {
+          packed_codes[k] = Fp8Encode(Element::ToFloat(bits[k]), scale);
+        }
+        *reinterpret_cast<uint2*>(codes + first) = packed;
+      }
+    } else {
+      for (int64_t e = lane; e < hidden; e += kLanes) {
+        codes[e] = Fp8Encode(Element::ToFloat(values[e]), scale);
+      }
     }
     if (lane == 0) StoreScale(slot + Fp8ScaleOffset(tokens, hidden, i), scale);
   }
@@ -95,12 +127,25 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
       const int64_t i = row % tokens;
       const int64_t slot_offset = SlotOffset(p, peer, slice);
       const uint8_t* slot = reinterpret_cast<const uint8_t*>(outputs[peer]) + slot_offset;
-      const float scale = LoadScale(slot + Fp8ScaleOffset(tokens, hidden, i));
+      float scale = 0.0f;  // One lane loads it, every lane gets it.
+      if (lane == 0) scale = LoadScale(slot + Fp8ScaleOffset(tokens, hidden, i));
+      scale = __shfl_sync(kFullWarp, scale, 0);
       const uint8_t* codes = slot + Fp8CodesOffset(hidden, i);
       Bits* decoded =
           reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + slot_offset + i * p.row_bytes);
-      for (int64_t e = lane; e < hidden; e += kLanes) {
-        decoded[e] = Fp8Decode<Element>(__ldcg(codes + e), scale);
+      if (Vectors(hidden, decoded, codes)) {
+        for (int64_t first = lane * kUnit; first < hidden; first += kLanes * kUnit) {
+          const uint2 packed = __ldcg(reinterpret_cast<const uint2*>(codes + first));
+          const uint8_t* packed_codes = reinterpret_cast<const uint8_t*>(&packed);
+          uint4 unit;
+          Bits* bits = reinterpret_cast<Bits*>(&unit);
+          for (int k = 0; k < kUnit; ++k) bits[k] = Fp8Decode<Element>(packed_codes[k], scale);
+          *reinterpret_cast<uint4*>(decoded + first) = unit;
+        }
+      } else {
+        for (int64_t e = lane; e < hidden; e += kLanes) {
+          decoded[e] = Fp8Decode<Element>(__ldcg(codes + e), scale);
+        }
       }
     }
   }
@@ -108,7 +153,7 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
 
 // Step 2: the pull protocol around DecodePeerRows.
 template <typename Element>
-__global__ void __launch_bounds__(kAllGatherFp8Threads)
+__global__ void __launch_bounds__(kAllGatherFp8Threads, 1)
     Fp8PullKernel(const AllGatherKernelParams p) {
   RunPullOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
             [&p](const uint64_t* outputs) { DecodePeerRows<Element>(p, outputs); });
