@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/allgather/allgather_fp8_kernel.h"
+#include "kernels/device/block_copy.cuh"
 #include "kernels/device/kernel_residency.cuh"
 #include "kernels/device/memory_order.cuh"
 #include "kernels/protocols/pull_protocol.cuh"
@@ -159,22 +160,23 @@ __global__ void __launch_bounds__(kAllGatherFp8Threads, 1)
             [&p](const uint64_t* outputs) { DecodePeerRows<Element>(p, outputs); });
 }
 
-// Step 3: this rank's rows, exactly, over its slot of every batch slice (element by element).
-template <typename Element>
+// Step 3: this rank's rows, exactly, over its slot of every batch slice: each slice a contiguous
+// run in the input and in the slot, cut into pieces of kCopyPieceBytes that the blocks take in
+// turn, each copied by the whole block in the widest co-aligned stores (CopySegment).
+constexpr int64_t kCopyPieceBytes = 64 * 1024;
+
 __global__ void __launch_bounds__(kAllGatherFp8Threads)
     CopyOwnRowsKernel(const AllGatherKernelParams p) {
-  using Bits = typename Element::Bits;
-  const int64_t per_slice =
-      p.token_counts[p.rank] * (p.row_bytes / static_cast<int64_t>(sizeof(Bits)));
-  const int64_t elements = Abandoned(p) ? 0 : p.geometry.batch * per_slice;
-  const int64_t threads = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const Bits* input = static_cast<const Bits*>(p.input);
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < elements;
-       k += threads) {
-    const int64_t slice = k / per_slice;
-    Bits* slot =
-        reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + SlotOffset(p, p.rank, slice));
-    slot[k - slice * per_slice] = input[k];
+  const int64_t slice_bytes = p.token_counts[p.rank] * p.row_bytes;
+  const int64_t pieces_per_slice = (slice_bytes + kCopyPieceBytes - 1) / kCopyPieceBytes;
+  const int64_t pieces = Abandoned(p) ? 0 : p.geometry.batch * pieces_per_slice;
+  for (int64_t piece = blockIdx.x; piece < pieces; piece += gridDim.x) {
+    const int64_t slice = piece / pieces_per_slice;
+    const int64_t offset = (piece % pieces_per_slice) * kCopyPieceBytes;
+    const int64_t bytes =
+        slice_bytes - offset < kCopyPieceBytes ? slice_bytes - offset : kCopyPieceBytes;
+    CopySegment(static_cast<uint8_t*>(p.output) + SlotOffset(p, p.rank, slice) + offset,
+                static_cast<const uint8_t*>(p.input) + slice * slice_bytes + offset, bytes);
   }
 }
 
@@ -186,7 +188,7 @@ cudaError_t LaunchFor(const AllGatherKernelParams& params, int blocks, cudaStrea
   Fp8PullKernel<Element><<<blocks, kAllGatherFp8Threads, 0, stream>>>(params);
   error = cudaGetLastError();
   if (error != cudaSuccess) return error;
-  CopyOwnRowsKernel<Element><<<blocks, kAllGatherFp8Threads, 0, stream>>>(params);
+  CopyOwnRowsKernel<<<blocks, kAllGatherFp8Threads, 0, stream>>>(params);
   return cudaGetLastError();
 }
 
@@ -195,7 +197,7 @@ cudaError_t LoadFor(int* resident_blocks_per_sm) {
   for (const cudaError_t error :
        {LoadKernel(QuantizeOwnRowsKernel<Element>, kAllGatherFp8Threads, resident_blocks_per_sm),
         LoadKernel(Fp8PullKernel<Element>, kAllGatherFp8Threads, resident_blocks_per_sm),
-        LoadKernel(CopyOwnRowsKernel<Element>, kAllGatherFp8Threads, resident_blocks_per_sm)}) {
+        LoadKernel(CopyOwnRowsKernel, kAllGatherFp8Threads, resident_blocks_per_sm)}) {
     if (error != cudaSuccess) return error;
   }
   return cudaSuccess;
