@@ -346,14 +346,22 @@ TEST(Fp8AllGatherHarnessTest, RandomBytesMisalignedAndGuarded) {
   ASSERT_NE(f.runtime, nullptr);
   const int world = f.runtime->world_size();
   for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16}) {
-    for (int misalignment : {0, 2, 6}) {
+    // Row lengths on the element path (37) and the vector path (64); misalignments that put the
+    // quantising and the decoding on different paths (input aligned, output not, and back).
+    struct Layout {
+      int64_t hidden;
+      int input_misalignment;
+      int output_misalignment;
+    };
+    for (const Layout l : {Layout{37, 0, 0}, Layout{37, 2, 6}, Layout{64, 0, 0}, Layout{64, 0, 8},
+                           Layout{64, 8, 0}, Layout{64, 2, 2}}) {
       AllGatherCase c;
       c.dtype = dtype;
       c.batch = 2;
-      c.hidden = 37;
+      c.hidden = l.hidden;
       for (int rank = 0; rank < world; ++rank) c.token_counts.push_back(rank == 1 ? 0 : 2 + rank);
-      c.input_misalignment = misalignment;
-      c.output_misalignment = misalignment;
+      c.input_misalignment = l.input_misalignment;
+      c.output_misalignment = l.output_misalignment;
       c.wire = WireFormat::kFp8E4M3;
       for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
         const absl::Status status = RunAndVerify(f, c, style);

@@ -64,6 +64,7 @@ template <typename Element>
 __global__ void __launch_bounds__(kAllGatherFp8Threads)
     QuantizeOwnRowsKernel(const AllGatherKernelParams p) {
   using Bits = typename Element::Bits;
+  static_assert(sizeof(Bits) * kUnit == sizeof(uint4), "a unit is 16 bytes of values");
   const int64_t hidden = p.row_bytes / static_cast<int64_t>(sizeof(Bits));
   const int64_t tokens = p.token_counts[p.rank];
   const int64_t rows = Abandoned(p) ? 0 : p.geometry.batch * tokens;
@@ -117,6 +118,7 @@ __global__ void __launch_bounds__(kAllGatherFp8Threads)
 template <typename Element>
 __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* outputs) {
   using Bits = typename Element::Bits;
+  static_assert(sizeof(Bits) * kUnit == sizeof(uint4), "a unit is 16 bytes of values");
   const int64_t hidden = p.row_bytes / static_cast<int64_t>(sizeof(Bits));
   const int lane = static_cast<int>(threadIdx.x % kLanes);
   for (int peer = 0; peer < p.world_size; ++peer) {
@@ -154,7 +156,7 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
 
 // Step 2: the pull protocol around DecodePeerRows.
 template <typename Element>
-__global__ void __launch_bounds__(kAllGatherFp8Threads, 1)
+__global__ void __launch_bounds__(kAllGatherFp8Threads, 2)
     Fp8PullKernel(const AllGatherKernelParams p) {
   RunPullOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
             [&p](const uint64_t* outputs) { DecodePeerRows<Element>(p, outputs); });

@@ -21,13 +21,13 @@ CollectiveOp AllGatherOpOf(const AllGatherLayout& layout) {
   op.wire = layout.wire;
   if (layout.wire == WireFormat::kFp8E4M3) {
     // The FP8 wire's kernels read and write whole 16-bit elements, and decode a row per warp:
-    // blocks for the most rows a rank receives (the same count on every rank), not for the
-    // bytes it sends.
+    // blocks for the most rows a rank receives or quantises (the same count on every rank), not
+    // for the bytes it sends.
     op.element_alignment = ElementSize(layout.dtype);
-    int64_t received = 0;
+    int64_t received = 0;  // Or quantised: a rank alone has only its own rows.
     for (int rank = 0; rank < layout.world_size; ++rank) {
       const int64_t others = layout.total_tokens - layout.token_counts[rank];
-      received = std::max(received, layout.batch * others);
+      received = std::max(received, layout.batch * std::max(others, layout.token_counts[rank]));
     }
     constexpr int64_t kRowsPerBlock = kAllGatherFp8Threads / 32;
     op.work_blocks = std::max<int64_t>(1, (received + kRowsPerBlock - 1) / kRowsPerBlock);
