@@ -11,8 +11,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -95,6 +97,19 @@ std::vector<uint16_t> Expected(const Fp8Case& c, const std::vector<std::vector<u
   return out;
 }
 
+// Rank `rank`'s stream on `device`, the same for every test of the process: where ranks share
+// a GPU, a process that keeps many streams busy can put two ranks in one hardware queue
+// (kernels/PROTOCOL.md, "Ranks that share a GPU"). Never destroyed.
+cudaStream_t RankStream(int rank, int device) {
+  static auto* const streams = new std::map<std::pair<int, int>, cudaStream_t>();
+  cudaStream_t& stream = (*streams)[{rank, device}];
+  if (stream == nullptr) {
+    EXPECT_EQ(cudaSetDevice(device), cudaSuccess);
+    EXPECT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  }
+  return stream;
+}
+
 // Every rank's buffers for the largest case, on the rank's GPU and stream.
 class Fp8AllGatherTest : public ::testing::Test {
  protected:
@@ -108,14 +123,14 @@ class Fp8AllGatherTest : public ::testing::Test {
     absl::StatusOr<std::unique_ptr<Runtime>> runtime = Runtime::Create(options);
     ASSERT_TRUE(runtime.ok()) << runtime.status();
     runtime_ = std::move(*runtime);
-    for (int device : devices_) {
+    for (size_t rank = 0; rank < devices_.size(); ++rank) {
+      const int device = devices_[rank];
+      const cudaStream_t stream = RankStream(static_cast<int>(rank), device);
       ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
       void* input = nullptr;
       void* output = nullptr;
-      cudaStream_t stream = nullptr;
       ASSERT_EQ(cudaMalloc(&input, kCapacity), cudaSuccess);
       ASSERT_EQ(cudaMalloc(&output, kCapacity), cudaSuccess);
-      ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
       RankBuffers buffers;
       buffers.input = input;
       buffers.output = output;
@@ -131,7 +146,6 @@ class Fp8AllGatherTest : public ::testing::Test {
       cudaSetDevice(devices_[rank]);
       cudaFree(const_cast<void*>(buffers_[rank].input));
       cudaFree(buffers_[rank].output);
-      cudaStreamDestroy(buffers_[rank].stream);
     }
   }
 
