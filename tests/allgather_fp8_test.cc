@@ -162,10 +162,16 @@ class Fp8AllGatherTest : public ::testing::Test {
     for (int rank = 0; rank < world; ++rank) {
       inputs.push_back(RandomRows(c, c.batch * c.counts[rank], seed * 131 + rank));
       ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(const_cast<void*>(buffers_[rank].input), inputs[rank].data(),
-                           inputs[rank].size() * 2, cudaMemcpyHostToDevice),
+      // Both on the rank's stream, so that they land before the op starts (cudaMemcpy from
+      // pageable memory may return before its copy has reached the GPU, and cudaMemset runs on
+      // the legacy stream, which the non-blocking streams do not wait for).
+      ASSERT_EQ(cudaMemcpyAsync(const_cast<void*>(buffers_[rank].input), inputs[rank].data(),
+                                inputs[rank].size() * 2, cudaMemcpyHostToDevice,
+                                buffers_[rank].stream),
                 cudaSuccess);
-      ASSERT_EQ(cudaMemset(buffers_[rank].output, kPoison, output_bytes), cudaSuccess);
+      ASSERT_EQ(cudaMemsetAsync(buffers_[rank].output, kPoison, output_bytes,
+                                buffers_[rank].stream),
+                cudaSuccess);
     }
     AllGatherShape shape;
     shape.dtype = c.dtype;
@@ -174,7 +180,8 @@ class Fp8AllGatherTest : public ::testing::Test {
     shape.token_counts = c.counts;
     shape.wire = WireFormat::kFp8E4M3;
     if (style == CallStyle::kCoordinated) {
-      ASSERT_TRUE(runtime_->AllGatherAndWait(shape, buffers_, kTestWait).ok());
+      const absl::Status status = runtime_->AllGatherAndWait(shape, buffers_, kTestWait);
+      ASSERT_TRUE(status.ok()) << status;
     } else {
       const absl::Status launched = RunOnRankThreads(
           world, [&](int rank) { return runtime_->AllGatherRank(rank, shape, buffers_[rank]); });
