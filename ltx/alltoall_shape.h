@@ -7,6 +7,7 @@
 
 #include "absl/types/span.h"
 #include "ltx/data_type.h"
+#include "ltx/wire_format.h"
 
 namespace ltx {
 
@@ -42,6 +43,13 @@ struct AllToAllShape {
   // (ltx/rank_buffers.h): each with its own input and output on every rank (RankBuffers), one
   // entry and one exit for all. Every rank passes the same count.
   int32_t tensors = 1;
+  // How the head vectors travel (every rank passes the same). kFp8E4M3: each head vector a rank
+  // receives from a peer arrives as the decoded fp8 values of kernels/wire/fp8_rows.h (one
+  // scale per head vector; the same bits on every rank and run), its own piece exactly; bf16
+  // and fp16 only, head_dim >= 8, at most 256 heads in any rank's group, on the direct kernel
+  // (InvalidArgument or Unimplemented otherwise, before any launch). The codes travel inside
+  // the receiver's own output, where it decodes them in place after the exchange.
+  WireFormat wire = WireFormat::kNative;
 };
 
 }  // namespace ltx

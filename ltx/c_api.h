@@ -95,7 +95,7 @@ typedef enum ltx_protocol {
   LTX_PROTOCOL_COPY_ENGINE = 3
 } ltx_protocol;
 
-/* How an AllGather's rows travel (ltx::WireFormat). Since 0.9. */
+/* How an AllGather's rows or an all-to-all's head vectors travel (ltx::WireFormat). Since 0.9. */
 typedef enum ltx_wire_format {
   LTX_WIRE_NATIVE = 0,  /* The caller's bytes, byte-exact. */
   LTX_WIRE_FP8_E4M3 = 1 /* Per row: e4m3 codes and an fp32 scale; a rank's own rows exact. */
@@ -167,9 +167,11 @@ typedef struct ltx_call_options {
    * collectives ignore it): 0 forces the two-shot, LTX_NEVER_TWO_SHOT the one-shot (but in
    * place); -1 (the default) keeps the Runtime's. Every rank of a call passes the same value. */
   int64_t two_shot_min_bytes;
-  /* Since 0.9. An ltx_wire_format for an AllGather (ltx::AllGatherShape::wire; the same on every
-   * rank): LTX_WIRE_FP8_E4M3 moves bf16 and fp16 rows of at least 8 elements as e4m3 codes with
-   * a scale (one tensor, not in place, the kernels only). The other collectives take
+  /* Since 0.9. An ltx_wire_format for an AllGather or an all-to-all (ltx::AllGatherShape::wire,
+   * ltx::AllToAllShape::wire; the same on every rank): LTX_WIRE_FP8_E4M3 moves bf16 and fp16
+   * rows of at least 8 elements (an AllGather: one tensor, not in place) or head vectors of at
+   * least 8 elements, at most 256 heads per rank's group (an all-to-all, any tensor count) as
+   * e4m3 codes with a scale each, on the kernels only. The other collectives take
    * LTX_WIRE_NATIVE (the default) only: INVALID_ARGUMENT otherwise. */
   int wire;
 } ltx_call_options;

@@ -49,7 +49,7 @@ TEST(AllToAllCommandLineTest, HelpListsEveryFlagInShortAndLongFormsAndExitsZero)
           "-w, --warmup", "-d, --dtype", "-g, --gpus", "--devices", "--smoke", "--bench",
           "--breakdown", "--breakdown_blocks", "--heads", "--head_dim", "--head_counts",
           "--direction", "--protocol", "--blocks", "--max_blocks", "--windows", "--nccl",
-          "--transport", "--style", "--json", "--tensors"}) {
+          "--transport", "--style", "--json", "--tensors", "--wire"}) {
       EXPECT_THAT(outcome.text, HasSubstr(flag));
     }
     EXPECT_THAT(outcome.text, HasSubstr("output bytes per rank"));
@@ -143,6 +143,24 @@ TEST(AllToAllCommandLineTest, TheBenchmarkMovesUpToFourTensorsPerCallOnTheDirect
               HasSubstr("--protocol copy_engine runs one tensor per call"));
   EXPECT_THAT(ErrorOf({"--tensors=2"}), HasSubstr("--tensors: only --bench takes it"));
   EXPECT_THAT(ErrorOf({"--breakdown", "--tensors=2"}), HasSubstr("only --bench takes it"));
+}
+
+TEST(AllToAllCommandLineTest, TheBenchmarkMovesHeadVectorsInFp8OnRequest) {
+  EXPECT_EQ(ConfigOf({"--bench"}).wire, WireFormat::kNative);
+  EXPECT_EQ(ConfigOf({"--bench", "--wire=fp8_e4m3"}).wire, WireFormat::kFp8E4M3);
+  EXPECT_EQ(ConfigOf({"--bench", "--wire", "fp8_e4m3", "-d", "fp16", "--tensors", "3",
+                      "--protocol=auto,direct"})
+                .wire,
+            WireFormat::kFp8E4M3);
+  EXPECT_EQ(ConfigOf({"--wire=native"}).wire, WireFormat::kNative);
+  EXPECT_THAT(ErrorOf({"--bench", "--wire=fp4"}), HasSubstr("--wire: 'fp4' is not native"));
+  EXPECT_THAT(ErrorOf({"--wire=fp8_e4m3"}), HasSubstr("--wire: only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"--bench", "--wire=fp8_e4m3", "-d", "fp32"}),
+              HasSubstr("bf16 or fp16 head vectors, not fp32"));
+  EXPECT_THAT(ErrorOf({"--bench", "--wire=fp8_e4m3", "--head_dim=4"}),
+              HasSubstr("--head_dim >= 8"));
+  EXPECT_THAT(ErrorOf({"--bench", "--wire=fp8_e4m3", "--protocol=direct,one_trip"}),
+              HasSubstr("--protocol auto or direct, not one_trip"));
 }
 
 TEST(AllToAllCommandLineTest, GraphStyleRefusesTheCopyEngineTransport) {

@@ -18,6 +18,7 @@ namespace ltx {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // A graph-style run on GPUs 0 and 1 with a head split of 12 and 20.
 AllToAllToolConfig GraphConfig() {
@@ -109,6 +110,14 @@ TEST(AllToAllJsonTest, EagerStylesAndTheEvenSplitWithoutRows) {
   EXPECT_THAT(text, HasSubstr("\"head_counts\": [],\n"));
   EXPECT_THAT(text, HasSubstr("\"style\": \"rank_one_thread\",\n  \"call_style\": \"eager\",\n"));
   EXPECT_THAT(text, HasSubstr("\"nccl\": \"none\",\n  \"rows\": [\n  ]\n}\n"));
+  EXPECT_THAT(text, Not(HasSubstr("\"wire\"")));
+}
+
+TEST(AllToAllJsonTest, TheFp8WireIsASetting) {
+  AllToAllToolConfig config;
+  config.wire = WireFormat::kFp8E4M3;
+  EXPECT_THAT(JsonDocumentText(AllToAllJson(config, {0, 1}, "none", {})),
+              HasSubstr("\"head_counts\": [],\n  \"wire\": \"fp8_e4m3\",\n"));
 }
 
 TEST(JsonDocumentTest, WritesTheTextOrSaysWhyNot) {

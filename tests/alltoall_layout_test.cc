@@ -194,6 +194,39 @@ TEST(ComputeAllToAllLayoutTest, RejectsEveryBadArgumentByName) {
       "dtype");
 }
 
+// The FP8 wire: the layout keeps it and the digest tells it apart; bf16 and fp16 only, head
+// vectors of at least 8 elements, at most 256 heads in any rank's group, known formats only.
+TEST(ComputeAllToAllLayoutTest, Fp8WireIsKeptDigestedAndItsLimitsRefusedByName) {
+  const std::vector<int64_t> two = {1, 2};
+  AllToAllShape shape = MakeShape(1, 4, 8, two);
+  const absl::StatusOr<AllToAllLayout> native = ComputeAllToAllLayout(shape, 2);
+  ASSERT_TRUE(native.ok()) << native.status();
+  shape.wire = WireFormat::kFp8E4M3;
+  const absl::StatusOr<AllToAllLayout> fp8 = ComputeAllToAllLayout(shape, 2);
+  ASSERT_TRUE(fp8.ok()) << fp8.status();
+  EXPECT_EQ(fp8->wire, WireFormat::kFp8E4M3);
+  EXPECT_NE(fp8->digest, native->digest);
+  shape.dtype = DataType::kFloat16;
+  EXPECT_TRUE(ComputeAllToAllLayout(shape, 2).ok());
+  shape.dtype = DataType::kFloat32;
+  ExpectInvalid(ComputeAllToAllLayout(shape, 2), "bf16 or fp16 head vectors, not fp32");
+  shape.dtype = DataType::kBFloat16;
+  shape.head_dim = 7;
+  ExpectInvalid(ComputeAllToAllLayout(shape, 2), "head_dim >= 8");
+  shape.head_dim = 8;
+  const std::vector<int64_t> wide = {1, 257};
+  AllToAllShape split = SplitShape(258, two, wide);
+  split.head_dim = 8;
+  split.wire = WireFormat::kFp8E4M3;
+  ExpectInvalid(ComputeAllToAllLayout(split, 2), "rank 1's group has 257");
+  const std::vector<int64_t> widest = {2, 256};
+  split.heads = 258;
+  split.head_counts = widest;
+  EXPECT_TRUE(ComputeAllToAllLayout(split, 2).ok());
+  shape.wire = static_cast<WireFormat>(5);
+  ExpectInvalid(ComputeAllToAllLayout(shape, 2), "wire: unknown value 5");
+}
+
 TEST(ComputeAllToAllLayoutTest, RejectsEveryBadHeadSplitByName) {
   const std::vector<int64_t> two = {1, 2};
   ExpectInvalid(ComputeAllToAllLayout(SplitShape(3, two, {}), 2), "head_counts must give");

@@ -2,9 +2,9 @@
 // (AllToAllShape::tensors: Q, K and V) on the shared fixture (tests/tensors_fixture.h): every
 // tensor byte-exact on every rank after each call; both directions, uneven and zero token
 // counts, uneven head splits with a rank without heads, odd head_dim and misaligned buffers,
-// 2 to kMaxTensors tensors, coordinated and per-rank calls on
-// the direct kernel (Protocol::kAuto and kDirect); the one-trip and copy-engine paths refused
-// with Unimplemented, the Runtime usable after; ranks that pass different tensor counts get
+// FP8 on the wire, 2 to kMaxTensors tensors, coordinated and per-rank calls on the direct
+// kernel (Protocol::kAuto and kDirect); the one-trip and copy-engine paths refused with
+// Unimplemented, the Runtime usable after; ranks that pass different tensor counts get
 // InvalidArgument, and Reset makes the Runtime usable. The ranks come from the layout switch
 // (tools/testing/test_ranks.h), at least two of them.
 #include <cuda_runtime_api.h>
@@ -58,6 +58,13 @@ std::vector<AllToAllCase> CasesFor(int world) {
     odd.input_misalignment = 3;
     odd.output_misalignment = 5;
     cases.push_back(odd);
+    // Q, K and V with FP8 on the wire: each tensor's head vectors from peers decoded, its own
+    // piece exact; an uneven split with a rank without heads, misaligned by whole elements.
+    AllToAllCase fp8 = c;
+    fp8.wire = WireFormat::kFp8E4M3;
+    fp8.input_misalignment = 2;
+    fp8.output_misalignment = 4;
+    cases.push_back(fp8);
   }
   return cases;
 }

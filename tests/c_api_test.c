@@ -355,29 +355,22 @@ static void TestCreate(void) {
 }
 
 /* The call's wire format (0.9): an unknown value, and FP8 on a collective other than the
- * AllGather, are refused before the Runtime is used. */
+ * AllGather and the all-to-all, are refused before the Runtime is used. */
 static void TestWireFormat(void) {
   ltx_runtime* bogus = (ltx_runtime*)16;
   int64_t counts[] = {3, 0};
   ltx_allgather_shape gather = {LTX_BFLOAT16, 1, 8, counts, 2};
-  ltx_alltoall_shape exchange;
+  ltx_allreduce_shape reduce = {LTX_BFLOAT16, 64, LTX_REDUCE_SUM};
   ltx_rank_buffers buffers;
   ltx_call_options call;
-  memset(&exchange, 0, sizeof(exchange));
-  exchange.dtype = LTX_BFLOAT16;
-  exchange.batch = 1;
-  exchange.heads = 2;
-  exchange.head_dim = 8;
-  exchange.token_counts = counts;
-  exchange.num_ranks = 2;
   memset(&buffers, 0, sizeof(buffers));
   ltx_call_options_init(&call);
   call.wire = 7;
   ExpectInvalid(ltx_all_gather_rank(bogus, 0, &gather, &buffers, &call), "call->wire = 7",
                 "an unknown wire format");
   call.wire = LTX_WIRE_FP8_E4M3;
-  ExpectInvalid(ltx_all_to_all_rank(bogus, 0, &exchange, &buffers, &call), "only an AllGather",
-                "FP8 on the all-to-all");
+  ExpectInvalid(ltx_all_reduce_rank(bogus, 0, &reduce, &buffers, &call),
+                "only an AllGather or an all-to-all", "FP8 on the AllReduce");
   Expect(LTX_VERSION_MINOR >= 9, "the wire format is version 0.9");
 }
 

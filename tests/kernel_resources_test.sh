@@ -1,7 +1,7 @@
 #!/bin/bash
 # The kernels' resources as ptxas reports them, for sm_80 and sm_90 as tools/bazel/cuda.bzl
 # builds them: no stack frame and no spills, for every kernel of the AllGather (direct,
-# one-trip and FP8 paths), the all-to-all (direct and one-trip paths), the reductions (with and
+# one-trip and FP8 paths), the all-to-all (direct, one-trip and FP8 paths), the reductions (with and
 # without the RMSNorm epilogue, and the epilogue alone) and the copy engines. An array that a
 # kernel indexes with a value known only at run time (a tensor number, a rank, a line) lands in
 # local memory, and with it every copy slows: the AllGather of 4 MiB per rank took 23 % longer
@@ -24,6 +24,7 @@ sources=(
   "kernels/allgather/allgather_fp8_kernel.cu 10"
   "kernels/alltoall/alltoall_kernel.cu 4"
   "kernels/alltoall/alltoall_one_trip_kernel.cu 4"
+  "kernels/alltoall/alltoall_fp8_kernel.cu 8"
   "kernels/reduce/reduce_kernel.cu 18"
   "kernels/copy_engine/copy_engine_exit_kernel.cu 2"
   "kernels/copy_engine/copy_engine_graph_kernel.cu 4"

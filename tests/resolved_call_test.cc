@@ -653,7 +653,7 @@ TEST(ResolvedCallTest, CallsOfSeveralTensorsTakeTheDirectKernelOnly) {
   }
 }
 
-// An AllGather with FP8 on the wire runs on the pull kernels (Protocol::kDirect).
+// An AllGather with FP8 on the wire runs on its own kernels (Protocol::kDirect).
 TEST(ResolvedCallTest, FP8OnTheWireTakesThePullKernelsOnly) {
   CallContext context = AllToAllContext(Transport::kPeerStores, 4096, false);
   context.collective = Collective::kAllGather;
@@ -662,7 +662,7 @@ TEST(ResolvedCallTest, FP8OnTheWireTakesThePullKernelsOnly) {
   const absl::StatusOr<ResolvedCall> resolved =
       ResolveCall(RuntimeOptions(), context, CallOptions());
   ASSERT_TRUE(resolved.ok()) << resolved.status();
-  EXPECT_EQ(std::string(resolved->protocol_reason), "FP8 on the wire: the pull kernels");
+  EXPECT_EQ(std::string(resolved->protocol_reason), "FP8 on the wire: its own kernels");
 }
 
 }  // namespace

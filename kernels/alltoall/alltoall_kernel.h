@@ -44,6 +44,9 @@ struct AllToAllKernelParams {
   // beside the dtype, batch, total tokens and token row size of `geometry`.
   uint64_t digest = 0;
   int32_t dtype = 0;
+  // FP8 wire (kernels/alltoall/alltoall_fp8_kernel.h): elements per scaled vector, the head
+  // size; 0 on the native wire.
+  int64_t vector_elements = 0;
   int32_t rank = 0;
   int32_t world_size = 0;
   uint64_t timeout_ns = 0;

@@ -270,8 +270,13 @@ absl::StatusOr<ltx::WireFormat> ToWire(const ltx_call_options* in) {
   return static_cast<ltx::WireFormat>(c->wire);
 }
 
-// Puts `wire` into an AllGather's shape; the other collectives take the native wire only.
+// Puts `wire` into an AllGather's or an all-to-all's shape; the other collectives take the native
+// wire only.
 absl::Status SetWire(ltx::WireFormat wire, ltx::AllGatherShape* shape) {
+  shape->wire = wire;
+  return absl::OkStatus();
+}
+absl::Status SetWire(ltx::WireFormat wire, ltx::AllToAllShape* shape) {
   shape->wire = wire;
   return absl::OkStatus();
 }
@@ -279,7 +284,8 @@ template <typename Shape>
 absl::Status SetWire(ltx::WireFormat wire, Shape*) {
   if (wire == ltx::WireFormat::kNative) return absl::OkStatus();
   return absl::InvalidArgumentError(
-      "call->wire: only an AllGather takes a wire format other than LTX_WIRE_NATIVE");
+      "call->wire: only an AllGather or an all-to-all takes a wire format other than "
+      "LTX_WIRE_NATIVE");
 }
 
 // The shape of `in`; its token counts point into the caller's array.

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 
+#include "kernels/alltoall/alltoall_fp8_kernel.h"
 #include "kernels/alltoall/alltoall_kernel.h"
 #include "ltx/collectives/kernel_params.h"
 
@@ -16,6 +17,7 @@ AllToAllKernelParams AllToAllParamsOf(const PeerStoreView& view, const AllToAllL
   params.geometry = layout.geometry;
   params.digest = layout.digest;
   params.dtype = static_cast<int32_t>(layout.dtype);
+  if (layout.wire == WireFormat::kFp8E4M3) params.vector_elements = layout.head_dim;
   return params;
 }
 
@@ -29,6 +31,9 @@ EntryAnnouncement AllToAllCopyEngineAnnouncement(const AllToAllLayout& layout,
 cudaError_t LaunchAllToAll(const PeerStoreView& view, const AllToAllLayout& layout,
                            const RankBuffers& buffers, const ResolvedCall& call) {
   const AllToAllKernelParams params = AllToAllParamsOf(view, layout, buffers, call);
+  if (layout.wire == WireFormat::kFp8E4M3) {
+    return LaunchAllToAllFp8(params, call.blocks, buffers.stream);
+  }
   if (call.protocol != Protocol::kOneTrip) {
     return LaunchAllToAllKernel(params, call.blocks, call.phase_timestamps, buffers.stream);
   }

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/types/span.h"
+#include "kernels/wire/fp8_run.h"
 #include "ltx/allgather_shape.h"
 #include "ltx/collectives/allgather_layout.h"
 #include "ltx/status_macros.h"
@@ -85,6 +86,36 @@ absl::StatusOr<HeadCounts> HeadCountsOf(const AllToAllShape& shape, int world_si
   return counts;
 }
 
+// What the FP8 wire needs of `shape` with the resolved split `head_counts`: each rank's head
+// group, one head vector after another, travels as one FP8 run (kernels/wire/fp8_run.h).
+absl::Status CheckWire(const AllToAllShape& shape, const HeadCounts& head_counts,
+                       int world_size) {
+  if (shape.wire == WireFormat::kNative) return absl::OkStatus();
+  if (shape.wire != WireFormat::kFp8E4M3) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("wire: unknown value ", static_cast<int32_t>(shape.wire)));
+  }
+  if (shape.dtype != DataType::kBFloat16 && shape.dtype != DataType::kFloat16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wire fp8_e4m3 carries bf16 or fp16 head vectors, not ", DataTypeName(shape.dtype)));
+  }
+  if (shape.head_dim < kFp8MinVectorElements) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "wire fp8_e4m3 needs head_dim >= ", kFp8MinVectorElements,
+        " (a head vector's codes and scale travel in its own bytes of the output), got ",
+        shape.head_dim));
+  }
+  for (int rank = 0; rank < world_size; ++rank) {
+    if (head_counts[rank] > kFp8MaxRunVectors) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "wire fp8_e4m3 carries at most %d heads in a rank's group (its receiver keeps their "
+          "scales on chip), but rank %d's group has %d",
+          kFp8MaxRunVectors, rank, head_counts[rank]));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Fills the per-rank fields of `layout` (counts, head groups, buffer sizes) from the sequence
 // side's `gathered` layout.
 void FillRanks(const AllGatherLayout& gathered, AllToAllLayout& layout) {
@@ -125,6 +156,8 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
 
   AllToAllLayout layout;
   LTX_ASSIGN_OR_RETURN(layout.head_counts, HeadCountsOf(shape, world_size));
+  LTX_RETURN_IF_ERROR(CheckWire(shape, layout.head_counts, world_size));
+  layout.wire = shape.wire;
   layout.world_size = world_size;
   layout.dtype = shape.dtype;
   layout.direction = shape.direction;
@@ -147,7 +180,8 @@ absl::StatusOr<AllToAllLayout> ComputeAllToAllLayout(const AllToAllShape& shape,
       static_cast<int64_t>(gathered.counts_digest),
       static_cast<int64_t>(CountsDigest(
           absl::MakeConstSpan(layout.head_counts.data(), static_cast<size_t>(world_size)))),
-      shape.tensors};
+      shape.tensors,
+      static_cast<int64_t>(shape.wire)};
   layout.digest = CountsDigest(digest_fields);
   return layout;
 }

@@ -31,7 +31,8 @@ struct CollectiveOp {
   // Tensors of one shape the op moves (RankBuffers: input and output, then more_inputs and
   // more_outputs); the bytes below are each tensor's.
   int tensors = 1;
-  // How the op's rows travel (AllGatherShape::wire): the FP8 wire runs on the pull kernels.
+  // How the op's rows travel (AllGatherShape::wire, AllToAllShape::wire): the FP8 wire runs on
+  // its own kernels.
   WireFormat wire = WireFormat::kNative;
   std::array<int64_t, kMaxWorldSize> input_bytes = {};
   std::array<int64_t, kMaxWorldSize> output_bytes = {};

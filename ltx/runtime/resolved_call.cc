@@ -27,7 +27,7 @@ Protocol ChooseProtocol(const RuntimeOptions& options, const CallContext& contex
     return Protocol::kDirect;
   }
   if (context.wire == WireFormat::kFp8E4M3) {
-    *reason = "FP8 on the wire: the pull kernels";
+    *reason = "FP8 on the wire: its own kernels";
     return Protocol::kDirect;
   }
   if (requested != Protocol::kAuto) {
@@ -159,7 +159,7 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
        call.protocol == Protocol::kCopyEngine)) {
     return absl::UnimplementedError(absl::StrCat(
         CollectiveName(context.collective),
-        " with FP8 on the wire runs on the pull kernels only (the peer-store transport, "
+        " with FP8 on the wire runs on its own kernels only (the peer-store transport, "
         "Protocol::kAuto or kDirect), not on ",
         context.transport == Transport::kCopyEngine ? "the copy-engine transport"
                                                     : ProtocolName(call.protocol)));

@@ -106,7 +106,7 @@ struct CallContext {
 //     shape and options alone, but for in place, where a rank that runs one-shot beside one in
 //     place disagrees at entry on the device.
 //   - A call of several tensors (context.tensors > 1), or with rows in FP8 on the wire
-//     (context.wire), takes the direct kernel (for FP8: the pull kernels): Unimplemented on the
+//     (context.wire), takes the direct kernel (for FP8: its own kernels): Unimplemented on the
 //     copy-engine transport and for Protocol::kOneTrip or kCopyEngine (alike on every rank).
 //   - On the copy-engine transport every other call (AllGather and all-to-all) takes the copy
 //     engines.

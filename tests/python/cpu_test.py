@@ -603,6 +603,13 @@ class RuntimeGlueTest(unittest.TestCase):
                          [(0x10, 0x30, 7), (0x20, 0x40, 0x1234)])
         self.assertEqual((n, call._obj.protocol), (2, 1))
         self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        self.assertEqual(call._obj.wire, ltx.WIRES["native"])
+        runtime.all_to_all(seq, heads, streams=[7, FakeStream()], wire="fp8_e4m3")
+        self.assertEqual(self.last("ltx_all_to_all")[4]._obj.wire, ltx.WIRES["fp8_e4m3"])
+        runtime.all_to_all_rank(1, seq[1], heads[1], [3, 0], stream=9, wire="fp8_e4m3")
+        self.assertEqual(self.last("ltx_all_to_all_rank")[4]._obj.wire, ltx.WIRES["fp8_e4m3"])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "wire"):
+            runtime.all_to_all(seq, heads, streams=[0, 0], wire="fp4")
         runtime.all_to_all(heads, seq, direction="heads_to_seq", streams=[0, 0])
         shape = self.last("ltx_all_to_all")[1]._obj
         self.assertEqual((shape.direction, shape.heads, shape.token_counts[0],

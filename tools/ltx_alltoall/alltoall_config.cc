@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "kernels/wire/fp8_run.h"
 #include "absl/strings/str_split.h"
 #include "ltx/status_macros.h"
 #include "tools/bench/breakdown_plan.h"
@@ -137,6 +138,33 @@ absl::Status FillBreakdown(const AllToAllFlagValues& flags, AllToAllToolConfig* 
 
 }  // namespace
 
+// The wire of the benchmark's calls (--wire): native, or fp8_e4m3 where its calls can carry it.
+absl::Status FillWire(const AllToAllFlagValues& flags, AllToAllToolConfig* config) {
+  if (flags.wire == "native") return absl::OkStatus();
+  if (flags.wire != "fp8_e4m3") {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--wire: '", flags.wire, "' is not native or fp8_e4m3"));
+  }
+  if (!config->bench) return absl::InvalidArgumentError("--wire: only --bench takes it");
+  if (config->dtype != DataType::kBFloat16 && config->dtype != DataType::kFloat16) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--wire=fp8_e4m3 carries bf16 or fp16 head vectors, not ", DataTypeName(config->dtype)));
+  }
+  if (config->head_dim < kFp8MinVectorElements) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--wire=fp8_e4m3 needs --head_dim >= ", kFp8MinVectorElements));
+  }
+  for (Protocol protocol : config->protocols) {
+    if (protocol != Protocol::kAuto && protocol != Protocol::kDirect) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--wire=fp8_e4m3 runs on its own kernels: --protocol auto or direct, not ",
+          ProtocolName(protocol)));
+    }
+  }
+  config->wire = WireFormat::kFp8E4M3;
+  return absl::OkStatus();
+}
+
 absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValues& flags) {
   AllToAllToolConfig config;
   config.bench = flags.bench;
@@ -146,6 +174,7 @@ absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValu
   LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
   LTX_RETURN_IF_ERROR(FillBreakdown(flags, &config));
   LTX_RETURN_IF_ERROR(FillTransportAndStyle(flags, &config));
+  LTX_RETURN_IF_ERROR(FillWire(flags, &config));
   absl::StatusOr<std::vector<int64_t>> head_counts =
       ParseHeadCounts(flags.head_counts, static_cast<int>(config.devices.size()));
   if (!head_counts.ok()) return ForFlag("--head_counts", head_counts.status());

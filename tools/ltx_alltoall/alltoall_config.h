@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "ltx/alltoall_shape.h"
 #include "ltx/data_type.h"
+#include "ltx/wire_format.h"
 #include "ltx/runtime_options.h"
 #include "tools/bench/bench_flags.h"
 #include "tools/bench/bench_style.h"
@@ -31,6 +32,7 @@ struct AllToAllFlagValues : BenchFlagValues {
   std::string direction = "both";
   std::string dtype = "bf16";
   int iters = 50;
+  std::string wire = "native";
 };
 
 // One benchmark shape: total tokens (split evenly), heads and head_dim.
@@ -59,6 +61,8 @@ struct AllToAllToolConfig {
   // many single-tensor calls, TensorCalls).
   std::vector<Protocol> protocols;
   int tensors = 1;
+  // How ltx's calls move the head vectors (NCCL's move the native bytes).
+  WireFormat wire = WireFormat::kNative;
   int blocks = 0;
   BenchStyle style = BenchStyle::kPerRank;
   std::string nccl_path;
@@ -78,7 +82,8 @@ struct AllToAllToolConfig {
 // form the user typed, e.g. "-b/--min_bytes") and says what it accepts. -e and -f need --bench
 // and -b; -b needs --bench or --breakdown; --style (other than rank) and --json need --bench;
 // --style=graph refuses --transport=copy_engine (CheckStyleOnTransport); --tensors is
-// BenchTensorsOf's; --breakdown takes one --protocol (auto, one_trip or direct); --head_counts
+// BenchTensorsOf's; --wire (native or fp8_e4m3) needs --bench and, for fp8_e4m3, -d bf16 or fp16,
+// --head_dim >= 8 and --protocol auto or direct; --breakdown takes one --protocol (auto, one_trip or direct); --head_counts
 // must fit the shapes' heads (and, with --devices or -g, the ranks).
 // Needs no GPU. Thread-safe (pure).
 absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValues& flags);

@@ -25,6 +25,8 @@ ABSL_FLAG(std::string, direction, ltx::AllToAllFlagValues().direction,
           "seq_to_heads, heads_to_seq or both.");
 ABSL_FLAG(std::string, dtype, ltx::AllToAllFlagValues().dtype, "-d: element type.");
 ABSL_FLAG(int, iters, ltx::AllToAllFlagValues().iters, "-n: calls per timed window.");
+ABSL_FLAG(std::string, wire, ltx::AllToAllFlagValues().wire,
+          "Benchmark: native or fp8_e4m3 (head vectors as e4m3 codes with a scale).");
 
 namespace ltx {
 namespace {
@@ -42,6 +44,7 @@ AllToAllFlagValues ReadFlags() {
   f.direction = absl::GetFlag(FLAGS_direction);
   f.dtype = absl::GetFlag(FLAGS_dtype);
   f.iters = absl::GetFlag(FLAGS_iters);
+  f.wire = absl::GetFlag(FLAGS_wire);
   return f;
 }
 
@@ -111,6 +114,10 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
         --tensors=N              tensors of the shape each timed call moves in one op, 1 to 4
                                  (default 1); above 1 also N calls of one tensor each and the
                                  ratio op/calls; --protocol auto or direct only
+        --wire=NAME              native | fp8_e4m3: ltx's calls move each head vector a rank
+                                 sends to a peer as e4m3 codes with a scale (bf16 and fp16,
+                                 --head_dim >= 8, --protocol auto or direct; NCCL's columns
+                                 move the native bytes) (default native)
   Breakdown (--breakdown)
     -b, --min_bytes=SIZE         bytes per rank (default 8K)
         --protocol=NAME          one_trip | direct | auto (one_trip up to 512K per rank, direct
@@ -129,6 +136,7 @@ Examples:
   ltx_alltoall --bench -b 8K -e 1M -f 2 --protocol direct,one_trip,copy_engine
   ltx_alltoall --bench --head_counts 6,10,6,10
   ltx_alltoall --bench -b 8K -e 16M -f 4 --tensors 3
+  ltx_alltoall --bench -b 1M -e 256M -f 4 --wire fp8_e4m3
   ltx_alltoall --bench --style=graph --json=alltoall.json
   ltx_alltoall --breakdown -b 4M --breakdown_blocks 0,32,64 --direction seq_to_heads
 )";

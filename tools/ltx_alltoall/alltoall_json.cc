@@ -15,10 +15,9 @@ JsonDocument AllToAllJson(const AllToAllToolConfig& config, const std::vector<in
                           const std::string& nccl_version,
                           const std::vector<AllToAllBenchRow>& rows) {
   JsonDocument document;
-  document.settings =
-      BenchJsonSettings(devices, config.dtype,
-                        JsonMembers().Int("batch", 1).IntList("head_counts", config.head_counts),
-                        config.style, nccl_version);
+  JsonMembers own = JsonMembers().Int("batch", 1).IntList("head_counts", config.head_counts);
+  if (config.wire != WireFormat::kNative) own.Text("wire", WireFormatName(config.wire));
+  document.settings = BenchJsonSettings(devices, config.dtype, own, config.style, nccl_version);
   for (const AllToAllBenchRow& r : rows) {
     document.rows.push_back(JsonMembers()
                                 .Text("direction", DirectionFlagName(r.direction))

@@ -200,12 +200,13 @@ struct BenchContext {
 };
 
 // The benchmark's case of `shape` in `direction` on `world` ranks: `dtype`, batch 1, the tokens
-// split evenly, the heads as `head_counts` says (empty: evenly).
-AllToAllCase BenchCase(DataType dtype, const BenchShape& shape,
+// split evenly, the heads as `head_counts` says (empty: evenly), moved on `wire`.
+AllToAllCase BenchCase(DataType dtype, WireFormat wire, const BenchShape& shape,
                        const std::vector<int64_t>& head_counts, AllToAllDirection direction,
                        int world) {
   AllToAllCase c;
   c.dtype = dtype;
+  c.wire = wire;
   c.heads = shape.heads;
   c.head_dim = shape.head_dim;
   c.token_counts = EvenCounts(shape.tokens, world);
@@ -233,6 +234,13 @@ void PrintBenchHeader(const BenchContext& bench) {
       "with its permute; speedup: best / ltx; #wrong: NCCL modes with a wrong output)\n");
   if (bench.nccl->clique == nullptr) absl::PrintF("# (no NCCL: its columns are -1 or -)\n");
   absl::PrintF("%s", TensorCallsNote(config.tensors));
+  if (config.wire != WireFormat::kNative) {
+    absl::PrintF(
+        "# (ltx's calls: wire %s, each head vector sent to a peer as e4m3 codes with a scale, "
+        "decoded by the receiver; size and algbw count the native bytes; NCCL moves the native "
+        "bytes)\n",
+        WireFormatName(config.wire));
+  }
   if (!config.head_counts.empty()) {
     absl::PrintF("# (heads per rank %s, for ltx and NCCL alike; size: the mean per rank)\n",
                  absl::StrJoin(config.head_counts, ","));
@@ -319,7 +327,7 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
   AllToAllHarness& harness = bench.tensors->at(0);
   const int world = runtime.world_size();
   LTX_RETURN_IF_ERROR(
-      bench.tensors->Prepare(BenchCase(config.dtype, shape, config.head_counts, direction, world)));
+      bench.tensors->Prepare(BenchCase(config.dtype, config.wire, shape, config.head_counts, direction, world)));
   const int64_t total = shape.tokens * shape.heads * shape.head_dim * ElementSize(config.dtype);
   std::vector<AllToAllBenchRow> shape_rows;
   for (Protocol protocol : config.protocols) {
@@ -360,7 +368,7 @@ absl::Status Bench(Runtime& runtime, const AllToAllToolConfig& config) {
   std::vector<AllToAllCase> cases;
   for (AllToAllDirection direction : config.directions) {
     for (const BenchShape& shape : shapes) {
-      cases.push_back(BenchCase(config.dtype, shape, config.head_counts, direction, world));
+      cases.push_back(BenchCase(config.dtype, config.wire, shape, config.head_counts, direction, world));
     }
   }
   const int64_t capacity = LargestBuffer(cases, world);

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "ltx/data_type.h"
 #include "ltx/status_macros.h"
+#include "tools/testing/fp8_reference.h"
 
 namespace ltx {
 
@@ -21,6 +22,7 @@ AllToAllShape AllToAllCase::Shape() const {
   shape.token_counts = token_counts;
   shape.direction = direction;
   shape.head_counts = head_counts;
+  shape.wire = wire;
   return shape;
 }
 
@@ -28,11 +30,12 @@ std::string AllToAllCase::ToString() const {
   const std::string split =
       head_counts.empty() ? ""
                           : absl::StrFormat(" head_counts=[%s]", absl::StrJoin(head_counts, ","));
-  return absl::StrFormat("%s %s batch=%d heads=%d head_dim=%d counts=[%s]%s misalign=%d/%d",
+  return absl::StrFormat("%s %s batch=%d heads=%d head_dim=%d counts=[%s]%s misalign=%d/%d%s",
                          direction == AllToAllDirection::kSeqToHeads ? "seq->heads" : "heads->seq",
                          DataTypeName(dtype), batch, heads, head_dim,
                          absl::StrJoin(token_counts, ","), split, input_misalignment,
-                         output_misalignment);
+                         output_misalignment,
+                         wire == WireFormat::kNative ? "" : " wire=fp8_e4m3");
 }
 
 std::vector<std::vector<uint8_t>> AllToAllReference(
@@ -55,10 +58,15 @@ std::vector<std::vector<uint8_t>> AllToAllReference(
           const int64_t sequence =
               (b * g.token_counts[s] + i) * g.token_bytes + heads_before * head_bytes;
           const int64_t heads = (b * g.total_tokens + g.prefix_tokens[s] + i) * group;
-          if (g.heads_to_seq) {
-            std::memcpy(outputs[s].data() + sequence, inputs[h].data() + heads, group);
-          } else {
-            std::memcpy(outputs[h].data() + heads, inputs[s].data() + sequence, group);
+          uint8_t* to = g.heads_to_seq ? outputs[s].data() + sequence : outputs[h].data() + heads;
+          const uint8_t* from =
+              g.heads_to_seq ? inputs[h].data() + heads : inputs[s].data() + sequence;
+          std::memcpy(to, from, group);
+          if (layout.wire == WireFormat::kFp8E4M3 && s != h) {
+            for (int64_t head = 0; head < layout.head_counts[h]; ++head) {
+              uint8_t* vector = to + head * head_bytes;
+              Fp8WireRow(layout.dtype, vector, layout.head_dim, vector);
+            }
           }
         }
       }
@@ -114,6 +122,7 @@ absl::Status AllToAllHarness::PrepareInverse() {
   LTX_ASSIGN_OR_RETURN(layout_, ComputeAllToAllLayout(case_.Shape(), world_size()));
   swapped_ = !swapped_;
   std::swap(inputs_, expected_);
+  if (case_.wire != WireFormat::kNative) expected_ = AllToAllReference(layout_, inputs_);
   return areas_->Poison(swapped_ ? RankAreas::Area::kInput : RankAreas::Area::kOutput);
 }
 

@@ -17,6 +17,7 @@
 #include "ltx/collectives/alltoall_layout.h"
 #include "ltx/data_type.h"
 #include "ltx/rank_buffers.h"
+#include "ltx/wire_format.h"
 #include "tools/testing/rank_areas.h"
 
 namespace ltx {
@@ -34,6 +35,9 @@ struct AllToAllCase {
   std::vector<int64_t> head_counts;
   int input_misalignment = 0;
   int output_misalignment = 0;
+  // How the head vectors travel: with FP8 on the wire every rank expects the head vectors of its
+  // peers' pieces as tools/testing/fp8_reference.h decodes them, its own piece exactly.
+  WireFormat wire = WireFormat::kNative;
 
   // The shape to pass to the Runtime; it refers to this case's token_counts and head_counts.
   AllToAllShape Shape() const;
@@ -43,7 +47,8 @@ struct AllToAllCase {
 };
 
 // Every rank's output of the all-to-all of `layout` on `inputs` (one per rank), computed on
-// the host from the tensor definitions alone.
+// the host from the tensor definitions alone; with FP8 on the wire (layout.wire), each head
+// vector a rank receives from a peer as the receiver decodes it.
 std::vector<std::vector<uint8_t>> AllToAllReference(
     const AllToAllLayout& layout, const std::vector<std::vector<uint8_t>>& inputs);
 
@@ -73,7 +78,8 @@ class AllToAllHarness {
 
   // Makes the inverse op current, run on the output of the current one: its input is each
   // rank's output area, its output (poisoned now) the input area, and the expected output the
-  // current op's input, so Verify checks the round trip byte-exact.
+  // current op's input, so Verify checks the round trip byte-exact (with FP8 on the wire, the
+  // reference of the inverse op on the current op's expected output).
   absl::Status PrepareInverse();
 
   // Rank `rank`'s buffers for the current case, on the harness's stream of that rank.

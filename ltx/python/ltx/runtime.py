@@ -38,8 +38,9 @@ from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, rmsno
                       stream_handle, token_counts)
 
 PROTOCOLS = {"auto": 0, "direct": 1, "one_trip": 2, "copy_engine": 3}
-# How an AllGather's rows travel (ltx_wire_format): "fp8_e4m3" moves bf16 and fp16 rows as e4m3
-# codes with one scale per row (a rank's own rows stay exact).
+# How an AllGather's rows or an all-to-all's head vectors travel (ltx_wire_format): "fp8_e4m3"
+# moves bf16 and fp16 rows or head vectors as e4m3 codes with one scale each (a rank's own rows
+# or piece stay exact).
 WIRES = {"native": 0, "fp8_e4m3": 1}
 TRANSPORTS = {"auto": 0, "peer_stores": 1, "copy_engine": 2}
 DIRECTIONS = {"seq_to_heads": 0, "heads_to_seq": 1}
@@ -382,7 +383,7 @@ class Runtime:
     def all_to_all(self, inputs, outputs, counts=None, streams=None, *,
                    direction: str = "seq_to_heads", head_counts=None, timeout=None,
                    blocks: int = 0, protocol: str = "auto", wait: bool = True,
-                   wait_timeout: float = 30.0, generation=None):
+                   wait_timeout: float = 30.0, generation=None, wire: str = "native"):
         """Coordinated Ulysses all-to-all over P ranks. direction "seq_to_heads": rank r's
         input [batch, counts[r], heads, head_dim] -> every rank r's output
         [batch, sum(counts), H_r, head_dim] (heads [H_0 + ... + H_{r-1}, + H_r) of the whole
@@ -394,7 +395,10 @@ class Runtime:
         Streams, the options and the result are those of all_gather; protocol "auto", "direct",
         "one_trip" or "copy_engine" ("auto" takes the copy engines for an eager call whose largest
         piece reaches copy_engine_min_bytes where no GPU hosts two ranks, as for all_gather, and the
-        kernels otherwise; every protocol takes them on the copy-engine transport)."""
+        kernels otherwise; every protocol takes them on the copy-engine transport). wire
+        "fp8_e4m3" moves each head vector a rank sends to a peer as e4m3 codes with a scale
+        (WIRES; bf16 and fp16, head_dim >= 8, at most 256 heads per rank, the same on every
+        rank), decoded by the receiver; a rank's own piece stays exact."""
         self._live()
         collective = self._all_to_all(direction, head_counts)
         if counts is None:
@@ -402,27 +406,29 @@ class Runtime:
                 _first_tensors(inputs if direction == "seq_to_heads" else outputs), 1)
         counts = [int(c) for c in counts]
         return self._coordinated(collective, inputs, outputs, counts, streams,
-                                 _call_options(timeout, blocks, protocol, generation), wait,
-                                 wait_timeout)
+                                 _call_options(timeout, blocks, protocol, generation, wire=wire),
+                                 wait, wait_timeout)
 
     def all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
                         direction: str = "seq_to_heads", head_counts=None, timeout=None,
-                        blocks: int = 0, protocol: str = "auto", generation=None) -> None:
+                        blocks: int = 0, protocol: str = "auto", generation=None,
+                        wire: str = "native") -> None:
         """Per-rank all-to-all from rank `rank`'s own thread (shapes and head_counts as
         all_to_all, the same on every rank; the per-rank contract of all_gather_rank)."""
         self.prepare_all_to_all_rank(rank, input, output, counts, stream, direction=direction,
                                      head_counts=head_counts, timeout=timeout, blocks=blocks,
-                                     protocol=protocol, generation=generation)()
+                                     protocol=protocol, generation=generation, wire=wire)()
 
     def prepare_all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
                                 direction: str = "seq_to_heads", head_counts=None,
                                 timeout=None, blocks: int = 0, protocol: str = "auto",
-                                generation=None) -> "RankCall":
+                                generation=None, wire: str = "native") -> "RankCall":
         """Checks the arguments of all_to_all_rank once and returns a RankCall that makes the
         call (as prepare_all_gather_rank)."""
         return self._prepare_rank(self._all_to_all(direction, head_counts), rank, input, output,
                                   counts, stream,
-                                  _call_options(timeout, blocks, protocol, generation))
+                                  _call_options(timeout, blocks, protocol, generation,
+                                                wire=wire))
 
     def all_reduce(self, inputs, outputs, reduction: str = "sum", streams=None, *,
                    timeout=None, blocks: int = 0, protocol: str = "auto", wait: bool = True,
