@@ -2,7 +2,8 @@
 # run_gpu.sh of the Python bundle (tools/python_bundle.sh): runs the Python package's tests,
 # the PyTorch examples and the Python benchmark on a GPU machine, then one summary line:
 #   python bundle: gpu_test <status>, reduce_gpu_test <status>, torch_ops_test <status>,
-#   quick_start <status>, torch_loop <status>, ulysses_attention <status>, benchmark <status>
+#   quick_start <status>, torch_loop <status>, ulysses_attention <status>,
+#   ulysses_attention fp8 <status>, benchmark <status>
 # Each runs on the rank layout of the environment, which this script passes on unchanged:
 #   LTX_TEST_DEVICES=0,0,1 | LTX_TEST_RANKS=N, and LTX_REQUIRE_RUN=1 (a skip is a failure), e.g.
 #   LTX_TEST_DEVICES=0,0,0,0 LTX_REQUIRE_RUN=1 bash run_gpu.sh
@@ -52,12 +53,15 @@ echo "=== torch_loop"
 timeout 90 python3 torch_loop.py; loop=$?
 echo "=== ulysses_attention"
 timeout 90 python3 ulysses_attention.py --head-groups 2; ulysses=$?
+echo "=== ulysses_attention --wire fp8_e4m3"
+timeout 90 python3 ulysses_attention.py --head-groups 2 --wire fp8_e4m3; ulysses_fp8=$?
 echo "=== benchmark"
 timeout 150 python3 benchmark.py --cpp ./ltx_allgather; bench=$?
 echo "python bundle: gpu_test $(status ${gpu}), reduce_gpu_test $(status ${reduce})," \
   "torch_ops_test $(status ${ops})," \
   "quick_start $(status ${quick})," \
   "torch_loop $(status ${loop}), ulysses_attention $(status ${ulysses})," \
+  "ulysses_attention fp8 $(status ${ulysses_fp8})," \
   "benchmark $(status ${bench})"
 [[ ${gpu} -eq 0 && ${reduce} -eq 0 && ${ops} -eq 0 && ${quick} -eq 0 && ${loop} -eq 0 &&
-  ${ulysses} -eq 0 && ${bench} -eq 0 ]]
+  ${ulysses} -eq 0 && ${ulysses_fp8} -eq 0 && ${bench} -eq 0 ]]

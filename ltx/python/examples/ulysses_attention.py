@@ -4,7 +4,8 @@ rank), runs PyTorch's scaled_dot_product_attention over the whole sequence for i
 re-shards the result back from heads to tokens.
 
     PYTHONPATH=<prefix>/lib/python python3 ltx/python/examples/ulysses_attention.py [--steps 3]
-        [--devices 0,1] [--head-groups 2] [--tokens 96] [--heads 4] [--head-dim 64] [--time]
+        [--devices 0,1] [--head-groups 2] [--tokens 96] [--heads 4] [--head-dim 64]
+        [--wire fp8_e4m3] [--time]
 
 Rank r owns counts[r] = tokens + 64 r tokens (uneven) of q, k, v [1, counts[r], H, head_dim],
 with H = heads x P over P ranks. Sequence -> heads gives it [1, sum(counts), heads, head_dim]:
@@ -18,14 +19,21 @@ stream; the attention of group g runs on a second stream once its exchange is in
 orders them), overlapping the exchange of group g + 1, and the heads -> sequence exchange of
 group g waits on an event for that attention. G = 1 gives rank r heads [r heads, (r + 1) heads).
 
-Each step checks the re-sharded q, k, v byte-exact against slices of the whole tensors, and the
-attention output against attention computed on one GPU over the whole tensors (bf16 tolerance).
-Prints PASS or FAIL; exit 0, 1, or 77 (skipped: no torch or no GPU; 1 under LTX_REQUIRE_RUN=1).
+--wire fp8_e4m3 moves every exchange's head vectors as e4m3 codes with one scale per head vector
+(about half the bytes), decoded by the receiver; each rank's own tokens stay exact.
+
+Each step checks the re-sharded q, k, v against slices of the whole tensors (byte-exact; with
+FP8, a rank's own tokens byte-exact and the others within the bound e4m3 implies: 2^-4 of the
+value and 2^-10 of its head vector's scale, plus the bf16 rounding), and the attention output
+against attention computed on one GPU over the whole tensors (bf16 tolerance; with FP8 on the
+wire, FP8_TOLERANCE). Prints PASS or FAIL; exit 0, 1, or 77 (skipped: no torch or no GPU; 1
+under LTX_REQUIRE_RUN=1).
 
 --time also prints the median time of the block (CUDA events on the rank's stream, after
 warm-up; the slowest rank's median) for q, k, v in one op, for q, k, v in three separate ops
-(one fixed cost each), both with one head group, and for one op per group with G groups. Each
-of these blocks is checked as above. Give it sizes where the GPU work outweighs the Python
+(one fixed cost each), both with one head group, and for one op per group with G groups; with
+--wire fp8_e4m3, the one-op block on the native wire beside it. Each of these blocks is checked
+as above. Give it sizes where the GPU work outweighs the Python
 calls, e.g. --time --tokens 4096 --heads 8 --head-dim 128 --head-groups 4.
 
 The ranks run on --devices (device ordinals in rank order; a GPU may host several ranks), by
@@ -58,6 +66,8 @@ except ImportError:
 
 QKV = range(3)
 TOLERANCE = 2e-2  # Max abs error of the bf16 attention output against the one-GPU reference.
+# The same with FP8 on the wire: q, k, v and the output each carry up to 2^-4 relative error.
+FP8_TOLERANCE = 0.25
 WARMUP, TIMED = 5, 20  # Blocks before timing, and blocks timed, under --time.
 
 
@@ -77,8 +87,8 @@ class Block:
     attention, output by heads -> by tokens. Calling it issues one block; `streams` are the
     rank's stream (the exchanges) and a second one (the attention)."""
 
-    def __init__(self, runtime, rank, counts, heads, head_dim, groups, separate, streams):
-        self.rank, self.groups = rank, groups
+    def __init__(self, runtime, rank, counts, heads, head_dim, groups, separate, wire, streams):
+        self.rank, self.groups, self.wire = rank, groups, wire
         self.comm, self.compute = streams
         self.mine = heads // groups                   # The rank's heads in each group.
         self.width = self.mine * runtime.world_size   # The model's heads in each group.
@@ -90,7 +100,7 @@ class Block:
 
         def exchange(src, dst, direction="seq_to_heads"):
             return runtime.prepare_all_to_all_rank(rank, src, dst, counts, self.comm,
-                                                   direction=direction)
+                                                   direction=direction, wire=wire)
         # Per group, the calls that move q, k, v: one call of three tensors, or three calls.
         self.to_heads = [[exchange(s, d) for s, d in zip(src, dst)] if separate
                          else [exchange(src, dst)]
@@ -124,14 +134,24 @@ class Block:
         for poisoned in [t for group in self.by_heads for t in group] + self.outputs:
             poisoned.fill_(float("nan"))
 
-    def exact(self, full):
-        """Whether every group's q, k, v by heads are this rank's heads of `full`."""
-        exact = True
+    def resharded(self, full, rows):
+        """Whether every group's q, k, v by heads are this rank's heads of `full`: bit for bit
+        on the native wire; with FP8, the rank's own tokens (`rows`) bit for bit and the others
+        within the bound e4m3 implies."""
+        ok = True
         for g, splits in enumerate(self.by_heads):
             start = g * self.width + self.rank * self.mine
             for split, whole in zip(splits, full):
-                exact &= torch.equal(split, whole[:, :, start:start + self.mine])
-        return exact
+                expected = whole[:, :, start:start + self.mine]
+                if self.wire == "native":
+                    ok &= torch.equal(split, expected)
+                    continue
+                ok &= torch.equal(split[:, rows], expected[:, rows])
+                x = expected.float()
+                scale = x.abs().amax(dim=-1, keepdim=True) / 448  # One per head vector.
+                bound = x.abs() * (2 ** -4 + 2 ** -8) + scale * 2 ** -10
+                ok &= bool(((split.float() - x).abs() <= bound).all())
+        return ok
 
     def output(self):
         """The attention output of this rank's tokens, every head in the model's order."""
@@ -154,21 +174,26 @@ def median_ms(block, stream):
 
 
 def variants(args):
-    """(name, head groups, q k v in three ops) of the blocks to run: the chosen one, or under
-    --time the comparison."""
-    def name(groups, separate):
+    """(name, head groups, q k v in three ops, wire) of the blocks to run: the chosen one, or
+    under --time the comparison."""
+    def name(groups, separate, wire):
         ops = "q, k, v in three ops" if separate else "q, k, v in one op"
-        return f"{ops}, {groups} head group{'s' if groups > 1 else ''}"
-    chosen = [(name(args.head_groups, False), args.head_groups, False)]
+        return (f"{ops}, {groups} head group{'s' if groups > 1 else ''}"
+                f"{', FP8 wire' if wire != 'native' else ''}")
+    chosen = [(name(args.head_groups, False, args.wire), args.head_groups, False, args.wire)]
     if not args.time:
         return chosen
-    return ([(name(1, False), 1, False), (name(1, True), 1, True)] +
-            (chosen if args.head_groups > 1 else []))
+    native = [(name(1, False, "native"), 1, False, "native"),
+              (name(1, True, "native"), 1, True, "native")]
+    fp8 = [(name(1, False, args.wire), 1, False, args.wire)] if args.wire != "native" else []
+    grouped = chosen if args.head_groups > 1 else []
+    return native + fp8 + grouped
 
 
 def rank_loop(runtime, rank, counts, args, barrier, results):
     """Rank `rank`'s thread: per variant, `args.steps` checked blocks, then the timing;
-    appends (exact, max error, median ms or None) per variant to results[rank]."""
+    appends (re-shard as expected, max error, median ms or None) per variant to
+    results[rank]."""
     torch.cuda.set_device(runtime.devices[rank])
     streams = torch.cuda.Stream(), torch.cuda.Stream()  # Exchanges; attention.
     total, start = sum(counts), sum(counts[:rank])
@@ -191,9 +216,9 @@ def rank_loop(runtime, rank, counts, args, barrier, results):
         # wait for the whole GPU, or hold this rank's next launch behind a co-located rank's
         # waiting exchange (kernels/PROTOCOL.md, "Ranks that share a GPU"). Later steps reuse
         # the cache.
-        blocks = [Block(runtime, rank, counts, args.heads, args.head_dim, groups, separate,
-                        streams) for _, groups, separate in variants(args)]
-        for width in sorted({heads, *(args.heads // groups for _, groups, _ in variants(args))}):
+        blocks = [Block(runtime, rank, counts, args.heads, args.head_dim, groups, separate, wire,
+                        streams) for _, groups, separate, wire in variants(args)]
+        for width in sorted({heads, *(args.heads // groups for _, groups, _, _ in variants(args))}):
             attention(*[empty(total, width, args.head_dim).zero_()] * 3)
         for block in blocks:
             error(block, step_inputs(0))
@@ -205,7 +230,7 @@ def rank_loop(runtime, rank, counts, args, barrier, results):
                 full = step_inputs(step)
                 block.load(full, rows)
                 block()
-                exact &= block.exact(full)
+                exact &= block.resharded(full, rows)
                 worst = max(worst, error(block, full).item())
             ms = median_ms(block, streams[0]) if args.time else None
             streams[0].synchronize()
@@ -222,13 +247,18 @@ def main():
     parser.add_argument("--tokens", type=int, default=96, help="rank 0's tokens (rank r: +64 r)")
     parser.add_argument("--heads", type=int, default=4, help="heads per rank")
     parser.add_argument("--head-dim", type=int, default=64)
+    parser.add_argument("--wire", choices=sorted(ltx.WIRES), default="native",
+                        help="how the exchanges move head vectors (default native)")
     parser.add_argument("--time", action="store_true",
-                        help="time one op against three, and 1 head group against G")
+                        help="time one op against three, 1 head group against G, and the FP8 "
+                             "wire against the native one")
     args = parser.parse_args()
     if min(args.steps, args.head_groups, args.tokens, args.heads, args.head_dim) < 1:
         parser.error("--steps, --head-groups, --tokens, --heads and --head-dim must be >= 1")
     if args.heads % args.head_groups:
         parser.error(f"--head-groups {args.head_groups} does not divide --heads {args.heads}")
+    if args.wire != "native" and args.head_dim < 8:
+        parser.error("--wire fp8_e4m3 needs --head-dim >= 8")
     devices = rank_layout.devices_for_run(torch.cuda.device_count(), needed=2, flag=args.devices)
     if not devices:
         return rank_layout.skip_status("ulysses_attention", "no GPU visible")
@@ -261,10 +291,11 @@ def main():
     print(f"ulysses_attention: {n} ranks on GPUs {devices}, tokens {counts}, "
           f"{args.heads * n} heads x {args.head_dim}, {args.steps} steps")
     ok = not errors
-    for i, (name, _, _) in enumerate(variants(args)):
+    for i, (name, _, _, wire) in enumerate(variants(args)):
         done = [(rank, r[i]) for rank, r in enumerate(results) if len(r) > i]
-        ok &= len(done) == n and all(exact and worst <= TOLERANCE for _, (exact, worst, _) in done)
-        checks = ", ".join(f"rank {rank}: {'exact' if exact else 'NOT exact'} re-shard, "
+        tolerance = TOLERANCE if wire == "native" else FP8_TOLERANCE
+        ok &= len(done) == n and all(exact and worst <= tolerance for _, (exact, worst, _) in done)
+        checks = ", ".join(f"rank {rank}: {'expected' if exact else 'WRONG'} re-shard, "
                            f"max error {worst:.3g}" for rank, (exact, worst, _) in done)
         timing = (f"; median block {max(ms for _, (_, _, ms) in done):.3f} ms"
                   if args.time and done else "")
