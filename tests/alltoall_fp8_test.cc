@@ -2,9 +2,10 @@
 // random bytes through the all-to-all harness (guarded, poisoned outputs), every rank's output
 // compared bit for bit with the host reference (tools/testing/alltoall_harness.h: each head
 // vector from a peer decoded from its codes and scale, the rank's own piece exact). bf16 and
-// fp16, both directions, head sizes from the least (8) up, uneven and zero token counts, uneven
-// head splits with a rank without heads, batch > 1, misaligned buffers (the element paths),
-// round trips, both call styles; what the wire refuses. On the rank layout of the environment
+// fp16, both directions, head sizes from the least (8) up and no multiple of 4, uneven and zero
+// token counts, uneven head splits with a rank without heads and with the largest group (256
+// heads), batch > 1, misaligned inputs, outputs or both (the element paths), round trips, both
+// call styles; what the wire refuses. On the rank layout of the environment
 // (ranks may share GPUs).
 #include <cstdint>
 #include <memory>
@@ -81,7 +82,9 @@ TEST_P(AllToAllFp8Test, EveryDtypeDirectionAndHeadSize) {
   for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16}) {
     for (AllToAllDirection direction :
          {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
-      for (int64_t head_dim : {8, 12, 64, 128, 200}) {
+      // 10: vectors that are no multiple of 4 elements (the encode's element path, the decode's
+      // units across vectors).
+      for (int64_t head_dim : {8, 10, 12, 64, 128, 200}) {
         AllToAllCase c;
         c.dtype = dtype;
         c.direction = direction;
@@ -113,8 +116,27 @@ TEST_P(AllToAllFp8Test, UnevenAndZeroCountsSplitsBatchesAndMisalignment) {
     c.head_counts.assign(world(), 3);
     c.head_counts[world() / 2] = 0;
     c.head_counts[0] = 6;
-    c.input_misalignment = 2;
-    c.output_misalignment = 6;
+    for (const auto& [input, output] : {std::pair{2, 6}, std::pair{0, 2}, std::pair{6, 0}}) {
+      c.input_misalignment = input;
+      c.output_misalignment = output;
+      const absl::Status status = Run(c);
+      ASSERT_TRUE(status.ok()) << c.ToString() << ": " << status;
+    }
+  }
+}
+
+// A rank's group at the most heads a run carries (256 scales in the receiving warp's shared
+// memory), beside a rank with few.
+TEST_P(AllToAllFp8Test, TheLargestHeadGroup) {
+  for (AllToAllDirection direction :
+       {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
+    AllToAllCase c;
+    c.direction = direction;
+    c.head_dim = 8;
+    c.head_counts.assign(world(), 1);
+    c.head_counts[world() - 1] = 256;
+    c.heads = world() - 1 + 256;
+    c.token_counts = UnevenCounts(world(), 3);
     const absl::Status status = Run(c);
     ASSERT_TRUE(status.ok()) << c.ToString() << ": " << status;
   }

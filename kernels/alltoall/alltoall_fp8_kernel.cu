@@ -173,13 +173,17 @@ __device__ void DecodeRun(uint8_t* run, int64_t elements, int64_t vector_element
       }
     }
     __syncwarp();  // Every code of the chunk is read before any of its values is written.
+    // The lane's kUnit elements span at most two vectors (vector_elements >= kUnit): one
+    // division per chunk.
+    const int64_t vector = first / vector_elements;
+    const int64_t next_vector = (vector + 1) * vector_elements;
     uint32_t decoded[kUnit / 2] = {};  // Two 16-bit values each.
 #pragma unroll
     for (int k = 0; k < kUnit; ++k) {
+      if (k >= count) continue;  // Past the run: no element, and no scale to read.
+      const float scale = scales[first + k < next_vector ? vector : vector + 1];
       const uint32_t bits =
-          k < count ? uint32_t{Fp8Decode<Element>(static_cast<uint8_t>(packed >> (8 * k)),
-                                                  scales[(first + k) / vector_elements])}
-                    : 0u;
+          uint32_t{Fp8Decode<Element>(static_cast<uint8_t>(packed >> (8 * k)), scale)};
       decoded[k / 2] |= bits << (16 * (k % 2));
     }
     if (units && count == kUnit) {
@@ -190,14 +194,17 @@ __device__ void DecodeRun(uint8_t* run, int64_t elements, int64_t vector_element
         if (k < count) values[first + k] = static_cast<Bits>(decoded[k / 2] >> (16 * (k % 2)));
       }
     }
-    __syncwarp();  // The chunk's values are written before the next chunk's codes are read.
+    // No barrier before the next chunk: its codes lie after every byte this chunk writes
+    // (Fp8RunChunkSafe), and its own barrier orders its writes after this chunk's reads.
   }
   __syncwarp();  // Every lane is done with `scales` before the warp's next run fills it.
 }
 
-// Decodes every run this rank received from its peers, in every tensor's output: warp w of the
-// grid takes runs w, w + warps, ... of each peer's piece in turn. Nothing to do after a failed
-// op (its output is undefined then).
+// Decodes every run this rank received from its peers, in every tensor's output: the runs of
+// every peer's piece in peer order form one range, of which warp w of the grid takes runs w,
+// w + warps, ... Nothing to do after an op whose abort flag is set (a timeout, a peer that gave
+// up); after a mismatch found at entry (recorded without abort) it decodes whatever its own
+// output holds, within its own runs: the output is undefined then.
 template <typename Element>
 __global__ void __launch_bounds__(kAllToAllFp8Threads)
     AllToAllFp8DecodeKernel(const AllToAllKernelParams p) {
@@ -213,19 +220,26 @@ __global__ void __launch_bounds__(kAllToAllFp8Threads)
     if (tensor < p.tensors) outputs[tensor] = p.more_outputs.address[tensor - 1];
   }
   const TensorAddresses at = TensorAddressesOf(p, outputs);
+  int64_t total = 0;  // Runs received, every peer's.
   for (int peer = 0; peer < p.world_size; ++peer) {
-    if (peer == p.rank) continue;
-    const Piece piece = PieceOf(p.geometry, peer, p.rank);
-    const int64_t elements =
-        piece.run_bytes / static_cast<int64_t>(sizeof(typename Element::Bits));
-    if (elements == 0) continue;
-    const int64_t runs = p.tensors * piece.rows;
-    for (int64_t row = grid_warp; row < runs; row += grid_warps) {
-      const TensorRow tensor_row = TensorRowOf(piece, row);
-      uint8_t* run = reinterpret_cast<uint8_t*>(
-          at.Output(tensor_row.tensor) + RowOffset(piece.dst, piece.rows_per_slice, tensor_row.row));
-      DecodeRun<Element>(run, elements, p.vector_elements, scales[warp], lane);
+    if (peer != p.rank) total += p.tensors * PieceOf(p.geometry, peer, p.rank).rows;
+  }
+  for (int64_t index = grid_warp; index < total; index += grid_warps) {
+    // The peer of run `index`, and the run's place in that peer's piece (warp-uniform).
+    int64_t row = index;
+    Piece piece;
+    for (int peer = 0; peer < p.world_size; ++peer) {
+      if (peer == p.rank) continue;
+      piece = PieceOf(p.geometry, peer, p.rank);
+      const int64_t runs = p.tensors * piece.rows;
+      if (row < runs) break;
+      row -= runs;
     }
+    const TensorRow tensor_row = TensorRowOf(piece, row);
+    uint8_t* run = reinterpret_cast<uint8_t*>(
+        at.Output(tensor_row.tensor) + RowOffset(piece.dst, piece.rows_per_slice, tensor_row.row));
+    DecodeRun<Element>(run, piece.run_bytes / static_cast<int64_t>(sizeof(typename Element::Bits)),
+                       p.vector_elements, scales[warp], lane);
   }
 }
 
@@ -252,6 +266,14 @@ cudaError_t LoadFor(int* resident_blocks_per_sm) {
 cudaError_t LaunchAllToAllFp8(const AllToAllKernelParams& params, int blocks,
                               cudaStream_t stream) {
   if (blocks < 1 || params.vector_elements < kFp8MinVectorElements) return cudaErrorInvalidValue;
+  // Every head group travels as runs of 16-bit elements that must fit (the receiving warp keeps
+  // a run's scales in its shared memory).
+  for (int rank = 0; rank < params.geometry.world_size; ++rank) {
+    const int64_t elements = params.geometry.group_bytes[rank] / 2;
+    if (elements > 0 && !Fp8RunFits(elements, params.vector_elements)) {
+      return cudaErrorInvalidValue;
+    }
+  }
   switch (params.dtype) {
     case kReduceBFloat16:
       return LaunchFor<BFloat16Element>(params, blocks, stream);
