@@ -22,7 +22,10 @@ constexpr unsigned kFullWarp = 0xffffffffu;
 constexpr int kWarps = kAllToAllFp8Threads / kWarpSize;
 // Elements a lane encodes or decodes at once on the vector path: 8 bytes of values, 4 codes.
 constexpr int kUnit = 4;
-static_assert(kFp8DecodeChunk == kWarpSize * kUnit, "a decode chunk is one unit per lane");
+// Units a lane decodes per chunk: their loads are in flight together.
+constexpr int kChunkUnits = 8;
+static_assert(kFp8DecodeChunk == kWarpSize * kUnit * kChunkUnits,
+              "a decode chunk is kChunkUnits units per lane");
 
 __device__ inline bool Aligned(const void* address, uint64_t bytes) {
   return reinterpret_cast<uint64_t>(address) % bytes == 0;
@@ -52,10 +55,69 @@ __device__ inline float LoadScale(const uint8_t* at) {
   return FloatOfBits(bits);
 }
 
+// Vectors whose loads one lane keeps in flight at once on the short-vector path: a warp waits
+// for one load latency per kVectorsInFlight vectors, not per vector.
+constexpr int kVectorsInFlight = 4;
+
+// EncodeRun for vectors of at most 128 elements, a multiple of 4, on 8-byte-aligned values and
+// 4-byte-aligned codes: lane l takes elements 4l..4l+3 of each vector (lanes past the vector
+// idle but for the shuffles), kVectorsInFlight vectors at a time: their loads first, then their
+// maxima, then their codes.
+template <typename Element>
+__device__ void EncodeShortVectors(const typename Element::Bits* values, uint8_t* codes,
+                                   uint8_t* scales, int64_t vectors, int64_t vector_elements,
+                                   int lane) {
+  using Bits = typename Element::Bits;
+  const int64_t first = static_cast<int64_t>(lane) * kUnit;
+  const bool mine = first < vector_elements;
+  for (int64_t v0 = 0; v0 < vectors; v0 += kVectorsInFlight) {
+    uint2 units[kVectorsInFlight];
+    float largest[kVectorsInFlight];
+#pragma unroll
+    for (int b = 0; b < kVectorsInFlight; ++b) {
+      const bool load = mine && v0 + b < vectors;
+      units[b] = load ? __ldg(reinterpret_cast<const uint2*>(values + (v0 + b) * vector_elements +
+                                                             first))
+                      : make_uint2(0u, 0u);
+    }
+#pragma unroll
+    for (int b = 0; b < kVectorsInFlight; ++b) {
+      largest[b] = 0.0f;
+#pragma unroll
+      for (int k = 0; k < kUnit; ++k) {
+        largest[b] = Fp8RowLargest(largest[b], Element::ToFloat(UnitElement<Bits>(units[b], k)));
+      }
+    }
+#pragma unroll
+    for (int offset = kWarpSize / 2; offset > 0; offset /= 2) {
+#pragma unroll
+      for (int b = 0; b < kVectorsInFlight; ++b) {
+        largest[b] = Fp8RowLargest(largest[b], __shfl_xor_sync(kFullWarp, largest[b], offset));
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kVectorsInFlight; ++b) {
+      const int64_t v = v0 + b;
+      if (v >= vectors) break;  // The same for every lane.
+      const float scale = Fp8RowScale(largest[b]);
+      if (lane == 0) StoreScale(scales + 4 * v, scale);
+      if (!mine) continue;
+      uint32_t packed = 0;
+#pragma unroll
+      for (int k = 0; k < kUnit; ++k) {
+        packed |= uint32_t{Fp8Encode(Element::ToFloat(UnitElement<Bits>(units[b], k)), scale)}
+                  << (8 * k);
+      }
+      *reinterpret_cast<uint32_t*>(codes + v * vector_elements + first) = packed;
+    }
+  }
+}
+
 // The warp encodes the run of `elements` 16-bit values at `from` (this rank's input) into the
 // run's destination `to` (a peer's output), in vectors of `vector_elements` with a scale each
-// (kernels/wire/fp8_run.h). Lane l takes elements 4l..4l+3, 4l+128.. of each vector on the
-// vector path (8-byte loads, 4-byte code stores), elements l, l+32, ... otherwise.
+// (kernels/wire/fp8_run.h). Vectors of up to 128 elements, a multiple of 4, on aligned bytes:
+// EncodeShortVectors. Otherwise vector by vector: lane l takes elements 4l..4l+3, 4l+128.. on
+// the unit path (8-byte loads, 4-byte code stores), elements l, l+32, ... on the element path.
 template <typename Element>
 __device__ void EncodeRun(const uint8_t* from, uint8_t* to, int64_t elements,
                           int64_t vector_elements, int lane) {
@@ -65,6 +127,10 @@ __device__ void EncodeRun(const uint8_t* from, uint8_t* to, int64_t elements,
   uint8_t* scales = to + Fp8RunScalesOffset(elements, vector_elements);
   const int64_t vectors = elements / vector_elements;
   const bool units = vector_elements % kUnit == 0 && Aligned(from, 8) && Aligned(codes, 4);
+  if (units && vector_elements <= kWarpSize * kUnit) {
+    EncodeShortVectors<Element>(values, codes, scales, vectors, vector_elements, lane);
+    return;
+  }
   for (int64_t v = 0; v < vectors; ++v) {
     const Bits* vector = values + v * vector_elements;
     uint8_t* vector_codes = codes + v * vector_elements;
@@ -125,6 +191,9 @@ __device__ void EncodePieceRows(const Piece& piece, const RowSweep& sweep,
   }
 }
 
+// One block per SM, as the direct all-to-all kernel (the block budget of ranks that share a GPU
+// is unchanged): the protocol beside kVectorsInFlight vectors takes about 176 registers, and
+// capped at 128 it spills.
 template <typename Element>
 __global__ void __launch_bounds__(kAllToAllFp8Threads)
     AllToAllFp8EncodeKernel(const AllToAllKernelParams p) {
@@ -157,41 +226,52 @@ __device__ void DecodeRun(uint8_t* run, int64_t elements, int64_t vector_element
   const uint8_t* codes = run + Fp8RunCodesOffset(elements);
   Bits* values = reinterpret_cast<Bits*>(run);
   const bool units = Aligned(codes, 4) && Aligned(run, 8);
-  for (int64_t chunk = 0; chunk * kFp8DecodeChunk < elements; ++chunk) {
-    const int64_t first = chunk * kFp8DecodeChunk + lane * kUnit;
-    const int64_t count = first >= elements ? 0 : (elements - first < kUnit ? elements - first
-                                                                              : kUnit);
-    // Loops over kUnit with constant indices (count masks the tail), so that nothing lands in
-    // local memory.
-    uint32_t packed = 0;
-    if (units && count == kUnit) {
-      packed = *reinterpret_cast<const uint32_t*>(codes + first);
-    } else {
+  for (int64_t chunk = 0; chunk < elements; chunk += kFp8DecodeChunk) {
+    // Unit u of lane l: elements chunk + (32 u + l) 4 .. + 3, so that the warp's accesses to
+    // each unit are contiguous. Loops over constant counts (count masks the run's tail), so that
+    // nothing lands in local memory.
+    uint32_t packed[kChunkUnits];
 #pragma unroll
-      for (int k = 0; k < kUnit; ++k) {
-        if (k < count) packed |= uint32_t{codes[first + k]} << (8 * k);
+    for (int u = 0; u < kChunkUnits; ++u) {
+      const int64_t first = chunk + (int64_t{u} * kWarpSize + lane) * kUnit;
+      const int64_t count = first >= elements ? 0 : (elements - first < kUnit ? elements - first
+                                                                                : kUnit);
+      packed[u] = 0;
+      if (units && count == kUnit) {
+        packed[u] = *reinterpret_cast<const uint32_t*>(codes + first);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kUnit; ++k) {
+          if (k < count) packed[u] |= uint32_t{codes[first + k]} << (8 * k);
+        }
       }
     }
     __syncwarp();  // Every code of the chunk is read before any of its values is written.
-    // The lane's kUnit elements span at most two vectors (vector_elements >= kUnit): one
-    // division per chunk.
-    const int64_t vector = first / vector_elements;
-    const int64_t next_vector = (vector + 1) * vector_elements;
-    uint32_t decoded[kUnit / 2] = {};  // Two 16-bit values each.
 #pragma unroll
-    for (int k = 0; k < kUnit; ++k) {
-      if (k >= count) continue;  // Past the run: no element, and no scale to read.
-      const float scale = scales[first + k < next_vector ? vector : vector + 1];
-      const uint32_t bits =
-          uint32_t{Fp8Decode<Element>(static_cast<uint8_t>(packed >> (8 * k)), scale)};
-      decoded[k / 2] |= bits << (16 * (k % 2));
-    }
-    if (units && count == kUnit) {
-      *reinterpret_cast<uint2*>(values + first) = make_uint2(decoded[0], decoded[1]);
-    } else {
+    for (int u = 0; u < kChunkUnits; ++u) {
+      const int64_t first = chunk + (int64_t{u} * kWarpSize + lane) * kUnit;
+      const int64_t count = first >= elements ? 0 : (elements - first < kUnit ? elements - first
+                                                                                : kUnit);
+      if (count == 0) continue;
+      // A unit spans at most two vectors (vector_elements >= kUnit): one division per unit.
+      const int64_t vector = first / vector_elements;
+      const int64_t next_vector = (vector + 1) * vector_elements;
+      uint32_t decoded[kUnit / 2] = {};  // Two 16-bit values each.
 #pragma unroll
       for (int k = 0; k < kUnit; ++k) {
-        if (k < count) values[first + k] = static_cast<Bits>(decoded[k / 2] >> (16 * (k % 2)));
+        if (k >= count) continue;  // Past the run: no element, and no scale to read.
+        const float scale = scales[first + k < next_vector ? vector : vector + 1];
+        const uint32_t bits =
+            uint32_t{Fp8Decode<Element>(static_cast<uint8_t>(packed[u] >> (8 * k)), scale)};
+        decoded[k / 2] |= bits << (16 * (k % 2));
+      }
+      if (units && count == kUnit) {
+        *reinterpret_cast<uint2*>(values + first) = make_uint2(decoded[0], decoded[1]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kUnit; ++k) {
+          if (k < count) values[first + k] = static_cast<Bits>(decoded[k / 2] >> (16 * (k % 2)));
+        }
       }
     }
     // No barrier before the next chunk: its codes lie after every byte this chunk writes

@@ -10,7 +10,7 @@
 // decodes the run in chunks of kFp8DecodeChunk elements in increasing order: reading a chunk's
 // codes, then writing its decoded elements. Writing chunk c (bytes [2cC, 2(c+1)C)) overwrites
 // only codes already read: later chunks' codes start at N + (c+1)C >= 2(c+1)C whenever chunk c
-// is not the last (Fp8RunChunkSafe checks it for the tests). One definition for the kernels
+// is not the last (Fp8RunChunkSafe checks it for the tests), whatever the chunk size C. One definition for the kernels
 // and the tests.
 #ifndef KERNELS_WIRE_FP8_RUN_H_
 #define KERNELS_WIRE_FP8_RUN_H_
@@ -25,8 +25,9 @@ namespace ltx {
 inline constexpr int64_t kFp8MinVectorElements = 8;
 // The most vectors one run has: its receiver's warp keeps every scale in shared memory.
 inline constexpr int64_t kFp8MaxRunVectors = 256;
-// Elements a warp decodes at once: 32 lanes of 4.
-inline constexpr int64_t kFp8DecodeChunk = 128;
+// Elements a warp decodes at once: 32 lanes of 8 units of 4 (every code of a chunk is read
+// before any of its values is written; the invariant holds for any chunk size).
+inline constexpr int64_t kFp8DecodeChunk = 1024;
 
 // Byte offset, in a run's destination, of its scales.
 LTX_HOST_DEVICE inline int64_t Fp8RunScalesOffset(int64_t elements, int64_t vector_elements) {
