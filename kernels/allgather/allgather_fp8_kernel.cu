@@ -51,6 +51,22 @@ __device__ inline bool Abandoned(const AllGatherKernelParams& p) {
 
 // Elements a lane moves at once on the vector path: 16 bytes of values, 8 bytes of codes.
 constexpr int kUnit = 8;
+// Elements between a lane's consecutive units of a row, and the units whose loads a lane keeps
+// in flight together: a warp waits for one load latency per batch of units of a row, not per
+// unit (the loads of a unit would otherwise wait for the stores of the one before, which may
+// alias them as far as the compiler knows). The quantiser's units are 16 bytes, the decoder's
+// codes 8: three and four of them keep every kernel within its registers on sm_80 and sm_90.
+constexpr int64_t kStride = int64_t{kLanes} * kUnit;
+constexpr int kQuantizeUnitsInFlight = 3;
+constexpr int kDecodeUnitsInFlight = 4;
+
+// Element `k` (a constant after unrolling) of a unit of eight 16-bit elements, by shifts: a
+// unit addressed as an array of elements could land in local memory.
+template <typename Bits>
+__device__ inline Bits UnitElement(const uint4& unit, int k) {
+  const uint32_t word = k < 2 ? unit.x : k < 4 ? unit.y : k < 6 ? unit.z : unit.w;
+  return static_cast<Bits>(word >> (16 * (k % 2)));
+}
 
 // Whether a row allows the vector path: whole units, 16-byte-aligned values and 8-byte-aligned
 // codes. Either path gives the same bits.
@@ -79,10 +95,21 @@ __global__ void __launch_bounds__(kAllGatherFp8Threads)
     const bool vectors = Vectors(hidden, values, codes);
     float largest = 0.0f;
     if (vectors) {
-      for (int64_t first = lane * kUnit; first < hidden; first += kLanes * kUnit) {
-        const uint4 unit = *reinterpret_cast<const uint4*>(values + first);
-        const Bits* bits = reinterpret_cast<const Bits*>(&unit);
-        for (int k = 0; k < kUnit; ++k) largest = Fp8RowLargest(largest, Element::ToFloat(bits[k]));
+      for (int64_t base = lane * kUnit; base < hidden; base += kStride * kQuantizeUnitsInFlight) {
+        uint4 units[kQuantizeUnitsInFlight];
+#pragma unroll
+        for (int b = 0; b < kQuantizeUnitsInFlight; ++b) {
+          const int64_t first = base + b * kStride;
+          units[b] = first < hidden ? *reinterpret_cast<const uint4*>(values + first)
+                                    : make_uint4(0u, 0u, 0u, 0u);  // Zeros leave the max.
+        }
+#pragma unroll
+        for (int b = 0; b < kQuantizeUnitsInFlight; ++b) {
+#pragma unroll
+          for (int k = 0; k < kUnit; ++k) {
+            largest = Fp8RowLargest(largest, Element::ToFloat(UnitElement<Bits>(units[b], k)));
+          }
+        }
       }
     } else {
       for (int64_t e = lane; e < hidden; e += kLanes) {
@@ -94,15 +121,26 @@ __global__ void __launch_bounds__(kAllGatherFp8Threads)
     }
     const float scale = Fp8RowScale(largest);
     if (vectors) {
-      for (int64_t first = lane * kUnit; first < hidden; first += kLanes * kUnit) {
-        const uint4 unit = *reinterpret_cast<const uint4*>(values + first);
-        const Bits* bits = reinterpret_cast<const Bits*>(&unit);
-        uint2 packed;
-        uint8_t* packed_codes = reinterpret_cast<uint8_t*>(&packed);
-        for (int k = 0; k < kUnit; ++k) {
-          packed_codes[k] = Fp8Encode(Element::ToFloat(bits[k]), scale);
+      for (int64_t base = lane * kUnit; base < hidden; base += kStride * kQuantizeUnitsInFlight) {
+        uint4 units[kQuantizeUnitsInFlight];
+#pragma unroll
+        for (int b = 0; b < kQuantizeUnitsInFlight; ++b) {
+          const int64_t first = base + b * kStride;
+          if (first < hidden) units[b] = *reinterpret_cast<const uint4*>(values + first);
         }
-        *reinterpret_cast<uint2*>(codes + first) = packed;
+#pragma unroll
+        for (int b = 0; b < kQuantizeUnitsInFlight; ++b) {
+          const int64_t first = base + b * kStride;
+          if (first >= hidden) continue;
+          uint32_t packed[2] = {0u, 0u};
+#pragma unroll
+          for (int k = 0; k < kUnit; ++k) {
+            packed[k / 4] |=
+                uint32_t{Fp8Encode(Element::ToFloat(UnitElement<Bits>(units[b], k)), scale)}
+                << (8 * (k % 4));
+          }
+          *reinterpret_cast<uint2*>(codes + first) = make_uint2(packed[0], packed[1]);
+        }
       }
     } else {
       for (int64_t e = lane; e < hidden; e += kLanes) {
@@ -137,13 +175,27 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
       Bits* decoded =
           reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + slot_offset + i * p.row_bytes);
       if (Vectors(hidden, decoded, codes)) {
-        for (int64_t first = lane * kUnit; first < hidden; first += kLanes * kUnit) {
-          const uint2 packed = __ldcg(reinterpret_cast<const uint2*>(codes + first));
-          const uint8_t* packed_codes = reinterpret_cast<const uint8_t*>(&packed);
-          uint4 unit;
-          Bits* bits = reinterpret_cast<Bits*>(&unit);
-          for (int k = 0; k < kUnit; ++k) bits[k] = Fp8Decode<Element>(packed_codes[k], scale);
-          *reinterpret_cast<uint4*>(decoded + first) = unit;
+        for (int64_t base = lane * kUnit; base < hidden; base += kStride * kDecodeUnitsInFlight) {
+          uint2 packed[kDecodeUnitsInFlight];
+#pragma unroll
+          for (int b = 0; b < kDecodeUnitsInFlight; ++b) {
+            const int64_t first = base + b * kStride;
+            if (first < hidden) packed[b] = __ldcg(reinterpret_cast<const uint2*>(codes + first));
+          }
+#pragma unroll
+          for (int b = 0; b < kDecodeUnitsInFlight; ++b) {
+            const int64_t first = base + b * kStride;
+            if (first >= hidden) continue;
+            uint32_t words[4] = {0u, 0u, 0u, 0u};  // Two 16-bit values each.
+#pragma unroll
+            for (int k = 0; k < kUnit; ++k) {
+              const uint32_t word = k < 4 ? packed[b].x : packed[b].y;
+              const uint8_t code = static_cast<uint8_t>(word >> (8 * (k % 4)));
+              words[k / 2] |= uint32_t{Fp8Decode<Element>(code, scale)} << (16 * (k % 2));
+            }
+            *reinterpret_cast<uint4*>(decoded + first) =
+                make_uint4(words[0], words[1], words[2], words[3]);
+          }
         }
       } else {
         for (int64_t e = lane; e < hidden; e += kLanes) {
