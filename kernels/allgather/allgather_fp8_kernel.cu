@@ -159,48 +159,55 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
   static_assert(sizeof(Bits) * kUnit == sizeof(uint4), "a unit is 16 bytes of values");
   const int64_t hidden = p.row_bytes / static_cast<int64_t>(sizeof(Bits));
   const int lane = static_cast<int>(threadIdx.x % kLanes);
-  for (int peer = 0; peer < p.world_size; ++peer) {
+  // Every peer's rows, in peer order, form one range that the grid's warps share evenly.
+  const int64_t total = p.geometry.batch * (p.total_tokens - p.token_counts[p.rank]);
+  for (int64_t index = GridWarp(); index < total; index += GridWarps()) {
+    // The peer of row `index` and the row's place among that peer's rows (warp-uniform).
+    int peer = 0;
+    int64_t row = index;
+    for (; peer < p.world_size; ++peer) {
+      if (peer == p.rank) continue;
+      const int64_t rows = p.geometry.batch * p.token_counts[peer];
+      if (row < rows) break;
+      row -= rows;
+    }
     const int64_t tokens = p.token_counts[peer];
-    if (peer == p.rank || tokens == 0) continue;
-    const int64_t rows = p.geometry.batch * tokens;
-    for (int64_t row = GridWarp(); row < rows; row += GridWarps()) {
-      const int64_t slice = row / tokens;
-      const int64_t i = row % tokens;
-      const int64_t slot_offset = SlotOffset(p, peer, slice);
-      const uint8_t* slot = reinterpret_cast<const uint8_t*>(outputs[peer]) + slot_offset;
-      float scale = 0.0f;  // One lane loads it, every lane gets it.
-      if (lane == 0) scale = LoadScale(slot + Fp8ScaleOffset(tokens, hidden, i));
-      scale = __shfl_sync(kFullWarp, scale, 0);
-      const uint8_t* codes = slot + Fp8CodesOffset(hidden, i);
-      Bits* decoded =
-          reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + slot_offset + i * p.row_bytes);
-      if (Vectors(hidden, decoded, codes)) {
-        for (int64_t base = lane * kUnit; base < hidden; base += kStride * kDecodeUnitsInFlight) {
-          uint2 packed[kDecodeUnitsInFlight];
+    const int64_t slice = row / tokens;
+    const int64_t i = row % tokens;
+    const int64_t slot_offset = SlotOffset(p, peer, slice);
+    const uint8_t* slot = reinterpret_cast<const uint8_t*>(outputs[peer]) + slot_offset;
+    float scale = 0.0f;  // One lane loads it, every lane gets it.
+    if (lane == 0) scale = LoadScale(slot + Fp8ScaleOffset(tokens, hidden, i));
+    scale = __shfl_sync(kFullWarp, scale, 0);
+    const uint8_t* codes = slot + Fp8CodesOffset(hidden, i);
+    Bits* decoded =
+        reinterpret_cast<Bits*>(static_cast<uint8_t*>(p.output) + slot_offset + i * p.row_bytes);
+    if (Vectors(hidden, decoded, codes)) {
+      for (int64_t base = lane * kUnit; base < hidden; base += kStride * kDecodeUnitsInFlight) {
+        uint2 packed[kDecodeUnitsInFlight];
 #pragma unroll
-          for (int b = 0; b < kDecodeUnitsInFlight; ++b) {
-            const int64_t first = base + b * kStride;
-            if (first < hidden) packed[b] = __ldcg(reinterpret_cast<const uint2*>(codes + first));
-          }
-#pragma unroll
-          for (int b = 0; b < kDecodeUnitsInFlight; ++b) {
-            const int64_t first = base + b * kStride;
-            if (first >= hidden) continue;
-            uint32_t words[4] = {0u, 0u, 0u, 0u};  // Two 16-bit values each.
-#pragma unroll
-            for (int k = 0; k < kUnit; ++k) {
-              const uint32_t word = k < 4 ? packed[b].x : packed[b].y;
-              const uint8_t code = static_cast<uint8_t>(word >> (8 * (k % 4)));
-              words[k / 2] |= uint32_t{Fp8Decode<Element>(code, scale)} << (16 * (k % 2));
-            }
-            *reinterpret_cast<uint4*>(decoded + first) =
-                make_uint4(words[0], words[1], words[2], words[3]);
-          }
+        for (int b = 0; b < kDecodeUnitsInFlight; ++b) {
+          const int64_t first = base + b * kStride;
+          if (first < hidden) packed[b] = __ldcg(reinterpret_cast<const uint2*>(codes + first));
         }
-      } else {
-        for (int64_t e = lane; e < hidden; e += kLanes) {
-          decoded[e] = Fp8Decode<Element>(__ldcg(codes + e), scale);
+#pragma unroll
+        for (int b = 0; b < kDecodeUnitsInFlight; ++b) {
+          const int64_t first = base + b * kStride;
+          if (first >= hidden) continue;
+          uint32_t words[4] = {0u, 0u, 0u, 0u};  // Two 16-bit values each.
+#pragma unroll
+          for (int k = 0; k < kUnit; ++k) {
+            const uint32_t word = k < 4 ? packed[b].x : packed[b].y;
+            const uint8_t code = static_cast<uint8_t>(word >> (8 * (k % 4)));
+            words[k / 2] |= uint32_t{Fp8Decode<Element>(code, scale)} << (16 * (k % 2));
+          }
+          *reinterpret_cast<uint4*>(decoded + first) =
+              make_uint4(words[0], words[1], words[2], words[3]);
         }
+      }
+    } else {
+      for (int64_t e = lane; e < hidden; e += kLanes) {
+        decoded[e] = Fp8Decode<Element>(__ldcg(codes + e), scale);
       }
     }
   }
