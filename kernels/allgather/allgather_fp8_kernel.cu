@@ -159,8 +159,12 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
   static_assert(sizeof(Bits) * kUnit == sizeof(uint4), "a unit is 16 bytes of values");
   const int64_t hidden = p.row_bytes / static_cast<int64_t>(sizeof(Bits));
   const int lane = static_cast<int>(threadIdx.x % kLanes);
-  // Every peer's rows, in peer order, form one range that the grid's warps share evenly.
-  const int64_t total = p.geometry.batch * (p.total_tokens - p.token_counts[p.rank]);
+  // Every peer's rows, in peer order, form one range that the grid's warps share evenly (summed
+  // here from the same counts the scan below walks, so that every index finds its peer).
+  int64_t total = 0;
+  for (int peer = 0; peer < p.world_size; ++peer) {
+    if (peer != p.rank) total += p.geometry.batch * p.token_counts[peer];
+  }
   for (int64_t index = GridWarp(); index < total; index += GridWarps()) {
     // The peer of row `index` and the row's place among that peer's rows (warp-uniform).
     int peer = 0;
