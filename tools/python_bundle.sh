@@ -22,7 +22,7 @@ python3 tools/build_wheel.py --prefix "${bundle}/prefix" --out "${bundle}/wheel"
 cp tests/python/gpu_test.py tests/python/cpu_test.py tests/python/torch_ops_test.py \
   tests/python/reduce_gpu_test.py tests/python/benchmark.py \
   ltx/python/examples/quick_start.py ltx/python/examples/torch_loop.py \
-  ltx/python/examples/ulysses_attention.py "${bundle}/"
+  ltx/python/examples/ulysses_attention.py ltx/python/examples/nccl_all_to_all.py "${bundle}/"
 cp -L "${bin}/tools/ltx_allgather/ltx_allgather" "${bundle}/"
 cp tools/python_bundle_run.sh "${bundle}/run_gpu.sh"
 du -sh "${bundle}"

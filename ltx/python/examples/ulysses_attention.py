@@ -5,7 +5,7 @@ re-shards the result back from heads to tokens.
 
     PYTHONPATH=<prefix>/lib/python python3 ltx/python/examples/ulysses_attention.py [--steps 3]
         [--devices 0,1] [--head-groups 2] [--tokens 96] [--heads 4] [--head-dim 64]
-        [--wire fp8_e4m3] [--time]
+        [--wire fp8_e4m3] [--time [--nccl PATH]]
 
 Rank r owns counts[r] = tokens + 64 r tokens (uneven) of q, k, v [1, counts[r], H, head_dim],
 with H = heads x P over P ranks. Sequence -> heads gives it [1, sum(counts), heads, head_dim]:
@@ -32,8 +32,11 @@ under LTX_REQUIRE_RUN=1).
 --time also prints the median time of the block (CUDA events on the rank's stream, after
 warm-up; the slowest rank's median) for q, k, v in one op, for q, k, v in three separate ops
 (one fixed cost each), both with one head group, and for one op per group with G groups; with
---wire fp8_e4m3, the one-op block on the native wire beside it. Each of these blocks is checked
-as above. Give it sizes where the GPU work outweighs the Python
+--wire fp8_e4m3, the one-op block on the native wire beside it; and where every rank has a GPU
+of its own and NCCL loads (nccl_all_to_all.py, --nccl PATH), the same block with 1 and G head
+groups as a server moves it with NCCL: q, k and v permuted into one contiguous piece per peer
+and sent in one group of sends and receives, the output received per peer and permuted back.
+Each of these blocks is checked as above. Give it sizes where the GPU work outweighs the Python
 calls, e.g. --time --tokens 4096 --heads 8 --head-dim 128 --head-groups 4.
 
 The ranks run on --devices (device ordinals in rank order; a GPU may host several ranks), by
@@ -49,6 +52,7 @@ import threading
 
 import ltx
 from ltx import rank_layout
+from nccl_all_to_all import NcclComms, NcclError
 
 # Ranks may share a GPU here, and wait for each other inside their kernels: set before torch
 # starts CUDA what kernels/PROTOCOL.md ("Ranks that share a GPU") asks of such a process. Under
@@ -85,9 +89,13 @@ class Block:
     """Rank `rank`'s attention block in `groups` head groups, over tensors allocated once:
     per group, q, k, v by tokens -> by heads (in one op, or in three when `separate`),
     attention, output by heads -> by tokens. Calling it issues one block; `streams` are the
-    rank's stream (the exchanges) and a second one (the attention)."""
+    rank's stream (the exchanges) and a second one (the attention). With `nccl` (NcclComms),
+    NCCL moves them instead, as a server does without ltx: q, k and v permuted into one
+    contiguous piece per peer and sent in one group, the output received per peer and permuted
+    back."""
 
-    def __init__(self, runtime, rank, counts, heads, head_dim, groups, separate, wire, streams):
+    def __init__(self, runtime, rank, counts, heads, head_dim, groups, separate, wire, streams,
+                 nccl=None):
         self.rank, self.groups, self.wire = rank, groups, wire
         self.comm, self.compute = streams
         self.mine = heads // groups                   # The rank's heads in each group.
@@ -98,6 +106,12 @@ class Block:
         self.attended = [empty(total, self.mine, head_dim) for _ in range(groups)]
         self.outputs = [empty(tokens, self.width, head_dim) for _ in range(groups)]
 
+        self.received = [torch.cuda.Event() for _ in range(groups)]  # Group g's q, k, v in.
+        self.computed = [torch.cuda.Event() for _ in range(groups)]  # Its attention done.
+        if nccl is not None:
+            self.to_heads, self.to_tokens = self.nccl_calls(nccl, counts, head_dim)
+            return
+
         def exchange(src, dst, direction="seq_to_heads"):
             return runtime.prepare_all_to_all_rank(rank, src, dst, counts, self.comm,
                                                    direction=direction, wire=wire)
@@ -107,8 +121,42 @@ class Block:
                          for src, dst in zip(self.inputs, self.by_heads)]
         self.to_tokens = [exchange(src, dst, "heads_to_seq")
                           for src, dst in zip(self.attended, self.outputs)]
-        self.received = [torch.cuda.Event() for _ in range(groups)]  # Group g's q, k, v in.
-        self.computed = [torch.cuda.Event() for _ in range(groups)]  # Its attention done.
+
+    def nccl_calls(self, nccl, counts, head_dim):
+        """(to_heads, to_tokens) per group over NCCL: the permutes and one group of sends and
+        receives each way, on the rank's stream."""
+        ranks, rank, tokens = len(counts), self.rank, counts[self.rank]
+        first = [sum(counts[:r]) for r in range(ranks)]   # Each rank's first token.
+
+        def pieces():  # Per peer, this rank's tokens of the peer's heads.
+            return torch.empty(ranks, tokens, self.mine, head_dim, dtype=torch.bfloat16,
+                               device="cuda")
+        to_heads, to_tokens = [], []
+        for g in range(self.groups):
+            packed, staging = [pieces() for _ in QKV], pieces()
+
+            def heads_call(g=g, packed=packed):
+                with torch.cuda.stream(self.comm):
+                    pairs = []
+                    for i in QKV:
+                        by_peer = self.inputs[g][i][0].view(tokens, ranks, self.mine, head_dim)
+                        packed[i].copy_(by_peer.transpose(0, 1))     # the permute
+                        received = self.by_heads[g][i][0]
+                        pairs += [(peer, packed[i][peer],
+                                   received[first[peer]:first[peer] + counts[peer]])
+                                  for peer in range(ranks)]
+                    nccl.exchange(rank, pairs, self.comm)
+
+            def tokens_call(g=g, staging=staging):
+                with torch.cuda.stream(self.comm):
+                    sent = self.attended[g][0]
+                    nccl.exchange(rank, [(peer, sent[first[peer]:first[peer] + counts[peer]],
+                                          staging[peer]) for peer in range(ranks)], self.comm)
+                    by_peer = self.outputs[g][0].view(tokens, ranks, self.mine, head_dim)
+                    by_peer.copy_(staging.transpose(0, 1))           # the permute back
+            to_heads.append([heads_call])
+            to_tokens.append(tokens_call)
+        return to_heads, to_tokens
 
     def __call__(self):
         for calls, received in zip(self.to_heads, self.received):     # sequence -> heads
@@ -173,27 +221,34 @@ def median_ms(block, stream):
     return statistics.median(start.elapsed_time(end) for start, end in marks)
 
 
-def variants(args):
-    """(name, head groups, q k v in three ops, wire) of the blocks to run: the chosen one, or
-    under --time the comparison."""
-    def name(groups, separate, wire):
-        ops = "q, k, v in three ops" if separate else "q, k, v in one op"
+def variants(args, nccl=False):
+    """(name, head groups, q k v in three ops, wire, on NCCL) of the blocks to run: the chosen
+    one, or under --time the comparison (with `nccl`, NCCL's blocks beside ltx's)."""
+    def name(groups, separate, wire, on_nccl=False):
+        if on_nccl:
+            ops = "NCCL send/recv + permutes, q, k, v in one group"
+        else:
+            ops = "q, k, v in three ops" if separate else "q, k, v in one op"
         return (f"{ops}, {groups} head group{'s' if groups > 1 else ''}"
                 f"{', FP8 wire' if wire != 'native' else ''}")
-    chosen = [(name(args.head_groups, False, args.wire), args.head_groups, False, args.wire)]
+    chosen = [(name(args.head_groups, False, args.wire), args.head_groups, False, args.wire,
+               False)]
     if not args.time:
         return chosen
-    native = [(name(1, False, "native"), 1, False, "native"),
-              (name(1, True, "native"), 1, True, "native")]
-    fp8 = [(name(1, False, args.wire), 1, False, args.wire)] if args.wire != "native" else []
+    native = [(name(1, False, "native"), 1, False, "native", False),
+              (name(1, True, "native"), 1, True, "native", False)]
+    fp8 = ([(name(1, False, args.wire), 1, False, args.wire, False)]
+           if args.wire != "native" else [])
     grouped = chosen if args.head_groups > 1 else []
-    return native + fp8 + grouped
+    on_nccl = ([(name(groups, False, "native", True), groups, False, "native", True)
+                for groups in sorted({1, args.head_groups})] if nccl else [])
+    return native + fp8 + grouped + on_nccl
 
 
-def rank_loop(runtime, rank, counts, args, barrier, results):
+def rank_loop(runtime, rank, counts, args, barrier, results, nccl=None):
     """Rank `rank`'s thread: per variant, `args.steps` checked blocks, then the timing;
     appends (re-shard as expected, max error, median ms or None) per variant to
-    results[rank]."""
+    results[rank]. `nccl` (NcclComms or None) moves the NCCL variants."""
     torch.cuda.set_device(runtime.devices[rank])
     streams = torch.cuda.Stream(), torch.cuda.Stream()  # Exchanges; attention.
     total, start = sum(counts), sum(counts[:rank])
@@ -216,9 +271,11 @@ def rank_loop(runtime, rank, counts, args, barrier, results):
         # wait for the whole GPU, or hold this rank's next launch behind a co-located rank's
         # waiting exchange (kernels/PROTOCOL.md, "Ranks that share a GPU"). Later steps reuse
         # the cache.
+        chosen = variants(args, nccl is not None)
         blocks = [Block(runtime, rank, counts, args.heads, args.head_dim, groups, separate, wire,
-                        streams) for _, groups, separate, wire in variants(args)]
-        for width in sorted({heads, *(args.heads // groups for _, groups, _, _ in variants(args))}):
+                        streams, nccl if on_nccl else None)
+                  for _, groups, separate, wire, on_nccl in chosen]
+        for width in sorted({heads, *(args.heads // groups for _, groups, _, _, _ in chosen)}):
             attention(*[empty(total, width, args.head_dim).zero_()] * 3)
         for block in blocks:
             error(block, step_inputs(0))
@@ -250,8 +307,11 @@ def main():
     parser.add_argument("--wire", choices=sorted(ltx.WIRES), default="native",
                         help="how the exchanges move head vectors (default native)")
     parser.add_argument("--time", action="store_true",
-                        help="time one op against three, 1 head group against G, and the FP8 "
-                             "wire against the native one")
+                        help="time one op against three, 1 head group against G, the FP8 wire "
+                             "against the native one, and NCCL's blocks beside ltx's")
+    parser.add_argument("--nccl", default=None,
+                        help="the NCCL library for --time (default: libnccl.so.2, then "
+                             "PyTorch's); NCCL needs one GPU per rank")
     args = parser.parse_args()
     if min(args.steps, args.head_groups, args.tokens, args.heads, args.head_dim) < 1:
         parser.error("--steps, --head-groups, --tokens, --heads and --head-dim must be >= 1")
@@ -268,6 +328,12 @@ def main():
         # rank's next one (kernels/PROTOCOL.md, "Ranks that share a GPU"). Where ranks share a
         # GPU, attention runs on PyTorch's other kernels.
         torch.backends.cuda.enable_cudnn_sdp(False)
+    nccl, no_nccl = None, "not asked for (--time)"
+    if args.time:
+        try:
+            nccl = NcclComms(devices, args.nccl)
+        except NcclError as e:
+            no_nccl = str(e)
     with ltx.Runtime(devices=devices, timeout=30.0) as runtime:
         n = runtime.world_size
         counts = [args.tokens + 64 * r for r in range(n)]
@@ -276,7 +342,7 @@ def main():
 
         def body(rank):
             try:
-                rank_loop(runtime, rank, counts, args, barrier, results)
+                rank_loop(runtime, rank, counts, args, barrier, results, nccl)
             except Exception as e:  # Reported below; the other ranks then time out.
                 barrier.abort()
                 errors.append(f"rank {rank}: {type(e).__name__}: {e}")
@@ -286,12 +352,15 @@ def main():
             t.start()
         for t in threads:
             t.join()
+    if nccl is not None:
+        nccl.close()
     for line in errors:
         print(line)
     print(f"ulysses_attention: {n} ranks on GPUs {devices}, tokens {counts}, "
-          f"{args.heads * n} heads x {args.head_dim}, {args.steps} steps")
+          f"{args.heads * n} heads x {args.head_dim}, {args.steps} steps; NCCL: "
+          f"{'version %d' % nccl.version if nccl is not None else no_nccl}")
     ok = not errors
-    for i, (name, _, _, wire) in enumerate(variants(args)):
+    for i, (name, _, _, wire, _) in enumerate(variants(args, nccl is not None)):
         done = [(rank, r[i]) for rank, r in enumerate(results) if len(r) > i]
         tolerance = TOLERANCE if wire == "native" else FP8_TOLERANCE
         ok &= len(done) == n and all(exact and worst <= tolerance for _, (exact, worst, _) in done)
