@@ -132,26 +132,29 @@ class Block:
             return torch.empty(ranks, tokens, self.mine, head_dim, dtype=torch.bfloat16,
                                device="cuda")
         to_heads, to_tokens = [], []
+        handle = self.comm.cuda_stream
         for g in range(self.groups):
             packed, staging = [pieces() for _ in QKV], pieces()
+            # Every piece's pointer and size, worked out once: the calls then cost a server's
+            # NCCL calls, not the Python around them.
+            heads_pieces = nccl.pieces(
+                (peer, packed[i][peer],
+                 self.by_heads[g][i][0][first[peer]:first[peer] + counts[peer]])
+                for i in QKV for peer in range(ranks))
+            tokens_pieces = nccl.pieces(
+                (peer, self.attended[g][0][first[peer]:first[peer] + counts[peer]], staging[peer])
+                for peer in range(ranks))
 
-            def heads_call(g=g, packed=packed):
+            def heads_call(g=g, packed=packed, heads_pieces=heads_pieces):
                 with torch.cuda.stream(self.comm):
-                    pairs = []
                     for i in QKV:
                         by_peer = self.inputs[g][i][0].view(tokens, ranks, self.mine, head_dim)
                         packed[i].copy_(by_peer.transpose(0, 1))     # the permute
-                        received = self.by_heads[g][i][0]
-                        pairs += [(peer, packed[i][peer],
-                                   received[first[peer]:first[peer] + counts[peer]])
-                                  for peer in range(ranks)]
-                    nccl.exchange(rank, pairs, self.comm)
+                    nccl.exchange(rank, heads_pieces, handle)
 
-            def tokens_call(g=g, staging=staging):
+            def tokens_call(g=g, staging=staging, tokens_pieces=tokens_pieces):
                 with torch.cuda.stream(self.comm):
-                    sent = self.attended[g][0]
-                    nccl.exchange(rank, [(peer, sent[first[peer]:first[peer] + counts[peer]],
-                                          staging[peer]) for peer in range(ranks)], self.comm)
+                    nccl.exchange(rank, tokens_pieces, handle)
                     by_peer = self.outputs[g][0].view(tokens, ranks, self.mine, head_dim)
                     by_peer.copy_(staging.transpose(0, 1))           # the permute back
             to_heads.append([heads_call])
@@ -334,26 +337,32 @@ def main():
             nccl = NcclComms(devices, args.nccl)
         except NcclError as e:
             no_nccl = str(e)
-    with ltx.Runtime(devices=devices, timeout=30.0) as runtime:
-        n = runtime.world_size
-        counts = [args.tokens + 64 * r for r in range(n)]
-        results, errors = [[] for _ in range(n)], []
-        barrier = threading.Barrier(n, timeout=120)
+    try:
+        with ltx.Runtime(devices=devices, timeout=30.0) as runtime:
+            n = runtime.world_size
+            counts = [args.tokens + 64 * r for r in range(n)]
+            results, errors = [[] for _ in range(n)], []
+            barrier = threading.Barrier(n, timeout=120)
 
-        def body(rank):
-            try:
-                rank_loop(runtime, rank, counts, args, barrier, results, nccl)
-            except Exception as e:  # Reported below; the other ranks then time out.
-                barrier.abort()
-                errors.append(f"rank {rank}: {type(e).__name__}: {e}")
+            def body(rank):
+                try:
+                    rank_loop(runtime, rank, counts, args, barrier, results, nccl)
+                except Exception as e:  # Reported below.
+                    # The other ranks then time out in ltx's calls; NCCL's wait for ever, so
+                    # its communicators end at once.
+                    barrier.abort()
+                    if nccl is not None:
+                        nccl.abort()
+                    errors.append(f"rank {rank}: {type(e).__name__}: {e}")
 
-        threads = [threading.Thread(target=body, args=(r,)) for r in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-    if nccl is not None:
-        nccl.close()
+            threads = [threading.Thread(target=body, args=(r,)) for r in range(n)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+    finally:
+        if nccl is not None:
+            nccl.close()
     for line in errors:
         print(line)
     print(f"ulysses_attention: {n} ranks on GPUs {devices}, tokens {counts}, "
