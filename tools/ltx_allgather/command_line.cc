@@ -16,8 +16,9 @@ absl::Span<const ShortFlag> AllGatherShortFlags() { return kShortFlags; }
 std::string AllGatherUsageText() {
   return R"(ltx_allgather: AllGather over NVLink peer-to-peer stores across the GPUs of this node.
 
-  ltx_allgather [FLAGS]           smoke run: shapes and dtypes in both call styles, each
-                                  verified byte-exact on every GPU; ends with PASS or FAIL
+  ltx_allgather [FLAGS]           smoke run: shapes and dtypes in both call styles (16-bit
+                                  rows with FP8 on the wire too), each verified byte-exact
+                                  against the reference on every GPU; ends with PASS or FAIL
   ltx_allgather --bench [FLAGS]   size sweep in the layout of nccl-tests, against the launch
                                   floor of an empty kernel, with NCCL side by side three ways
                                   (plain buffers, symmetric windows, copy-engine collectives;

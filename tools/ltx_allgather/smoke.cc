@@ -55,8 +55,10 @@ void PrintTopology(const std::vector<int>& devices) {
 }
 
 // The smoke cases for `world` ranks: every dtype, uneven counts and zeros, rows from 1 byte to
-// 128 KiB, misaligned outputs. With `dtype` set, every case takes that dtype instead.
-std::vector<AllGatherCase> SmokeCases(int world, const absl::optional<DataType>& dtype) {
+// 128 KiB, misaligned outputs; with `fp8`, bf16 and fp16 rows with FP8 on the wire too. With
+// `dtype` set, every case takes that dtype instead.
+std::vector<AllGatherCase> SmokeCases(int world, const absl::optional<DataType>& dtype,
+                                      bool fp8) {
   std::vector<int64_t> uneven;
   std::vector<int64_t> with_zeros;
   for (int r = 0; r < world; ++r) {
@@ -82,6 +84,12 @@ std::vector<AllGatherCase> SmokeCases(int world, const absl::optional<DataType>&
   add(DataType::kInt8, 1, 1, uneven, 3);
   add(DataType::kBFloat16, 1, 65536, uneven, 0);
   add(DataType::kUint8, 3, 333, uneven, 5);
+  if (fp8) {
+    add(DataType::kBFloat16, 1, 4096, uneven, 0);
+    cases.back().wire = WireFormat::kFp8E4M3;
+    add(DataType::kFloat16, 2, 1000, with_zeros, 2);
+    cases.back().wire = WireFormat::kFp8E4M3;
+  }
   return cases;
 }
 
@@ -113,7 +121,13 @@ absl::StatusOr<SmokeResult> RunSmoke(const SmokeConfig& config) {
                config.call.blocks > 0 ? absl::StrCat(config.call.blocks) : "auto");
   LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllGatherHarness> harness,
                        AllGatherHarness::Create(devices, kInputCapacity, kOutputCapacity, kSeed));
-  const std::vector<AllGatherCase> cases = SmokeCases(runtime->world_size(), config.dtype);
+  // FP8 on the wire where the calls can carry it: 16-bit rows, on the kernels.
+  const bool fp8 =
+      (!config.dtype.has_value() || *config.dtype == DataType::kBFloat16 ||
+       *config.dtype == DataType::kFloat16) &&
+      (config.call.protocol == Protocol::kAuto || config.call.protocol == Protocol::kDirect) &&
+      runtime->transport() == Transport::kPeerStores;
+  const std::vector<AllGatherCase> cases = SmokeCases(runtime->world_size(), config.dtype, fp8);
   absl::PrintF("#\n# %-52s %-12s %10s  %s\n", "case", "style", "time", "result");
   SmokeResult result;
   for (const AllGatherCase& c : cases) {

@@ -61,8 +61,9 @@ std::string AllToAllUsageText() {
   return R"(ltx_alltoall: the Ulysses all-to-all (sequence <-> heads) across the GPUs of this node.
 
   ltx_alltoall [FLAGS]            smoke run: both directions, every dtype, odd shapes, uneven
-                                  and zero counts, an uneven head split, both call styles, each
-                                  verified byte-exact with its round trip; ends with PASS or FAIL
+                                  and zero counts, an uneven head split (also with FP8 on the
+                                  wire), both call styles, each verified byte-exact against the
+                                  reference with its round trip; ends with PASS or FAIL
   ltx_alltoall --bench [FLAGS]    the model shapes (or a sweep with -b/-e/-f), ltx on each
                                   --protocol beside NCCL three ways, each with its permute:
                                   plain (grouped send/recv), window (n/a: not for send/recv),

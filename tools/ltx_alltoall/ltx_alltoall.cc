@@ -3,8 +3,8 @@
 //
 //   ltx_alltoall                  smoke run: both directions, every dtype, odd shapes, uneven
 //                                 and zero counts, an uneven head split with a rank without
-//                                 heads, both call styles, verified byte-exact;
-//                                 PASS/FAIL (exit 0/1).
+//                                 heads (also with FP8 on the wire), both call styles, verified
+//                                 byte-exact against the reference; PASS/FAIL (exit 0/1).
 //   ltx_alltoall --bench          the model shapes (total tokens x 32 heads x head_dim, bf16,
 //                                 batch 1), ltx beside NCCL when libnccl.so.2 loads: plain
 //                                 (grouped ncclSend/ncclRecv plus a permute into the final
@@ -56,6 +56,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "kernels/wire/fp8_run.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tools/bench/bench_style.h"
@@ -105,7 +106,8 @@ int64_t LargestBuffer(const std::vector<AllToAllCase>& cases, int world) {
 
 // The smoke cases: every dtype, odd head_dim, batch > 1, uneven and zero counts, misaligned,
 // and an uneven head split: `head_counts` when given, else 2, 3, 2, 3, ... heads, none on the
-// last of two or more ranks.
+// last of two or more ranks, on the native wire and, where its groups fit a run, with FP8 on
+// the wire (bf16 and fp16).
 std::vector<AllToAllCase> SmokeCases(int world, const std::vector<int64_t>& head_counts) {
   std::vector<AllToAllCase> cases;
   for (AllToAllDirection direction :
@@ -139,6 +141,15 @@ std::vector<AllToAllCase> SmokeCases(int world, const std::vector<int64_t>& head
     }
     split.heads = std::accumulate(split.head_counts.begin(), split.head_counts.end(), int64_t{0});
     cases.push_back(split);
+    if (*std::max_element(split.head_counts.begin(), split.head_counts.end()) <=
+        kFp8MaxRunVectors) {
+      for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16}) {
+        AllToAllCase fp8 = split;
+        fp8.dtype = dtype;
+        fp8.wire = WireFormat::kFp8E4M3;
+        cases.push_back(fp8);
+      }
+    }
   }
   return cases;
 }
