@@ -1,5 +1,5 @@
-// Tests of the all-to-all copy plan (kernels/alltoall/alltoall_plan.h): PieceWidth, and a host
-// simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
+// Tests of the all-to-all copy plan (kernels/alltoall/alltoall_plan.h): PieceWidth, the rows a
+// rank receives as the FP8 decoder walks them (ReceivedRowOf), and a host simulation of the kernel's copy loop (lanes, the rows of each warp, runs, exactly as in
 // kernels/alltoall/alltoall_kernel.cu and kernels/alltoall/alltoall_copy.cuh) over the shape grid
 // of tests/alltoall_grid.h, checking that every output byte of every rank is stored exactly once,
 // with the byte an independent reference puts there, and that every store is aligned to its width.
@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "gtest/gtest.h"
 #include "kernels/alltoall/alltoall_one_trip_plan.h"
 #include "kernels/wire/one_trip_layout.h"
@@ -158,6 +159,58 @@ TEST(AllToAllPlanTest, EveryTensorsOutputByteIsStoredOnceFromItsOwnInput) {
       [](std::mt19937& random) { return 2 + static_cast<int>(random() % (kMaxOpTensors - 1)); });
   if (HasFatalFailure()) return;
   EXPECT_GT(cases, 1000);
+}
+
+// The rows a rank receives, as the FP8 wire's decoder walks them: every row of every peer's
+// piece of every tensor once, the rank's own never, over the grid of shapes.
+TEST(AllToAllPlanTest, ReceivedRowsCoverEveryPeersPieceOnce) {
+  std::mt19937 random(29);
+  const int cases = ForEachGridCase(
+      random, [](int) { return std::vector<int>{1}; },
+      [](PlanCase* c, std::mt19937& random) {
+        c->tensors = 1 + static_cast<int>(random() % kMaxOpTensors);
+        AllToAllShape shape;
+        shape.dtype = c->dtype;
+        shape.batch = c->batch;
+        shape.heads = c->heads;
+        shape.head_dim = c->head_dim;
+        shape.token_counts = c->counts;
+        shape.direction = c->direction;
+        shape.head_counts = c->head_counts;
+        shape.tensors = c->tensors;
+        const absl::StatusOr<AllToAllLayout> layout =
+            ComputeAllToAllLayout(shape, static_cast<int>(c->counts.size()));
+        ASSERT_TRUE(layout.ok()) << c->ToString() << ": " << layout.status();
+        const AllToAllGeometry& g = layout->geometry;
+        for (int rank = 0; rank < g.world_size; ++rank) {
+          std::vector<std::vector<int>> seen(g.world_size);
+          int64_t expected = 0;
+          for (int peer = 0; peer < g.world_size; ++peer) {
+            const int64_t rows = c->tensors * PieceOf(g, peer, rank).rows;
+            seen[peer].assign(rows, 0);
+            if (peer != rank) expected += rows;
+          }
+          const int64_t total = ReceivedRows(g, rank, c->tensors);
+          ASSERT_EQ(total, expected) << c->ToString() << " rank " << rank;
+          for (int64_t index = 0; index < total; ++index) {
+            const ReceivedRow received = ReceivedRowOf(g, rank, c->tensors, index);
+            ASSERT_NE(received.peer, rank) << c->ToString();
+            ASSERT_EQ(received.piece.rows, PieceOf(g, received.peer, rank).rows);
+            ASSERT_GE(received.row, 0);
+            ASSERT_LT(received.row, static_cast<int64_t>(seen[received.peer].size()));
+            ++seen[received.peer][received.row];
+          }
+          for (int peer = 0; peer < g.world_size; ++peer) {
+            for (int64_t row = 0; peer != rank && row < static_cast<int64_t>(seen[peer].size());
+                 ++row) {
+              ASSERT_EQ(seen[peer][row], 1) << c->ToString() << " rank " << rank << " peer "
+                                            << peer << " row " << row;
+            }
+          }
+        }
+      });
+  if (HasFatalFailure()) return;
+  EXPECT_GT(cases, 100);
 }
 
 TEST(AllToAllPlanTest, TensorRowsFollowEachOtherTensorByTensor) {

@@ -159,22 +159,13 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
   static_assert(sizeof(Bits) * kUnit == sizeof(uint4), "a unit is 16 bytes of values");
   const int64_t hidden = p.row_bytes / static_cast<int64_t>(sizeof(Bits));
   const int lane = static_cast<int>(threadIdx.x % kLanes);
-  // Every peer's rows, in peer order, form one range that the grid's warps share evenly (summed
-  // here from the same counts the scan below walks, so that every index finds its peer).
-  int64_t total = 0;
-  for (int peer = 0; peer < p.world_size; ++peer) {
-    if (peer != p.rank) total += p.geometry.batch * p.token_counts[peer];
-  }
+  // Every peer's rows, in peer order, form one range that the grid's warps share evenly.
+  const int64_t total = Fp8PeerRows(p.token_counts, p.world_size, p.rank, p.geometry.batch);
   for (int64_t index = GridWarp(); index < total; index += GridWarps()) {
-    // The peer of row `index` and the row's place among that peer's rows (warp-uniform).
-    int peer = 0;
-    int64_t row = index;
-    for (; peer < p.world_size; ++peer) {
-      if (peer == p.rank) continue;
-      const int64_t rows = p.geometry.batch * p.token_counts[peer];
-      if (row < rows) break;
-      row -= rows;
-    }
+    const Fp8PeerRow found =
+        Fp8PeerRowOf(p.token_counts, p.world_size, p.rank, p.geometry.batch, index);
+    const int peer = found.peer;
+    const int64_t row = found.row;
     const int64_t tokens = p.token_counts[peer];
     const int64_t slice = row / tokens;
     const int64_t i = row % tokens;

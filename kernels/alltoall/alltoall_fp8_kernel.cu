@@ -300,22 +300,11 @@ __global__ void __launch_bounds__(kAllToAllFp8Threads)
     if (tensor < p.tensors) outputs[tensor] = p.more_outputs.address[tensor - 1];
   }
   const TensorAddresses at = TensorAddressesOf(p, outputs);
-  int64_t total = 0;  // Runs received, every peer's.
-  for (int peer = 0; peer < p.world_size; ++peer) {
-    if (peer != p.rank) total += p.tensors * PieceOf(p.geometry, peer, p.rank).rows;
-  }
+  const int64_t total = ReceivedRows(p.geometry, p.rank, p.tensors);
   for (int64_t index = grid_warp; index < total; index += grid_warps) {
-    // The peer of run `index`, and the run's place in that peer's piece (warp-uniform).
-    int64_t row = index;
-    Piece piece;
-    for (int peer = 0; peer < p.world_size; ++peer) {
-      if (peer == p.rank) continue;
-      piece = PieceOf(p.geometry, peer, p.rank);
-      const int64_t runs = p.tensors * piece.rows;
-      if (row < runs) break;
-      row -= runs;
-    }
-    const TensorRow tensor_row = TensorRowOf(piece, row);
+    const ReceivedRow received = ReceivedRowOf(p.geometry, p.rank, p.tensors, index);
+    const Piece& piece = received.piece;
+    const TensorRow tensor_row = TensorRowOf(piece, received.row);
     uint8_t* run = reinterpret_cast<uint8_t*>(
         at.Output(tensor_row.tensor) + RowOffset(piece.dst, piece.rows_per_slice, tensor_row.row));
     DecodeRun<Element>(run, piece.run_bytes / static_cast<int64_t>(sizeof(typename Element::Bits)),

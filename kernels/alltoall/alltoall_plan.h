@@ -181,6 +181,39 @@ LTX_HOST_DEVICE inline int64_t LargestPieceBytes(const AllToAllGeometry& g, int 
   return largest;
 }
 
+// The rows rank `rank` receives from its peers in an op of `tensors` tensors: every peer's piece
+// (PieceOf(g, peer, rank)), tensors * rows each, in peer order, the rank's own left out. The
+// FP8 wire's decoder shares them among its warps as one range.
+LTX_HOST_DEVICE inline int64_t ReceivedRows(const AllToAllGeometry& g, int rank, int tensors) {
+  int64_t rows = 0;
+  for (int peer = 0; peer < g.world_size; ++peer) {
+    if (peer != rank) rows += tensors * PieceOf(g, peer, rank).rows;
+  }
+  return rows;
+}
+
+// Row `index` (0 <= index < ReceivedRows) of that range: the peer it comes from, its piece, and
+// its place in the piece's tensors * rows rows (TensorRowOf).
+struct ReceivedRow {
+  int peer = 0;
+  Piece piece;
+  int64_t row = 0;
+};
+LTX_HOST_DEVICE inline ReceivedRow ReceivedRowOf(const AllToAllGeometry& g, int rank, int tensors,
+                                                 int64_t index) {
+  ReceivedRow received;
+  received.row = index;
+  for (int peer = 0; peer < g.world_size; ++peer) {
+    if (peer == rank) continue;
+    received.peer = peer;
+    received.piece = PieceOf(g, peer, rank);
+    const int64_t rows = tensors * received.piece.rows;
+    if (received.row < rows) break;
+    received.row -= rows;
+  }
+  return received;
+}
+
 }  // namespace ltx
 
 #endif  // KERNELS_ALLTOALL_ALLTOALL_PLAN_H_

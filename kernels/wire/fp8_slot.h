@@ -39,6 +39,38 @@ LTX_HOST_DEVICE inline int64_t Fp8SlotOffset(int64_t total_tokens, int64_t prefi
   return (slice * total_tokens + prefix) * row_bytes;
 }
 
+// The rows a rank decodes from its peers' slots: batch * counts[peer] rows of every peer, in peer
+// order, the rank's own left out (`counts` has `world` entries). The decoder's warps share
+// them as one range.
+LTX_HOST_DEVICE inline int64_t Fp8PeerRows(const int64_t* counts, int world, int rank,
+                                           int64_t batch) {
+  int64_t rows = 0;
+  for (int peer = 0; peer < world; ++peer) {
+    if (peer != rank) rows += batch * counts[peer];
+  }
+  return rows;
+}
+
+// Row `index` (0 <= index < Fp8PeerRows) of that range: its peer, and its place among that
+// peer's batch * counts[peer] rows (slice row / counts[peer], token row % counts[peer]).
+struct Fp8PeerRow {
+  int peer = 0;
+  int64_t row = 0;
+};
+LTX_HOST_DEVICE inline Fp8PeerRow Fp8PeerRowOf(const int64_t* counts, int world, int rank,
+                                              int64_t batch, int64_t index) {
+  Fp8PeerRow found;
+  found.row = index;
+  for (int peer = 0; peer < world; ++peer) {
+    if (peer == rank) continue;
+    found.peer = peer;
+    const int64_t rows = batch * counts[peer];
+    if (found.row < rows) break;
+    found.row -= rows;
+  }
+  return found;
+}
+
 }  // namespace ltx
 
 #endif  // KERNELS_WIRE_FP8_SLOT_H_
