@@ -97,6 +97,26 @@ TEST(RankStreamsTest, RanksOfOneGpuShareOneLaunchLockAndARankAloneHasNone) {
   streams.LaunchLock(0)->Unlock();
 }
 
+TEST(RankStreamsTest, RuntimesOfOneProcessShareEachGpusLaunchLock) {
+  // Two Runtimes at once: ranks {0, 0} and ranks {0, 0, 1, 1}; a third with rank 0 alone.
+  RankStreams first({0, 0});
+  RankStreams second({0, 0, 1, 1});
+  RankStreams alone({0, 1});
+  EXPECT_EQ(second.LaunchLock(0), first.LaunchLock(0));
+  EXPECT_EQ(second.LaunchLock(1), first.LaunchLock(1));
+  EXPECT_NE(second.LaunchLock(2), first.LaunchLock(0));
+  EXPECT_EQ(alone.LaunchLock(0), nullptr);  // Alone in its Runtime: no lock, as on its own GPU.
+  first.LaunchLock(0)->Lock();
+  EXPECT_FALSE(second.LaunchLock(1)->TryLock());
+  first.LaunchLock(0)->Unlock();
+  // A Runtime made while another holds the lock of its GPU shares it.
+  absl::Mutex* const kept = first.LaunchLock(0);
+  {
+    RankStreams third({0, 0});
+    EXPECT_EQ(third.LaunchLock(0), kept);
+  }
+}
+
 TEST(LaunchTurnTest, HoldsAFreeLockAndNothingForARankAlone) {
   absl::Mutex lock;
   {

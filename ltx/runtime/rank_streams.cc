@@ -5,6 +5,7 @@
 #include <thread>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_format.h"
 
 namespace ltx {
@@ -15,6 +16,27 @@ absl::Status SameStreamError(int rank, int other, int device) {
       "other, would run one after the other; give each rank a stream of its own",
       std::min(rank, other), std::max(rank, other), device));
 }
+
+namespace {
+
+// The launch lock of GPU `device` for this process: every Runtime's co-located ranks of that GPU
+// take the same one, for CUDA's launches into one GPU's context collide alike whichever Runtime
+// makes them. Kept while some RankStreams holds it. Thread-safe.
+std::shared_ptr<absl::Mutex> ProcessLaunchLock(int device) {
+  static absl::Mutex registry_mu(absl::kConstInit);
+  // Under registry_mu; never destroyed, for a Runtime may outlive static destruction.
+  static auto* const registry = new absl::flat_hash_map<int, std::weak_ptr<absl::Mutex>>();
+  absl::MutexLock lock(&registry_mu);
+  std::weak_ptr<absl::Mutex>& entry = (*registry)[device];
+  std::shared_ptr<absl::Mutex> mutex = entry.lock();
+  if (mutex == nullptr) {
+    mutex = std::make_shared<absl::Mutex>();
+    entry = mutex;
+  }
+  return mutex;
+}
+
+}  // namespace
 
 RankStreams::RankStreams(std::vector<int> devices)
     : devices_(std::move(devices)),
@@ -27,11 +49,7 @@ RankStreams::RankStreams(std::vector<int> devices)
         co_located_[rank].push_back(static_cast<int>(other));
       }
     }
-    if (!co_located_[rank].empty() && launch_locks_[rank] == nullptr) {
-      // The first rank of its GPU makes the lock; the others of that GPU take it.
-      launch_locks_[rank] = std::make_shared<absl::Mutex>();
-      for (int other : co_located_[rank]) launch_locks_[other] = launch_locks_[rank];
-    }
+    if (!co_located_[rank].empty()) launch_locks_[rank] = ProcessLaunchLock(devices_[rank]);
   }
 }
 

@@ -57,8 +57,9 @@ class RankStreams {
   int StreamsUsed(int rank) const;
 
   // The lock that `rank` takes (LaunchTurn) while it enqueues an op's kernels where it shares its
-  // GPU, the same for every rank of that GPU, so that co-located ranks do not enqueue at the
-  // same time; nullptr for a rank alone on its GPU. Lives as long as this object; thread-safe.
+  // GPU, the same for every rank of that GPU and for the co-located ranks of every other
+  // Runtime of the process on that GPU, so that they do not enqueue at the same time; nullptr
+  // for a rank alone on its GPU. Lives as long as this object; thread-safe.
   absl::Mutex* LaunchLock(int rank) const;
 
  private:
@@ -70,7 +71,8 @@ class RankStreams {
 
   // Set at construction and never changed, so read without mu_: each rank's device, its
   // co-located ranks (empty for a rank alone, whose calls take no lock here), and its GPU's
-  // launch lock (shared by the ranks of that GPU; nullptr for a rank alone).
+  // launch lock (shared by the co-located ranks of that GPU in every Runtime of the process;
+  // nullptr for a rank alone).
   const std::vector<int> devices_;
   std::vector<std::vector<int>> co_located_;
   std::vector<std::shared_ptr<absl::Mutex>> launch_locks_;

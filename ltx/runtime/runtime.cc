@@ -608,11 +608,12 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
       launched = copy_engines_->Enqueue(rank, copies, buffers, call.timeout, last_done);
     }
   } else {
-    // Co-located ranks enqueue one after another: launched at the same time from their threads,
-    // the first op of a fresh Runtime on fresh streams with two kernels per rank (a two-shot
-    // AllReduce) had one rank's kernels held on the GPU until its peers gave up, about one
-    // time in six (kernels/PROTOCOL.md, "Ranks that share a GPU"). A turn never waits long for
-    // a launch blocked behind a kernel that waits for this rank (LaunchTurn).
+    // Co-located ranks, of this Runtime and of any other on the GPU, enqueue one after another:
+    // launched at the same time from their threads, the first op of a fresh Runtime on fresh
+    // streams with two kernels per rank (a two-shot AllReduce) had one rank's kernels held on
+    // the GPU until its peers gave up, about one time in six, and two Runtimes of one GPU alike
+    // (kernels/PROTOCOL.md, "Ranks that share a GPU"). A turn never waits long for a launch
+    // blocked behind a kernel that waits for this rank (LaunchTurn).
     const LaunchTurn one_launch_at_a_time(rank_streams_->LaunchLock(rank));
     launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
                               "kernel launch");
