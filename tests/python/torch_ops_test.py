@@ -163,8 +163,10 @@ class CompiledStepTest(unittest.TestCase):
 
     def check(self, results, what):
         """Compares every rank's collective outputs in `results` (one step's tuple per rank)
-        byte-exact with torch.cat and slices of the ranks' projections h."""
+        byte-exact with torch.cat and slices of the ranks' projections h. An op that failed
+        raises its own error first (a per-rank call reports it after the call returned)."""
         gpu_test.synchronize(self.devices)
+        self.runtime.synchronize()
         shards = [as_bytes(h.view(*h.shape[:2], self.heads, HEAD_DIM)) for h, *_ in results]
         sequence = torch.cat(shards, dim=1)
         share = HEADS_PER_RANK
