@@ -140,7 +140,8 @@ for test in "${tests[@]}"; do
     timeout "${LTX_BUNDLE_TIMEOUT:-540}" "${sanitizer}" --tool "${tool}" --error-exitcode 99 \
     "./${test}" --gtest_brief=1 "$@" > "${log}" 2>&1
   code=$?
-  summary="$(grep -m1 'ERROR SUMMARY' "${log}" || echo 'no error summary (stopped early)')"
+  # memcheck, synccheck and initcheck end with "ERROR SUMMARY", racecheck with "RACECHECK SUMMARY".
+  summary="$(grep -m1 -E '(ERROR|RACECHECK) SUMMARY' "${log}" || echo 'no error summary (stopped early)')"
   tests_line="$(grep -E '^\[  (PASSED|FAILED) ' "${log}" | tr '\n' ' ')"
   echo "${test} (${tool}, ${ranks} ranks, $((SECONDS - start)) s): exit ${code}; ${summary#========= }; ${tests_line}"
   [[ ${code} -eq 0 ]] || status=1
