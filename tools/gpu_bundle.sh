@@ -14,6 +14,8 @@
 #   bash device-bundle/ranks.sh 2 3 4 8           # the whole bundle at each rank count, a line each
 #   bash device-bundle/sanitize.sh racecheck 4 allgather_test alltoall_test   # under a sanitizer
 #   bash device-bundle/unpack.sh && device-bundle/ltx_allgather --help
+# One bundle at a time on a GPU: tests that fill its SMs with a busy kernel, or time a late peer,
+# take the GPU as theirs, and another process's kernels (time-sliced with theirs) break that.
 # run.sh passes its arguments to every test binary (e.g. --gtest_filter=...) and the rank layout
 # variables (tools/testing/test_ranks.h) through the environment; it exits 0 only when every
 # test binary passed. `bash tools/python_bundle.sh` afterwards adds the Python tests.
