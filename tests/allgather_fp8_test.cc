@@ -331,6 +331,13 @@ TEST_F(Fp8AllGatherTest, RefusesWhatItCannotCarry) {
   }
   EXPECT_EQ(runtime_->AllGatherAndWait(shape, in_place, kTestWait).code(),
             absl::StatusCode::kInvalidArgument);
+  // Several tensors: refused alike by every rank's per-rank call, which leaves the Runtime usable.
+  shape.tensors = 3;
+  for (int rank = 0; rank < world; ++rank) {
+    EXPECT_EQ(runtime_->AllGatherRank(rank, shape, buffers_[rank]).code(),
+              absl::StatusCode::kUnimplemented);
+  }
+  shape.tensors = 1;
   EXPECT_TRUE(runtime_->status().ok()) << runtime_->status();
   Fp8Case c;
   c.counts = counts;

@@ -665,5 +665,21 @@ TEST(ResolvedCallTest, FP8OnTheWireTakesThePullKernelsOnly) {
   EXPECT_EQ(std::string(resolved->protocol_reason), "FP8 on the wire: its own kernels");
 }
 
+// An FP8 AllGather moves one tensor per op: several are refused alike on every rank
+// (UNIMPLEMENTED, which leaves the Runtime usable after a per-rank call too); an FP8 all-to-all
+// takes several.
+TEST(ResolvedCallTest, FP8AllGatherOfSeveralTensorsIsRefusedAndAnAllToAllIsNot) {
+  CallContext context = AllToAllContext(Transport::kPeerStores, 4096, false);
+  context.wire = WireFormat::kFp8E4M3;
+  context.tensors = 3;
+  context.collective = Collective::kAllGather;
+  const absl::Status refused = ResolveCall(RuntimeOptions(), context, CallOptions()).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kUnimplemented) << refused;
+  EXPECT_NE(std::string(refused.message()).find("one tensor per op, not 3"), std::string::npos)
+      << refused;
+  context.collective = Collective::kAllToAll;
+  EXPECT_TRUE(ResolveCall(RuntimeOptions(), context, CallOptions()).ok());
+}
+
 }  // namespace
 }  // namespace ltx

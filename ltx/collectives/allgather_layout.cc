@@ -110,10 +110,6 @@ absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& sha
           "wire fp8_e4m3 needs hidden >= ", kFp8MinHidden, " (a row's codes and scale travel "
           "in its own slot of the output), got ", shape.hidden));
     }
-    if (shape.tensors > 1) {
-      return absl::UnimplementedError(absl::StrCat(
-          "wire fp8_e4m3 moves one tensor per op, not ", shape.tensors));
-    }
   }
   layout.wire = shape.wire;
   layout.counts_digest = CountsDigest(shape.token_counts);

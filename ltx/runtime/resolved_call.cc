@@ -164,6 +164,11 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
         context.transport == Transport::kCopyEngine ? "the copy-engine transport"
                                                     : ProtocolName(call.protocol)));
   }
+  if (context.wire == WireFormat::kFp8E4M3 && context.collective == Collective::kAllGather &&
+      context.tensors > 1) {
+    return absl::UnimplementedError(absl::StrCat(
+        "all_gather with FP8 on the wire moves one tensor per op, not ", context.tensors));
+  }
   if (call.protocol == Protocol::kOneTrip && context.max_shard_bytes > kOneTripMaxShardBytes) {
     if (context.collective == Collective::kAllToAll) {
       return absl::InvalidArgumentError(absl::StrFormat(
