@@ -157,8 +157,13 @@ TEST(AllToAllCommandLineTest, TheBenchmarkMovesHeadVectorsInFp8OnRequest) {
   EXPECT_THAT(ErrorOf({"--wire=fp8_e4m3"}), HasSubstr("--wire: only --bench takes it"));
   EXPECT_THAT(ErrorOf({"--bench", "--wire=fp8_e4m3", "-d", "fp32"}),
               HasSubstr("bf16 or fp16 head vectors, not fp32"));
-  EXPECT_THAT(ErrorOf({"--bench", "--wire=fp8_e4m3", "--head_dim=4"}),
+  // --head_dim shapes a sweep (-b); the model shapes have their own (64 and 128).
+  EXPECT_THAT(ErrorOf({"--bench", "--wire=fp8_e4m3", "-b", "1M", "--head_dim=4"}),
               HasSubstr("--head_dim >= 8"));
+  EXPECT_EQ(ConfigOf({"--bench", "--wire=fp8_e4m3", "--head_dim=4"}).wire,
+            WireFormat::kFp8E4M3);
+  EXPECT_THAT(ErrorOf({"--bench", "--wire=fp8_e4m3", "--transport=copy_engine"}),
+              HasSubstr("not --transport=copy_engine"));
   EXPECT_THAT(ErrorOf({"--bench", "--wire=fp8_e4m3", "--protocol=direct,one_trip"}),
               HasSubstr("--protocol auto or direct, not one_trip"));
 }

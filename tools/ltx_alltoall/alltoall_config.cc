@@ -136,8 +136,6 @@ absl::Status FillBreakdown(const AllToAllFlagValues& flags, AllToAllToolConfig* 
   return absl::OkStatus();
 }
 
-}  // namespace
-
 // The wire of the benchmark's calls (--wire): native, or fp8_e4m3 where its calls can carry it.
 absl::Status FillWire(const AllToAllFlagValues& flags, AllToAllToolConfig* config) {
   if (flags.wire == "native") return absl::OkStatus();
@@ -150,9 +148,13 @@ absl::Status FillWire(const AllToAllFlagValues& flags, AllToAllToolConfig* confi
     return absl::InvalidArgumentError(absl::StrCat(
         "--wire=fp8_e4m3 carries bf16 or fp16 head vectors, not ", DataTypeName(config->dtype)));
   }
-  if (config->head_dim < kFp8MinVectorElements) {
+  if (config->min_bytes != 0 && config->head_dim < kFp8MinVectorElements) {  // A sweep's shapes.
     return absl::InvalidArgumentError(
         absl::StrCat("--wire=fp8_e4m3 needs --head_dim >= ", kFp8MinVectorElements));
+  }
+  if (config->transport == Transport::kCopyEngine) {
+    return absl::InvalidArgumentError(
+        "--wire=fp8_e4m3 runs on the peer-store transport's kernels, not --transport=copy_engine");
   }
   for (Protocol protocol : config->protocols) {
     if (protocol != Protocol::kAuto && protocol != Protocol::kDirect) {
@@ -164,6 +166,8 @@ absl::Status FillWire(const AllToAllFlagValues& flags, AllToAllToolConfig* confi
   config->wire = WireFormat::kFp8E4M3;
   return absl::OkStatus();
 }
+
+}  // namespace
 
 absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValues& flags) {
   AllToAllToolConfig config;

@@ -106,9 +106,10 @@ int64_t LargestBuffer(const std::vector<AllToAllCase>& cases, int world) {
 
 // The smoke cases: every dtype, odd head_dim, batch > 1, uneven and zero counts, misaligned,
 // and an uneven head split: `head_counts` when given, else 2, 3, 2, 3, ... heads, none on the
-// last of two or more ranks, on the native wire and, where its groups fit a run, with FP8 on
-// the wire (bf16 and fp16).
-std::vector<AllToAllCase> SmokeCases(int world, const std::vector<int64_t>& head_counts) {
+// last of two or more ranks, on the native wire and, with `fp8` (the Runtime's calls run on the
+// kernels) where its groups fit a run, with FP8 on the wire (bf16 and fp16).
+std::vector<AllToAllCase> SmokeCases(int world, const std::vector<int64_t>& head_counts,
+                                     bool fp8) {
   std::vector<AllToAllCase> cases;
   for (AllToAllDirection direction :
        {AllToAllDirection::kSeqToHeads, AllToAllDirection::kHeadsToSeq}) {
@@ -141,8 +142,8 @@ std::vector<AllToAllCase> SmokeCases(int world, const std::vector<int64_t>& head
     }
     split.heads = std::accumulate(split.head_counts.begin(), split.head_counts.end(), int64_t{0});
     cases.push_back(split);
-    if (*std::max_element(split.head_counts.begin(), split.head_counts.end()) <=
-        kFp8MaxRunVectors) {
+    if (fp8 && *std::max_element(split.head_counts.begin(), split.head_counts.end()) <=
+                   kFp8MaxRunVectors) {
       for (DataType dtype : {DataType::kBFloat16, DataType::kFloat16}) {
         AllToAllCase fp8 = split;
         fp8.dtype = dtype;
@@ -191,7 +192,9 @@ int RunSmokeCases(Runtime& runtime, AllToAllHarness& harness,
 // largest case; the exit code.
 int Smoke(Runtime& runtime, const std::vector<int64_t>& head_counts) {
   const int world = runtime.world_size();
-  const std::vector<AllToAllCase> cases = SmokeCases(world, head_counts);
+  // FP8 on the wire runs on the kernels only: not on the copy-engine transport.
+  const std::vector<AllToAllCase> cases =
+      SmokeCases(world, head_counts, runtime.transport() == Transport::kPeerStores);
   const int64_t capacity = LargestBuffer(cases, world);
   const absl::StatusOr<std::unique_ptr<AllToAllHarness>> harness =
       AllToAllHarness::Create(runtime.devices(), capacity, capacity, /*seed=*/7);
