@@ -164,6 +164,10 @@ class Runtime {
   // calls run on the direct kernel only: kAuto takes it; Protocol::kOneTrip, kCopyEngine and
   // the copy-engine transport are Unimplemented, refused alike on every rank before any launch
   // (the Runtime stays usable).
+  //
+  // FP8 on the wire (AllGatherShape::wire) has its own limits, listed there: bf16 and fp16 rows
+  // of at least 8 elements, not in place (InvalidArgument), one tensor, on its own kernels
+  // (Unimplemented otherwise, refused alike on every rank, the Runtime stays usable).
   absl::StatusOr<CollectiveHandle> AllGather(const AllGatherShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});
@@ -221,7 +225,8 @@ class Runtime {
   // a tensor past n is InvalidArgument. Ranks that pass different n get InvalidArgument from the
   // device (as for different shapes). Such calls run on the direct kernel only: kAuto takes it;
   // Protocol::kOneTrip, kCopyEngine and the copy-engine transport are Unimplemented, refused
-  // alike on every rank before any launch (the Runtime stays usable).
+  // alike on every rank before any launch (the Runtime stays usable). FP8 on the wire
+  // (AllToAllShape::wire) has its own limits, listed there, with the same error codes.
   absl::StatusOr<CollectiveHandle> AllToAll(const AllToAllShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});

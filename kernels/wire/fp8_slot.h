@@ -16,12 +16,18 @@ namespace ltx {
 // The least row length the slot carries.
 inline constexpr int64_t kFp8MinHidden = 8;
 
+// Byte offset, from the slot's start, of the codes of row `row` (0-based, of `hidden` elements):
+// one byte per element, the rows one after another.
 LTX_HOST_DEVICE inline int64_t Fp8CodesOffset(int64_t hidden, int64_t row) { return row * hidden; }
 
+// Byte offset, from the slot's start, of the scales of a slot of `tokens` rows of `hidden`
+// elements: the first multiple of 4 from the slot's start at or after the last row's codes (the
+// slot may start on any even address, so the kernels move each scale byte by byte).
 LTX_HOST_DEVICE inline int64_t Fp8ScalesOffset(int64_t tokens, int64_t hidden) {
   return (tokens * hidden + 3) / 4 * 4;
 }
 
+// Byte offset, from the slot's start, of row `row`'s 4-byte scale in a slot of `tokens` rows.
 LTX_HOST_DEVICE inline int64_t Fp8ScaleOffset(int64_t tokens, int64_t hidden, int64_t row) {
   return Fp8ScalesOffset(tokens, hidden) + 4 * row;
 }

@@ -59,8 +59,9 @@ struct CollectiveOp {
   // element size).
   int element_alignment = 1;
   // Blocks the kernel has work for, where the op says (the RMSNorm epilogue: one per row; the
-  // FP8 AllGather: one per 16 rows a rank receives; the Runtime gives it no more, nor more than
-  // the block budget); 0: by the bytes.
+  // FP8 AllGather: a warp per row a rank receives; the FP8 all-to-all: a warp per run a rank
+  // sends or receives; the Runtime gives it no more, nor more than the block budget); 0: by the
+  // bytes.
   int64_t work_blocks = 0;
   // Enqueues rank `rank`'s kernel (Protocol::kDirect or kOneTrip); returns the launch error.
   std::function<cudaError_t(const PeerStoreView& view, const RankBuffers&, const ResolvedCall&)>

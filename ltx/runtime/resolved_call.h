@@ -80,7 +80,8 @@ struct CallContext {
   // Most blocks a kernel of this rank may use (RuntimeOptions::max_blocks, or the SM count).
   int max_blocks = 1;
   // Blocks the op's kernel has work for, where it says (CollectiveOp::work_blocks: the RMSNorm
-  // epilogue's rows, the FP8 AllGather's received rows); 0 where the count follows the bytes.
+  // epilogue's rows, the FP8 AllGather's received rows, the FP8 all-to-all's runs); 0 where the
+  // count follows the bytes.
   int64_t work_blocks = 0;
   // Whether the call's stream is capturing a CUDA graph.
   bool capturing = false;
