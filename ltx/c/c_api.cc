@@ -222,8 +222,11 @@ absl::StatusOr<ltx::RuntimeOptions> ToRuntimeOptions(const ltx_runtime_options* 
   return options;
 }
 
-// The CallOptions of `in`, or the defaults for NULL.
-absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
+// The CallOptions of `in`, or the defaults for NULL, with its wire format put into `shape`: an
+// AllGather's or an all-to-all's (LTX_WIRE_NATIVE for NULL, or for a struct from before 0.9);
+// the other collectives take LTX_WIRE_NATIVE only.
+template <typename Shape>
+absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in, Shape* shape) {
   ltx::CallOptions call;
   if (in == nullptr) return call;
   absl::StatusOr<ltx_call_options> c =
@@ -254,38 +257,20 @@ absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in) {
   call.protocol = *protocol;
   if (c->generation >= 0) call.generation = static_cast<uint64_t>(c->generation);
   if (c->two_shot_min_bytes >= 0) call.two_shot_min_bytes = c->two_shot_min_bytes;
-  return call;
-}
-
-// The wire format of `in` (LTX_WIRE_NATIVE for NULL, or for a struct from before 0.9).
-absl::StatusOr<ltx::WireFormat> ToWire(const ltx_call_options* in) {
-  if (in == nullptr) return ltx::WireFormat::kNative;
-  absl::StatusOr<ltx_call_options> c =
-      ReadVersioned(in, &ltx_call_options_init, kCallOptionsSizes, "ltx_call_options");
-  if (!c.ok()) return c.status();
   if (c->wire != LTX_WIRE_NATIVE && c->wire != LTX_WIRE_FP8_E4M3) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "call->wire = %d: pass LTX_WIRE_NATIVE or LTX_WIRE_FP8_E4M3", c->wire));
   }
-  return static_cast<ltx::WireFormat>(c->wire);
-}
-
-// Puts `wire` into an AllGather's or an all-to-all's shape; the other collectives take the native
-// wire only.
-absl::Status SetWire(ltx::WireFormat wire, ltx::AllGatherShape* shape) {
-  shape->wire = wire;
-  return absl::OkStatus();
-}
-absl::Status SetWire(ltx::WireFormat wire, ltx::AllToAllShape* shape) {
-  shape->wire = wire;
-  return absl::OkStatus();
-}
-template <typename Shape>
-absl::Status SetWire(ltx::WireFormat wire, Shape*) {
-  if (wire == ltx::WireFormat::kNative) return absl::OkStatus();
-  return absl::InvalidArgumentError(
-      "call->wire: only an AllGather or an all-to-all takes a wire format other than "
-      "LTX_WIRE_NATIVE");
+  const auto wire = static_cast<ltx::WireFormat>(c->wire);
+  if constexpr (std::is_same_v<Shape, ltx::AllGatherShape> ||
+                std::is_same_v<Shape, ltx::AllToAllShape>) {
+    shape->wire = wire;
+  } else if (wire != ltx::WireFormat::kNative) {
+    return absl::InvalidArgumentError(
+        "call->wire: only an AllGather or an all-to-all takes a wire format other than "
+        "LTX_WIRE_NATIVE");
+  }
+  return call;
 }
 
 // The shape of `in`; its token counts point into the caller's array.
@@ -477,11 +462,8 @@ int CoordinatedCall(ltx_runtime* runtime, const CShape* shape, int tensors,
     LTX_RETURN_IF_ERROR(CheckTensors(tensors));
     auto cc_shape = ToShape(shape, tensors);
     if (!cc_shape.ok()) return cc_shape.status();
-    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
+    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call, &*cc_shape);
     if (!cc_call.ok()) return cc_call.status();
-    absl::StatusOr<ltx::WireFormat> wire = ToWire(call);
-    if (!wire.ok()) return wire.status();
-    LTX_RETURN_IF_ERROR(SetWire(*wire, &*cc_shape));
     std::vector<decltype(ToRankBuffers(*buffers, tensors))> cc_buffers;
     cc_buffers.reserve(num_buffers);
     for (int r = 0; r < num_buffers; ++r) cc_buffers.push_back(ToRankBuffers(buffers[r], tensors));
@@ -505,11 +487,8 @@ int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape, int tensors
     if (!status.ok()) return status;
     auto cc_shape = ToShape(shape, tensors);
     if (!cc_shape.ok()) return cc_shape.status();
-    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call);
+    absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call, &*cc_shape);
     if (!cc_call.ok()) return cc_call.status();
-    absl::StatusOr<ltx::WireFormat> wire = ToWire(call);
-    if (!wire.ok()) return wire.status();
-    LTX_RETURN_IF_ERROR(SetWire(*wire, &*cc_shape));
     return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers, tensors),
                       *cc_call);
   });
