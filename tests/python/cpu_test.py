@@ -9,12 +9,14 @@ the PyTorch ops, the package without PyTorch, and the rank layout of the tests
 
 import contextlib
 import ctypes
+import gc
 import io
 import os
 import subprocess
 import sys
 import textwrap
 import unittest
+import weakref
 
 import ltx
 import ltx.runtime
@@ -570,7 +572,7 @@ class RuntimeGlueTest(unittest.TestCase):
         self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
                          (0x10, 0x20, 9))
         self.assertEqual((call._obj.protocol, call._obj.timeout_us, call._obj.blocks), (0, 0, 0))
-        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2"):
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank = 2"):
             runtime.all_gather_rank(2, None, None, [1, 5])
 
     def test_generation(self):
@@ -667,6 +669,75 @@ class RuntimeGlueTest(unittest.TestCase):
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx_all_reduce takes one input"):
             runtime.all_reduce_rank(0, [x], [x])
 
+    def test_a_refused_per_rank_call_stops_the_runtime_until_reset(self):
+        runtime = ltx.Runtime()
+        x = FakeTensor([5, 4], device=("cuda", 1), pointer=0x10)
+        y = FakeTensor([6, 4], device=("cuda", 1), pointer=0x20)
+        prepared = runtime.prepare_all_gather_rank(1, x, y, [1, 5], stream=9)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, r"counts\[1\] = -5"):
+            runtime.prepare_all_gather_rank(1, x, y, [1, -5], stream=9)  # Nothing called yet.
+        runtime.status()
+        calls = len(self.fake.calls)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, r"counts\[1\] = -5"):
+            runtime.all_gather_rank(1, x, y, [1, -5], stream=9)
+        stopped = r"call reset\(\) first\. The error: INVALID_ARGUMENT: counts\[1\] = -5"
+        for call in (runtime.status, runtime.synchronize, prepared,
+                     lambda: runtime.all_gather_rank(1, x, y, [1, 5], stream=9),
+                     lambda: runtime.all_gather([x, x], [y, y], [1, 5], streams=[0, 0])):
+            with self.assertRaisesRegex(ltx.FailedPreconditionError, stopped):
+                call()
+        self.assertNotIn("ltx_all_gather_rank", [name for name, _ in self.fake.calls[calls:]])
+        runtime.reset()
+        runtime.status()
+        prepared()
+        self.assertEqual(self.last("ltx_all_gather_rank")[1], 1)
+
+    def test_ranks_and_counts_are_integers(self):
+        runtime = ltx.Runtime()
+        x = FakeTensor([5, 4], device=("cuda", 1), pointer=0x10)
+        y = FakeTensor([6, 4], device=("cuda", 1), pointer=0x20)
+        for rank in (True, 0.5, None, -1, 2):
+            with self.subTest(rank=rank):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank = "):
+                    runtime.prepare_all_gather_rank(rank, x, y, [1, 5])
+        for counts in ([1.0, 5], [True, 5], ["1", 5], [None, 5], [1, -5]):
+            with self.subTest(counts=counts):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, r"counts\[[01]\] = "):
+                    runtime.prepare_all_gather_rank(1, x, y, counts)
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, r"counts\[[01]\] = "):
+                    runtime.all_gather([x, x], [y, y], counts, streams=[0, 0])
+        for head_counts in ([3, -1], [1.5, 2]):
+            with self.subTest(head_counts=head_counts):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, r"head_counts\[[01]\] = "):
+                    runtime.prepare_all_to_all_rank(0, x, y, [1, 5], head_counts=head_counts)
+
+    def test_a_prepared_call_holds_its_tensors(self):
+        runtime = ltx.Runtime()
+        inputs = [FakeTensor([3, 8], device=("cuda", 1), pointer=0x10 + j) for j in range(3)]
+        outputs = [FakeTensor([6, 8], device=("cuda", 1), pointer=0x20 + j) for j in range(3)]
+        watched = [weakref.ref(t) for t in inputs + outputs]
+        prepared = runtime.prepare_all_gather_rank(1, inputs, outputs, [3, 3], stream=9)
+        inputs.clear()
+        outputs.clear()
+        gc.collect()
+        self.assertTrue(all(ref() is not None for ref in watched))
+        del prepared
+        gc.collect()
+        self.assertTrue(all(ref() is None for ref in watched))
+
+    def test_lazy_views_and_streams_of_other_gpus_are_refused(self):
+        conjugate = FakeTensor([5, 4], "torch.complex64")
+        conjugate.is_conj = lambda: True
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "conj bit"):
+            tensors.rank_call(0, conjugate, FakeTensor([5, 4], "torch.complex64"), [5], -2, 0)
+
+        class OtherGpuStream:
+            cuda_stream = 0x99
+            device = FakeDevice("cuda", 1)
+        self.assertEqual(tensors.stream_handle(OtherGpuStream(), 1), 0x99)
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "on cuda:1, but its rank runs on"):
+            tensors.stream_handle(OtherGpuStream(), 0)
+
     def test_all_to_all_head_counts(self):
         runtime = ltx.Runtime()
         seq = [FakeTensor([1, 3, 4, 8], pointer=0x10),
@@ -701,8 +772,9 @@ class RuntimeGlueTest(unittest.TestCase):
                           shape._obj.direction), (1, 6, 4, 4, 1))
         self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
                          (0x10, 0x20, 9))
-        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2"):
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank = 2"):
             runtime.all_to_all_rank(2, None, None, [1, 5])
+        runtime.reset()  # A refused per-rank call stopped the Runtime.
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "3 counts"):
             runtime.all_to_all_rank(0, None, None, [1, 5, 0])
 
@@ -768,8 +840,9 @@ class RuntimeGlueTest(unittest.TestCase):
         self.assertEqual((shape._obj.reduction, options._obj.two_shot_min_bytes), (1, 2**63 - 1))
         runtime.prepare_all_reduce_rank(1, x, x, two_shot_min_bytes=4096)()
         self.assertEqual(self.last("ltx_all_reduce_rank")[4]._obj.two_shot_min_bytes, 4096)
-        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 2 for 2 ranks"):
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, r"rank = 2 .* in \[0, 1\]"):
             runtime.all_reduce_rank(2, x, x)
+        runtime.reset()  # A refused per-rank call stopped the Runtime.
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction"):
             runtime.all_reduce_rank(1, x, x, "prod")
 
@@ -808,8 +881,9 @@ class RuntimeGlueTest(unittest.TestCase):
         self.assertEqual([shape.token_counts[r] for r in range(2)], [3, 6])
         self.assertEqual((buffers._obj.input, buffers._obj.output, buffers._obj.stream),
                          (0x10, 0x20, 9))
-        with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank 1 with 3 counts"):
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "3 counts for 2 ranks"):
             runtime.reduce_scatter_rank(1, whole, shard, [3, 6, 0], dim=0)
+        runtime.reset()  # A refused per-rank call stopped the Runtime.
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "do not match"):
             runtime.prepare_reduce_scatter_rank(1, shard, whole, [3, 6], dim=0)
 

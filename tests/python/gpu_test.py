@@ -466,8 +466,8 @@ class GpuTest(RuntimeTestCase):
         with self.assertRaises(ltx.InvalidArgumentError):
             self.runtime.all_to_all(case.inputs, case.outputs, direction="heads_to_seq")
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "direction"):
-            self.runtime.all_to_all_rank(0, case.inputs[0], case.outputs[0], counts,
-                                         direction="up")
+            self.runtime.prepare_all_to_all_rank(0, case.inputs[0], case.outputs[0], counts,
+                                                 direction="up")
         self.runtime.status()  # Nothing reached the library: still usable.
 
     def check_listed_calls(self, cases, collective: str, counts, **options):
@@ -522,16 +522,25 @@ class GpuTest(RuntimeTestCase):
         counts = [2] * self.n
         case = Case(self.devices, counts, torch.bfloat16)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "is on cpu"):
-            self.runtime.all_gather_rank(0, case.inputs[0].cpu(), case.outputs[0], counts,
-                                         case.streams[0])
+            self.runtime.prepare_all_gather_rank(0, case.inputs[0].cpu(), case.outputs[0],
+                                                 counts, case.streams[0])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "not contiguous"):
+            self.runtime.prepare_all_gather_rank(0, case.inputs[0].transpose(1, 2),
+                                                 case.outputs[0], counts, case.streams[0])
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "torch.complex32"):
+            self.runtime.prepare_all_gather_rank(0, case.inputs[0].to(torch.complex32),
+                                                 case.outputs[0].to(torch.complex32), counts,
+                                                 case.streams[0])
+        self.runtime.status()  # Nothing reached the library: still usable.
+        # The same refusal from a per-rank call stops the Runtime (its peers would wait for the
+        # call), until reset().
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "not contiguous"):
             self.runtime.all_gather_rank(0, case.inputs[0].transpose(1, 2), case.outputs[0],
                                          counts, case.streams[0])
-        with self.assertRaisesRegex(ltx.InvalidArgumentError, "torch.complex32"):
-            self.runtime.all_gather_rank(0, case.inputs[0].to(torch.complex32),
-                                         case.outputs[0].to(torch.complex32), counts,
-                                         case.streams[0])
-        self.runtime.status()  # Nothing reached the library: still usable.
+        with self.assertRaisesRegex(ltx.FailedPreconditionError, "not contiguous"):
+            self.runtime.status()
+        self.runtime.reset()
+        self.runtime.status()
 
 
 MODES = [("default", None), ("expandable_segments", "expandable_segments:True")]

@@ -330,15 +330,23 @@ class ReduceTest(gpu_test.RuntimeTestCase):
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx reduces torch.bfloat16"):
             self.runtime.all_reduce(integers, integers)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = 'mean'"):
-            self.runtime.all_reduce_rank(0, case.inputs[0], case.outputs[0], "mean")
+            self.runtime.prepare_all_reduce_rank(0, case.inputs[0], case.outputs[0], "mean")
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "differ in shape"):
-            self.runtime.all_reduce_rank(0, case.inputs[0], case.outputs[0].view(16))
+            self.runtime.prepare_all_reduce_rank(0, case.inputs[0], case.outputs[0].view(16))
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "do not match token counts"):
             self.runtime.reduce_scatter(case.inputs, case.outputs, counts=[2] * self.n)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "does not have hidden = 8"):
-            self.runtime.all_reduce_rmsnorm_rank(0, case.inputs[0], case.outputs[0],
-                                                 case.inputs[0], case.inputs[0][0, :4])
+            self.runtime.prepare_all_reduce_rmsnorm_rank(0, case.inputs[0], case.outputs[0],
+                                                         case.inputs[0], case.inputs[0][0, :4])
         self.runtime.status()  # Nothing reached the library: still usable.
+        # The same refusal from a per-rank call stops the Runtime (its peers would wait for the
+        # call), until reset().
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = 'mean'"):
+            self.runtime.all_reduce_rank(0, case.inputs[0], case.outputs[0], "mean")
+        with self.assertRaisesRegex(ltx.FailedPreconditionError, "reduction = 'mean'"):
+            self.runtime.status()
+        self.runtime.reset()
+        self.runtime.status()
 
 
 if __name__ == "__main__":

@@ -33,7 +33,7 @@ from . import _library
 from ._library import (MAX_TENSORS, AllGatherShape, AllReduceRmsNormShape, AllReduceShape,
                        AllToAllShape, CallOptions, RankBuffers, ReduceScatterShape,
                        RmsNormBuffers, RuntimeOptions, TensorBuffers, check, lib)
-from .errors import invalid_argument
+from .errors import FailedPreconditionError, InvalidArgumentError, invalid_argument
 from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, rmsnorm_rank_call,
                       stream_handle, token_counts)
 
@@ -64,6 +64,12 @@ def _integer(value, what: str, low: int, high: int) -> int:
     if number is None or not low <= number <= high:
         raise invalid_argument(f"{what} = {value!r} must be an integer in [{low}, {high}]")
     return number
+
+
+def _counts(values, what: str) -> list:
+    """`values` as a list of token or head counts, each an integer in [0, INT64_MAX];
+    InvalidArgumentError naming `what` and the entry otherwise."""
+    return [_integer(v, f"{what}[{i}]", 0, INT64_MAX) for i, v in enumerate(values)]
 
 
 def _real(value):
@@ -261,7 +267,7 @@ class RankCall:
         self._keep = (shape, buffers, options)
 
     def __call__(self) -> None:
-        code = self._function(self._runtime._live(), *self._arguments)
+        code = self._function(self._runtime._usable(), *self._arguments)
         if code:
             check(code)
 
@@ -285,6 +291,7 @@ class Runtime:
                  copy_engine_min_bytes: int = 32 << 20, transport: str = "auto",
                  two_shot_min_bytes: int = 1 << 20):
         self._handle = None
+        self._stopped = None  # The refused per-rank call's error, until reset() (_usable).
         self._ops = weakref.WeakSet()
         options = RuntimeOptions()
         check(lib().ltx_runtime_options_init(ctypes.byref(options)))
@@ -351,7 +358,7 @@ class Runtime:
         row (WIRES; one tensor, not in place, the same on every rank)."""
         self._live()
         counts = (token_counts(_first_tensors(inputs), dim) if counts is None
-                  else [int(c) for c in counts])
+                  else _counts(counts, "counts"))
         return self._coordinated(self._all_gather(dim), inputs, outputs, counts, streams,
                                  _call_options(timeout, blocks, protocol, generation, wire=wire),
                                  wait, wait_timeout)
@@ -364,9 +371,9 @@ class Runtime:
         it. Every rank must make the matching call with the same counts. input and output may
         be lists of up to 4 tensors, as in all_gather. For a call repeated
         with the same tensors, prepare_all_gather_rank checks them once."""
-        self.prepare_all_gather_rank(rank, input, output, counts, stream, dim=dim,
-                                     timeout=timeout, blocks=blocks, protocol=protocol,
-                                     generation=generation, wire=wire)()
+        self._call_rank_now(lambda: self.prepare_all_gather_rank(
+            rank, input, output, counts, stream, dim=dim, timeout=timeout, blocks=blocks,
+            protocol=protocol, generation=generation, wire=wire))
 
     def prepare_all_gather_rank(self, rank: int, input, output, counts, stream=None, *,
                                 dim: int = -2, timeout=None, blocks: int = 0,
@@ -404,7 +411,7 @@ class Runtime:
         if counts is None:
             counts = token_counts(
                 _first_tensors(inputs if direction == "seq_to_heads" else outputs), 1)
-        counts = [int(c) for c in counts]
+        counts = _counts(counts, "counts")
         return self._coordinated(collective, inputs, outputs, counts, streams,
                                  _call_options(timeout, blocks, protocol, generation, wire=wire),
                                  wait, wait_timeout)
@@ -415,9 +422,9 @@ class Runtime:
                         wire: str = "native") -> None:
         """Per-rank all-to-all from rank `rank`'s own thread (shapes and head_counts as
         all_to_all, the same on every rank; the per-rank contract of all_gather_rank)."""
-        self.prepare_all_to_all_rank(rank, input, output, counts, stream, direction=direction,
-                                     head_counts=head_counts, timeout=timeout, blocks=blocks,
-                                     protocol=protocol, generation=generation, wire=wire)()
+        self._call_rank_now(lambda: self.prepare_all_to_all_rank(
+            rank, input, output, counts, stream, direction=direction, head_counts=head_counts,
+            timeout=timeout, blocks=blocks, protocol=protocol, generation=generation, wire=wire))
 
     def prepare_all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
                                 direction: str = "seq_to_heads", head_counts=None,
@@ -453,9 +460,9 @@ class Runtime:
         """Per-rank AllReduce from rank `rank`'s own thread (tensors, reduction and
         two_shot_min_bytes as all_reduce, the same on every rank; the per-rank contract of
         all_gather_rank)."""
-        self.prepare_all_reduce_rank(rank, input, output, reduction, stream, timeout=timeout,
-                                     blocks=blocks, protocol=protocol, generation=generation,
-                                     two_shot_min_bytes=two_shot_min_bytes)()
+        self._call_rank_now(lambda: self.prepare_all_reduce_rank(
+            rank, input, output, reduction, stream, timeout=timeout, blocks=blocks,
+            protocol=protocol, generation=generation, two_shot_min_bytes=two_shot_min_bytes))
 
     def prepare_all_reduce_rank(self, rank: int, input, output, reduction: str = "sum",
                                 stream=None, *, timeout=None, blocks: int = 0,
@@ -478,7 +485,7 @@ class Runtime:
         sizes along `dim`. Dtypes, reductions and the rank order are those of all_reduce; no
         in-place form. Streams, the options and the result are those of all_gather."""
         self._live()
-        counts = token_counts(outputs, dim) if counts is None else [int(c) for c in counts]
+        counts = token_counts(outputs, dim) if counts is None else _counts(counts, "counts")
         return self._coordinated(self._reduce_scatter(reduction, dim), inputs, outputs, counts,
                                  streams, _call_options(timeout, blocks, protocol, generation),
                                  wait, wait_timeout)
@@ -489,10 +496,9 @@ class Runtime:
                             generation=None) -> None:
         """Per-rank ReduceScatter from rank `rank`'s own thread (shapes and reduction as
         reduce_scatter, the same on every rank; the per-rank contract of all_gather_rank)."""
-        self.prepare_reduce_scatter_rank(rank, input, output, counts, stream,
-                                         reduction=reduction, dim=dim, timeout=timeout,
-                                         blocks=blocks, protocol=protocol,
-                                         generation=generation)()
+        self._call_rank_now(lambda: self.prepare_reduce_scatter_rank(
+            rank, input, output, counts, stream, reduction=reduction, dim=dim, timeout=timeout,
+            blocks=blocks, protocol=protocol, generation=generation))
 
     def prepare_reduce_scatter_rank(self, rank: int, input, output, counts, stream=None, *,
                                     reduction: str = "sum", dim: int = -2, timeout=None,
@@ -516,7 +522,7 @@ class Runtime:
         residual_outs None: every rank's residual is updated in place. The input may not be the
         output. Streams, the options and the result are those of all_gather (one-shot, the
         "direct" protocol)."""
-        handle = self._live()
+        handle = self._usable()
         n = self.world_size
         residual_outs = residuals if residual_outs is None else residual_outs
         streams = [None] * n if streams is None else list(streams)
@@ -547,9 +553,9 @@ class Runtime:
         (tensors and eps as all_reduce_rmsnorm, the same shape and eps on every rank;
         residual_out None: the residual is updated in place; the per-rank contract of
         all_gather_rank)."""
-        self.prepare_all_reduce_rmsnorm_rank(rank, input, output, residual, weight,
-                                             residual_out, stream, eps=eps, timeout=timeout,
-                                             blocks=blocks, generation=generation)()
+        self._call_rank_now(lambda: self.prepare_all_reduce_rmsnorm_rank(
+            rank, input, output, residual, weight, residual_out, stream, eps=eps,
+            timeout=timeout, blocks=blocks, generation=generation))
 
     def prepare_all_reduce_rmsnorm_rank(self, rank: int, input, output, residual, weight,
                                         residual_out=None, stream=None, *, eps: float = 1e-6,
@@ -584,7 +590,7 @@ class Runtime:
 
     def _all_to_all(self, direction: str, head_counts) -> _Collective:
         code = enum_value(DIRECTIONS, direction, "direction")
-        split = None if head_counts is None else [int(h) for h in head_counts]
+        split = None if head_counts is None else _counts(head_counts, "head_counts")
         if split is not None and len(split) != self.world_size:
             raise invalid_argument(
                 f"head_counts has {len(split)} entries for {self.world_size} ranks")
@@ -618,7 +624,7 @@ class Runtime:
                      call: CallOptions, wait: bool, wait_timeout: float):
         """The coordinated call of `collective`: checks every rank, calls, and waits (wait).
         counts is None for a collective without token counts."""
-        handle = self._live()
+        handle = self._usable()
         n = self.world_size
         streams = [None] * n if streams is None else list(streams)
         sizes = [(len(inputs), "inputs"), (len(outputs), "outputs"), (len(streams), "streams")]
@@ -664,29 +670,57 @@ class Runtime:
                       call: CallOptions) -> "RankCall":
         """The RankCall of `collective` for rank `rank`, after checking its arguments (counts
         is None for a collective without token counts)."""
-        self._live()
-        counts = None if counts is None else [int(c) for c in counts]
-        with_counts = "" if counts is None else f" with {len(counts)} counts"
-        if not 0 <= rank < self.world_size or with_counts and len(counts) != self.world_size:
-            raise invalid_argument(f"rank {rank}{with_counts} for {self.world_size} ranks")
+        self._usable()
+        rank = _integer(rank, "rank", 0, self.world_size - 1)
+        counts = None if counts is None else _counts(counts, "counts")
+        if counts is not None and len(counts) != self.world_size:
+            raise invalid_argument(f"{len(counts)} counts for {self.world_size} ranks")
         device = self.devices[rank]
         key, tensors, buffers = collective.rank_buffers(rank, input, output, counts, device,
                                                         stream_handle(stream, device))
         function, counted = collective.entry(tensors, per_rank=True)
         return RankCall(self, function, rank, collective.shape(key, counts), counted, buffers,
-                        call, (input, output))
+                        call, _held((input, output))[0])
+
+    def _call_rank_now(self, prepare) -> None:
+        """Makes the per-rank call that `prepare` (a prepare_*_rank with its arguments) returns.
+        The peers of a rank whose call is refused wait for it in their op, and this rank's next
+        call would pair with theirs: an argument refused here stops the Runtime, as the library
+        stops it for a per-rank call it refuses (calls raise FailedPreconditionError until
+        reset())."""
+        try:
+            call = prepare()
+        except InvalidArgumentError as error:
+            if self._handle:
+                self._stopped = error
+            raise
+        call()
+
+    def _usable(self) -> ctypes.c_void_p:
+        """The handle of a Runtime that takes calls: FailedPreconditionError after a per-rank
+        call refused here (until reset()), InvalidArgumentError once closed."""
+        handle = self._live()
+        if self._stopped is not None:
+            raise FailedPreconditionError(
+                "FAILED_PRECONDITION: the runtime stopped after an error; call reset() first. "
+                f"The error: {self._stopped.message}")
+        return handle
 
     def synchronize(self, timeout: float = 30.0) -> None:
-        """Waits for every rank's last op made through this Runtime; raises its error."""
+        """Waits for every rank's last op made through this Runtime; raises its error (or that
+        of a per-rank call refused here, which stopped the Runtime)."""
         check(lib().ltx_runtime_synchronize(self._live(), _microseconds(timeout, "timeout")))
+        self._usable()
 
     def status(self) -> None:
         """Raises the error that stopped the Runtime, if any."""
         check(lib().ltx_runtime_status(self._live()))
+        self._usable()
 
     def reset(self, timeout: float = 30.0) -> None:
         """Makes the Runtime usable after an error (synchronise graph replays first)."""
         check(lib().ltx_runtime_reset(self._live(), _microseconds(timeout, "timeout")))
+        self._stopped = None
 
     def close(self) -> None:
         """Frees the Runtime (its open ops first). Later calls raise InvalidArgumentError."""

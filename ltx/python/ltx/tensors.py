@@ -53,7 +53,8 @@ def dtype_code(tensor, what: str, reduce: bool = False) -> int:
 
 
 def stream_handle(stream, device_index: int) -> int:
-    """The cudaStream_t value of `stream` (see the module comment)."""
+    """The cudaStream_t value of `stream` (see the module comment), after checking that a stream
+    that names its GPU (a torch stream's .device) is on cuda:`device_index`."""
     if stream is None:
         torch = sys.modules.get("torch")
         if torch is None or not torch.cuda.is_available():
@@ -63,16 +64,26 @@ def stream_handle(stream, device_index: int) -> int:
     if isinstance(handle, bool) or not isinstance(handle, int) or handle < 0:
         raise invalid_argument(
             f"stream {stream!r} is neither a stream handle (int) nor has .cuda_stream")
+    place = getattr(stream, "device", None)  # A torch stream says its GPU; a handle does not.
+    if getattr(place, "index", device_index) != device_index:
+        raise invalid_argument(f"stream {stream!r} is on {place}, but its rank runs on "
+                               f"cuda:{device_index}")
     return handle
 
 
 def _check_tensor(tensor, what: str, device: int) -> tuple:
-    """The shape of `tensor` after checking it is a contiguous tensor on GPU `device`."""
+    """The shape of `tensor` after checking it is a contiguous tensor on GPU `device` whose bytes
+    are its values (no conjugate or negative bit)."""
     for attribute in ("data_ptr", "shape", "is_contiguous", "device"):
         if not hasattr(tensor, attribute):
             raise invalid_argument(f"{what} is not a tensor (it has no .{attribute})")
     if not tensor.is_contiguous():
         raise invalid_argument(f"{what} is not contiguous")
+    for lazy in ("is_conj", "is_neg"):  # A view whose bytes are not its values yet.
+        if getattr(tensor, lazy, lambda: False)():
+            raise invalid_argument(
+                f"{what} has its {lazy[3:]} bit set: its bytes are not its values "
+                "(resolve_conj() / resolve_neg() first)")
     place = tensor.device
     if getattr(place, "type", None) != "cuda" or getattr(place, "index", None) != device:
         raise invalid_argument(f"{what} is on {place}, but its rank runs on cuda:{device}")
