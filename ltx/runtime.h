@@ -328,9 +328,10 @@ class Runtime {
   // Makes the Runtime usable after an error: waits (bounded by `timeout`) until no kernel
   // launched through this Runtime runs, then clears every GPU's signal memory, staging, error
   // record and op numbers, and advances generation() by one. Returns DeadlineExceeded (and
-  // stays in error, the generation unchanged) if some rank is still busy after `timeout`. Graph
-  // replays must have finished (synchronise their streams first). Must not run concurrently
-  // with calls.
+  // stays in error, the generation unchanged) if some rank is still busy after `timeout`; a CUDA
+  // error while clearing is returned and leaves the Runtime stopped (even one that was not)
+  // until a Reset succeeds. Graph replays must have finished (synchronise their streams
+  // first). Must not run concurrently with calls.
   absl::Status Reset(absl::Duration timeout);
 
  private:

@@ -772,10 +772,15 @@ absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffe
     return resolved.status();
   }
   int previous_device = -1;
-  LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice"));
   const int device = ranks_[rank]->device;
-  if (previous_device != device) {
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device), "cudaSetDevice"));
+  absl::Status on_device = CudaStatus(cudaGetDevice(&previous_device), "cudaGetDevice");
+  if (on_device.ok() && previous_device != device) {
+    on_device = CudaStatus(cudaSetDevice(device), "cudaSetDevice");
+  }
+  if (!on_device.ok()) {  // As a rejected call: the peers may already have launched this op.
+    StopWith(on_device);
+    AbandonDevices(on_device);
+    return on_device;
   }
   const absl::Status launched = Launch(rank, op, buffers, *resolved);
   if (previous_device != device) cudaSetDevice(previous_device);
@@ -977,8 +982,14 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
         absl::StrFormat("Reset: rank(s) %s still running after %s; the runtime stays stopped",
                         absl::StrJoin(busy, ", "), absl::FormatDuration(timeout)));
   }
-  LTX_RETURN_IF_ERROR(copy_engines_->Reset(absl::Now() + timeout));
-  if (peer_stores_ != nullptr) LTX_RETURN_IF_ERROR(peer_stores_->Clear());
+  // The transports clear rank by rank: one that fails part way leaves the ranks' signals
+  // disagreeing, so the Runtime stops (if it had not) until a Reset succeeds.
+  absl::Status cleared = copy_engines_->Reset(absl::Now() + timeout);
+  if (cleared.ok() && peer_stores_ != nullptr) cleared = peer_stores_->Clear();
+  if (!cleared.ok()) {
+    StopWith(cleared);
+    return cleared;
+  }
   ledger_->Reset();
   rank_streams_->ForgetCalls();
   capture_exchange_->Reset();
