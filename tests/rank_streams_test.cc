@@ -37,6 +37,24 @@ TEST(RankStreamsTest, CoLocatedRanksOnOneStreamForOneOpAreRefused) {
   EXPECT_EQ(streams.StreamsUsed(1), 0);
 }
 
+// A rank ahead of its co-located peer (per-rank calls do not wait for each other on the host):
+// the peer's call of an earlier number is compared with that call's stream, not the latest.
+TEST(RankStreamsTest, ARankAheadOfItsPeerIsComparedCallByCall) {
+  RankStreams streams({0, 0});
+  ASSERT_TRUE(streams.Claim(0, 1, FakeStream(1)).ok());
+  ASSERT_TRUE(streams.Claim(0, 2, FakeStream(1)).ok());
+  ASSERT_TRUE(streams.Claim(0, 3, FakeStream(2)).ok());
+  EXPECT_EQ(streams.Claim(1, 1, FakeStream(1)).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_TRUE(streams.Claim(1, 2, FakeStream(3)).ok());
+  EXPECT_EQ(streams.Claim(1, 3, FakeStream(2)).code(), absl::StatusCode::kInvalidArgument);
+  // Calls kHistory apart no longer meet: the slot holds the later call.
+  ASSERT_TRUE(streams.Claim(0, 1 + RankStreams::kHistory, FakeStream(4)).ok());
+  EXPECT_TRUE(streams.Claim(1, 1, FakeStream(1)).ok());
+  // After ForgetCalls (Reset) the numbers start again, with nothing to compare.
+  streams.ForgetCalls();
+  EXPECT_TRUE(streams.Claim(1, 3, FakeStream(2)).ok());
+}
+
 TEST(RankStreamsTest, PerThreadStreamIsNeitherComparedNorCounted) {
   RankStreams streams({0, 0});
   EXPECT_TRUE(streams.Claim(0, 1, cudaStreamPerThread).ok());

@@ -59,15 +59,15 @@ absl::Status RankStreams::Claim(int rank, uint64_t number, cudaStream_t stream,
   if (co_located_[rank].empty() || stream == cudaStreamPerThread) return absl::OkStatus();
   absl::MutexLock lock(&mu_);
   Rank& r = ranks_[rank];
-  r.call = number;
-  r.stream = stream;
+  r.calls[number % kHistory] = Call{number, stream};
   if (static_cast<int>(r.used.size()) < kMostCounted && r.used.insert(stream).second &&
       streams_now != nullptr) {
     *streams_now = static_cast<int>(r.used.size());
   }
   for (int other : co_located_[rank]) {
     const Rank& o = ranks_[other];
-    if (o.call == number && o.stream == stream) {
+    const Call& same_number = o.calls[number % kHistory];
+    if (same_number.number == number && same_number.stream == stream) {
       return SameStreamError(rank, other, devices_[rank]);
     }
   }
@@ -76,7 +76,7 @@ absl::Status RankStreams::Claim(int rank, uint64_t number, cudaStream_t stream,
 
 void RankStreams::ForgetCalls() {
   absl::MutexLock lock(&mu_);
-  for (Rank& r : ranks_) r.call = 0;
+  for (Rank& r : ranks_) r.calls.fill(Call{});
 }
 
 int RankStreams::StreamsUsed(int rank) const {

@@ -1,5 +1,5 @@
 // The streams the ranks of a shared GPU call on, on the host: the stream of each rank's latest
-// call, so that two ranks of one GPU never pass one stream for the same op (their kernels wait
+// calls, so that two ranks of one GPU never pass one stream for the same op (their kernels wait
 // for each other, and one stream would run them one after the other); how many distinct
 // streams each rank's calls have used, which a timeout's message reports: where ranks share a
 // GPU, every stream that carries work makes it likelier that two ranks' streams share a
@@ -10,6 +10,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -31,6 +32,10 @@ class RankStreams {
  public:
   // How many distinct streams of one rank are counted; more read as this many.
   static constexpr int kMostCounted = 64;
+  // How many of a rank's latest calls keep their stream: a co-located rank's call of the same
+  // number is compared with it while the two ranks are fewer calls than this apart (per-rank
+  // calls never wait for each other on the host).
+  static constexpr int kHistory = 64;
 
   // Ranks on `devices` (device ordinals in rank order); ranks that name the same device share
   // its GPU.
@@ -42,13 +47,13 @@ class RankStreams {
   // Records that call `number` (>= 1) of `rank`, which shares its GPU, runs on `stream`, and
   // sets *streams_now (if given) to the rank's count of streams used when this call adds one
   // to it, else to 0. InvalidArgument (SameStreamError) when a co-located rank's call `number`
-  // runs on the same stream; OK, recording nothing, for a rank alone on its GPU or for
+  // (one of its latest kHistory calls) runs on the same stream; OK, recording nothing, for a rank alone on its GPU or for
   // cudaStreamPerThread (a stream per thread, which the Runtime's checks refuse or resolve
   // elsewhere). Thread-safe.
   absl::Status Claim(int rank, uint64_t number, cudaStream_t stream,
                      int* streams_now = nullptr);
 
-  // Forgets every rank's latest call (Reset numbers the calls from 1 again); the streams used
+  // Forgets every rank's calls (Reset numbers the calls from 1 again); the streams used
   // stay counted, since a stream that carried work still counts. Thread-safe.
   void ForgetCalls();
 
@@ -63,9 +68,12 @@ class RankStreams {
   absl::Mutex* LaunchLock(int rank) const;
 
  private:
+  struct Call {
+    uint64_t number = 0;  // 0: none since creation or ForgetCalls.
+    cudaStream_t stream = nullptr;
+  };
   struct Rank {
-    uint64_t call = 0;  // Latest call's number (0: none since creation or ForgetCalls).
-    cudaStream_t stream = nullptr;  // Latest call's stream.
+    std::array<Call, kHistory> calls;  // Call n at n % kHistory.
     absl::flat_hash_set<cudaStream_t> used;  // At most kMostCounted.
   };
 
