@@ -41,7 +41,7 @@ extern "C" {
 
 /* The version of this header: LTX_VERSION_CODE = major * 10000 + minor * 100 + patch. */
 #define LTX_VERSION_MAJOR 0
-#define LTX_VERSION_MINOR 9
+#define LTX_VERSION_MINOR 10
 #define LTX_VERSION_PATCH 0
 #define LTX_VERSION_CODE (LTX_VERSION_MAJOR * 10000 + LTX_VERSION_MINOR * 100 + LTX_VERSION_PATCH)
 
@@ -373,7 +373,8 @@ int ltx_op_destroy(ltx_op* op);
 /* Per-rank call (ltx::Runtime::AllGatherRank): enqueues rank `rank`'s part on buffers->stream
  * from the calling thread, with no host synchronisation, so it can be captured into a CUDA
  * graph. `call` may be NULL (defaults). Errors: as ltx_all_gather, plus INVALID_ARGUMENT for a
- * rank outside [0, world size); a rejected call stops the Runtime until ltx_runtime_reset.
+ * rank outside [0, world size); a rejected call (its arguments too: NULL pointers, struct sizes,
+ * enum values) stops the Runtime until ltx_runtime_reset.
  * Thread-safe across ranks. */
 int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call);
@@ -482,6 +483,16 @@ int ltx_runtime_synchronize(ltx_runtime* runtime, int64_t timeout_us);
 /* The sticky error state (ltx::Runtime::status): LTX_OK, or the error that stopped the Runtime;
  * INVALID_ARGUMENT for NULL. Thread-safe. */
 int ltx_runtime_status(ltx_runtime* runtime);
+
+/* Stops the Runtime with the error `code` (LTX_CANCELLED .. LTX_UNAUTHENTICATED) and `message`
+ * (ltx::Runtime::Stop), as a per-rank call that the Runtime refuses does: ltx_runtime_status then
+ * returns that error, calls fail with LTX_FAILED_PRECONDITION naming it until ltx_runtime_reset,
+ * and every wait on the GPUs of an op in flight ends at once. For a binding that refuses a rank's
+ * per-rank call before it reaches the library, or a server that gives up a step. Where the
+ * Runtime had stopped already, its first error stays the one reported. Returns LTX_OK;
+ * INVALID_ARGUMENT for a NULL runtime or message or a code outside that range. Thread-safe.
+ * Since 0.10. */
+int ltx_runtime_stop(ltx_runtime* runtime, int code, const char* message);
 
 /* Makes the Runtime usable after an error (ltx::Runtime::Reset), waiting up to `timeout_us`
  * for its kernels. Errors: DEADLINE_EXCEEDED when they are still running (the Runtime stays in

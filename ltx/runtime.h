@@ -325,6 +325,16 @@ class Runtime {
   // their part of the op ends), as Synchronize does. Thread-safe.
   absl::Status status();
 
+  // Stops the Runtime with `error`, as a per-rank call that the Runtime refuses does: `error`
+  // becomes the sticky error (status() returns it; calls and Synchronize fail with
+  // FailedPrecondition naming it until Reset), and every wait on the GPUs of an op in flight
+  // ends at once, so that no rank's later call pairs with an op its peers began. For a binding
+  // that refuses a rank's per-rank call before it reaches the Runtime (the C API, Python), and
+  // for a server that gives up a step. Returns `error`; InvalidArgument for an OK `error`.
+  // Where the Runtime had stopped already, its first error stays the one reported.
+  // Thread-safe.
+  absl::Status Stop(const absl::Status& error);
+
   // Makes the Runtime usable after an error: waits (bounded by `timeout`) until no kernel
   // launched through this Runtime runs, then clears every GPU's signal memory, staging, error
   // record and op numbers, and advances generation() by one. Returns DeadlineExceeded (and

@@ -374,8 +374,22 @@ static void TestWireFormat(void) {
   Expect(LTX_VERSION_MINOR >= 9, "the wire format is version 0.9");
 }
 
+/* ltx_runtime_stop (0.10) refuses a NULL runtime or message and a code that is no error before it
+ * uses the Runtime (a non-null bogus Runtime pointer is never dereferenced on these paths). */
+static void TestStopArguments(void) {
+  ltx_runtime* bogus = (ltx_runtime*)16;
+  ExpectInvalid(ltx_runtime_stop(NULL, LTX_ABORTED, "step given up"), "runtime is NULL",
+                "stop NULL runtime");
+  ExpectInvalid(ltx_runtime_stop(bogus, LTX_ABORTED, NULL), "message is NULL",
+                "stop NULL message");
+  ExpectInvalid(ltx_runtime_stop(bogus, LTX_OK, "ok"), "code = 0", "stop with LTX_OK");
+  ExpectInvalid(ltx_runtime_stop(bogus, 17, "beyond"), "code = 17", "stop with code 17");
+  Expect(LTX_VERSION_MINOR >= 10, "ltx_runtime_stop is version 0.10");
+}
+
 int main(void) {
   TestVersionAndCodes();
+  TestStopArguments();
   TestOptionDefaults();
   TestNullArguments();
   TestBadOptions();

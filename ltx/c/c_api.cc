@@ -14,11 +14,13 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "absl/types/span.h"
 #include "ltx/allreduce_shape.h"
@@ -447,6 +449,25 @@ absl::Status Store(int value, int* out, absl::string_view name) {
 // InvalidArgument when `runtime` is NULL.
 absl::Status CheckRuntime(const ltx_runtime* runtime) { return CheckNotNull(runtime, "runtime"); }
 
+// The Runtimes that ltx_runtime_create made and ltx_runtime_destroy has not freed, so that a
+// refusal can stop the Runtime that a pointer names without reading through one that names none.
+absl::Mutex live_mu(absl::kConstInit);
+absl::flat_hash_set<const ltx_runtime*>& LiveRuntimes() {
+  static auto* const live = new absl::flat_hash_set<const ltx_runtime*>();  // Under live_mu.
+  return *live;
+}
+
+// `refused`, after stopping `runtime` with it where that is a live Runtime: a rank whose per-rank
+// call the C layer refuses leaves its peers waiting in their op, and its next call would pair
+// with theirs (ltx::Runtime::Stop).
+absl::Status StopOnRefusal(ltx_runtime* runtime, const absl::Status& refused) {
+  {
+    absl::MutexLock lock(&live_mu);
+    if (!LiveRuntimes().contains(runtime)) return refused;
+  }
+  return runtime->runtime->Stop(refused);
+}
+
 // The body of a coordinated call of `tensors` tensors (ltx_all_gather, ltx_all_to_all_tensors,
 // ...) with a C shape `CShape` and every rank's C buffers `CBuffers`.
 template <typename CShape, typename CBuffers>
@@ -481,14 +502,14 @@ template <typename CShape, typename CBuffers>
 int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape, int tensors,
                 const CBuffers* buffers, const ltx_call_options* call) {
   return Guarded([&]() -> absl::Status {
-    absl::Status status = CheckRuntime(runtime);
-    if (status.ok()) status = CheckNotNull(buffers, "buffers");
+    LTX_RETURN_IF_ERROR(CheckRuntime(runtime));
+    absl::Status status = CheckNotNull(buffers, "buffers");
     if (status.ok()) status = CheckTensors(tensors);
-    if (!status.ok()) return status;
+    if (!status.ok()) return StopOnRefusal(runtime, status);
     auto cc_shape = ToShape(shape, tensors);
-    if (!cc_shape.ok()) return cc_shape.status();
+    if (!cc_shape.ok()) return StopOnRefusal(runtime, cc_shape.status());
     absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call, &*cc_shape);
-    if (!cc_call.ok()) return cc_call.status();
+    if (!cc_call.ok()) return StopOnRefusal(runtime, cc_call.status());
     return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers, tensors),
                       *cc_call);
   });
@@ -550,6 +571,8 @@ int ltx_runtime_create(const ltx_runtime_options* options, ltx_runtime** runtime
     absl::StatusOr<std::unique_ptr<ltx::Runtime>> created = ltx::Runtime::Create(*cc_options);
     if (!created.ok()) return created.status();
     *runtime = new ltx_runtime{*std::move(created)};
+    absl::MutexLock lock(&live_mu);
+    LiveRuntimes().insert(*runtime);
     return absl::OkStatus();
   });
 }
@@ -557,7 +580,12 @@ int ltx_runtime_create(const ltx_runtime_options* options, ltx_runtime** runtime
 int ltx_runtime_destroy(ltx_runtime* runtime) {
   return Guarded([&]() -> absl::Status {
     absl::Status status = CheckRuntime(runtime);
-    if (status.ok()) delete runtime;
+    if (!status.ok()) return status;
+    {
+      absl::MutexLock lock(&live_mu);
+      LiveRuntimes().erase(runtime);
+    }
+    delete runtime;
     return status;
   });
 }
@@ -709,6 +737,21 @@ int ltx_runtime_status(ltx_runtime* runtime) {
     absl::Status status = CheckRuntime(runtime);
     if (!status.ok()) return status;
     return runtime->runtime->status();
+  });
+}
+
+int ltx_runtime_stop(ltx_runtime* runtime, int code, const char* message) {
+  return Guarded([&]() -> absl::Status {
+    absl::Status status = CheckRuntime(runtime);
+    if (status.ok()) status = CheckNotNull(message, "message");
+    if (!status.ok()) return status;
+    if (code <= LTX_OK || code > LTX_UNAUTHENTICATED) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "code = %d: pass an error code, LTX_CANCELLED to LTX_UNAUTHENTICATED", code));
+    }
+    runtime->runtime->Stop(absl::Status(static_cast<absl::StatusCode>(code), message))
+        .IgnoreError();  // The error it stopped with, which is not this call's.
+    return absl::OkStatus();
   });
 }
 

@@ -973,6 +973,13 @@ absl::Status Runtime::Synchronize(absl::Duration timeout) {
   return WaitForEvents(events, timeout, "Synchronize");
 }
 
+absl::Status Runtime::Stop(const absl::Status& error) {
+  if (error.ok()) return absl::InvalidArgumentError("Stop: the error must not be OK");
+  StopWith(error);
+  AbandonDevices(error);
+  return error;
+}
+
 absl::Status Runtime::Reset(absl::Duration timeout) {
   std::vector<cudaEvent_t> events;
   for (auto& rank : ranks_) events.push_back(rank->last_done);

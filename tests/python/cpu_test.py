@@ -53,8 +53,8 @@ class FakeStream:
 
 class LibraryTest(unittest.TestCase):
     def test_version_matches_header(self):
-        self.assertEqual(ltx.version(), 900)
-        self.assertEqual(ltx.__version__, "0.9.0")
+        self.assertEqual(ltx.version(), 1000)
+        self.assertEqual(ltx.__version__, "0.10.0")
 
     def test_loads_the_installed_library(self):
         # An install tree's lib/libltx.so, or, installed from the wheel, the one beside the
@@ -463,7 +463,7 @@ class TorchOpsImportTest(unittest.TestCase):
             print(ltx.__version__, ltx.version(), sorted(ltx.DIRECTIONS))
         """)
         self.assertEqual(result.returncode, 0, result.stdout)
-        self.assertIn("0.9.0 900 ['heads_to_seq', 'seq_to_heads']", result.stdout)
+        self.assertIn("0.10.0 1000 ['heads_to_seq', 'seq_to_heads']", result.stdout)
 
     def test_importing_ltx_does_not_import_torch(self):
         result = subprocess.run(
@@ -669,28 +669,19 @@ class RuntimeGlueTest(unittest.TestCase):
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "ltx_all_reduce takes one input"):
             runtime.all_reduce_rank(0, [x], [x])
 
-    def test_a_refused_per_rank_call_stops_the_runtime_until_reset(self):
+    def test_a_refused_per_rank_call_stops_the_runtime(self):
         runtime = ltx.Runtime()
         x = FakeTensor([5, 4], device=("cuda", 1), pointer=0x10)
         y = FakeTensor([6, 4], device=("cuda", 1), pointer=0x20)
-        prepared = runtime.prepare_all_gather_rank(1, x, y, [1, 5], stream=9)
         with self.assertRaisesRegex(ltx.InvalidArgumentError, r"counts\[1\] = -5"):
             runtime.prepare_all_gather_rank(1, x, y, [1, -5], stream=9)  # Nothing called yet.
-        runtime.status()
-        calls = len(self.fake.calls)
+        self.assertNotIn("ltx_runtime_stop", [name for name, _ in self.fake.calls])
         with self.assertRaisesRegex(ltx.InvalidArgumentError, r"counts\[1\] = -5"):
             runtime.all_gather_rank(1, x, y, [1, -5], stream=9)
-        stopped = r"call reset\(\) first\. The error: INVALID_ARGUMENT: counts\[1\] = -5"
-        for call in (runtime.status, runtime.synchronize, prepared,
-                     lambda: runtime.all_gather_rank(1, x, y, [1, 5], stream=9),
-                     lambda: runtime.all_gather([x, x], [y, y], [1, 5], streams=[0, 0])):
-            with self.assertRaisesRegex(ltx.FailedPreconditionError, stopped):
-                call()
-        self.assertNotIn("ltx_all_gather_rank", [name for name, _ in self.fake.calls[calls:]])
-        runtime.reset()
-        runtime.status()
-        prepared()
-        self.assertEqual(self.last("ltx_all_gather_rank")[1], 1)
+        handle, code, text = self.last("ltx_runtime_stop")
+        self.assertEqual((handle.value, code), (0x5000, 3))
+        self.assertTrue(text.startswith(b"counts[1] = -5 must be an integer"), text)
+        self.assertNotIn("ltx_all_gather_rank", [name for name, _ in self.fake.calls])
 
     def test_ranks_and_counts_are_integers(self):
         runtime = ltx.Runtime()

@@ -537,8 +537,11 @@ class GpuTest(RuntimeTestCase):
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "not contiguous"):
             self.runtime.all_gather_rank(0, case.inputs[0].transpose(1, 2), case.outputs[0],
                                          counts, case.streams[0])
-        with self.assertRaisesRegex(ltx.FailedPreconditionError, "not contiguous"):
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "not contiguous"):
             self.runtime.status()
+        with self.assertRaisesRegex(ltx.FailedPreconditionError, "not contiguous"):
+            self.runtime.all_gather_rank(0, case.inputs[0], case.outputs[0], counts,
+                                         case.streams[0])
         self.runtime.reset()
         self.runtime.status()
 

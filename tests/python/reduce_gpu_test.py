@@ -343,8 +343,10 @@ class ReduceTest(gpu_test.RuntimeTestCase):
         # call), until reset().
         with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = 'mean'"):
             self.runtime.all_reduce_rank(0, case.inputs[0], case.outputs[0], "mean")
-        with self.assertRaisesRegex(ltx.FailedPreconditionError, "reduction = 'mean'"):
+        with self.assertRaisesRegex(ltx.InvalidArgumentError, "reduction = 'mean'"):
             self.runtime.status()
+        with self.assertRaisesRegex(ltx.FailedPreconditionError, "reduction = 'mean'"):
+            self.runtime.all_reduce_rank(0, case.inputs[0], case.outputs[0])
         self.runtime.reset()
         self.runtime.status()
 

@@ -7,7 +7,7 @@ custom ops for torch.compile are in ltx.torch_ops, which imports torch; `import 
 """
 
 # The package's version: the C API's LTX_VERSION_MAJOR.MINOR.PATCH (tools/build_wheel.py checks).
-__version__ = "0.9.0"
+__version__ = "0.10.0"
 
 from .errors import *  # noqa: F401,F403  (Error and one subclass per canonical code)
 from .errors import ERROR_CLASSES, Error

@@ -164,6 +164,7 @@ _PROTOTYPES = {
                                              _P(RmsNormBuffers), _P(CallOptions)]),
     "ltx_runtime_synchronize": (_c_int, [_void_p, _c_int64]),
     "ltx_runtime_status": (_c_int, [_void_p]),
+    "ltx_runtime_stop": (_c_int, [_void_p, _c_int, ctypes.c_char_p]),
     "ltx_runtime_reset": (_c_int, [_void_p, _c_int64]),
 }
 

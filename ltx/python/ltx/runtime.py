@@ -33,7 +33,7 @@ from . import _library
 from ._library import (MAX_TENSORS, AllGatherShape, AllReduceRmsNormShape, AllReduceShape,
                        AllToAllShape, CallOptions, RankBuffers, ReduceScatterShape,
                        RmsNormBuffers, RuntimeOptions, TensorBuffers, check, lib)
-from .errors import FailedPreconditionError, InvalidArgumentError, invalid_argument
+from .errors import InvalidArgumentError, invalid_argument
 from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, rmsnorm_rank_call,
                       stream_handle, token_counts)
 
@@ -267,7 +267,7 @@ class RankCall:
         self._keep = (shape, buffers, options)
 
     def __call__(self) -> None:
-        code = self._function(self._runtime._usable(), *self._arguments)
+        code = self._function(self._runtime._live(), *self._arguments)
         if code:
             check(code)
 
@@ -291,7 +291,6 @@ class Runtime:
                  copy_engine_min_bytes: int = 32 << 20, transport: str = "auto",
                  two_shot_min_bytes: int = 1 << 20):
         self._handle = None
-        self._stopped = None  # The refused per-rank call's error, until reset() (_usable).
         self._ops = weakref.WeakSet()
         options = RuntimeOptions()
         check(lib().ltx_runtime_options_init(ctypes.byref(options)))
@@ -522,7 +521,7 @@ class Runtime:
         residual_outs None: every rank's residual is updated in place. The input may not be the
         output. Streams, the options and the result are those of all_gather (one-shot, the
         "direct" protocol)."""
-        handle = self._usable()
+        handle = self._live()
         n = self.world_size
         residual_outs = residuals if residual_outs is None else residual_outs
         streams = [None] * n if streams is None else list(streams)
@@ -624,7 +623,7 @@ class Runtime:
                      call: CallOptions, wait: bool, wait_timeout: float):
         """The coordinated call of `collective`: checks every rank, calls, and waits (wait).
         counts is None for a collective without token counts."""
-        handle = self._usable()
+        handle = self._live()
         n = self.world_size
         streams = [None] * n if streams is None else list(streams)
         sizes = [(len(inputs), "inputs"), (len(outputs), "outputs"), (len(streams), "streams")]
@@ -670,7 +669,7 @@ class Runtime:
                       call: CallOptions) -> "RankCall":
         """The RankCall of `collective` for rank `rank`, after checking its arguments (counts
         is None for a collective without token counts)."""
-        self._usable()
+        self._live()
         rank = _integer(rank, "rank", 0, self.world_size - 1)
         counts = None if counts is None else _counts(counts, "counts")
         if counts is not None and len(counts) != self.world_size:
@@ -685,42 +684,31 @@ class Runtime:
     def _call_rank_now(self, prepare) -> None:
         """Makes the per-rank call that `prepare` (a prepare_*_rank with its arguments) returns.
         The peers of a rank whose call is refused wait for it in their op, and this rank's next
-        call would pair with theirs: an argument refused here stops the Runtime, as the library
-        stops it for a per-rank call it refuses (calls raise FailedPreconditionError until
-        reset())."""
+        call would pair with theirs: an argument refused here stops the Runtime
+        (ltx_runtime_stop), as the library stops it for a per-rank call it refuses; calls raise
+        FailedPreconditionError until reset()."""
         try:
             call = prepare()
         except InvalidArgumentError as error:
             if self._handle:
-                self._stopped = error
+                prefix = "INVALID_ARGUMENT: "
+                text = error.message[len(prefix):] if error.message.startswith(prefix) \
+                    else error.message
+                check(lib().ltx_runtime_stop(self._handle, error.code, text.encode()))
             raise
         call()
 
-    def _usable(self) -> ctypes.c_void_p:
-        """The handle of a Runtime that takes calls: FailedPreconditionError after a per-rank
-        call refused here (until reset()), InvalidArgumentError once closed."""
-        handle = self._live()
-        if self._stopped is not None:
-            raise FailedPreconditionError(
-                "FAILED_PRECONDITION: the runtime stopped after an error; call reset() first. "
-                f"The error: {self._stopped.message}")
-        return handle
-
     def synchronize(self, timeout: float = 30.0) -> None:
-        """Waits for every rank's last op made through this Runtime; raises its error (or that
-        of a per-rank call refused here, which stopped the Runtime)."""
+        """Waits for every rank's last op made through this Runtime; raises its error."""
         check(lib().ltx_runtime_synchronize(self._live(), _microseconds(timeout, "timeout")))
-        self._usable()
 
     def status(self) -> None:
         """Raises the error that stopped the Runtime, if any."""
         check(lib().ltx_runtime_status(self._live()))
-        self._usable()
 
     def reset(self, timeout: float = 30.0) -> None:
         """Makes the Runtime usable after an error (synchronise graph replays first)."""
         check(lib().ltx_runtime_reset(self._live(), _microseconds(timeout, "timeout")))
-        self._stopped = None
 
     def close(self) -> None:
         """Frees the Runtime (its open ops first). Later calls raise InvalidArgumentError."""
