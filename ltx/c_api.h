@@ -310,13 +310,26 @@ const char* ltx_code_string(int code);
  * Valid until the next ltx call on this thread. Thread-safe (one message per thread). */
 const char* ltx_last_error(void);
 
-/* Fills `options` with the defaults of ltx::RuntimeOptions and sets struct_size. Errors:
- * INVALID_ARGUMENT for NULL. Thread-safe. */
-int ltx_runtime_options_init(ltx_runtime_options* options);
+/* Fills the first `size` bytes of `options` with the defaults of ltx::RuntimeOptions and sets
+ * struct_size = size. `size` is sizeof(ltx_runtime_options) as the caller was compiled, which
+ * the ltx_runtime_options_init macro passes: a program built against an older header gets its
+ * own version's struct and not a byte past it. Errors: INVALID_ARGUMENT for NULL, or a size that
+ * is no version's (a program built against a newer header than this library's). Thread-safe.
+ * Since 0.10. */
+int ltx_runtime_options_init_sized(ltx_runtime_options* options, size_t size);
 
-/* Fills `call` with the defaults of ltx::CallOptions and sets struct_size. Errors:
- * INVALID_ARGUMENT for NULL. Thread-safe. */
-int ltx_call_options_init(ltx_call_options* call);
+/* Fills `call` as ltx_runtime_options_init_sized fills options, for ltx::CallOptions. Since
+ * 0.10. */
+int ltx_call_options_init_sized(ltx_call_options* call, size_t size);
+
+/* The initialisers: ltx_runtime_options_init(&options) and ltx_call_options_init(&call). Before
+ * 0.10 they were functions that fill the whole struct of the library's version; programs built
+ * against those headers still call them (rebuild such a program to pass its own size). */
+int(ltx_runtime_options_init)(ltx_runtime_options* options);
+int(ltx_call_options_init)(ltx_call_options* call);
+#define ltx_runtime_options_init(options) \
+  ltx_runtime_options_init_sized((options), sizeof(*(options)))
+#define ltx_call_options_init(call) ltx_call_options_init_sized((call), sizeof(*(call)))
 
 /* Creates a Runtime over the devices of `options` (ltx::Runtime::Create) and stores it in
  * *runtime (NULL on error). Errors: INVALID_ARGUMENT for NULL pointers, a struct_size that is

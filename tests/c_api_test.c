@@ -62,8 +62,40 @@ static void TestOptionDefaults(void) {
              call.two_shot_min_bytes == -1 && call.wire == LTX_WIRE_NATIVE,
          "call options defaults");
   Expect(LTX_NEVER_TWO_SHOT == INT64_MAX, "LTX_NEVER_TWO_SHOT");
-  ExpectInvalid(ltx_runtime_options_init(NULL), "options is NULL", "runtime options init NULL");
-  ExpectInvalid(ltx_call_options_init(NULL), "call is NULL", "call options init NULL");
+  ExpectInvalid(ltx_runtime_options_init_sized(NULL, sizeof(options)), "options is NULL",
+                "runtime options init NULL");
+  ExpectInvalid(ltx_call_options_init_sized(NULL, sizeof(call)), "call is NULL",
+                "call options init NULL");
+  /* The functions of programs built before 0.10 fill the whole struct. */
+  Expect((ltx_runtime_options_init)(&options) == LTX_OK && options.struct_size == sizeof(options),
+         "runtime options init, the function");
+  Expect((ltx_call_options_init)(&call) == LTX_OK && call.struct_size == sizeof(call),
+         "call options init, the function");
+}
+
+/* The initialisers fill a caller's struct of an older version and not a byte past it, and refuse
+ * a size that is no version's (0.10). */
+static void TestSizedInit(void) {
+  union {
+    ltx_call_options call;
+    unsigned char bytes[sizeof(ltx_call_options) + 8];
+  } older;
+  const size_t before_wire = offsetof(ltx_call_options, wire); /* The 0.7 and 0.8 struct. */
+  size_t i;
+  int untouched = 1;
+  memset(&older, 0x5a, sizeof(older));
+  Expect(ltx_call_options_init_sized(&older.call, before_wire) == LTX_OK,
+         "call options init of the 0.8 size");
+  Expect(older.call.struct_size == before_wire && older.call.generation == -1 &&
+             older.call.two_shot_min_bytes == -1,
+         "the 0.8 struct holds its defaults and its own size");
+  for (i = before_wire; i < sizeof(older); ++i) untouched = untouched && older.bytes[i] == 0x5a;
+  Expect(untouched, "no byte past the 0.8 struct written");
+  ExpectInvalid(ltx_call_options_init_sized(&older.call, before_wire + 4), "a struct of",
+                "call options init of no version's size");
+  ExpectInvalid(ltx_runtime_options_init_sized((ltx_runtime_options*)&older, 1000),
+                "a newer header", "runtime options init of a newer size");
+  Expect(LTX_VERSION_MINOR >= 10, "the sized initialisers are version 0.10");
 }
 
 static void TestNullArguments(void) {
@@ -390,6 +422,7 @@ static void TestStopArguments(void) {
 int main(void) {
   TestVersionAndCodes();
   TestStopArguments();
+  TestSizedInit();
   TestOptionDefaults();
   TestNullArguments();
   TestBadOptions();

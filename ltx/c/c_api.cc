@@ -182,11 +182,55 @@ constexpr size_t kCallOptionsSizes[] = {
     offsetof(ltx_call_options, wire),                // 0.7 and 0.8.
     sizeof(ltx_call_options)};
 
-// Copies a versioned struct: `init` defaults, then the first struct_size bytes of `in`.
+// The defaults of each versioned struct, whole, with struct_size = sizeof.
+void FillRuntimeOptionsDefaults(ltx_runtime_options* options) {
+  const ltx::RuntimeOptions defaults;
+  *options = ltx_runtime_options{};
+  options->struct_size = sizeof(*options);
+  options->timeout_us = absl::ToInt64Microseconds(defaults.timeout);
+  options->max_blocks = defaults.max_blocks;
+  options->worker_spin_us = absl::ToInt64Microseconds(defaults.worker_spin);
+  options->one_trip_max_bytes = defaults.one_trip_max_bytes;
+  options->copy_engine_min_bytes = defaults.copy_engine_min_bytes;
+  options->transport = ToCEnum(defaults.transport, kTransports);
+  options->two_shot_min_bytes = defaults.two_shot_min_bytes;
+}
+
+void FillCallOptionsDefaults(ltx_call_options* call) {
+  const ltx::CallOptions defaults;
+  *call = ltx_call_options{};
+  call->struct_size = sizeof(*call);
+  call->blocks = defaults.blocks;
+  call->protocol = ToCEnum(defaults.protocol, kProtocols);
+  call->generation = -1;
+  call->two_shot_min_bytes = -1;
+}
+
+// Fills the first `size` bytes of `out` (a caller's struct of some version) with the defaults
+// of `fill` and sets its struct_size to `size`. InvalidArgument for NULL, or a size that is none
+// of `sizes`.
+template <typename T, size_t kVersions>
+absl::Status InitVersioned(T* out, size_t size, void (*fill)(T*),
+                           const size_t (&sizes)[kVersions], absl::string_view name) {
+  if (out == nullptr) return absl::InvalidArgumentError(absl::StrFormat("%s is NULL", name));
+  if (std::find(std::begin(sizes), std::end(sizes), size) == std::end(sizes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s: a struct of %d bytes, but this library (version %d) knows the sizes %s (a program "
+        "built against a newer header needs a newer library)",
+        name, size, LTX_VERSION_CODE, absl::StrJoin(sizes, ", ")));
+  }
+  T defaults;
+  fill(&defaults);
+  defaults.struct_size = size;
+  std::memcpy(out, &defaults, size);
+  return absl::OkStatus();
+}
+
+// Copies a versioned struct: `fill`'s defaults, then the first struct_size bytes of `in`.
 // InvalidArgument for NULL, or a struct_size that is none of `sizes` (the struct of some version
 // of ltx/c_api.h: one that ends inside a field, or a caller built against a newer header).
 template <typename T, size_t kVersions>
-absl::StatusOr<T> ReadVersioned(const T* in, int (*init)(T*), const size_t (&sizes)[kVersions],
+absl::StatusOr<T> ReadVersioned(const T* in, void (*fill)(T*), const size_t (&sizes)[kVersions],
                                 absl::string_view name) {
   if (in == nullptr) return absl::InvalidArgumentError(absl::StrFormat("%s is NULL", name));
   if (std::find(std::begin(sizes), std::end(sizes), in->struct_size) == std::end(sizes)) {
@@ -196,7 +240,7 @@ absl::StatusOr<T> ReadVersioned(const T* in, int (*init)(T*), const size_t (&siz
         name, in->struct_size, LTX_VERSION_CODE, absl::StrJoin(sizes, ", "), name));
   }
   T out;
-  init(&out);
+  fill(&out);
   std::memcpy(&out, in, in->struct_size);
   out.struct_size = sizeof(T);
   return out;
@@ -205,7 +249,7 @@ absl::StatusOr<T> ReadVersioned(const T* in, int (*init)(T*), const size_t (&siz
 // The RuntimeOptions of `in`; InvalidArgument for NULL, a bad struct_size, devices or transport.
 absl::StatusOr<ltx::RuntimeOptions> ToRuntimeOptions(const ltx_runtime_options* in) {
   absl::StatusOr<ltx_runtime_options> c =
-      ReadVersioned(in, &ltx_runtime_options_init, kRuntimeOptionsSizes, "ltx_runtime_options");
+      ReadVersioned(in, &FillRuntimeOptionsDefaults, kRuntimeOptionsSizes, "ltx_runtime_options");
   if (!c.ok()) return c.status();
   absl::Status devices = CheckArray(c->devices, c->num_devices, "options->devices");
   if (!devices.ok()) return devices;
@@ -232,7 +276,7 @@ absl::StatusOr<ltx::CallOptions> ToCallOptions(const ltx_call_options* in, Shape
   ltx::CallOptions call;
   if (in == nullptr) return call;
   absl::StatusOr<ltx_call_options> c =
-      ReadVersioned(in, &ltx_call_options_init, kCallOptionsSizes, "ltx_call_options");
+      ReadVersioned(in, &FillCallOptionsDefaults, kCallOptionsSizes, "ltx_call_options");
   if (!c.ok()) return c.status();
   if (c->timeout_us < 0) {
     return absl::InvalidArgumentError(
@@ -528,36 +572,24 @@ const char* ltx_code_string(int code) {
 
 const char* ltx_last_error(void) { return LastError().c_str(); }
 
-int ltx_runtime_options_init(ltx_runtime_options* options) {
+int(ltx_runtime_options_init)(ltx_runtime_options* options) {
+  return ltx_runtime_options_init_sized(options, sizeof(ltx_runtime_options));
+}
+
+int(ltx_call_options_init)(ltx_call_options* call) {
+  return ltx_call_options_init_sized(call, sizeof(ltx_call_options));
+}
+
+int ltx_runtime_options_init_sized(ltx_runtime_options* options, size_t size) {
   return Guarded([&]() -> absl::Status {
-    absl::Status status = CheckNotNull(options, "options");
-    if (!status.ok()) return status;
-    const ltx::RuntimeOptions defaults;
-    *options = ltx_runtime_options{};
-    options->struct_size = sizeof(*options);
-    options->timeout_us = absl::ToInt64Microseconds(defaults.timeout);
-    options->max_blocks = defaults.max_blocks;
-    options->worker_spin_us = absl::ToInt64Microseconds(defaults.worker_spin);
-    options->one_trip_max_bytes = defaults.one_trip_max_bytes;
-    options->copy_engine_min_bytes = defaults.copy_engine_min_bytes;
-    options->transport = ToCEnum(defaults.transport, kTransports);
-    options->two_shot_min_bytes = defaults.two_shot_min_bytes;
-    return absl::OkStatus();
+    return InitVersioned(options, size, &FillRuntimeOptionsDefaults, kRuntimeOptionsSizes,
+                         "options");
   });
 }
 
-int ltx_call_options_init(ltx_call_options* call) {
+int ltx_call_options_init_sized(ltx_call_options* call, size_t size) {
   return Guarded([&]() -> absl::Status {
-    absl::Status status = CheckNotNull(call, "call");
-    if (!status.ok()) return status;
-    const ltx::CallOptions defaults;
-    *call = ltx_call_options{};
-    call->struct_size = sizeof(*call);
-    call->blocks = defaults.blocks;
-    call->protocol = ToCEnum(defaults.protocol, kProtocols);
-    call->generation = -1;
-    call->two_shot_min_bytes = -1;
-    return absl::OkStatus();
+    return InitVersioned(call, size, &FillCallOptionsDefaults, kCallOptionsSizes, "call");
   });
 }
 

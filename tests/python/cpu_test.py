@@ -151,11 +151,13 @@ class LibraryTest(unittest.TestCase):
 
     def test_struct_sizes_match_the_library(self):
         options = _library.RuntimeOptions()
-        _library.check(_library.lib().ltx_runtime_options_init(ctypes.byref(options)))
+        _library.check(_library.lib().ltx_runtime_options_init_sized(ctypes.byref(options),
+                                                                     ctypes.sizeof(options)))
         self.assertEqual(options.struct_size, ctypes.sizeof(options))
         self.assertEqual((options.timeout_us, options.two_shot_min_bytes), (10_000_000, 1 << 20))
         call = _library.CallOptions()
-        _library.check(_library.lib().ltx_call_options_init(ctypes.byref(call)))
+        _library.check(_library.lib().ltx_call_options_init_sized(ctypes.byref(call),
+                                                                  ctypes.sizeof(call)))
         self.assertEqual(call.struct_size, ctypes.sizeof(call))
         self.assertEqual((call.generation, call.two_shot_min_bytes, call.wire), (-1, -1, 0))
 
@@ -492,8 +494,9 @@ class FakeLibrary:
         def call(*args):
             self.calls.append((name, args))
             out = args[-1]._obj if args and hasattr(args[-1], "_obj") else None
-            if name.endswith("_options_init"):
-                out.struct_size = ctypes.sizeof(out)
+            if name.endswith("_options_init_sized"):
+                options = args[0]._obj
+                options.struct_size = args[1]
             elif name in ("ltx_runtime_create", "ltx_all_gather", "ltx_all_to_all",
                           "ltx_all_reduce", "ltx_reduce_scatter", "ltx_all_gather_tensors",
                           "ltx_all_to_all_tensors"):

@@ -144,7 +144,7 @@ def _cached_call_options(timeout_us: int, blocks: int, protocol: int, generation
                          two_shot_min_bytes: int, wire: int) -> CallOptions:
     """The CallOptions of checked values (cached: calls repeat them; never modified)."""
     call = CallOptions()
-    check(lib().ltx_call_options_init(ctypes.byref(call)))
+    check(lib().ltx_call_options_init_sized(ctypes.byref(call), ctypes.sizeof(call)))
     call.timeout_us = timeout_us
     call.blocks = blocks
     call.protocol = protocol
@@ -293,7 +293,8 @@ class Runtime:
         self._handle = None
         self._ops = weakref.WeakSet()
         options = RuntimeOptions()
-        check(lib().ltx_runtime_options_init(ctypes.byref(options)))
+        check(lib().ltx_runtime_options_init_sized(ctypes.byref(options),
+                                                   ctypes.sizeof(options)))
         devices = [_integer(d, f"devices[{i}]", 0, INT32_MAX)
                    for i, d in enumerate(devices or [])]
         device_array = (ctypes.c_int * len(devices))(*devices)
