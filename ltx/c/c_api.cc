@@ -113,28 +113,41 @@ static_assert(kDirections[LTX_ALLTOALL_HEADS_TO_SEQ] == ltx::AllToAllDirection::
 static_assert(kTransports[LTX_TRANSPORT_COPY_ENGINE] == ltx::Transport::kCopyEngine, "enum order");
 static_assert(LTX_NEVER_TWO_SHOT == ltx::kNeverTwoShot, "two-shot sentinel");
 
-// This thread's message of its last call ("" after OK).
+// This thread's message of its last call ("" after OK), and a fixed message that stands for
+// it where recording it would need memory there is none of (nullptr otherwise).
 std::string& LastError() {
   thread_local std::string message;
   return message;
 }
+const char*& FixedLastError() {
+  thread_local const char* message = nullptr;
+  return message;
+}
 
-// Records `status` as this thread's last error and returns its code.
-int Finish(const absl::Status& status) {
-  LastError() = status.ok() ? std::string() : status.ToString();
+// Records `status` as this thread's last error and returns its code. Never throws: without the
+// memory for the message, the message is a fixed one.
+int Finish(const absl::Status& status) noexcept {
+  try {
+    LastError() = status.ok() ? std::string() : status.ToString();
+    FixedLastError() = nullptr;
+  } catch (...) {
+    FixedLastError() = "RESOURCE_EXHAUSTED: out of host memory for the error message";
+  }
   return static_cast<int>(status.code());
 }
 
 // Runs `body` (returning absl::Status) and finishes with its status; a C++ exception becomes
 // RESOURCE_EXHAUSTED (out of memory) or INTERNAL instead of crossing into C.
 template <typename Body>
-int Guarded(Body&& body) {
+int Guarded(Body&& body) noexcept {
   try {
     return Finish(body());
   } catch (const std::bad_alloc&) {
-    return Finish(absl::ResourceExhaustedError("out of host memory"));
+    FixedLastError() = "RESOURCE_EXHAUSTED: out of host memory";
+    return LTX_RESOURCE_EXHAUSTED;
   } catch (...) {
-    return Finish(absl::InternalError("unexpected C++ exception"));
+    FixedLastError() = "INTERNAL: unexpected C++ exception";
+    return LTX_INTERNAL;
   }
 }
 
@@ -570,7 +583,10 @@ const char* ltx_code_string(int code) {
   return code >= 0 && code < kCodes ? kCodeNames[code] : "UNKNOWN_CODE";
 }
 
-const char* ltx_last_error(void) { return LastError().c_str(); }
+const char* ltx_last_error(void) {
+  const char* fixed = FixedLastError();
+  return fixed != nullptr ? fixed : LastError().c_str();
+}
 
 int(ltx_runtime_options_init)(ltx_runtime_options* options) {
   return ltx_runtime_options_init_sized(options, sizeof(ltx_runtime_options));
