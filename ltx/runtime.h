@@ -251,8 +251,9 @@ class Runtime {
   // Two-shot when each rank's input holds at least RuntimeOptions::two_shot_min_bytes
   // (CallOptions::two_shot_min_bytes overrides it: every rank must pass the same), and in place
   // (input == output on a rank) at every size; every rank must then be in place (ranks that
-  // take different paths get InvalidArgument from the device). The three call
-  // styles, their contracts, errors, ordering and capture are those of the AllGather, kernel
+  // take different paths get InvalidArgument from the device). A failed in-place call leaves
+  // the buffer undefined (partly reduced): keep a copy where a step must be retried. The three
+  // call styles, their contracts, errors, ordering and capture are those of the AllGather, kernel
   // calls only. Errors beside the AllGather's: InvalidArgument for a dtype other than bf16,
   // fp16 and fp32, an unknown reduction, a negative count, a buffer not aligned to the element
   // size, an input that overlaps the output other than exactly in place, managed memory as

@@ -602,6 +602,8 @@ TEST(ResolvedCallTest, AllReduceTakesTheTwoShotAboveItsThresholdAndInPlace) {
   ASSERT_TRUE(resolved.ok()) << resolved.status();
   EXPECT_FALSE(resolved->two_shot);
   EXPECT_EQ(std::string(resolved->protocol_reason), "a reduction: the pull protocol's kernel");
+  // The collectives other than the AllReduce ignore it, a negative value too.
+  EXPECT_TRUE(ResolveCall(options, scatter, negative).ok());
 }
 
 // Checks that `context` (on the peer-store transport) runs on the direct kernel: kAuto and kDirect

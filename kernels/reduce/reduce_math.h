@@ -162,7 +162,7 @@ LTX_HOST_DEVICE inline typename Element::Bits RoundCanonical(float value) {
 // end, ReduceInRankOrder); equal values differ in their bits only as -0 and +0, of which max
 // takes +0 (the AND of the bits) and min -0 (the OR); otherwise the larger (smaller) value.
 LTX_HOST_DEVICE inline float CombineReduce(int32_t reduction, float acc, float value) {
-  if (reduction == kReduceSum) return acc + value;
+  if (reduction == kReduceSum) return AddRn(acc, value);
   if (value != value) return value;
   if (acc == value) {
     const uint32_t a = BitsOfFloat(acc);

@@ -192,7 +192,8 @@ absl::StatusOr<ResolvedCall> ResolveCall(const RuntimeOptions& options, const Ca
     return absl::InvalidArgumentError(
         absl::StrCat("call blocks must be >= 0 (0 = automatic), got ", call.blocks));
   }
-  if (call.two_shot_min_bytes.has_value() && *call.two_shot_min_bytes < 0) {
+  if (context.collective == Collective::kAllReduce && call.two_shot_min_bytes.has_value() &&
+      *call.two_shot_min_bytes < 0) {  // The other collectives ignore it.
     return absl::InvalidArgumentError(absl::StrCat(
         "call two_shot_min_bytes must be >= 0 (0 = always two-shot), got ",
         *call.two_shot_min_bytes));
