@@ -47,6 +47,16 @@ class FakeTensor:
         return self._pointer
 
 
+def two_rank_tensors(input_tokens, output_tokens):
+    """Bf16 inputs and outputs [2, tokens, 8] of ranks 0 and 1 on cuda:0 and cuda:1, the inputs
+    at 0x10 and 0x20, the outputs at 0x30 and 0x40."""
+    inputs = [FakeTensor([2, t, 8], device=("cuda", r), pointer=0x10 * (r + 1))
+              for r, t in enumerate(input_tokens)]
+    outputs = [FakeTensor([2, t, 8], device=("cuda", r), pointer=0x30 + 0x10 * r)
+               for r, t in enumerate(output_tokens)]
+    return inputs, outputs
+
+
 class FakeStream:
     cuda_stream = 0x1234
 
@@ -686,6 +696,26 @@ class RuntimeGlueTest(unittest.TestCase):
         self.assertTrue(text.startswith(b"counts[1] = -5 must be an integer"), text)
         self.assertNotIn("ltx_all_gather_rank", [name for name, _ in self.fake.calls])
 
+    def test_a_wait_that_times_out_keeps_the_op_and_its_tensors(self):
+        runtime = ltx.Runtime()
+        inputs, outputs = two_rank_tensors([3, 0], [3, 3])
+        watched = weakref.ref(inputs[0])
+        self.fake.ltx_op_wait = lambda *args: 4
+        self.fake.ltx_last_error = lambda: b"DEADLINE_EXCEEDED: rank 1 still running"
+        with self.assertRaises(ltx.DeadlineExceededError) as caught:
+            runtime.all_gather(inputs, outputs, streams=[7, 8])
+        op = caught.exception.op
+        del inputs, outputs
+        gc.collect()
+        self.assertIsNotNone(watched(), "the op's tensors are held while it may run")
+        self.assertNotIn("ltx_op_destroy", [name for name, _ in self.fake.calls])
+        del self.fake.ltx_op_wait
+        op.wait()  # It may be waited for again.
+        runtime.synchronize()  # Nothing runs any more: the op and its tensors are freed.
+        self.assertEqual(self.last("ltx_op_destroy")[0].value, 0x5000)
+        gc.collect()
+        self.assertIsNone(watched())
+
     def test_ranks_and_counts_are_integers(self):
         runtime = ltx.Runtime()
         x = FakeTensor([5, 4], device=("cuda", 1), pointer=0x10)
@@ -842,10 +872,7 @@ class RuntimeGlueTest(unittest.TestCase):
 
     def test_reduce_scatter(self):
         runtime = ltx.Runtime()
-        inputs = [FakeTensor([2, 7, 8], pointer=0x10),
-                  FakeTensor([2, 7, 8], device=("cuda", 1), pointer=0x20)]
-        outputs = [FakeTensor([2, 7, 8], pointer=0x30),
-                   FakeTensor([2, 0, 8], device=("cuda", 1), pointer=0x40)]
+        inputs, outputs = two_rank_tensors([7, 7], [7, 0])
         runtime.reduce_scatter(inputs, outputs, streams=[7, FakeStream()], reduction="min")
         _, shape, buffers, n, call, _ = self.last("ltx_reduce_scatter")
         shape = shape._obj

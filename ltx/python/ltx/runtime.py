@@ -33,7 +33,7 @@ from . import _library
 from ._library import (MAX_TENSORS, AllGatherShape, AllReduceRmsNormShape, AllReduceShape,
                        AllToAllShape, CallOptions, RankBuffers, ReduceScatterShape,
                        RmsNormBuffers, RuntimeOptions, TensorBuffers, check, lib)
-from .errors import InvalidArgumentError, invalid_argument
+from .errors import DeadlineExceededError, InvalidArgumentError, invalid_argument
 from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, rmsnorm_rank_call,
                       stream_handle, token_counts)
 
@@ -292,6 +292,7 @@ class Runtime:
                  two_shot_min_bytes: int = 1 << 20):
         self._handle = None
         self._ops = weakref.WeakSet()
+        self._unfinished = []  # Ops whose wait timed out (_finish), with their tensors.
         options = RuntimeOptions()
         check(lib().ltx_runtime_options_init_sized(ctypes.byref(options),
                                                    ctypes.sizeof(options)))
@@ -655,15 +656,25 @@ class Runtime:
 
     def _finish(self, op: ctypes.c_void_p, wait: bool, wait_timeout: float, tensors):
         """The end of a coordinated call that made `op` on `tensors`: its Op (which keeps
-        them alive), or with `wait` None once it finished (it is freed either way)."""
+        them alive), or with `wait` None once it finished (then freed). A wait that times out
+        raises DeadlineExceededError with the Op as its .op, kept until synchronize(),
+        reset() or close()."""
         result = Op(self, op, tensors)
         self._ops.add(result)
         if not wait:
             return result
         try:
             result.wait(wait_timeout)
-        finally:
+        except DeadlineExceededError as error:
+            # The op may still run on the GPUs, in the call's tensors: it keeps them until it is
+            # waited for again (error.op) or the Runtime synchronises, resets or closes.
+            error.op = result
+            self._unfinished.append(result)
+            raise
+        except BaseException:
             result.close()
+            raise
+        result.close()
         return None
 
     def _prepare_rank(self, collective: _Collective, rank: int, input, output, counts, stream,
@@ -702,6 +713,7 @@ class Runtime:
     def synchronize(self, timeout: float = 30.0) -> None:
         """Waits for every rank's last op made through this Runtime; raises its error."""
         check(lib().ltx_runtime_synchronize(self._live(), _microseconds(timeout, "timeout")))
+        self._release_unfinished()
 
     def status(self) -> None:
         """Raises the error that stopped the Runtime, if any."""
@@ -710,12 +722,20 @@ class Runtime:
     def reset(self, timeout: float = 30.0) -> None:
         """Makes the Runtime usable after an error (synchronise graph replays first)."""
         check(lib().ltx_runtime_reset(self._live(), _microseconds(timeout, "timeout")))
+        self._release_unfinished()
+
+    def _release_unfinished(self) -> None:
+        """Frees the Ops whose wait timed out, now that no op of this Runtime runs."""
+        unfinished, self._unfinished = self._unfinished, []
+        for op in unfinished:
+            op.close()
 
     def close(self) -> None:
         """Frees the Runtime (its open ops first). Later calls raise InvalidArgumentError."""
         if self._handle:
             for op in list(self._ops):
                 op.close()
+            self._unfinished = []
             handle, self._handle = self._handle, None
             check(lib().ltx_runtime_destroy(handle))
 
