@@ -169,6 +169,7 @@ TEST(AllReduceCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
   EXPECT_THAT(ErrorOf({"--bench", "-e", "1X"}), HasSubstr("-e/--max_bytes"));
   EXPECT_THAT(ErrorOf({"--bench", "-b", "4M", "-e", "1M"}), HasSubstr("-b <= -e"));
   EXPECT_THAT(ErrorOf({"--bench", "-f", "1"}), HasSubstr("-f/--step_factor"));
+  EXPECT_THAT(ErrorOf({"--bench", "-f", "0"}), HasSubstr("-f/--step_factor 0"));
   EXPECT_THAT(ErrorOf({"--bench", "--json"}), HasSubstr("--json needs a value"));
   EXPECT_THAT(ErrorOf({"--protocol=direct"}), HasSubstr("not taken"));
   EXPECT_THAT(ErrorOf({"--transport=copy_engine"}), HasSubstr("not taken"));

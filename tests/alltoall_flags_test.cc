@@ -191,6 +191,7 @@ TEST(AllToAllCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
   EXPECT_THAT(ErrorOf({"--bench", "-b", "1X"}), HasSubstr("-b/--min_bytes"));
   EXPECT_THAT(ErrorOf({"--bench", "-b", "4M", "-e", "1M"}), HasSubstr("-b <= -e"));
   EXPECT_THAT(ErrorOf({"--bench", "-b", "1M", "-f", "1"}), HasSubstr("-f/--step_factor"));
+  EXPECT_THAT(ErrorOf({"--bench", "-b", "1M", "-f", "0"}), HasSubstr("-f/--step_factor 0"));
   EXPECT_THAT(ErrorOf({"-d", "bf17"}), HasSubstr("-d/--dtype"));
   EXPECT_THAT(ErrorOf({"--protocol=fast"}), HasSubstr("--protocol: 'fast'"));
   EXPECT_THAT(ErrorOf({"--direction=up"}), HasSubstr("--direction"));

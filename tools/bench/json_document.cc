@@ -70,4 +70,17 @@ absl::Status WriteJsonDocument(const std::string& path, const JsonDocument& docu
   return out ? absl::OkStatus() : absl::DataLossError("failed writing " + path);
 }
 
+absl::Status FinishBenchmarkRun(const std::string& path, const JsonDocument& document,
+                                int wrong_rows) {
+  if (!path.empty()) {
+    const absl::Status written = WriteJsonDocument(path, document);
+    if (!written.ok()) return written;
+  }
+  if (wrong_rows > 0) {
+    return absl::DataLossError(
+        absl::StrFormat("ltx's output was wrong on %d row(s)", wrong_rows));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace ltx

@@ -66,6 +66,11 @@ std::string JsonDocumentText(const JsonDocument& document);
 // DataLoss if writing fails.
 absl::Status WriteJsonDocument(const std::string& path, const JsonDocument& document);
 
+// The end of a benchmark run: writes `document` to `path` unless `path` is empty (its errors
+// first), then DataLoss when ltx's output was wrong on `wrong_rows` (> 0) of the run's rows.
+absl::Status FinishBenchmarkRun(const std::string& path, const JsonDocument& document,
+                                int wrong_rows);
+
 }  // namespace ltx
 
 #endif  // TOOLS_BENCH_JSON_DOCUMENT_H_

@@ -175,7 +175,8 @@ absl::Status CheckDevicesVisible(const std::vector<int>& devices, int visible) {
   for (int device : devices) {
     if (device >= visible) {
       return absl::InvalidArgumentError(absl::StrFormat(
-          "--devices: GPU %d is not visible (%d visible: 0 to %d)", device, visible, visible - 1));
+          "GPU %d is not visible (%d visible: 0 to %d): name visible GPUs with -g or --devices",
+          device, visible, visible - 1));
     }
   }
   return absl::OkStatus();
@@ -184,7 +185,7 @@ absl::Status CheckDevicesVisible(const std::vector<int>& devices, int visible) {
 int ExitUnlessDevicesVisible(const char* program, const std::vector<int>& devices, int visible) {
   const absl::Status status = CheckDevicesVisible(devices, visible);
   if (status.ok()) return -1;
-  std::printf("%s: %s\n", program, std::string(status.message()).c_str());
+  std::fprintf(stderr, "%s: %s\n", program, std::string(status.message()).c_str());
   return kExitNothingRan;
 }
 

@@ -98,7 +98,7 @@ int FinishCommandLine(const CommandLineOutcome& outcome);
 absl::Status CheckDevicesVisible(const std::vector<int>& devices, int visible);
 
 // The tool's check of its GPUs, after the command line: -1 when `devices` are visible (among the
-// `visible` GPUs); else prints "<program>: <why>" to stdout and returns kExitNothingRan.
+// `visible` GPUs); else prints "<program>: <why>" to stderr and returns kExitNothingRan.
 int ExitUnlessDevicesVisible(const char* program, const std::vector<int>& devices, int visible);
 
 }  // namespace ltx

@@ -219,7 +219,10 @@ absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tok
   AllGatherCase even = ltx_case;
   even.token_counts =
       SplitTokens(total_tokens - total_tokens % world(), world(), SplitPattern::kEven);
-  if (even.token_counts[0] == 0) return absl::OkStatus();
+  if (even.token_counts[0] == 0) {  // NCCL's AllGather takes even shards of at least a token.
+    for (NcclMode mode : kNcclModes) At(row->nccl, mode).why_not = "fewer tokens than ranks";
+    return absl::OkStatus();
+  }
   AllGatherHarness& harness = tensors_.at(0);
   LTX_RETURN_IF_ERROR(harness.Prepare(even));
   for (NcclMode mode : kNcclModes) {

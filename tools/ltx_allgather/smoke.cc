@@ -3,6 +3,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
+#include "ltx/collectives/allgather_layout.h"
 #include "ltx/runtime.h"
 #include "ltx/status_macros.h"
 #include "tools/testing/allgather_harness.h"
@@ -21,10 +23,21 @@
 namespace ltx {
 namespace {
 
-// Room of the smoke harness: enough for every case in fp32 on 8 GPUs.
-constexpr int64_t kInputCapacity = int64_t{16} << 20;
-constexpr int64_t kOutputCapacity = int64_t{64} << 20;
 constexpr uint64_t kSeed = 2024;
+
+// The input and output bytes per rank that hold every case of `cases` on `world` ranks (a case
+// whose layout is refused is left to Prepare to report).
+std::pair<int64_t, int64_t> Capacities(const std::vector<AllGatherCase>& cases, int world) {
+  int64_t input = 0;
+  int64_t output = 0;
+  for (const AllGatherCase& c : cases) {
+    const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(c.Shape(), world);
+    if (!layout.ok()) continue;
+    for (int rank = 0; rank < world; ++rank) input = std::max(input, layout->InputBytes(rank));
+    output = std::max(output, layout->output_bytes);
+  }
+  return {std::max<int64_t>(input, 1), std::max<int64_t>(output, 1)};
+}
 
 // Prints each GPU and the peer-access matrix with the driver's link performance rank.
 void PrintTopology(const std::vector<int>& devices) {
@@ -119,8 +132,6 @@ absl::StatusOr<SmokeResult> RunSmoke(const SmokeConfig& config) {
   absl::PrintF("# transport: %s, protocol: %s, blocks: %s\n", TransportName(runtime->transport()),
                ProtocolName(config.call.protocol),
                config.call.blocks > 0 ? absl::StrCat(config.call.blocks) : "auto");
-  LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllGatherHarness> harness,
-                       AllGatherHarness::Create(devices, kInputCapacity, kOutputCapacity, kSeed));
   // FP8 on the wire where the calls can carry it: 16-bit rows, on the kernels.
   const bool fp8 =
       (!config.dtype.has_value() || *config.dtype == DataType::kBFloat16 ||
@@ -128,6 +139,9 @@ absl::StatusOr<SmokeResult> RunSmoke(const SmokeConfig& config) {
       (config.call.protocol == Protocol::kAuto || config.call.protocol == Protocol::kDirect) &&
       runtime->transport() == Transport::kPeerStores;
   const std::vector<AllGatherCase> cases = SmokeCases(runtime->world_size(), config.dtype, fp8);
+  const auto [input_capacity, output_capacity] = Capacities(cases, runtime->world_size());
+  LTX_ASSIGN_OR_RETURN(std::unique_ptr<AllGatherHarness> harness,
+                       AllGatherHarness::Create(devices, input_capacity, output_capacity, kSeed));
   absl::PrintF("#\n# %-52s %-12s %10s  %s\n", "case", "style", "time", "result");
   SmokeResult result;
   for (const AllGatherCase& c : cases) {

@@ -1,6 +1,8 @@
 // Flag values to validated run settings for ltx_allreduce.
 #include "tools/ltx_allreduce/allreduce_config.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "ltx/status_macros.h"
@@ -89,7 +91,7 @@ absl::Status FillSizes(const AllReduceFlagValues& flags, AllReduceToolConfig* co
   LTX_ASSIGN_OR_RETURN(
       config->max_bytes,
       BytesOfFlag("-e/--max_bytes", flags.max_bytes.empty() ? kMaxBytes : flags.max_bytes));
-  config->factor = flags.step_factor == 0 ? kStepFactor : flags.step_factor;
+  config->factor = std::isnan(flags.step_factor) ? kStepFactor : flags.step_factor;
   if (!(config->factor > 1)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("-f/--step_factor %g: must be > 1", config->factor));
@@ -140,7 +142,7 @@ absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagV
   LTX_RETURN_IF_ERROR(FillBench(flags, &config));
   LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
   const bool sizes_given =
-      !flags.min_bytes.empty() || !flags.max_bytes.empty() || flags.step_factor != 0;
+      !flags.min_bytes.empty() || !flags.max_bytes.empty() || !std::isnan(flags.step_factor);
   if (!flags.bench && (sizes_given || config.style != BenchStyle::kPerRank || !flags.json.empty() ||
                        flags.path != AllReduceFlagValues().path || flags.hidden != 0)) {
     return absl::InvalidArgumentError(

@@ -5,6 +5,7 @@
 #define LTX_TOOLS_LTX_ALLREDUCE_ALLREDUCE_CONFIG_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ namespace ltx {
 struct AllReduceFlagValues : BenchFlagValues {
   bool smoke = false;
   std::string max_bytes;   // Empty: 256M.
-  double step_factor = 0;  // 0: not given, 2.
+  double step_factor = std::numeric_limits<double>::quiet_NaN();  // NaN: not given, 2.
   std::string op = "allreduce";
   std::string dtype = "bf16";
   std::string reduction = "sum";

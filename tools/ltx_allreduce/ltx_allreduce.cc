@@ -434,14 +434,8 @@ absl::Status Bench(Runtime& runtime, const AllReduceToolConfig& config) {
   }
   int wrong = 0;
   for (const AllReduceBenchRow& row : rows) wrong += row.wrong;
-  if (!config.json_path.empty()) {
-    LTX_RETURN_IF_ERROR(WriteJsonDocument(
-        config.json_path, AllReduceJson(config, runtime.devices(), nccl.version, rows)));
-  }
-  if (wrong > 0) {
-    return absl::DataLossError(absl::StrFormat("ltx's output was wrong on %d row(s)", wrong));
-  }
-  return absl::OkStatus();
+  return FinishBenchmarkRun(config.json_path,
+                            AllReduceJson(config, runtime.devices(), nccl.version, rows), wrong);
 }
 
 int Main(int argc, char** argv) {

@@ -2,6 +2,7 @@
 #include "tools/ltx_alltoall/alltoall_config.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -76,7 +77,7 @@ absl::Status FillSizes(const AllToAllFlagValues& flags, AllToAllToolConfig* conf
     return absl::InvalidArgumentError(
         "-b/--min_bytes: only --bench (the sweep) and --breakdown (its size) take a size");
   }
-  if ((!flags.max_bytes.empty() || flags.step_factor != 0) &&
+  if ((!flags.max_bytes.empty() || !std::isnan(flags.step_factor)) &&
       (!flags.bench || flags.min_bytes.empty())) {
     return absl::InvalidArgumentError(
         "-e/--max_bytes and -f/--step_factor: only the sweep of --bench takes them; give -b "
@@ -91,7 +92,7 @@ absl::Status FillSizes(const AllToAllFlagValues& flags, AllToAllToolConfig* conf
       ParseBytes(flags.max_bytes.empty() ? kMaxBytes : flags.max_bytes);
   if (!max_bytes.ok()) return ForFlag("-e/--max_bytes", max_bytes.status());
   config->max_bytes = *max_bytes;
-  config->factor = flags.step_factor == 0 ? kStepFactor : flags.step_factor;
+  config->factor = std::isnan(flags.step_factor) ? kStepFactor : flags.step_factor;
   if (!(config->factor > 1)) {
     return absl::InvalidArgumentError(
         absl::StrFormat("-f/--step_factor %g: must be > 1", config->factor));

@@ -5,6 +5,7 @@
 #define LTX_TOOLS_LTX_ALLTOALL_ALLTOALL_CONFIG_H_
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ namespace ltx {
 struct AllToAllFlagValues : BenchFlagValues {
   bool smoke = false;
   std::string max_bytes;  // Empty: 256M.
-  double step_factor = 0;  // 0: not given, 4.
+  double step_factor = std::numeric_limits<double>::quiet_NaN();  // NaN: not given, 4.
   int64_t heads = 32;
   int64_t head_dim = 128;
   std::string head_counts;
