@@ -38,6 +38,12 @@ TEST(CudaStatusTest, InvalidValueIsInvalidArgument) {
 }
 
 TEST(CudaStatusTest, OtherErrorsAreInternal) {
+  EXPECT_EQ(CudaStatus(cudaErrorNoKernelImageForDevice, "load").code(),
+            absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(CudaStatus(cudaErrorNotSupported, "attribute").code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(CudaStatus(cudaErrorLaunchOutOfResources, "launch").code(),
+            absl::StatusCode::kResourceExhausted);
   EXPECT_EQ(CudaStatus(cudaErrorLaunchFailure, "launch").code(), absl::StatusCode::kInternal);
   EXPECT_EQ(CudaStatus(cudaErrorIllegalAddress, "sync").code(), absl::StatusCode::kInternal);
 }

@@ -15,8 +15,13 @@ absl::Status CudaStatus(cudaError_t error, absl::string_view what) {
     case cudaErrorPeerAccessUnsupported:
     case cudaErrorPeerAccessNotEnabled:
     case cudaErrorDevicesUnavailable:
+    case cudaErrorNoKernelImageForDevice:  // A build without this GPU's architecture.
+    case cudaErrorUnsupportedPtxVersion:
       return absl::FailedPreconditionError(message);
+    case cudaErrorNotSupported:  // As the driver API's CUDA_ERROR_NOT_SUPPORTED (DriverStatus).
+      return absl::UnimplementedError(message);
     case cudaErrorMemoryAllocation:
+    case cudaErrorLaunchOutOfResources:
       return absl::ResourceExhaustedError(message);
     case cudaErrorInvalidValue:
     case cudaErrorInvalidDevice:

@@ -10,9 +10,11 @@
 
 namespace ltx {
 
-// OK for cudaSuccess; otherwise a Status whose code fits the error (for example
-// cudaErrorNoDevice -> FailedPrecondition, cudaErrorMemoryAllocation -> ResourceExhausted,
-// cudaErrorInvalidValue -> InvalidArgument, others -> Internal) and whose message is
+// OK for cudaSuccess; otherwise a Status whose code fits the error (cudaErrorNoDevice, a driver
+// too old, peer access missing, no kernel image for the GPU -> FailedPrecondition;
+// cudaErrorNotSupported -> Unimplemented; out of memory or of launch resources ->
+// ResourceExhausted; cudaErrorInvalidValue and bad handles -> InvalidArgument; others, the
+// faults that end a context among them -> Internal) and whose message is
 // "<what>: <cudaGetErrorName>: <cudaGetErrorString>". Thread-safe.
 absl::Status CudaStatus(cudaError_t error, absl::string_view what);
 

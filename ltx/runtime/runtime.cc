@@ -615,6 +615,9 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
     // (kernels/PROTOCOL.md, "Ranks that share a GPU"). A turn never waits long for a launch
     // blocked behind a kernel that waits for this rank (LaunchTurn).
     const LaunchTurn one_launch_at_a_time(rank_streams_->LaunchLock(rank));
+    // The launchers read cudaGetLastError: an error left pending on this thread by an earlier
+    // CUDA call (the caller's, or a refused call's) is not this launch's. A sticky one stays.
+    cudaGetLastError();
     launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
                               "kernel launch");
     if (!call.capturing) {
@@ -924,7 +927,14 @@ absl::Status Runtime::ReduceScatterRank(int rank, const ReduceScatterShape& shap
 
 absl::Status Runtime::WaitForEvents(absl::Span<const cudaEvent_t> events,
                                     absl::Duration timeout, absl::string_view what) {
-  LTX_ASSIGN_OR_RETURN(const std::vector<int> busy, AwaitEvents(events, absl::Now() + timeout));
+  const absl::StatusOr<std::vector<int>> awaited = AwaitEvents(events, absl::Now() + timeout);
+  if (!awaited.ok()) {
+    // CUDA could not say whether the ops ended (a fault on a GPU, a lost context): no call may
+    // follow them until a Reset finds the GPUs usable.
+    StopWith(awaited.status());
+    return awaited.status();
+  }
+  const std::vector<int>& busy = *awaited;
   const absl::Status error = CollectDeviceErrors();
   const std::string running =
       busy.empty() ? std::string()

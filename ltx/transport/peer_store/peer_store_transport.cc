@@ -72,6 +72,20 @@ absl::Status PeerStoreTransport::ForEachRank(Step step) {
   return status;
 }
 
+template <typename Step>
+absl::Status PeerStoreTransport::ForEveryRank(Step step) {
+  int previous = -1;  // Left alone if it cannot be read.
+  absl::Status first = CudaStatus(cudaGetDevice(&previous), "cudaGetDevice");
+  for (int rank = 0; rank < world_size(); ++rank) {
+    absl::Status status =
+        RankCudaStatus(cudaSetDevice(ranks_[rank].device), rank, "cudaSetDevice");
+    if (status.ok()) status = step(rank);
+    if (first.ok()) first = status;
+  }
+  if (previous >= 0) cudaSetDevice(previous);
+  return first;
+}
+
 absl::Status PeerStoreTransport::Allocate(int rank, const RankPlacement& placement,
                                           int max_blocks) {
   Rank& r = ranks_[rank];
@@ -105,7 +119,7 @@ absl::Status PeerStoreTransport::Allocate(int rank, const RankPlacement& placeme
 }
 
 PeerStoreTransport::~PeerStoreTransport() {
-  ForEachRank([this](int rank) {
+  ForEveryRank([this](int rank) {
     if (free_memory_) FreeMemory(rank);
     if (ranks_[rank].control_stream != nullptr) cudaStreamDestroy(ranks_[rank].control_stream);
     cudaGetLastError();
@@ -161,7 +175,7 @@ absl::Status PeerStoreTransport::Clear() {
 
 absl::Status PeerStoreTransport::Abandon() {
   static constexpr uint32_t kAbandoned = 1;
-  return ForEachRank([this](int rank) {
+  return ForEveryRank([this](int rank) {
     Rank& r = ranks_[rank];
     return RankCudaStatus(
         cudaMemcpyAsync(&r.view.signals[rank]->abort, &kAbandoned, sizeof(kAbandoned),

@@ -76,7 +76,8 @@ class PeerStoreTransport {
   absl::Status Clear();
 
   // Sets every GPU's abort flag, so that running and queued kernels stop waiting and skip their
-  // work (their ops end with the error already recorded, or none). Thread-safe.
+  // work (their ops end with the error already recorded, or none); a GPU that fails keeps no
+  // other from getting its flag. Returns the first error. Thread-safe.
   absl::Status Abandon();
 
   // Leaves the device memory allocated at destruction: for when kernels may still run.
@@ -98,9 +99,15 @@ class PeerStoreTransport {
   absl::Status Allocate(int rank, const RankPlacement& placement, int max_blocks);
   // Frees rank `rank`'s memory on its GPU, the current device, without synchronising it.
   void FreeMemory(int rank);
-  // Runs `step` for every rank with the rank's GPU current; restores the current device.
+  // Runs `step` for every rank with the rank's GPU current, stopping at the first error;
+  // restores the current device.
   template <typename Step>
   absl::Status ForEachRank(Step step);
+  // Runs `step` for every rank with the rank's GPU current, whatever the others returned (what
+  // must reach every GPU: the abort flags, the frees); returns the first error; restores the
+  // current device.
+  template <typename Step>
+  absl::Status ForEveryRank(Step step);
 
   std::vector<Rank> ranks_;
   // Whether every pair has native peer atomics (SignalRegion::peer_atomics).
