@@ -2,7 +2,9 @@
 // bad value is InvalidArgument naming its flag, and good values land where they belong.
 #include "tools/ltx_allgather/tool_config.h"
 
+#include <functional>
 #include <string>
+#include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -167,11 +169,27 @@ TEST(MakeToolConfigTest, BadValuesNameTheirFlag) {
   EXPECT_THAT(ErrorOf(flags), HasSubstr("--one_trip_max_bytes"));
 }
 
-TEST(MakeToolConfigTest, BadBenchValuesAreCaughtOnlyInBenchMode) {
+// The smoke run refuses the benchmark's flags (it reads none of them); with --bench their
+// values are checked.
+TEST(MakeToolConfigTest, BenchFlagsAreRefusedBySmokeRunAndCheckedByBench) {
   FlagValues flags;
   flags.min_bytes = "lots";
   flags.style = "fast";
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("-b/--min_bytes: only --bench takes it"));
+  flags.min_bytes.clear();
+  EXPECT_THAT(ErrorOf(flags), HasSubstr("--style: only --bench takes it"));
+  flags.style = "rank";
+  for (auto set : std::vector<std::function<void(FlagValues&)>>{
+           [](FlagValues& f) { f.json = "out.json"; }, [](FlagValues& f) { f.hidden = 64; },
+           [](FlagValues& f) { f.split = "uneven"; }, [](FlagValues& f) { f.in_place = true; },
+           [](FlagValues& f) { f.iters = 7; }, [](FlagValues& f) { f.step_factor = 2; }}) {
+    FlagValues bench_only = flags;
+    set(bench_only);
+    EXPECT_THAT(ErrorOf(bench_only), HasSubstr("only --bench takes it"));
+  }
   EXPECT_TRUE(MakeToolConfig(flags).ok());
+  flags.min_bytes = "lots";
+  flags.style = "fast";
   flags.bench = true;
   EXPECT_THAT(ErrorOf(flags), HasSubstr("-b/--min_bytes: 'lots' is not a byte size"));
   flags.min_bytes = "1M";

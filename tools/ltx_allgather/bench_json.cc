@@ -7,9 +7,20 @@
 namespace ltx {
 namespace {
 
-// The sweep's own settings: hidden, and the wire format where it is not the native one.
+// The sweep's own settings: hidden, the split, in place, the calls' protocol, transport and
+// blocks, the timing counts, and the wire format where it is not the native one.
 JsonMembers SettingsOf(const BenchConfig& config) {
-  JsonMembers own = JsonMembers().Int("hidden", config.hidden);
+  JsonMembers own = JsonMembers()
+                        .Int("hidden", config.hidden)
+                        .Text("split", SplitPatternName(config.split))
+                        .Int("in_place", config.in_place ? 1 : 0)
+                        .Text("protocol", ProtocolName(config.call.protocol))
+                        .Text("transport", TransportName(config.runtime.transport))
+                        .Int("blocks", config.call.blocks)
+                        .Int("max_blocks", config.runtime.max_blocks)
+                        .Int("warmup", config.timing.warmup)
+                        .Int("iters", config.timing.iterations)
+                        .Int("windows", config.timing.windows);
   if (config.wire != WireFormat::kNative) own.Text("wire", WireFormatName(config.wire));
   return own;
 }
