@@ -149,7 +149,7 @@ TEST(AllReduceCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
     EXPECT_THAT(ErrorOf({"--bench", "--op=reduce_scatter", path}),
                 HasSubstr("--path: only --op allreduce"));
   }
-  EXPECT_THAT(ErrorOf({"--path=both"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--path=both"}), HasSubstr("only --bench takes it"));
   EXPECT_THAT(ErrorOf({"--bench", "--op=allreduce_rmsnorm", "--path=both"}),
               HasSubstr("--path: only --op allreduce"));
   EXPECT_THAT(ErrorOf({"--bench", "--op=allreduce_rmsnorm", "--reduction=max"}),
@@ -159,12 +159,17 @@ TEST(AllReduceCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
   EXPECT_THAT(ErrorOf({"--bench", "--op=allreduce_rmsnorm", "--hidden=-3"}),
               HasSubstr("--hidden -3: must be in 1..16777216"));
   EXPECT_THAT(ErrorOf({"--op=allreduce_rmsnorm", "--hidden=64"}),
-              HasSubstr("only --bench takes them"));
+              HasSubstr("only --bench takes it"));
   EXPECT_THAT(ErrorOf({"--bench", "--style=fast"}), HasSubstr("--style: unknown style 'fast'"));
-  EXPECT_THAT(ErrorOf({"--style=graph"}), HasSubstr("only --bench takes them"));
-  EXPECT_THAT(ErrorOf({"--json=out.json"}), HasSubstr("only --bench takes them"));
-  EXPECT_THAT(ErrorOf({"-b", "1M"}), HasSubstr("only --bench takes them"));
-  EXPECT_THAT(ErrorOf({"-e", "1M"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--style=graph"}), HasSubstr("only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"--json=out.json"}), HasSubstr("only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"-b", "1M"}), HasSubstr("only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"-e", "1M"}), HasSubstr("only --bench takes it"));
+  // The smoke run has its own cases, dtypes, reductions and calls.
+  EXPECT_THAT(ErrorOf({"--op=reduce_scatter"}), HasSubstr("--op: only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"--reduction=max"}), HasSubstr("--reduction: only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"-d", "fp16"}), HasSubstr("-d/--dtype: only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"--blocks=8"}), HasSubstr("--blocks: only --bench takes it"));
   EXPECT_THAT(ErrorOf({"--bench", "-b", "1X"}), HasSubstr("-b/--min_bytes"));
   EXPECT_THAT(ErrorOf({"--bench", "-e", "1X"}), HasSubstr("-e/--max_bytes"));
   EXPECT_THAT(ErrorOf({"--bench", "-b", "4M", "-e", "1M"}), HasSubstr("-b <= -e"));

@@ -176,8 +176,8 @@ TEST(AllToAllCommandLineTest, GraphStyleRefusesTheCopyEngineTransport) {
 
 TEST(AllToAllCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
   EXPECT_THAT(ErrorOf({"--bench", "--style=fast"}), HasSubstr("--style: unknown style 'fast'"));
-  EXPECT_THAT(ErrorOf({"--style=graph"}), HasSubstr("only --bench takes them"));
-  EXPECT_THAT(ErrorOf({"--json=out.json"}), HasSubstr("only --bench takes them"));
+  EXPECT_THAT(ErrorOf({"--style=graph"}), HasSubstr("--style: only --bench takes it"));
+  EXPECT_THAT(ErrorOf({"--json=out.json"}), HasSubstr("--json: only --bench takes it"));
   EXPECT_THAT(ErrorOf({"--breakdown", "--json=out.json"}), HasSubstr("only --bench takes them"));
   EXPECT_THAT(ErrorOf({"--bench", "--json"}), HasSubstr("--json needs a value"));
   EXPECT_THAT(ErrorOf({"--transport=fast"}), HasSubstr("--transport: unknown transport 'fast'"));
@@ -192,16 +192,22 @@ TEST(AllToAllCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
   EXPECT_THAT(ErrorOf({"--bench", "-b", "4M", "-e", "1M"}), HasSubstr("-b <= -e"));
   EXPECT_THAT(ErrorOf({"--bench", "-b", "1M", "-f", "1"}), HasSubstr("-f/--step_factor"));
   EXPECT_THAT(ErrorOf({"--bench", "-b", "1M", "-f", "0"}), HasSubstr("-f/--step_factor 0"));
+  // The smoke run alone has its own cases and calls.
+  EXPECT_THAT(ErrorOf({"--direction=seq_to_heads"}),
+              HasSubstr("--direction: only --bench or --breakdown takes it"));
+  EXPECT_THAT(ErrorOf({"--protocol=direct"}), HasSubstr("--protocol: only --bench"));
+  EXPECT_THAT(ErrorOf({"-n", "7"}), HasSubstr("-n/--iters: only --bench"));
+  EXPECT_EQ(ConfigOf({"--smoke", "--bench", "--direction=seq_to_heads"}).directions.size(), 1u);
   EXPECT_THAT(ErrorOf({"-d", "bf17"}), HasSubstr("-d/--dtype"));
-  EXPECT_THAT(ErrorOf({"--protocol=fast"}), HasSubstr("--protocol: 'fast'"));
-  EXPECT_THAT(ErrorOf({"--direction=up"}), HasSubstr("--direction"));
+  EXPECT_THAT(ErrorOf({"--bench", "--protocol=fast"}), HasSubstr("--protocol: 'fast'"));
+  EXPECT_THAT(ErrorOf({"--bench", "--direction=up"}), HasSubstr("--direction"));
   EXPECT_THAT(ErrorOf({"--head_counts=1,x"}), HasSubstr("--head_counts"));
   EXPECT_THAT(ErrorOf({"--devices=0,0", "--head_counts=1,2,3"}), HasSubstr("--head_counts"));
   EXPECT_THAT(ErrorOf({"--bench", "--head_counts=1,2"}), HasSubstr("the shape has 32"));
   EXPECT_THAT(ErrorOf({"--breakdown", "--head_counts=16,16"}), HasSubstr("--breakdown"));
   EXPECT_THAT(ErrorOf({"--breakdown_blocks=x"}), HasSubstr("--breakdown_blocks"));
-  EXPECT_THAT(ErrorOf({"--blocks=-1"}), HasSubstr("--blocks"));
-  EXPECT_THAT(ErrorOf({"-n", "0"}), HasSubstr("timing"));
+  EXPECT_THAT(ErrorOf({"--bench", "--blocks=-1"}), HasSubstr("--blocks"));
+  EXPECT_THAT(ErrorOf({"--bench", "-n", "0"}), HasSubstr("timing"));
   EXPECT_THAT(ErrorOf({"--heads=0"}), HasSubstr("--heads"));
   EXPECT_THAT(ErrorOf({"-w"}), HasSubstr("-w needs a value"));
   EXPECT_THAT(ErrorOf({"extra"}), HasSubstr("unexpected argument 'extra'"));

@@ -40,6 +40,16 @@ ABSL_FLAG(int, tensors, ltx::BenchFlagValues().tensors,
 
 namespace ltx {
 
+std::vector<GivenFlag> GivenBenchFlags(const BenchFlagValues& values) {
+  const BenchFlagValues defaults;
+  return {{values.warmup != defaults.warmup, "-w/--warmup"},
+          {values.windows != defaults.windows, "--windows"},
+          {values.style != defaults.style, "--style"},
+          {values.json != defaults.json, "--json"},
+          {values.nccl != defaults.nccl, "--nccl"},
+          {values.tensors != defaults.tensors, "--tensors"}};
+}
+
 void ReadBenchFlags(BenchFlagValues* values) {
   values->bench = absl::GetFlag(FLAGS_bench);
   values->breakdown = absl::GetFlag(FLAGS_breakdown);

@@ -10,6 +10,7 @@
 #define TOOLS_BENCH_BENCH_FLAGS_H_
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "tools/bench/timing_plan.h"
@@ -47,6 +48,11 @@ struct BenchFlagValues {
 
 // Sets the fields of `values` to the shared flags' values as the command line set them.
 void ReadBenchFlags(BenchFlagValues* values);
+
+// The shared flags of the benchmark's timing and output (-w/--warmup, --windows, --style, --json,
+// --nccl, --tensors), each with whether `values` sets it away from its default, for a mode that
+// reads none of them (RefuseGivenFlags). Thread-safe.
+std::vector<GivenFlag> GivenBenchFlags(const BenchFlagValues& values);
 
 // ltx's calls and their timing as the shared flags give them, with the tool's -n (`iters`).
 struct BenchCallSettings {

@@ -193,4 +193,13 @@ absl::Status ForFlag(absl::string_view flag, const absl::Status& status) {
   return absl::InvalidArgumentError(absl::StrCat(flag, ": ", status.message()));
 }
 
+absl::Status RefuseGivenFlags(absl::Span<const GivenFlag> flags, absl::string_view takers) {
+  for (const GivenFlag& flag : flags) {
+    if (flag.given) {
+      return absl::InvalidArgumentError(absl::StrCat(flag.name, ": only ", takers, " takes it"));
+    }
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace ltx

@@ -52,6 +52,16 @@ absl::Status CheckFlags(const std::vector<std::string>& args);
 // parse (e.g. ForFlag("--protocol", ParseProtocol(text).status())). Thread-safe (pure).
 absl::Status ForFlag(absl::string_view flag, const absl::Status& status);
 
+// A flag of a command line and whether it was given (set away from its default).
+struct GivenFlag {
+  bool given;
+  const char* name;  // As the help shows it, e.g. "-b/--min_bytes".
+};
+
+// InvalidArgument "<name>: only <takers> takes it" for the first of `flags` that was given, for
+// a mode that reads none of them; OK when none was. Thread-safe (pure).
+absl::Status RefuseGivenFlags(absl::Span<const GivenFlag> flags, absl::string_view takers);
+
 // What a tool's command line says to do: run (exit_code < 0), or exit at once with exit_code
 // after printing `text` (the usage text for kExitOk, one line "<program>: <what is wrong>" for
 // kExitNothingRan).

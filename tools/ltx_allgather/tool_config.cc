@@ -163,29 +163,17 @@ absl::Status FillBreakdownConfig(const FlagValues& flags, const CallOptions& cal
 // `flags` sets away from its default, for the smoke run, which reads none of them.
 absl::Status RefuseBenchOnlyFlags(const FlagValues& flags) {
   const FlagValues defaults;
-  const std::pair<bool, const char*> set[] = {
-      {!flags.min_bytes.empty(), "-b/--min_bytes"},
-      {flags.max_bytes != defaults.max_bytes, "-e/--max_bytes"},
-      {flags.step_factor != defaults.step_factor, "-f/--step_factor"},
-      {flags.iters != defaults.iters, "-n/--iters"},
-      {flags.warmup != defaults.warmup, "-w/--warmup"},
-      {flags.windows != defaults.windows, "--windows"},
-      {flags.hidden != defaults.hidden, "--hidden"},
-      {flags.split != defaults.split, "--split"},
-      {flags.check != defaults.check, "-c/--check"},
-      {flags.in_place != defaults.in_place, "--in_place"},
-      {flags.style != defaults.style, "--style"},
-      {flags.json != defaults.json, "--json"},
-      {flags.nccl != defaults.nccl, "--nccl"},
-      {flags.tensors != defaults.tensors, "--tensors"},
-  };
-  for (const auto& [given, name] : set) {
-    if (given) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          name, ": only --bench takes it (the smoke run has its own cases; add --bench)"));
-    }
-  }
-  return absl::OkStatus();
+  std::vector<GivenFlag> given = {{!flags.min_bytes.empty(), "-b/--min_bytes"},
+                                  {flags.max_bytes != defaults.max_bytes, "-e/--max_bytes"},
+                                  {flags.step_factor != defaults.step_factor, "-f/--step_factor"},
+                                  {flags.iters != defaults.iters, "-n/--iters"},
+                                  {flags.hidden != defaults.hidden, "--hidden"},
+                                  {flags.split != defaults.split, "--split"},
+                                  {flags.check != defaults.check, "-c/--check"},
+                                  {flags.in_place != defaults.in_place, "--in_place"}};
+  const std::vector<GivenFlag> shared = GivenBenchFlags(flags);
+  given.insert(given.end(), shared.begin(), shared.end());
+  return RefuseGivenFlags(given, "--bench");
 }
 
 }  // namespace

@@ -141,12 +141,21 @@ absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagV
   LTX_RETURN_IF_ERROR(RefuseUnused(flags));
   LTX_RETURN_IF_ERROR(FillBench(flags, &config));
   LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
-  const bool sizes_given =
-      !flags.min_bytes.empty() || !flags.max_bytes.empty() || !std::isnan(flags.step_factor);
-  if (!flags.bench && (sizes_given || config.style != BenchStyle::kPerRank || !flags.json.empty() ||
-                       flags.path != AllReduceFlagValues().path || flags.hidden != 0)) {
-    return absl::InvalidArgumentError(
-        "-b, -e, -f, --style, --json, --path and --hidden: only --bench takes them");
+  if (!flags.bench) {  // The smoke run has its own cases, dtypes, reductions and calls.
+    const AllReduceFlagValues defaults;
+    std::vector<GivenFlag> given = {{!flags.min_bytes.empty(), "-b/--min_bytes"},
+                                    {!flags.max_bytes.empty(), "-e/--max_bytes"},
+                                    {!std::isnan(flags.step_factor), "-f/--step_factor"},
+                                    {flags.path != defaults.path, "--path"},
+                                    {flags.hidden != defaults.hidden, "--hidden"},
+                                    {flags.op != defaults.op, "--op"},
+                                    {flags.dtype != defaults.dtype, "-d/--dtype"},
+                                    {flags.reduction != defaults.reduction, "--reduction"},
+                                    {flags.blocks != defaults.blocks, "--blocks"},
+                                    {flags.iters != defaults.iters, "-n/--iters"}};
+    const std::vector<GivenFlag> shared = GivenBenchFlags(flags);
+    given.insert(given.end(), shared.begin(), shared.end());
+    LTX_RETURN_IF_ERROR(RefuseGivenFlags(given, "--bench"));
   }
   return config;
 }

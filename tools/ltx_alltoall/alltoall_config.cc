@@ -175,6 +175,15 @@ absl::StatusOr<AllToAllToolConfig> MakeAllToAllToolConfig(const AllToAllFlagValu
   config.bench = flags.bench;
   config.breakdown = flags.breakdown;
   config.smoke = flags.smoke || (!flags.bench && !flags.breakdown);
+  if (!flags.bench && !flags.breakdown) {  // The smoke run has its own cases and calls.
+    const AllToAllFlagValues defaults;
+    const GivenFlag calls[] = {{flags.direction != defaults.direction, "--direction"},
+                               {flags.protocol != defaults.protocol, "--protocol"},
+                               {flags.blocks != defaults.blocks, "--blocks"},
+                               {flags.iters != defaults.iters, "-n/--iters"}};
+    LTX_RETURN_IF_ERROR(RefuseGivenFlags(calls, "--bench or --breakdown"));
+    LTX_RETURN_IF_ERROR(RefuseGivenFlags(GivenBenchFlags(flags), "--bench"));
+  }
   LTX_RETURN_IF_ERROR(FillShared(flags, &config));
   LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
   LTX_RETURN_IF_ERROR(FillBreakdown(flags, &config));

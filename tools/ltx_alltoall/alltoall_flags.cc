@@ -85,7 +85,8 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
     -d, --dtype=NAME             bf16 fp16 fp32 fp8_e4m3 fp8_e5m2 int8 uint8 int16 uint16
                                  int32 uint32 int64 uint64 fp64 bool complex64 complex128
                                  (default bf16; the smoke run runs every dtype)
-        --direction=NAME         seq_to_heads | heads_to_seq | both (default both)
+        --direction=NAME         seq_to_heads | heads_to_seq | both (default both; the smoke
+                                 run runs both)
         --head_counts=LIST       heads per rank, one per rank, summing to the shapes' heads
                                  (default: the even split; smoke run: its own uneven split)
   Benchmark (--bench)
