@@ -72,8 +72,10 @@ struct Measured {
 
 // Runs `loop` for plan.warmup calls, then plan.windows windows of plan.iterations calls, each
 // between the events on every stream; a unit of the loop is `calls_per_unit` calls (a graph of
-// several captured calls). With `per_rank_threads` each rank's loop runs on its own host thread
-// (all released at once), else one thread runs loop(-1, units). Returns the first error.
+// several captured calls), and both counts are rounded down to whole units (a window has at
+// least one; a warm-up of fewer calls than a unit runs none). With `per_rank_threads` each
+// rank's loop runs on its own host thread (all released at once), else one thread runs
+// loop(-1, units). Returns the first error.
 absl::StatusOr<Measured> Measure(const TimingPlan& plan, bool per_rank_threads,
                                  const TimedRanks& ranks, const RankLoop& loop, int calls_per_unit);
 

@@ -67,6 +67,8 @@ same):
                                  call for all ranks) | graph (CUDA graph replay) |
                                  rank_one_thread (every rank's per-rank call from one thread)
                                  (default rank)
+                                 graph: 20 calls a graph, -n and -w rounded down to whole
+                                 graphs (at least one per window)
         --hidden=N               elements per token row (default 4096)
         --split=NAME             even | uneven | zeros: tokens per rank (default even)
         --in_place               every rank's input inside its own output (NCCL in place too)

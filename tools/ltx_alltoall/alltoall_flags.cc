@@ -109,6 +109,8 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
                                  call for all ranks) | graph (CUDA graph replay, NCCL's calls
                                  too) | rank_one_thread (every rank's per-rank call from one
                                  thread) (default rank)
+                                 graph: 20 calls a graph, -n and -w rounded down to whole
+                                 graphs (at least one per window)
         --nccl=PATH              libnccl to dlopen for the NCCL columns (plain, window, ce,
                                  best); empty: none
                                  (default libnccl.so.2)
