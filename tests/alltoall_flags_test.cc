@@ -206,6 +206,8 @@ TEST(AllToAllCommandLineTest, EveryBadFlagIsOneLineBeforeAnyGpu) {
   EXPECT_THAT(ErrorOf({"--bench", "--head_counts=1,2"}), HasSubstr("the shape has 32"));
   EXPECT_THAT(ErrorOf({"--breakdown", "--head_counts=16,16"}), HasSubstr("--breakdown"));
   EXPECT_THAT(ErrorOf({"--breakdown_blocks=x"}), HasSubstr("--breakdown_blocks"));
+  EXPECT_THAT(ErrorOf({"--breakdown", "--blocks=8"}),
+              HasSubstr("--blocks: only --bench takes it (--breakdown takes --breakdown_blocks)"));
   EXPECT_THAT(ErrorOf({"--bench", "--blocks=-1"}), HasSubstr("--blocks"));
   EXPECT_THAT(ErrorOf({"--bench", "-n", "0"}), HasSubstr("timing"));
   EXPECT_THAT(ErrorOf({"--heads=0"}), HasSubstr("--heads"));

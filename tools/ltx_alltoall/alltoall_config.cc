@@ -126,6 +126,10 @@ absl::Status FillBreakdown(const AllToAllFlagValues& flags, AllToAllToolConfig* 
   if (!blocks.ok()) return ForFlag("--breakdown_blocks", blocks.status());
   config->breakdown_blocks = *blocks;
   if (!flags.breakdown) return absl::OkStatus();
+  if (!flags.bench && flags.blocks != AllToAllFlagValues().blocks) {
+    return absl::InvalidArgumentError(
+        "--blocks: only --bench takes it (--breakdown takes --breakdown_blocks)");
+  }
   const Protocol protocol =
       BreakdownProtocol(config->protocols.front(), config->breakdown_bytes);
   if (config->protocols.size() != 1 ||
