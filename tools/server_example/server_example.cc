@@ -42,11 +42,21 @@ class GpuServer {
     return Capture();
   }
 
-  // Runs on this GPU's own thread after SetUp: replays the graph `steps` times.
+  // Runs on this GPU's own thread after SetUp: replays the graph `steps` times; *elapsed is the
+  // time of the steps themselves (the host's checksum of each is left out). A step that fails
+  // stops the Runtime, so that the other ranks' next steps end at once with this error.
   absl::Status Serve(int steps, absl::Duration* elapsed) {
+    const absl::Status served = ServeSteps(steps, elapsed);
+    if (!served.ok()) return runtime_->Stop(served);
+    return served;
+  }
+
+ private:
+  absl::Status ServeSteps(int steps, absl::Duration* elapsed) {
     LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(runtime_->devices()[rank_]), "cudaSetDevice"));
-    const absl::Time start = absl::Now();
+    *elapsed = absl::ZeroDuration();
     for (uint64_t step = 1; step <= static_cast<uint64_t>(steps); ++step) {
+      const absl::Time start = absl::Now();
       host_->step = step;
       LTX_RETURN_IF_ERROR(CudaStatus(
           cudaMemcpyAsync(step_, &host_->step, sizeof(uint64_t), cudaMemcpyHostToDevice, stream_),
@@ -56,6 +66,7 @@ class GpuServer {
           cudaMemcpyAsync(&host_->sum, sum_, sizeof(host_->sum), cudaMemcpyDeviceToHost, stream_),
           "cudaMemcpyAsync(sum)"));
       LTX_RETURN_IF_ERROR(CudaStatus(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"));
+      *elapsed += absl::Now() - start;
       // A collective that failed on the device (a timeout, a mismatch) left its output
       // incomplete: its error, not the checksum, says what happened.
       LTX_RETURN_IF_ERROR(runtime_->status());
@@ -66,11 +77,9 @@ class GpuServer {
             host_->sum, want));
       }
     }
-    *elapsed = absl::Now() - start;
     return absl::OkStatus();
   }
 
- private:
   struct HostState {
     uint64_t step;
     unsigned long long sum;
@@ -183,9 +192,12 @@ absl::StatusOr<ServerExampleReport> RunServerExample(const ServerExampleOptions&
   }
   LTX_RETURN_IF_ERROR(OnEveryRank(world, [&](int rank) { return servers[rank]->SetUp(); }));
   std::vector<absl::Duration> elapsed(world);
-  LTX_RETURN_IF_ERROR(OnEveryRank(
-      world, [&](int rank) { return servers[rank]->Serve(options.steps, &elapsed[rank]); }));
+  const absl::Status served = OnEveryRank(
+      world, [&](int rank) { return servers[rank]->Serve(options.steps, &elapsed[rank]); });
+  // The error that stopped the Runtime first (a step that failed stops it), else the first
+  // rank's.
   LTX_RETURN_IF_ERROR(runtime->status());
+  LTX_RETURN_IF_ERROR(served);
   ServerExampleReport report;
   report.world_size = world;
   report.steps = options.steps;

@@ -23,11 +23,12 @@ struct ServerExampleOptions {
 struct ServerExampleReport {
   int world_size = 0;
   int steps = 0;
-  absl::Duration elapsed;  // Wall time of the replay loop, slowest GPU thread.
+  absl::Duration elapsed;  // Time of the steps (without the host's checks), slowest GPU thread.
 };
 
 // Runs the loop; returns the first error (a checksum that differs is DataLoss naming the rank
-// and step). FailedPrecondition without GPUs or peer access.
+// and step; it stops the Runtime, so the other ranks end at once). FailedPrecondition without
+// GPUs or peer access.
 absl::StatusOr<ServerExampleReport> RunServerExample(const ServerExampleOptions& options);
 
 }  // namespace ltx

@@ -92,7 +92,8 @@ def rank_loop(runtime, rank, counts, steps, barrier, results):
                 graph.replay()
             expected = torch.cat([(full[bounds[r]:bounds[r + 1]] @ weight).to(torch.bfloat16)
                                   for r in range(len(counts))]).float().sum(dim=0)
-            worst = max(worst, (pooled - expected).abs().max().item())
+            error = (pooled - expected).abs().max().item()
+            worst = max(worst, error if error == error else float("inf"))  # NaN: unwritten.
         stream.synchronize()
     results[rank] = worst
 
@@ -103,6 +104,8 @@ def main():
     parser.add_argument("--devices", help="device ordinals in rank order, e.g. 0,0,1 "
                                           "(default: the rank layout)")
     args = parser.parse_args()
+    if args.steps < 1:
+        parser.error(f"--steps {args.steps}: needs at least 1")
     devices = rank_layout.devices_for_run(torch.cuda.device_count(), needed=2, flag=args.devices)
     if not devices:
         return rank_layout.skip_status("torch_loop", "no GPU visible")

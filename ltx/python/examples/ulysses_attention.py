@@ -291,7 +291,8 @@ def rank_loop(runtime, rank, counts, args, barrier, results, nccl=None):
                 block.load(full, rows)
                 block()
                 exact &= block.resharded(full, rows)
-                worst = max(worst, error(block, full).item())
+                e = error(block, full).item()
+                worst = max(worst, e if e == e else float("inf"))  # NaN: an unwritten output.
             ms = median_ms(block, streams[0]) if args.time else None
             streams[0].synchronize()
             results[rank].append((exact, worst, ms))
@@ -360,6 +361,10 @@ def main():
                 t.start()
             for t in threads:
                 t.join()
+            try:  # An op that failed on the device after its rank's last call.
+                runtime.synchronize()
+            except ltx.Error as e:
+                errors.append(f"synchronize: {type(e).__name__}: {e}")
     finally:
         if nccl is not None:
             nccl.close()
