@@ -386,8 +386,9 @@ int ltx_op_destroy(ltx_op* op);
 /* Per-rank call (ltx::Runtime::AllGatherRank): enqueues rank `rank`'s part on buffers->stream
  * from the calling thread, with no host synchronisation, so it can be captured into a CUDA
  * graph. `call` may be NULL (defaults). Errors: as ltx_all_gather, plus INVALID_ARGUMENT for a
- * rank outside [0, world size); a rejected call (its arguments too: NULL pointers, struct sizes,
- * enum values) stops the Runtime until ltx_runtime_reset.
+ * rank outside [0, world size). Any other INVALID_ARGUMENT (the C layer's too: NULL pointers,
+ * struct sizes, enum values) stops the Runtime until ltx_runtime_reset; UNIMPLEMENTED and
+ * ABORTED, refused alike on every rank, and an out-of-range rank leave it usable.
  * Thread-safe across ranks. */
 int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call);

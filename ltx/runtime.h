@@ -1,5 +1,5 @@
-// ltx::Runtime: one process drives every GPU of a node. It owns one host thread per GPU, the
-// peer access between them, each GPU's signal memory and error record, and launches the
+// ltx::Runtime: one process drives every GPU of a node. It owns one host thread per rank, the
+// peer access between its GPUs, each GPU's signal memory and error record, and launches the
 // collectives (AllGather; the Ulysses all-to-all, sequence <-> heads; AllReduce and
 // ReduceScatter) on every rank with a cross-GPU barrier that times out instead of hanging.
 //
@@ -327,7 +327,7 @@ class Runtime {
   absl::Status status();
 
   // Stops the Runtime with `error`, as a per-rank call that the Runtime refuses does: `error`
-  // becomes the sticky error (status() returns it; calls and Synchronize fail with
+  // becomes the sticky error (status() and Synchronize return it; calls fail with
   // FailedPrecondition naming it until Reset), and every wait on the GPUs of an op in flight
   // ends at once, so that no rank's later call pairs with an op its peers began. For a binding
   // that refuses a rank's per-rank call before it reaches the Runtime (the C API, Python), and

@@ -19,8 +19,8 @@ struct PhaseTimestamps;  // kernels/wire/phase_timestamps.h
 // How a call moves its data.
 enum class Protocol {
   // One-trip for small messages (see RuntimeOptions::one_trip_max_bytes), copy engines for
-  // large eager AllGathers (RuntimeOptions::copy_engine_min_bytes), direct otherwise. Every rank
-  // decides alike, from the shape.
+  // large eager AllGathers and all-to-alls (RuntimeOptions::copy_engine_min_bytes; not where a
+  // GPU hosts two ranks), direct otherwise. Every rank decides alike, from the shape.
   kAuto,
   // Entry barrier, stores straight into every peer's output, exit barrier. Any size.
   kDirect,

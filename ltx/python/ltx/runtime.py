@@ -372,7 +372,7 @@ class Runtime:
         it. Every rank must make the matching call with the same counts. input and output may
         be lists of up to 4 tensors, as in all_gather. For a call repeated
         with the same tensors, prepare_all_gather_rank checks them once."""
-        self._call_rank_now(lambda: self.prepare_all_gather_rank(
+        self._call_rank_now(rank, lambda: self.prepare_all_gather_rank(
             rank, input, output, counts, stream, dim=dim, timeout=timeout, blocks=blocks,
             protocol=protocol, generation=generation, wire=wire))
 
@@ -423,7 +423,7 @@ class Runtime:
                         wire: str = "native") -> None:
         """Per-rank all-to-all from rank `rank`'s own thread (shapes and head_counts as
         all_to_all, the same on every rank; the per-rank contract of all_gather_rank)."""
-        self._call_rank_now(lambda: self.prepare_all_to_all_rank(
+        self._call_rank_now(rank, lambda: self.prepare_all_to_all_rank(
             rank, input, output, counts, stream, direction=direction, head_counts=head_counts,
             timeout=timeout, blocks=blocks, protocol=protocol, generation=generation, wire=wire))
 
@@ -461,7 +461,7 @@ class Runtime:
         """Per-rank AllReduce from rank `rank`'s own thread (tensors, reduction and
         two_shot_min_bytes as all_reduce, the same on every rank; the per-rank contract of
         all_gather_rank)."""
-        self._call_rank_now(lambda: self.prepare_all_reduce_rank(
+        self._call_rank_now(rank, lambda: self.prepare_all_reduce_rank(
             rank, input, output, reduction, stream, timeout=timeout, blocks=blocks,
             protocol=protocol, generation=generation, two_shot_min_bytes=two_shot_min_bytes))
 
@@ -497,7 +497,7 @@ class Runtime:
                             generation=None) -> None:
         """Per-rank ReduceScatter from rank `rank`'s own thread (shapes and reduction as
         reduce_scatter, the same on every rank; the per-rank contract of all_gather_rank)."""
-        self._call_rank_now(lambda: self.prepare_reduce_scatter_rank(
+        self._call_rank_now(rank, lambda: self.prepare_reduce_scatter_rank(
             rank, input, output, counts, stream, reduction=reduction, dim=dim, timeout=timeout,
             blocks=blocks, protocol=protocol, generation=generation))
 
@@ -554,7 +554,7 @@ class Runtime:
         (tensors and eps as all_reduce_rmsnorm, the same shape and eps on every rank;
         residual_out None: the residual is updated in place; the per-rank contract of
         all_gather_rank)."""
-        self._call_rank_now(lambda: self.prepare_all_reduce_rmsnorm_rank(
+        self._call_rank_now(rank, lambda: self.prepare_all_reduce_rmsnorm_rank(
             rank, input, output, residual, weight, residual_out, stream, eps=eps,
             timeout=timeout, blocks=blocks, generation=generation))
 
@@ -693,12 +693,14 @@ class Runtime:
         return RankCall(self, function, rank, collective.shape(key, counts), counted, buffers,
                         call, _held((input, output))[0])
 
-    def _call_rank_now(self, prepare) -> None:
-        """Makes the per-rank call that `prepare` (a prepare_*_rank with its arguments) returns.
-        The peers of a rank whose call is refused wait for it in their op, and this rank's next
-        call would pair with theirs: an argument refused here stops the Runtime
+    def _call_rank_now(self, rank, prepare) -> None:
+        """Makes rank `rank`'s per-rank call that `prepare` (a prepare_*_rank with its arguments)
+        returns. The peers of a rank whose call is refused wait for it in their op, and this
+        rank's next call would pair with theirs: an argument refused here stops the Runtime
         (ltx_runtime_stop), as the library stops it for a per-rank call it refuses; calls raise
-        FailedPreconditionError until reset()."""
+        FailedPreconditionError until reset(). A rank that is none of the Runtime's names no
+        op's caller, and is refused without stopping it, as in the library."""
+        _integer(rank, "rank", 0, self.world_size - 1)
         try:
             call = prepare()
         except InvalidArgumentError as error:
