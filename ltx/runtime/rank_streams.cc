@@ -2,6 +2,7 @@
 #include "ltx/runtime/rank_streams.h"
 
 #include <algorithm>
+#include <memory>
 #include <thread>
 #include <utility>
 
@@ -21,19 +22,15 @@ namespace {
 
 // The launch lock of GPU `device` for this process: every Runtime's co-located ranks of that GPU
 // take the same one, for CUDA's launches into one GPU's context collide alike whichever Runtime
-// makes them. Kept while some RankStreams holds it. Thread-safe.
-std::shared_ptr<absl::Mutex> ProcessLaunchLock(int device) {
+// makes them. One per device ordinal, made at its first use and kept for the process. Thread-safe.
+absl::Mutex* ProcessLaunchLock(int device) {
   static absl::Mutex registry_mu(absl::kConstInit);
   // Under registry_mu; never destroyed, for a Runtime may outlive static destruction.
-  static auto* const registry = new absl::flat_hash_map<int, std::weak_ptr<absl::Mutex>>();
+  static auto* const locks = new absl::flat_hash_map<int, std::unique_ptr<absl::Mutex>>();
   absl::MutexLock lock(&registry_mu);
-  std::weak_ptr<absl::Mutex>& entry = (*registry)[device];
-  std::shared_ptr<absl::Mutex> mutex = entry.lock();
-  if (mutex == nullptr) {
-    mutex = std::make_shared<absl::Mutex>();
-    entry = mutex;
-  }
-  return mutex;
+  std::unique_ptr<absl::Mutex>& mutex = (*locks)[device];
+  if (mutex == nullptr) mutex = std::make_unique<absl::Mutex>();
+  return mutex.get();
 }
 
 }  // namespace
@@ -84,7 +81,7 @@ int RankStreams::StreamsUsed(int rank) const {
   return static_cast<int>(ranks_[rank].used.size());
 }
 
-absl::Mutex* RankStreams::LaunchLock(int rank) const { return launch_locks_[rank].get(); }
+absl::Mutex* RankStreams::LaunchLock(int rank) const { return launch_locks_[rank]; }
 
 LaunchTurn::LaunchTurn(absl::Mutex* lock, absl::Duration wait) {
   if (lock == nullptr) return;

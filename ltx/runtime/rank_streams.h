@@ -12,7 +12,6 @@
 
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <vector>
 
@@ -64,7 +63,7 @@ class RankStreams {
   // The lock that `rank` takes (LaunchTurn) while it enqueues an op's kernels where it shares its
   // GPU, the same for every rank of that GPU and for the co-located ranks of every other
   // Runtime of the process on that GPU, so that they do not enqueue at the same time; nullptr
-  // for a rank alone on its GPU. Lives as long as this object; thread-safe.
+  // for a rank alone on its GPU. Lives as long as the process; thread-safe.
   absl::Mutex* LaunchLock(int rank) const;
 
  private:
@@ -83,7 +82,7 @@ class RankStreams {
   // nullptr for a rank alone).
   const std::vector<int> devices_;
   std::vector<std::vector<int>> co_located_;
-  std::vector<std::shared_ptr<absl::Mutex>> launch_locks_;
+  std::vector<absl::Mutex*> launch_locks_;
 
   mutable absl::Mutex mu_;
   std::vector<Rank> ranks_ ABSL_GUARDED_BY(mu_);
