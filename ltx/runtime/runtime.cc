@@ -591,9 +591,7 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
     // The peer's side of the op (a kernel, or an exit kernel waiting for copies) waits on its
     // GPU for this rank, which will never come: make the error sticky, so that the peer's
     // Wait reports it, then end every wait on the devices.
-    StopWith(agreed);
-    AbandonDevices(agreed);
-    return agreed;
+    return Stop(agreed);
   }
   cudaEvent_t last_done = ranks_[rank]->last_done;
   absl::Status launched;
@@ -631,8 +629,7 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
   if (!launched.ok()) {
     // The peers of this rank would time out waiting for it: stop the runtime, then end the
     // peers' waits, now that the error is sticky (a peer whose wait stops sees it in its status).
-    StopWith(launched);
-    AbandonDevices(launched);
+    Stop(launched).IgnoreError();  // The call returns `launched` below.
   }
   if (DebugEnabled(DebugLevel::kTrace)) {
     // With the line LogCall wrote before: a call that never came back from CUDA shows.
@@ -735,9 +732,7 @@ absl::Status Runtime::AdmitRankCall(int rank) {
 
 absl::Status Runtime::RejectRankCall(int rank, const absl::Status& error) {
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
-  StopWith(error);
-  AbandonDevices(error);
-  return error;
+  return Stop(error);
 }
 
 absl::StatusOr<ResolvedCall> Runtime::PrepareRankCall(int rank, const CollectiveOp& op,
@@ -770,9 +765,7 @@ absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffe
   // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
   // call stops the Runtime, like a device error, and ends the peers' waits for it.
   if (!resolved.ok()) {
-    StopWith(resolved.status());
-    AbandonDevices(resolved.status());
-    return resolved.status();
+    return Stop(resolved.status());
   }
   int previous_device = -1;
   const int device = ranks_[rank]->device;
@@ -780,11 +773,7 @@ absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffe
   if (on_device.ok() && previous_device != device) {
     on_device = CudaStatus(cudaSetDevice(device), "cudaSetDevice");
   }
-  if (!on_device.ok()) {  // As a rejected call: the peers may already have launched this op.
-    StopWith(on_device);
-    AbandonDevices(on_device);
-    return on_device;
-  }
+  if (!on_device.ok()) return Stop(on_device);  // The peers may already have launched this op.
   const absl::Status launched = Launch(rank, op, buffers, *resolved);
   if (previous_device != device) cudaSetDevice(previous_device);
   return launched;
