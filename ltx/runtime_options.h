@@ -84,8 +84,10 @@ struct RuntimeOptions {
   // Most thread blocks one rank's kernel may use, so that compute can run beside the
   // collective (a block of 512 threads occupies part of one SM). 0 means one block per SM;
   // more than one per SM is allowed. Ranks that share a GPU split it: each gets at most its
-  // share of the blocks the GPU keeps resident (by the occupancy API), by default its share of
-  // the SMs; every rank then gets the smallest rank's budget.
+  // share of the blocks the GPU keeps resident (by the occupancy API), by default
+  // SMs / (2 (ranks on the GPU - 1)), so that the other ranks' kernels waiting for a rank leave
+  // half the SMs free for the compute it queued before its collective (kernels/PROTOCOL.md,
+  // "Ranks that share a GPU"); every rank then gets the smallest rank's budget.
   int max_blocks = 0;
   // How long each GPU's host thread keeps polling for the next coordinated call before it
   // sleeps. Polling makes the hand-off fast at the price of CPU time; zero never polls.

@@ -101,9 +101,13 @@ TEST(RankBlockBudgetTest, ARankAloneKeepsMaxBlocksOrOnePerSm) {
 
 TEST(RankBlockBudgetTest, SharedGpusSplitTheSmsAndNeverExceedWhatIsResident) {
   const GpuBlockCapacity h200{132, 4};
-  EXPECT_EQ(RankBlockBudget(0, h200, 4), 33);
-  EXPECT_EQ(RankBlockBudget(0, h200, 8), 16);
+  // By default the other k - 1 ranks' kernels hold at most half the SMs: 132 / (2 (k - 1)).
+  EXPECT_EQ(RankBlockBudget(0, h200, 2), 66);
+  EXPECT_EQ(RankBlockBudget(0, h200, 3), 33);
+  EXPECT_EQ(RankBlockBudget(0, h200, 4), 22);
+  EXPECT_EQ(RankBlockBudget(0, h200, 8), 9);
   EXPECT_EQ(RankBlockBudget(8, h200, 8), 8);
+  EXPECT_EQ(RankBlockBudget(16, h200, 8), 16);
   // An explicit budget is capped at the rank's share of the resident blocks: 8 x 66 = 528.
   EXPECT_EQ(RankBlockBudget(132, h200, 8), 66);
   // Every combination: the ranks of one GPU fit at once.
@@ -115,6 +119,9 @@ TEST(RankBlockBudgetTest, SharedGpusSplitTheSmsAndNeverExceedWhatIsResident) {
         EXPECT_GE(budget, 1);
         EXPECT_LE(budget * ranks, gpu.sm_count * resident)
             << ranks << " ranks, max_blocks " << max_blocks << ", " << resident << " per SM";
+        if (max_blocks == 0) {  // The default leaves half the SMs free of the others' blocks.
+          EXPECT_LE(budget * (ranks - 1) * 2, gpu.sm_count) << ranks << " ranks";
+        }
       }
     }
   }

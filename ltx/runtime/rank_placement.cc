@@ -91,7 +91,10 @@ int RankBlockBudget(int max_blocks, const GpuBlockCapacity& capacity, int ranks_
   if (ranks_on_gpu <= 1) return max_blocks > 0 ? max_blocks : sm_count;
   const int resident = sm_count * std::max(capacity.resident_blocks_per_sm, 1);
   const int share = std::max(resident / ranks_on_gpu, 1);
-  const int wanted = max_blocks > 0 ? max_blocks : std::max(sm_count / ranks_on_gpu, 1);
+  // By default the other ranks' kernels, all waiting for this rank's, touch at most half the
+  // SMs: this rank's own compute, queued before its collective, finds the rest free.
+  const int wanted =
+      max_blocks > 0 ? max_blocks : std::max(sm_count / (2 * (ranks_on_gpu - 1)), 1);
   return std::min(wanted, share);
 }
 

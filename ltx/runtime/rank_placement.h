@@ -75,8 +75,10 @@ struct GpuBlockCapacity {
 // that `ranks_on_gpu` ranks share its GPU. A rank alone on its GPU gets `max_blocks`, or one
 // block per SM. Ranks sharing a GPU split it: each gets at most the share
 // sm_count * resident_blocks_per_sm / ranks_on_gpu of what the GPU keeps resident (so that all of
-// their kernels fit at once, whatever the mix), and by default the share sm_count / ranks_on_gpu
-// of its SMs; at least 1. Thread-safe (pure).
+// their kernels fit at once, whatever the mix), and by default sm_count / (2 * (ranks_on_gpu - 1))
+// (half of its SMs for ranks_on_gpu - 1 ranks: the SMs that the other ranks' kernels, waiting for
+// this rank's, can touch; the rest stay free for the compute this rank queued before its
+// collective); at least 1. Thread-safe (pure).
 int RankBlockBudget(int max_blocks, const GpuBlockCapacity& capacity, int ranks_on_gpu);
 
 // The hardware queues a GPU gives the streams of this process: CUDA_DEVICE_MAX_CONNECTIONS as
