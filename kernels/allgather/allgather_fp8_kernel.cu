@@ -210,7 +210,7 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
 
 // Step 2: the pull protocol around DecodePeerRows.
 template <typename Element>
-__global__ void __launch_bounds__(kAllGatherFp8Threads, 2)
+__global__ void __launch_bounds__(kAllGatherFp8Threads)
     Fp8PullKernel(const AllGatherKernelParams p) {
   RunPullOp(p, AnnouncementOf(p, AnnouncedProtocol::kDirect),
             [&p](const uint64_t* outputs) { DecodePeerRows<Element>(p, outputs); });

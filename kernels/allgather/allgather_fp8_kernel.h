@@ -22,7 +22,7 @@
 namespace ltx {
 
 // Threads per block of the three kernels.
-inline constexpr int kAllGatherFp8Threads = 512;
+inline constexpr int kAllGatherFp8Threads = 1024;
 
 // Enqueues the three kernels of one rank's FP8 AllGather on `stream` with `blocks` thread
 // blocks each (>= 1). params.dtype must be bf16 or fp16 (kReduceBFloat16, kReduceFloat16) and
