@@ -134,10 +134,11 @@ __global__ void __launch_bounds__(kAllGatherFp8Threads)
           if (first >= hidden) continue;
           uint32_t packed[2] = {0u, 0u};
 #pragma unroll
-          for (int k = 0; k < kUnit; ++k) {
-            packed[k / 4] |=
-                uint32_t{Fp8Encode(Element::ToFloat(UnitElement<Bits>(units[b], k)), scale)}
-                << (8 * (k % 4));
+          for (int k = 0; k < kUnit; k += 2) {
+            packed[k / 4] |= Fp8EncodePair(Element::ToFloat(UnitElement<Bits>(units[b], k)),
+                                           Element::ToFloat(UnitElement<Bits>(units[b], k + 1)),
+                                           scale)
+                             << (8 * (k % 4));
           }
           *reinterpret_cast<uint2*>(codes + first) = make_uint2(packed[0], packed[1]);
         }
@@ -189,12 +190,14 @@ __device__ void DecodePeerRows(const AllGatherKernelParams& p, const uint64_t* o
         for (int b = 0; b < kDecodeUnitsInFlight; ++b) {
           const int64_t first = base + b * kStride;
           if (first >= hidden) continue;
-          uint32_t words[4] = {0u, 0u, 0u, 0u};  // Two 16-bit values each.
+          uint32_t words[4];  // Two 16-bit values each: elements k and k + 1.
 #pragma unroll
-          for (int k = 0; k < kUnit; ++k) {
+          for (int k = 0; k < kUnit; k += 2) {
             const uint32_t word = k < 4 ? packed[b].x : packed[b].y;
-            const uint8_t code = static_cast<uint8_t>(word >> (8 * (k % 4)));
-            words[k / 2] |= uint32_t{Fp8Decode<Element>(code, scale)} << (16 * (k % 2));
+            float low, high;
+            E4M3PairToFloats(word >> (8 * (k % 4)), &low, &high);
+            words[k / 2] = uint32_t{Fp8DecodeValue<Element>(low, scale)} |
+                           (uint32_t{Fp8DecodeValue<Element>(high, scale)} << 16);
           }
           *reinterpret_cast<uint4*>(decoded + first) =
               make_uint4(words[0], words[1], words[2], words[3]);

@@ -104,8 +104,9 @@ __device__ void EncodeShortVectors(const typename Element::Bits* values, uint8_t
       if (!mine) continue;
       uint32_t packed = 0;
 #pragma unroll
-      for (int k = 0; k < kUnit; ++k) {
-        packed |= uint32_t{Fp8Encode(Element::ToFloat(UnitElement<Bits>(units[b], k)), scale)}
+      for (int k = 0; k < kUnit; k += 2) {
+        packed |= Fp8EncodePair(Element::ToFloat(UnitElement<Bits>(units[b], k)),
+                                Element::ToFloat(UnitElement<Bits>(units[b], k + 1)), scale)
                   << (8 * k);
       }
       *reinterpret_cast<uint32_t*>(codes + v * vector_elements + first) = packed;
@@ -158,8 +159,9 @@ __device__ void EncodeRun(const uint8_t* from, uint8_t* to, int64_t elements,
         const uint2 unit = __ldg(reinterpret_cast<const uint2*>(vector + first));
         uint32_t packed = 0;
 #pragma unroll
-        for (int k = 0; k < kUnit; ++k) {
-          packed |= uint32_t{Fp8Encode(Element::ToFloat(UnitElement<Bits>(unit, k)), scale)}
+        for (int k = 0; k < kUnit; k += 2) {
+          packed |= Fp8EncodePair(Element::ToFloat(UnitElement<Bits>(unit, k)),
+                                  Element::ToFloat(UnitElement<Bits>(unit, k + 1)), scale)
                     << (8 * k);
         }
         *reinterpret_cast<uint32_t*>(vector_codes + first) = packed;
@@ -256,14 +258,19 @@ __device__ void DecodeRun(uint8_t* run, int64_t elements, int64_t vector_element
       // A unit spans at most two vectors (vector_elements >= kUnit): one division per unit.
       const int64_t vector = first / vector_elements;
       const int64_t next_vector = (vector + 1) * vector_elements;
-      uint32_t decoded[kUnit / 2] = {};  // Two 16-bit values each.
+      uint32_t decoded[kUnit / 2] = {};  // Two 16-bit values each: elements k and k + 1.
 #pragma unroll
-      for (int k = 0; k < kUnit; ++k) {
+      for (int k = 0; k < kUnit; k += 2) {
         if (k >= count) continue;  // Past the run: no element, and no scale to read.
-        const float scale = scales[first + k < next_vector ? vector : vector + 1];
-        const uint32_t bits =
-            uint32_t{Fp8Decode<Element>(static_cast<uint8_t>(packed[u] >> (8 * k)), scale)};
-        decoded[k / 2] |= bits << (16 * (k % 2));
+        float low, high;
+        E4M3PairToFloats(packed[u] >> (8 * k), &low, &high);
+        decoded[k / 2] = Fp8DecodeValue<Element>(
+            low, scales[first + k < next_vector ? vector : vector + 1]);
+        if (k + 1 < count) {
+          decoded[k / 2] |= uint32_t{Fp8DecodeValue<Element>(
+                                high, scales[first + k + 1 < next_vector ? vector : vector + 1])}
+                            << 16;
+        }
       }
       if (units && count == kUnit) {
         *reinterpret_cast<uint2*>(values + first) = make_uint2(decoded[0], decoded[1]);

@@ -81,15 +81,59 @@ LTX_HOST_DEVICE inline float Fp8RowLargest(float largest, float value) {
   return magnitude < FloatOfBits(0x7f800000u) && magnitude > largest ? magnitude : largest;
 }
 
+// The codes of `low` and `high` (E4M3FromFloat of each), `low`'s in bits 0-7 and `high`'s in
+// bits 8-15. A GPU of compute capability 8.9 and up converts both in one instruction
+// (cvt.rn.satfinite: the same rounding and saturation), whose NaN may keep the input's sign:
+// made kE4M3NaN, so that every GPU and the host give the same codes.
+LTX_HOST_DEVICE inline uint32_t E4M3PairFromFloats(float low, float high) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  uint32_t codes;
+  asm("{\n .reg .b16 pair;\n cvt.rn.satfinite.e4m3x2.f32 pair, %1, %2;\n"
+      " cvt.u32.u16 %0, pair;\n}" : "=r"(codes) : "f"(high), "f"(low));
+  if ((codes & 0x7fu) == 0x7fu) codes = (codes & 0xff00u) | kE4M3NaN;
+  if ((codes & 0x7f00u) == 0x7f00u) codes = (codes & 0x00ffu) | (uint32_t{kE4M3NaN} << 8);
+  return codes;
+#else
+  return uint32_t{E4M3FromFloat(low)} | (uint32_t{E4M3FromFloat(high)} << 8);
+#endif
+}
+
+// The values of the codes in bits 0-7 (*low) and 8-15 (*high) of `codes`, E4M3ToFloat of each.
+// A GPU of compute capability 8.9 and up converts both through fp16, exactly, in three
+// instructions; its NaN may have another payload than the host's (Fp8DecodeValue makes every
+// NaN canonical).
+LTX_HOST_DEVICE inline void E4M3PairToFloats(uint32_t codes, float* low, float* high) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
+  asm("{\n .reg .b16 pair, l, h;\n .reg .b32 halves;\n cvt.u16.u32 pair, %2;\n"
+      " cvt.rn.f16x2.e4m3x2 halves, pair;\n mov.b32 {l, h}, halves;\n"
+      " cvt.f32.f16 %0, l;\n cvt.f32.f16 %1, h;\n}" : "=f"(*low), "=f"(*high) : "r"(codes));
+#else
+  *low = E4M3ToFloat(static_cast<uint8_t>(codes));
+  *high = E4M3ToFloat(static_cast<uint8_t>(codes >> 8));
+#endif
+}
+
 // The code that carries `value` of a row with `scale`.
 LTX_HOST_DEVICE inline uint8_t Fp8Encode(float value, float scale) {
   return E4M3FromFloat(DivRn(value, scale));
 }
 
+// Fp8Encode of `low` and `high`, `low`'s code in bits 0-7 and `high`'s in bits 8-15.
+LTX_HOST_DEVICE inline uint32_t Fp8EncodePair(float low, float high, float scale) {
+  return E4M3PairFromFloats(DivRn(low, scale), DivRn(high, scale));
+}
+
+// The `Element` bits the receiver writes for a code of value `value` (E4M3ToFloat, any NaN) of a
+// row with `scale`.
+template <typename Element>
+LTX_HOST_DEVICE inline typename Element::Bits Fp8DecodeValue(float value, float scale) {
+  return RoundCanonical<Element>(MulRn(value, scale));
+}
+
 // The `Element` bits the receiver writes for `code` of a row with `scale`.
 template <typename Element>
 LTX_HOST_DEVICE inline typename Element::Bits Fp8Decode(uint8_t code, float scale) {
-  return RoundCanonical<Element>(MulRn(E4M3ToFloat(code), scale));
+  return Fp8DecodeValue<Element>(E4M3ToFloat(code), scale);
 }
 
 }  // namespace ltx
