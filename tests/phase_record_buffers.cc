@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <utility>
 
 #include "gtest/gtest.h"
@@ -58,7 +59,10 @@ CallOptions PhaseRecordBuffers::TimedCall(int rank, Protocol protocol) const {
 void PhaseRecordBuffers::ExpectSlotsRecorded(int start_slot, int end_slot,
                                              const std::vector<int>& reached) const {
   // On a GPU that other ranks' spinning blocks share, a block's warps are scheduled beside theirs,
-  // and its other warps may record their last phases long after warp 0 read the end.
+  // and its other warps may record their last phases long after warp 0 read the end. Under
+  // compute-sanitizer (the bundle's sanitize.sh sets LTX_TEST_UNDER_SANITIZER) every warp runs
+  // instrumented, many times slower, and only the lower bound holds.
+  const bool bounded = std::getenv("LTX_TEST_UNDER_SANITIZER") == nullptr;
   const uint64_t slack = RanksShareGpus(devices_) ? kSharedGpuPhaseSlackNs : kPhaseEndSlackNs;
   for (size_t rank = 0; rank < devices_.size(); ++rank) {
     std::vector<PhaseTimestampRecord> host(static_cast<size_t>(ops_) * blocks_);
@@ -82,7 +86,9 @@ void PhaseRecordBuffers::ExpectSlotsRecorded(int start_slot, int end_slot,
       EXPECT_GE(end, start) << "rank " << rank;
       for (int slot : reached) {
         EXPECT_GE(record.ns[slot], start) << "rank " << rank << " phase " << slot;
-        EXPECT_LE(record.ns[slot], end + slack) << "rank " << rank << " phase " << slot;
+        if (bounded) {
+          EXPECT_LE(record.ns[slot], end + slack) << "rank " << rank << " phase " << slot;
+        }
       }
     }
   }

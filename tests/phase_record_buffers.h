@@ -46,7 +46,8 @@ class PhaseRecordBuffers {
   // of its slot (PhaseRecordIndex), the `ops` records of a rank holding `ops` successive ops (so
   // none kept its poison or an older op), end >= start, and every phase of `reached` in
   // [start, end + kPhaseEndSlackNs] (a block's end may be read before its other warps' last
-  // phases; kSharedGpuPhaseSlackNs where ranks share a GPU). `Phase` is OneTripPhase or
+  // phases; kSharedGpuPhaseSlackNs where ranks share a GPU; no upper bound where the environment
+  // sets LTX_TEST_UNDER_SANITIZER, as the bundle's sanitize.sh does). `Phase` is OneTripPhase or
   // DirectPhase. Not thread-safe with timed kernels still running.
   template <typename Phase>
   void ExpectEveryBlockRecorded(const std::vector<Phase>& reached) const {

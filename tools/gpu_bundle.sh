@@ -114,7 +114,8 @@ cat > "${bundle}/sanitize.sh" <<'EOF'
 # initcheck; every test runs on LTX_TEST_RANKS=RANKS with LTX_REQUIRE_RUN=1 (unless set). Prints
 # one line per test (compute-sanitizer's error summary, or why it has none); the logs go to
 # sanitize-TOOL-RANKS-TEST.log in LTX_BUNDLE_LOGS (default: this folder). Exit 0 only when every
-# test passed with no error reported.
+# test passed with no error reported. The tests see LTX_TEST_UNDER_SANITIZER=TOOL and leave out
+# their bounds on how long a kernel's phases take.
 cd "$(dirname "$0")" || exit 1
 if [[ $# -lt 3 ]]; then
   echo "usage: bash sanitize.sh memcheck|racecheck|synccheck|initcheck RANKS TEST... [-- ARGS]"
@@ -139,7 +140,7 @@ for test in "${tests[@]}"; do
   log="${logs}/sanitize-${tool}-${ranks}-${test}.log"
   start=${SECONDS}
   LTX_TEST_RANKS="${ranks}" LTX_REQUIRE_RUN="${LTX_REQUIRE_RUN:-1}" NCCL_NVLS_ENABLE=0 \
-    timeout "${LTX_BUNDLE_TIMEOUT:-540}" "${sanitizer}" --tool "${tool}" --error-exitcode 99 \
+    LTX_TEST_UNDER_SANITIZER="${tool}" timeout "${LTX_BUNDLE_TIMEOUT:-540}" "${sanitizer}" --tool "${tool}" --error-exitcode 99 \
     "./${test}" --gtest_brief=1 "$@" > "${log}" 2>&1
   code=$?
   # memcheck, synccheck and initcheck end with "ERROR SUMMARY", racecheck with "RACECHECK SUMMARY".
