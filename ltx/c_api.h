@@ -130,7 +130,8 @@ typedef struct ltx_runtime_options {
   int num_devices;
   /* How long a GPU waits for its peers at a barrier, > 0. */
   int64_t timeout_us;
-  /* Most thread blocks per rank's kernel; 0: one per SM. */
+  /* Most thread blocks per rank's kernel; 0: one per SM, fewer where ranks share a GPU
+   * (ltx::RuntimeOptions::max_blocks). */
   int max_blocks;
   /* How long host threads poll before they sleep; 0 never polls. */
   int64_t worker_spin_us;

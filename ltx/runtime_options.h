@@ -82,7 +82,7 @@ struct RuntimeOptions {
   // DeadlineExceeded. Must be positive and finite.
   absl::Duration timeout = absl::Seconds(10);
   // Most thread blocks one rank's kernel may use, so that compute can run beside the
-  // collective (a block of 512 threads occupies part of one SM). 0 means one block per SM;
+  // collective (a block occupies part of one SM). 0 means one block per SM;
   // more than one per SM is allowed. Ranks that share a GPU split it: each gets at most its
   // share of the blocks the GPU keeps resident (by the occupancy API), by default
   // SMs / (2 (ranks on the GPU - 1)), so that the other ranks' kernels waiting for a rank leave

@@ -840,8 +840,9 @@ TEST(LoadTest, CreateAndDestroyARuntimeHundredTimes) {
 
 // Two Runtimes at once, over ranks 0, 1 and ranks 2, 3 of a four-rank layout (disjoint GPUs
 // where there are four, the same GPUs where the ranks share them). Runtimes that run at once on
-// one GPU split its SMs between them, as the ranks of one Runtime do (kernels/PROTOCOL.md,
-// "Ranks that share a GPU"): each rank gets the SMs divided by the ranks of both on its GPU.
+// one GPU split its SMs between them, so that every rank's kernel is resident at once
+// (kernels/PROTOCOL.md, "Ranks that share a GPU", other Runtimes): each rank gets the SMs
+// divided by the ranks of both on its GPU (no compute runs beside them here).
 TEST(LoadTest, TwoRuntimesOverDisjointRanksAtOnce) {
   LTX_REQUIRE_RANKS(4);
   const std::vector<int> devices = TestDevices(4);

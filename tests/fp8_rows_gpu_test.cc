@@ -1,9 +1,11 @@
 // The FP8 wire's pair conversions on the GPU against the host's one-by-one ones
-// (kernels/wire/fp8_rows.h): a GPU of compute capability 8.9 and up converts with its own
-// instructions, the host reference that every FP8 test compares with never does, so each must
+// (kernels/wire/fp8_rows.h): code built for compute capability 8.9 and up converts with the
+// GPU's own instructions, which the host reference of every FP8 test never does, so both must
 // give the same code and the same decoded bits for every input: every code's value and the
 // midpoints around it (ties and the floats next to them), the saturation range, infinities, NaNs
 // of both signs, zeros, subnormals, a sweep over the float bit patterns; every pair of codes.
+// This build has the instructions on sm_90 and newer GPUs; an 8.x GPU runs the sm_80 code, the
+// host's path, which the test then compares with itself.
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -69,11 +71,13 @@ struct DeviceArray {
 TEST(Fp8RowsGpuTest, EncodesEveryProbeAsTheHostDoes) {
   if (VisibleGpuCount() == 0) LTX_SKIP_GPU_TEST("needs a GPU, none is visible");
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
-  std::vector<float> values = ProbeValues();
-  // Each probe as a pair's low value and as its high one: odd counts take one more.
-  values.push_back(1.0f);
-  const std::vector<float> shifted(values.begin() + 1, values.end());
-  values.insert(values.end(), shifted.begin(), shifted.end());
+  const std::vector<float> probes = ProbeValues();
+  // Each probe as a pair's low value and as its high one: the second copy starts at an odd
+  // index, so probe i lands in slot i % 2 of its pair in the first copy and in the other slot
+  // in the second.
+  std::vector<float> values = probes;
+  if (values.size() % 2 == 0) values.push_back(1.0f);
+  values.insert(values.end(), probes.begin(), probes.end());
   if (values.size() % 2 != 0) values.push_back(-1.0f);
   const int64_t pairs = static_cast<int64_t>(values.size() / 2);
   DeviceArray<float> device_values(values.size());

@@ -1,6 +1,7 @@
 // Tests of ltx/runtime/rank_placement.h: resolving RuntimeOptions::devices into ranks (GPUs named
 // more than once included), the co-located ranks and peers of each, and the block budget that lets
-// the kernels of every rank of one GPU be resident at once.
+// the kernels of every rank of one GPU be resident at once and by default leaves half its SMs free
+// of the others' kernels.
 #include "ltx/runtime/rank_placement.h"
 
 #include <vector>
@@ -129,6 +130,8 @@ TEST(RankBlockBudgetTest, SharedGpusSplitTheSmsAndNeverExceedWhatIsResident) {
 
 TEST(RankBlockBudgetTest, AtLeastOneBlock) {
   EXPECT_EQ(RankBlockBudget(0, GpuBlockCapacity{2, 1}, 8), 1);
+  // Fewer SMs than 2 (k - 1): one block each, which no longer leaves half the SMs free.
+  EXPECT_EQ(RankBlockBudget(0, GpuBlockCapacity{8, 1}, 8), 1);
 }
 
 TEST(HardwareQueuesTest, CudaDefaultAndRange) {

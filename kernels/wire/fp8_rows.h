@@ -82,7 +82,8 @@ LTX_HOST_DEVICE inline float Fp8RowLargest(float largest, float value) {
 }
 
 // The codes of `low` and `high` (E4M3FromFloat of each), `low`'s in bits 0-7 and `high`'s in
-// bits 8-15. A GPU of compute capability 8.9 and up converts both in one instruction
+// bits 8-15. Code built for compute capability 8.9 and up (this build: sm_90 and the compute_90
+// PTX that newer GPUs compile; an 8.x GPU runs the sm_80 code) converts both in one instruction
 // (cvt.rn.satfinite: the same rounding and saturation), whose NaN may keep the input's sign:
 // made kE4M3NaN, so that every GPU and the host give the same codes.
 LTX_HOST_DEVICE inline uint32_t E4M3PairFromFloats(float low, float high) {
@@ -99,7 +100,7 @@ LTX_HOST_DEVICE inline uint32_t E4M3PairFromFloats(float low, float high) {
 }
 
 // The values of the codes in bits 0-7 (*low) and 8-15 (*high) of `codes`, E4M3ToFloat of each.
-// A GPU of compute capability 8.9 and up converts both through fp16, exactly, in three
+// Code built for compute capability 8.9 and up converts both through fp16, exactly, in three
 // instructions; its NaN may have another payload than the host's (Fp8DecodeValue makes every
 // NaN canonical).
 LTX_HOST_DEVICE inline void E4M3PairToFloats(uint32_t codes, float* low, float* high) {

@@ -1,6 +1,7 @@
 // Where a Runtime's ranks run: the GPU of each rank, which ranks share a GPU, and how many
 // thread blocks each rank's kernel may use so that the kernels of ranks sharing a GPU can all be
-// resident at once (kernels/PROTOCOL.md, "Ranks that share a GPU"). Pure logic: no CUDA call.
+// resident at once, leaving by default half its SMs to a rank's compute while the others wait
+// (kernels/PROTOCOL.md, "Ranks that share a GPU"). Pure logic: no CUDA call.
 #ifndef LTX_RUNTIME_RANK_PLACEMENT_H_
 #define LTX_RUNTIME_RANK_PLACEMENT_H_
 

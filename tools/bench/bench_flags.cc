@@ -24,7 +24,7 @@ ABSL_FLAG(std::string, protocol, ltx::BenchFlagValues().protocol,
 ABSL_FLAG(int, blocks, ltx::BenchFlagValues().blocks,
           "Thread blocks per rank of each ltx call; 0 = by size.");
 ABSL_FLAG(int, max_blocks, ltx::BenchFlagValues().max_blocks,
-          "Cap on thread blocks per rank; 0 = one per SM.");
+          "Cap on thread blocks per rank; 0 = one per SM, fewer where ranks share a GPU.");
 ABSL_FLAG(std::string, transport, ltx::BenchFlagValues().transport,
           "auto, peer_stores or copy_engine.");
 ABSL_FLAG(int, warmup, ltx::BenchFlagValues().warmup, "-w: warm-up calls before timing.");

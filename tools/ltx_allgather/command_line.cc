@@ -40,7 +40,8 @@ same):
         --devices=3,1            CUDA device ordinals in rank order, 1 to 8 (instead of -g);
                                  a GPU may repeat: its ranks share it (e.g. 0,0,0,0)
         --transport=NAME         auto | peer_stores | copy_engine (default auto)
-        --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
+        --max_blocks=N           cap on thread blocks per rank (default 0: one per SM, fewer
+                                 where ranks share a GPU)
         --one_trip_max_bytes=N   largest shard the automatic protocol sends one-trip, at most
                                  524288 (default -1: by world size, 512K on 2 GPUs, 256K on 4)
         --copy_engine_min_bytes=N  smallest shard an eager automatic call moves by the copy

@@ -75,7 +75,8 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
     -g, --gpus=N                 use GPUs 0..N-1 (default 0: every visible GPU)
         --devices=3,1            CUDA device ordinals in rank order, 1 to 8 (instead of -g);
                                  a GPU may repeat: its ranks share it (e.g. 0,0,0,0)
-        --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
+        --max_blocks=N           cap on thread blocks per rank (default 0: one per SM, fewer
+                                 where ranks share a GPU)
   Benchmark (--bench)
         --op=NAME                allreduce | reduce_scatter | allreduce_rmsnorm (the AllReduce
                                  with the fused residual-add + RMSNorm, beside ltx's AllReduce

@@ -80,7 +80,8 @@ Flags (short forms as in nccl-tests; "-b 1M", "-b1M", "-b=1M" and "--min_bytes=1
         --devices=3,1            CUDA device ordinals in rank order, 1 to 8 (instead of -g);
                                  a GPU may repeat: its ranks share it (e.g. 0,0,0,0)
         --transport=NAME         auto | peer_stores | copy_engine (default auto)
-        --max_blocks=N           cap on thread blocks per rank (default 0: one per SM)
+        --max_blocks=N           cap on thread blocks per rank (default 0: one per SM, fewer
+                                 where ranks share a GPU)
   Every run
     -d, --dtype=NAME             bf16 fp16 fp32 fp8_e4m3 fp8_e5m2 int8 uint8 int16 uint16
                                  int32 uint32 int64 uint64 fp64 bool complex64 complex128
