@@ -1,5 +1,5 @@
-// Tests of CUDA error to absl::Status conversion (ltx/cuda/cuda_status.h): canonical codes and
-// messages. Needs no GPU.
+// Tests of CUDA error to absl::Status conversion (ltx/cuda/cuda_status.h, and the driver API's
+// DriverStatus of ltx/cuda/driver_api.h): canonical codes and messages. Needs no GPU.
 #include "ltx/cuda/cuda_status.h"
 
 #include <cuda_runtime_api.h>
@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "ltx/cuda/driver_api.h"
 
 namespace ltx {
 namespace {
@@ -44,8 +45,32 @@ TEST(CudaStatusTest, OtherErrorsAreInternal) {
             absl::StatusCode::kUnimplemented);
   EXPECT_EQ(CudaStatus(cudaErrorLaunchOutOfResources, "launch").code(),
             absl::StatusCode::kResourceExhausted);
-  EXPECT_EQ(CudaStatus(cudaErrorLaunchFailure, "launch").code(), absl::StatusCode::kInternal);
-  EXPECT_EQ(CudaStatus(cudaErrorIllegalAddress, "sync").code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(CudaStatus(cudaErrorStreamCaptureUnsupported, "capture").code(),
+            absl::StatusCode::kInternal);
+}
+
+// A fault on the GPU ends its CUDA context for the whole process: DataLoss, saying so.
+TEST(CudaStatusTest, FaultsOnTheGpuAreDataLossAndSayTheContextIsLost) {
+  for (cudaError_t fault : {cudaErrorIllegalAddress, cudaErrorLaunchFailure,
+                            cudaErrorHardwareStackError, cudaErrorIllegalInstruction,
+                            cudaErrorMisalignedAddress, cudaErrorInvalidAddressSpace,
+                            cudaErrorInvalidPc, cudaErrorAssert, cudaErrorLaunchTimeout,
+                            cudaErrorECCUncorrectable}) {
+    const absl::Status status = CudaStatus(fault, "rank 1: cudaStreamSynchronize");
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr(cudaGetErrorName(fault)));
+    EXPECT_THAT(std::string(status.message()), HasSubstr("only a new process"));
+  }
+  for (CUresult fault : {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED,
+                         CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_ILLEGAL_INSTRUCTION,
+                         CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_INVALID_ADDRESS_SPACE,
+                         CUDA_ERROR_INVALID_PC, CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_TIMEOUT,
+                         CUDA_ERROR_ECC_UNCORRECTABLE}) {
+    const absl::Status status = DriverStatus(fault, "cuStreamSynchronize");
+    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+    EXPECT_THAT(std::string(status.message()), HasSubstr("only a new process"));
+  }
+  EXPECT_EQ(DriverStatus(CUDA_ERROR_UNKNOWN, "cuMemMap").code(), absl::StatusCode::kInternal);
 }
 
 TEST(CudaStatusTest, MessageHasWhatAndTheErrorName) {

@@ -28,6 +28,18 @@ absl::Status CudaStatus(cudaError_t error, absl::string_view what) {
     case cudaErrorInvalidDevicePointer:
     case cudaErrorInvalidResourceHandle:
       return absl::InvalidArgumentError(message);
+    // A fault on the GPU: the error is sticky, the CUDA context of the whole process is lost.
+    case cudaErrorIllegalAddress:
+    case cudaErrorLaunchFailure:
+    case cudaErrorHardwareStackError:
+    case cudaErrorIllegalInstruction:
+    case cudaErrorMisalignedAddress:
+    case cudaErrorInvalidAddressSpace:
+    case cudaErrorInvalidPc:
+    case cudaErrorAssert:
+    case cudaErrorLaunchTimeout:
+    case cudaErrorECCUncorrectable:
+      return absl::DataLossError(absl::StrCat(message, kContextLost));
     default:
       return absl::InternalError(message);
   }

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "ltx/cuda/cuda_status.h"
 
 namespace ltx {
 namespace {
@@ -74,6 +75,18 @@ absl::Status DriverStatus(CUresult result, absl::string_view what) {
     case CUDA_ERROR_DEINITIALIZED:
     case CUDA_ERROR_PEER_ACCESS_UNSUPPORTED:
       return absl::FailedPreconditionError(message);
+    // A fault on the GPU, as CudaStatus's.
+    case CUDA_ERROR_ILLEGAL_ADDRESS:
+    case CUDA_ERROR_LAUNCH_FAILED:
+    case CUDA_ERROR_HARDWARE_STACK_ERROR:
+    case CUDA_ERROR_ILLEGAL_INSTRUCTION:
+    case CUDA_ERROR_MISALIGNED_ADDRESS:
+    case CUDA_ERROR_INVALID_ADDRESS_SPACE:
+    case CUDA_ERROR_INVALID_PC:
+    case CUDA_ERROR_ASSERT:
+    case CUDA_ERROR_LAUNCH_TIMEOUT:
+    case CUDA_ERROR_ECC_UNCORRECTABLE:
+      return absl::DataLossError(absl::StrCat(message, kContextLost));
     default:
       return absl::InternalError(message);
   }

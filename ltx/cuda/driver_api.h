@@ -39,8 +39,9 @@ bool CudaDriverInstalled();
 // (CUDA_ERROR_INVALID_VALUE, CUDA_ERROR_INVALID_DEVICE -> InvalidArgument;
 // CUDA_ERROR_OUT_OF_MEMORY -> ResourceExhausted; CUDA_ERROR_NOT_SUPPORTED -> Unimplemented;
 // CUDA_ERROR_NO_DEVICE, CUDA_ERROR_NOT_INITIALIZED, CUDA_ERROR_DEINITIALIZED,
-// CUDA_ERROR_PEER_ACCESS_UNSUPPORTED -> FailedPrecondition; others -> Internal) and whose
-// message is "<what>: <error name> (<number>)". Thread-safe.
+// CUDA_ERROR_PEER_ACCESS_UNSUPPORTED -> FailedPrecondition; a fault on the GPU -> DataLoss,
+// as CudaStatus; others -> Internal) and whose message is "<what>: <error name> (<number>)".
+// Thread-safe.
 absl::Status DriverStatus(CUresult result, absl::string_view what);
 
 }  // namespace ltx
