@@ -49,26 +49,32 @@ TEST(CudaStatusTest, OtherErrorsAreInternal) {
             absl::StatusCode::kInternal);
 }
 
-// A fault on the GPU ends its CUDA context for the whole process: DataLoss, saying so.
+// A fault on the GPU ends its CUDA context for the whole process: DataLoss, saying so, from the
+// runtime API and the driver API alike.
 TEST(CudaStatusTest, FaultsOnTheGpuAreDataLossAndSayTheContextIsLost) {
-  for (cudaError_t fault : {cudaErrorIllegalAddress, cudaErrorLaunchFailure,
-                            cudaErrorHardwareStackError, cudaErrorIllegalInstruction,
-                            cudaErrorMisalignedAddress, cudaErrorInvalidAddressSpace,
-                            cudaErrorInvalidPc, cudaErrorAssert, cudaErrorLaunchTimeout,
-                            cudaErrorECCUncorrectable}) {
-    const absl::Status status = CudaStatus(fault, "rank 1: cudaStreamSynchronize");
-    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
-    EXPECT_THAT(std::string(status.message()), HasSubstr(cudaGetErrorName(fault)));
-    EXPECT_THAT(std::string(status.message()), HasSubstr("only a new process"));
-  }
-  for (CUresult fault : {CUDA_ERROR_ILLEGAL_ADDRESS, CUDA_ERROR_LAUNCH_FAILED,
-                         CUDA_ERROR_HARDWARE_STACK_ERROR, CUDA_ERROR_ILLEGAL_INSTRUCTION,
-                         CUDA_ERROR_MISALIGNED_ADDRESS, CUDA_ERROR_INVALID_ADDRESS_SPACE,
-                         CUDA_ERROR_INVALID_PC, CUDA_ERROR_ASSERT, CUDA_ERROR_LAUNCH_TIMEOUT,
-                         CUDA_ERROR_ECC_UNCORRECTABLE}) {
-    const absl::Status status = DriverStatus(fault, "cuStreamSynchronize");
-    EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
-    EXPECT_THAT(std::string(status.message()), HasSubstr("only a new process"));
+  struct Fault {
+    cudaError_t runtime;
+    CUresult driver;
+  };
+  const Fault faults[] = {
+      {cudaErrorIllegalAddress, CUDA_ERROR_ILLEGAL_ADDRESS},
+      {cudaErrorLaunchFailure, CUDA_ERROR_LAUNCH_FAILED},
+      {cudaErrorHardwareStackError, CUDA_ERROR_HARDWARE_STACK_ERROR},
+      {cudaErrorIllegalInstruction, CUDA_ERROR_ILLEGAL_INSTRUCTION},
+      {cudaErrorMisalignedAddress, CUDA_ERROR_MISALIGNED_ADDRESS},
+      {cudaErrorInvalidAddressSpace, CUDA_ERROR_INVALID_ADDRESS_SPACE},
+      {cudaErrorInvalidPc, CUDA_ERROR_INVALID_PC},
+      {cudaErrorAssert, CUDA_ERROR_ASSERT},
+      {cudaErrorLaunchTimeout, CUDA_ERROR_LAUNCH_TIMEOUT},
+      {cudaErrorECCUncorrectable, CUDA_ERROR_ECC_UNCORRECTABLE}};
+  for (const Fault& fault : faults) {
+    const absl::Status from_runtime = CudaStatus(fault.runtime, "rank 1: cudaStreamSynchronize");
+    EXPECT_THAT(std::string(from_runtime.message()), HasSubstr(cudaGetErrorName(fault.runtime)));
+    for (const absl::Status& status :
+         {from_runtime, DriverStatus(fault.driver, "cuStreamSynchronize")}) {
+      EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss) << status;
+      EXPECT_THAT(std::string(status.message()), HasSubstr("only a new process")) << status;
+    }
   }
   EXPECT_EQ(DriverStatus(CUDA_ERROR_UNKNOWN, "cuMemMap").code(), absl::StatusCode::kInternal);
 }
