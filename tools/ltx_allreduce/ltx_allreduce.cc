@@ -126,12 +126,16 @@ absl::Status RunRmsNormCase(Runtime& runtime, RmsNormHarness& harness, const Rms
   return harness.Verify();
 }
 
-// Prints one smoke case's line; returns 1 if it failed.
-int PrintSmokeLine(const std::string& what, CallStyle style, const absl::Status& status) {
+// Prints one smoke case's line, and Resets `runtime` where the case stopped it, so that the next
+// case runs; returns 1 if it failed.
+int FinishSmokeCase(Runtime& runtime, const std::string& what, CallStyle style,
+                    const absl::Status& status) {
   absl::PrintF("%-64s %-12s %s\n", what,
                style == CallStyle::kCoordinated ? "coordinated" : "per-rank",
                status.ok() ? "PASS" : absl::StrCat("FAIL ", status.ToString()));
-  return status.ok() ? 0 : 1;
+  if (status.ok()) return 0;
+  if (!runtime.status().ok()) runtime.Reset(kWait).IgnoreError();
+  return 1;
 }
 
 // Runs every smoke case once (the reductions', then the epilogue's), alternating coordinated
@@ -153,14 +157,14 @@ int Smoke(Runtime& runtime) {
   absl::PrintF("%-64s %-12s %s\n", "# case", "style", "result");
   for (size_t i = 0; i < cases.size(); ++i) {
     const CallStyle style = i % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
-    failures += PrintSmokeLine(cases[i].ToString(), style,
-                               RunAndVerify(runtime, **harness, cases[i], style));
+    failures += FinishSmokeCase(runtime, cases[i].ToString(), style,
+                                RunAndVerify(runtime, **harness, cases[i], style));
   }
   for (size_t i = 0; i < rmsnorm_cases.size(); ++i) {
     const CallStyle style = i % 2 == 0 ? CallStyle::kCoordinated : CallStyle::kPerRankThreads;
     failures +=
-        PrintSmokeLine(absl::StrCat("all_reduce_rmsnorm ", rmsnorm_cases[i].ToString()), style,
-                       RunRmsNormCase(runtime, **rmsnorm, rmsnorm_cases[i], style));
+        FinishSmokeCase(runtime, absl::StrCat("all_reduce_rmsnorm ", rmsnorm_cases[i].ToString()),
+                        style, RunRmsNormCase(runtime, **rmsnorm, rmsnorm_cases[i], style));
   }
   absl::PrintF("%s: %d of %d case(s) failed on %d rank(s)\n", failures == 0 ? "PASS" : "FAIL",
                failures, cases.size() + rmsnorm_cases.size(), runtime.world_size());

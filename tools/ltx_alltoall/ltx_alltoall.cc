@@ -166,7 +166,8 @@ absl::Status RunOnce(Runtime& runtime, AllToAllHarness& harness, bool per_rank) 
   return runtime.Synchronize(absl::Seconds(30));
 }
 
-// Runs every case of `cases` in both call styles, each with its round trip; the exit code.
+// Runs every case of `cases` in both call styles, each with its round trip, and Resets the
+// Runtime after a case that stopped it, so that the next case runs; the exit code.
 int RunSmokeCases(Runtime& runtime, AllToAllHarness& harness,
                   const std::vector<AllToAllCase>& cases) {
   int failures = 0;
@@ -179,12 +180,17 @@ int RunSmokeCases(Runtime& runtime, AllToAllHarness& harness,
       if (status.ok()) status = harness.PrepareInverse();
       if (status.ok()) status = RunOnce(runtime, harness, per_rank);
       if (status.ok()) status = harness.Verify();  // The round trip returns the input.
-      if (!status.ok()) ++failures;
       absl::PrintF("%-70s %-12s %s\n", c.ToString().c_str(), per_rank ? "per-rank" : "coordinated",
                    status.ok() ? "ok + round trip ok" : status.ToString().c_str());
+      if (status.ok()) continue;
+      ++failures;
+      if (!runtime.status().ok()) runtime.Reset(absl::Seconds(30)).IgnoreError();
     }
   }
-  absl::PrintF("%s\n", failures == 0 ? "PASS" : "FAIL");
+  absl::PrintF("%s: %d cases x 2 call styles, each with its round trip, on %d rank(s), GPUs [%s], "
+               "%d failed\n",
+               failures == 0 ? "PASS" : "FAIL", cases.size(), runtime.world_size(),
+               absl::StrJoin(runtime.devices(), ","), failures);
   return failures == 0 ? kExitOk : kExitFailed;
 }
 
