@@ -698,6 +698,40 @@ class RuntimeGlueTest(unittest.TestCase):
         self.assertTrue(text.startswith(b"counts[1] = -5 must be an integer"), text)
         self.assertNotIn("ltx_all_gather_rank", [name for name, _ in self.fake.calls])
 
+    def test_any_refused_argument_of_a_per_rank_call_stops_the_runtime(self):
+        x = FakeTensor([5, 4], device=("cuda", 1), pointer=0x10)
+        y = FakeTensor([6, 4], device=("cuda", 1), pointer=0x20)
+        for counts, dim in ((None, -2), (5, -2), ([1, 5], 1.5)):
+            with self.subTest(counts=counts, dim=dim):
+                self.fake.calls.clear()
+                runtime = ltx.Runtime()
+                with self.assertRaises(Exception):
+                    runtime.all_gather_rank(1, x, y, counts, stream=9, dim=dim)
+                handle, code, text = self.last("ltx_runtime_stop")
+                self.assertEqual((handle.value, code), (0x5000, 3))
+                self.assertTrue(text.startswith(b"rank 1: ") or b"counts" in text, text)
+                self.assertNotIn("ltx_all_gather_rank", [name for name, _ in self.fake.calls])
+
+    def test_the_rmsnorm_rank_is_checked_as_every_rank(self):
+        runtime = ltx.Runtime()
+        x = FakeTensor([4, 8], device=("cuda", 1), pointer=0x10)
+        w = FakeTensor([8], device=("cuda", 1), pointer=0x40)
+        for rank in (True, 1.0, 2, -1):
+            with self.subTest(rank=rank):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, "rank"):
+                    runtime.prepare_all_reduce_rmsnorm_rank(rank, x, x, x, w)
+
+    def test_a_bad_wait_timeout_is_refused_before_the_launch(self):
+        runtime = ltx.Runtime()
+        inputs, outputs = two_rank_tensors([3, 0], [3, 3])
+        for wait_timeout in (None, -1, float("inf")):
+            with self.subTest(wait_timeout=wait_timeout):
+                with self.assertRaisesRegex(ltx.InvalidArgumentError, "wait_timeout"):
+                    runtime.all_gather(inputs, outputs, streams=[7, 8],
+                                       wait_timeout=wait_timeout)
+        self.assertNotIn("ltx_all_gather", [name for name, _ in self.fake.calls])
+        runtime.all_gather(inputs, outputs, streams=[7, 8], wait=False, wait_timeout=None)
+
     def test_a_wait_that_times_out_keeps_the_op_and_its_tensors(self):
         runtime = ltx.Runtime()
         inputs, outputs = two_rank_tensors([3, 0], [3, 3])

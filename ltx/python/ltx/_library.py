@@ -196,7 +196,12 @@ def lib() -> ctypes.CDLL:
             except OSError as e:
                 raise ImportError(f"ltx: cannot load {path} (set LTX_LIBRARY): {e}") from e
             for name, (restype, argtypes) in _PROTOTYPES.items():
-                function = getattr(loaded, name)
+                try:
+                    function = getattr(loaded, name)
+                except AttributeError as e:
+                    raise ImportError(
+                        f"ltx: {path} lacks {name}: a libltx.so older than this package "
+                        f"(install the library and the package of one version)") from e
                 function.restype = restype
                 function.argtypes = argtypes
             _lib = loaded

@@ -97,6 +97,13 @@ def _microseconds(seconds, what: str, positive: bool = False) -> int:
     return max(us, 1) if positive else us
 
 
+def _check_wait(wait: bool, wait_timeout) -> None:
+    """InvalidArgumentError, before anything is launched, for a coordinated call's wait_timeout
+    that its wait would refuse after the launch."""
+    if wait:
+        _microseconds(wait_timeout, "wait_timeout")
+
+
 def _eps(eps) -> float:
     """`eps` as a float when fp32 holds it as a positive finite value (the C field is a
     float); InvalidArgumentError otherwise."""
@@ -524,6 +531,7 @@ class Runtime:
         output. Streams, the options and the result are those of all_gather (one-shot, the
         "direct" protocol)."""
         handle = self._live()
+        _check_wait(wait, wait_timeout)
         n = self.world_size
         residual_outs = residuals if residual_outs is None else residual_outs
         streams = [None] * n if streams is None else list(streams)
@@ -565,8 +573,7 @@ class Runtime:
         """Checks the arguments of all_reduce_rmsnorm_rank once and returns a RankCall that
         makes the call (as prepare_all_gather_rank)."""
         self._live()
-        if not 0 <= rank < self.world_size:
-            raise invalid_argument(f"rank {rank} for {self.world_size} ranks")
+        rank = _integer(rank, "rank", 0, self.world_size - 1)
         residual_out = residual if residual_out is None else residual_out
         key, buffers = self._rmsnorm_rank(rank, input, output, residual, residual_out, weight,
                                           stream)
@@ -626,6 +633,7 @@ class Runtime:
         """The coordinated call of `collective`: checks every rank, calls, and waits (wait).
         counts is None for a collective without token counts."""
         handle = self._live()
+        _check_wait(wait, wait_timeout)
         n = self.world_size
         streams = [None] * n if streams is None else list(streams)
         sizes = [(len(inputs), "inputs"), (len(outputs), "outputs"), (len(streams), "streams")]
@@ -704,13 +712,21 @@ class Runtime:
         try:
             call = prepare()
         except InvalidArgumentError as error:
-            if self._handle:
-                prefix = "INVALID_ARGUMENT: "
-                text = error.message[len(prefix):] if error.message.startswith(prefix) \
-                    else error.message
-                check(lib().ltx_runtime_stop(self._handle, error.code, text.encode()))
+            prefix = "INVALID_ARGUMENT: "
+            text = error.message[len(prefix):] if error.message.startswith(prefix) \
+                else error.message
+            self._stop(error.code, text)
+            raise
+        except Exception as error:  # A TypeError of an argument, say: refused all the same.
+            self._stop(InvalidArgumentError.code,
+                       f"rank {rank}: {type(error).__name__}: {error}")
             raise
         call()
+
+    def _stop(self, code: int, message: str) -> None:
+        """Stops the Runtime (ltx_runtime_stop) with `code` and `message`, unless closed."""
+        if self._handle:
+            check(lib().ltx_runtime_stop(self._handle, code, message.encode()))
 
     def synchronize(self, timeout: float = 30.0) -> None:
         """Waits for every rank's last op made through this Runtime; raises its error."""

@@ -72,6 +72,22 @@ def runtime_of(handle: int) -> Runtime:
     return runtime
 
 
+def _rank_op(runtime: int, rank: int, make_outputs, prepare):
+    """Rank `rank`'s call on the Runtime of handle `runtime`: the new outputs make_outputs()
+    returns, then the RankCall that prepare(ltx_runtime, outputs) returns made; returns the
+    outputs. An argument refused on the way, the outputs' shapes included, stops the Runtime as
+    a refused per-rank call does (the peers may be waiting in their op:
+    Runtime.all_gather_rank)."""
+    ltx_runtime = runtime_of(runtime)
+    made = []
+
+    def prepared():
+        made.append(make_outputs())
+        return prepare(ltx_runtime, made[0])
+    ltx_runtime._call_rank_now(rank, prepared)
+    return made[0]
+
+
 def _all_to_all_shape(input: torch.Tensor, rank: int, counts: typing.List[int],
                       direction: str, head_counts: typing.Optional[typing.List[int]]) -> tuple:
     """The output shape of torch.ops.ltx.all_to_all (see all_to_all_output_shape)."""
@@ -87,9 +103,10 @@ def all_gather(input: torch.Tensor, runtime: int, rank: int, counts: typing.List
     the input's shape with sum(counts) along `dim`, rank s's tokens at offset
     counts[0] + ... + counts[s - 1] (Runtime.all_gather_rank)."""
     input = input.contiguous()
-    output = input.new_empty(all_gather_output_shape(input.shape, counts, dim))
-    runtime_of(runtime).all_gather_rank(rank, input, output, counts, dim=dim)
-    return output
+    return _rank_op(
+        runtime, rank, lambda: input.new_empty(all_gather_output_shape(input.shape, counts, dim)),
+        lambda ltx_runtime, output: ltx_runtime.prepare_all_gather_rank(rank, input, output,
+                                                                         counts, dim=dim))
 
 
 @all_gather.register_fake
@@ -106,10 +123,11 @@ def all_to_all(input: torch.Tensor, runtime: int, rank: int, counts: typing.List
     head_dim], "heads_to_seq" the reverse; H_rank is head_counts[rank], or heads / len(counts)
     without head_counts (Runtime.all_to_all_rank)."""
     input = input.contiguous()
-    output = input.new_empty(_all_to_all_shape(input, rank, counts, direction, head_counts))
-    runtime_of(runtime).all_to_all_rank(rank, input, output, counts, direction=direction,
-                                        head_counts=head_counts)
-    return output
+    return _rank_op(
+        runtime, rank,
+        lambda: input.new_empty(_all_to_all_shape(input, rank, counts, direction, head_counts)),
+        lambda ltx_runtime, output: ltx_runtime.prepare_all_to_all_rank(
+            rank, input, output, counts, direction=direction, head_counts=head_counts))
 
 
 @all_to_all.register_fake
@@ -130,9 +148,10 @@ def all_reduce(input: torch.Tensor, runtime: int, rank: int, reduction: str) -> 
     the input's shape, the element-wise `reduction` ("sum", "max", "min") of every rank's
     input, the same bits on every rank (Runtime.all_reduce_rank)."""
     input = input.contiguous()
-    output = input.new_empty(input.shape)
-    runtime_of(runtime).all_reduce_rank(rank, input, output, reduction)
-    return output
+    return _rank_op(
+        runtime, rank, lambda: input.new_empty(input.shape),
+        lambda ltx_runtime, output: ltx_runtime.prepare_all_reduce_rank(rank, input, output,
+                                                                         reduction))
 
 
 @all_reduce.register_fake
@@ -149,10 +168,11 @@ def reduce_scatter(input: torch.Tensor, runtime: int, rank: int, counts: typing.
     every rank's input of the tokens [counts[0] + ... + counts[rank - 1], + counts[rank])
     (Runtime.reduce_scatter_rank)."""
     input = input.contiguous()
-    output = input.new_empty(reduce_scatter_output_shape(input.shape, rank, counts, dim))
-    runtime_of(runtime).reduce_scatter_rank(rank, input, output, counts, reduction=reduction,
-                                            dim=dim)
-    return output
+    return _rank_op(
+        runtime, rank,
+        lambda: input.new_empty(reduce_scatter_output_shape(input.shape, rank, counts, dim)),
+        lambda ltx_runtime, output: ltx_runtime.prepare_reduce_scatter_rank(
+            rank, input, output, counts, reduction=reduction, dim=dim))
 
 
 @reduce_scatter.register_fake
@@ -185,10 +205,10 @@ def all_reduce_rmsnorm(input: torch.Tensor, residual: torch.Tensor, weight: torc
     residual_out) of the input's shape, residual_out = sum + residual and output =
     RMSNorm(residual_out) * weight over the last dimension, the same bits on every rank."""
     input, residual, weight = input.contiguous(), residual.contiguous(), weight.contiguous()
-    output, residual_out = input.new_empty(input.shape), residual.new_empty(input.shape)
-    runtime_of(runtime).all_reduce_rmsnorm_rank(rank, input, output, residual, weight,
-                                                residual_out, eps=eps)
-    return output, residual_out
+    return _rank_op(
+        runtime, rank, lambda: (input.new_empty(input.shape), residual.new_empty(input.shape)),
+        lambda ltx_runtime, outputs: ltx_runtime.prepare_all_reduce_rmsnorm_rank(
+            rank, input, outputs[0], residual, weight, outputs[1], eps=eps))
 
 
 @all_reduce_rmsnorm.register_fake
