@@ -595,6 +595,9 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
   }
   cudaEvent_t last_done = ranks_[rank]->last_done;
   absl::Status launched;
+  // The launchers read cudaGetLastError: an error left pending on this thread by an earlier
+  // CUDA call (the caller's, or a refused call's) is not this launch's. A sticky one stays.
+  cudaGetLastError();
   if (call.protocol == Protocol::kCopyEngine) {
     const CopyEngineCall copies{op.collective, op.announce_copies(buffers, call), op.plan_copy};
     if (call.capturing) {
@@ -613,9 +616,6 @@ absl::Status Runtime::Launch(int rank, const CollectiveOp& op, const RankBuffers
     // (kernels/PROTOCOL.md, "Ranks that share a GPU"). A turn never waits long for a launch
     // blocked behind a kernel that waits for this rank (LaunchTurn).
     const LaunchTurn one_launch_at_a_time(rank_streams_->LaunchLock(rank));
-    // The launchers read cudaGetLastError: an error left pending on this thread by an earlier
-    // CUDA call (the caller's, or a refused call's) is not this launch's. A sticky one stays.
-    cudaGetLastError();
     launched = RankCudaStatus(op.launch_kernel(peer_stores_->view(rank), buffers, call), rank,
                               "kernel launch");
     if (!call.capturing) {
