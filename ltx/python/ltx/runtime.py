@@ -248,14 +248,17 @@ class Op:
         check(lib().ltx_op_wait(self._handle, _microseconds(timeout, "timeout")))
 
     def close(self) -> None:
-        if self._handle:
-            check(lib().ltx_op_destroy(self._handle))
-            self._handle = None
+        # The handle is taken before the library is called (which releases the GIL), so that no
+        # other thread closing this op, or its Runtime, destroys it twice.
+        handle, self._handle = self._handle, None
+        if handle:
+            check(lib().ltx_op_destroy(handle))
         self._tensors = ()
 
     def __del__(self):
-        if getattr(self, "_handle", None) and self._runtime._handle:
-            lib().ltx_op_destroy(self._handle)
+        handle, self._handle = getattr(self, "_handle", None), None
+        if handle and self._runtime._handle:
+            lib().ltx_op_destroy(handle)
 
 
 class RankCall:
