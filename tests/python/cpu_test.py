@@ -732,6 +732,22 @@ class RuntimeGlueTest(unittest.TestCase):
         self.assertNotIn("ltx_all_gather", [name for name, _ in self.fake.calls])
         runtime.all_gather(inputs, outputs, streams=[7, 8], wait=False, wait_timeout=None)
 
+    def test_close_holds_the_open_ops_tensors_until_the_runtime_is_destroyed(self):
+        runtime = ltx.Runtime()
+        inputs, outputs = two_rank_tensors([3, 0], [3, 3])
+        watched = weakref.ref(inputs[0])
+        op = runtime.all_gather(inputs, outputs, streams=[7, 8], wait=False)  # Not waited for.
+        del inputs, outputs
+        gc.collect()
+        alive_at_destroy = []
+        self.fake.ltx_runtime_destroy = lambda handle: alive_at_destroy.append(
+            watched() is not None) or 0
+        runtime.close()
+        self.assertEqual(alive_at_destroy, [True], "the kernels may still read the tensors")
+        gc.collect()
+        self.assertIsNone(watched())
+        self.assertIsNotNone(op)
+
     def test_a_wait_that_times_out_keeps_the_op_and_its_tensors(self):
         runtime = ltx.Runtime()
         inputs, outputs = two_rank_tensors([3, 0], [3, 3])

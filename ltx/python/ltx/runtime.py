@@ -754,6 +754,9 @@ class Runtime:
     def close(self) -> None:
         """Frees the Runtime (its open ops first). Later calls raise InvalidArgumentError."""
         if self._handle:
+            # The ops' tensors (held here) outlive ltx_runtime_destroy, which waits (bounded)
+            # for the kernels that may still use them.
+            held = [op._tensors for op in self._ops], self._unfinished  # noqa: F841
             for op in list(self._ops):
                 op.close()
             self._unfinished = []
