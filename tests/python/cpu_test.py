@@ -712,6 +712,18 @@ class RuntimeGlueTest(unittest.TestCase):
                 self.assertTrue(text.startswith(b"rank 1: ") or b"counts" in text, text)
                 self.assertNotIn("ltx_all_gather_rank", [name for name, _ in self.fake.calls])
 
+    def test_a_refused_call_of_an_older_generation_is_aborted_and_stops_nothing(self):
+        runtime = ltx.Runtime()  # FakeLibrary: generation 4.
+        x = FakeTensor([5, 4], device=("cuda", 1), pointer=0x10)
+        y = FakeTensor([6, 4], device=("cuda", 1), pointer=0x20)
+        with self.assertRaisesRegex(ltx.AbortedError, "reset generation 3, but the Runtime was "
+                                                      r"Reset since \(now 4\)"):
+            runtime.all_gather_rank(1, x, y, [1, -5], stream=9, generation=3)
+        self.assertNotIn("ltx_runtime_stop", [name for name, _ in self.fake.calls])
+        with self.assertRaises(ltx.InvalidArgumentError):  # The current generation: stopped.
+            runtime.all_gather_rank(1, x, y, [1, -5], stream=9, generation=4)
+        self.assertIn("ltx_runtime_stop", [name for name, _ in self.fake.calls])
+
     def test_the_rmsnorm_rank_is_checked_as_every_rank(self):
         runtime = ltx.Runtime()
         x = FakeTensor([4, 8], device=("cuda", 1), pointer=0x10)

@@ -33,7 +33,8 @@ from . import _library
 from ._library import (MAX_TENSORS, AllGatherShape, AllReduceRmsNormShape, AllReduceShape,
                        AllToAllShape, CallOptions, RankBuffers, ReduceScatterShape,
                        RmsNormBuffers, RuntimeOptions, TensorBuffers, check, lib)
-from .errors import DeadlineExceededError, InvalidArgumentError, invalid_argument
+from .errors import (AbortedError, DeadlineExceededError, InvalidArgumentError, error_for,
+                     invalid_argument)
 from .tensors import (all_reduce_rank_call, alltoall_rank_call, rank_call, rmsnorm_rank_call,
                       stream_handle, token_counts)
 
@@ -384,7 +385,7 @@ class Runtime:
         with the same tensors, prepare_all_gather_rank checks them once."""
         self._call_rank_now(rank, lambda: self.prepare_all_gather_rank(
             rank, input, output, counts, stream, dim=dim, timeout=timeout, blocks=blocks,
-            protocol=protocol, generation=generation, wire=wire))
+            protocol=protocol, generation=generation, wire=wire), generation)
 
     def prepare_all_gather_rank(self, rank: int, input, output, counts, stream=None, *,
                                 dim: int = -2, timeout=None, blocks: int = 0,
@@ -435,7 +436,8 @@ class Runtime:
         all_to_all, the same on every rank; the per-rank contract of all_gather_rank)."""
         self._call_rank_now(rank, lambda: self.prepare_all_to_all_rank(
             rank, input, output, counts, stream, direction=direction, head_counts=head_counts,
-            timeout=timeout, blocks=blocks, protocol=protocol, generation=generation, wire=wire))
+            timeout=timeout, blocks=blocks, protocol=protocol, generation=generation,
+            wire=wire), generation)
 
     def prepare_all_to_all_rank(self, rank: int, input, output, counts, stream=None, *,
                                 direction: str = "seq_to_heads", head_counts=None,
@@ -473,7 +475,8 @@ class Runtime:
         all_gather_rank)."""
         self._call_rank_now(rank, lambda: self.prepare_all_reduce_rank(
             rank, input, output, reduction, stream, timeout=timeout, blocks=blocks,
-            protocol=protocol, generation=generation, two_shot_min_bytes=two_shot_min_bytes))
+            protocol=protocol, generation=generation,
+            two_shot_min_bytes=two_shot_min_bytes), generation)
 
     def prepare_all_reduce_rank(self, rank: int, input, output, reduction: str = "sum",
                                 stream=None, *, timeout=None, blocks: int = 0,
@@ -509,7 +512,7 @@ class Runtime:
         reduce_scatter, the same on every rank; the per-rank contract of all_gather_rank)."""
         self._call_rank_now(rank, lambda: self.prepare_reduce_scatter_rank(
             rank, input, output, counts, stream, reduction=reduction, dim=dim, timeout=timeout,
-            blocks=blocks, protocol=protocol, generation=generation))
+            blocks=blocks, protocol=protocol, generation=generation), generation)
 
     def prepare_reduce_scatter_rank(self, rank: int, input, output, counts, stream=None, *,
                                     reduction: str = "sum", dim: int = -2, timeout=None,
@@ -567,7 +570,7 @@ class Runtime:
         all_gather_rank)."""
         self._call_rank_now(rank, lambda: self.prepare_all_reduce_rmsnorm_rank(
             rank, input, output, residual, weight, residual_out, stream, eps=eps,
-            timeout=timeout, blocks=blocks, generation=generation))
+            timeout=timeout, blocks=blocks, generation=generation), generation)
 
     def prepare_all_reduce_rmsnorm_rank(self, rank: int, input, output, residual, weight,
                                         residual_out=None, stream=None, *, eps: float = 1e-6,
@@ -704,13 +707,15 @@ class Runtime:
         return RankCall(self, function, rank, collective.shape(key, counts), counted, buffers,
                         call, _held((input, output))[0])
 
-    def _call_rank_now(self, rank, prepare) -> None:
-        """Makes rank `rank`'s per-rank call that `prepare` (a prepare_*_rank with its arguments)
-        returns. The peers of a rank whose call is refused wait for it in their op, and this
-        rank's next call would pair with theirs: an argument refused here stops the Runtime
-        (ltx_runtime_stop), as the library stops it for a per-rank call it refuses; calls raise
-        FailedPreconditionError until reset(). A rank that is none of the Runtime's names no
-        op's caller, and is refused without stopping it, as in the library."""
+    def _call_rank_now(self, rank, prepare, generation=None) -> None:
+        """Makes rank `rank`'s per-rank call that `prepare` (a prepare_*_rank with its arguments,
+        `generation` among them) returns. The peers of a rank whose call is refused wait for it
+        in their op, and this rank's next call would pair with theirs: an argument refused here
+        stops the Runtime (ltx_runtime_stop), as the library stops it for a per-rank call it
+        refuses; calls raise FailedPreconditionError until reset(). A rank that is none of the
+        Runtime's names no op's caller, and is refused without stopping it, as in the library;
+        so is a call of an older reset generation (AbortedError: it belongs to no op of this
+        one)."""
         _integer(rank, "rank", 0, self.world_size - 1)
         try:
             call = prepare()
@@ -718,18 +723,28 @@ class Runtime:
             prefix = "INVALID_ARGUMENT: "
             text = error.message[len(prefix):] if error.message.startswith(prefix) \
                 else error.message
-            self._stop(error.code, text)
+            self._refuse(rank, generation, error.code, text, error)
             raise
         except Exception as error:  # A TypeError of an argument, say: refused all the same.
-            self._stop(InvalidArgumentError.code,
-                       f"rank {rank}: {type(error).__name__}: {error}")
+            self._refuse(rank, generation, InvalidArgumentError.code,
+                         f"rank {rank}: {type(error).__name__}: {error}", error)
             raise
         call()
 
-    def _stop(self, code: int, message: str) -> None:
-        """Stops the Runtime (ltx_runtime_stop) with `code` and `message`, unless closed."""
-        if self._handle:
-            check(lib().ltx_runtime_stop(self._handle, code, message.encode()))
+    def _refuse(self, rank: int, generation, code: int, message: str, error) -> None:
+        """Stops the Runtime (ltx_runtime_stop) for rank `rank`'s refused call of `generation`
+        with `code` and `message`, unless closed; for a call of an older reset generation
+        raises AbortedError (from `error`) instead, worded as the library's."""
+        if not self._handle:
+            return
+        current = self.generation
+        if isinstance(generation, numbers.Integral) and not isinstance(generation, bool) \
+                and 0 <= generation < current:
+            raise error_for(AbortedError.code, (
+                f"ABORTED: rank {rank}: call issued for reset generation {generation}, but the "
+                f"Runtime was Reset since (now {current}); dropped, nothing was launched")) \
+                from error
+        check(lib().ltx_runtime_stop(self._handle, code, message.encode()))
 
     def synchronize(self, timeout: float = 30.0) -> None:
         """Waits for every rank's last op made through this Runtime; raises its error."""
