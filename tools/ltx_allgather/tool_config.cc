@@ -163,17 +163,16 @@ absl::Status FillBreakdownConfig(const FlagValues& flags, const CallOptions& cal
 // `flags` sets away from its default, for the smoke run, which reads none of them.
 absl::Status RefuseBenchOnlyFlags(const FlagValues& flags) {
   const FlagValues defaults;
-  std::vector<GivenFlag> given = {{!flags.min_bytes.empty(), "-b/--min_bytes"},
-                                  {flags.max_bytes != defaults.max_bytes, "-e/--max_bytes"},
-                                  {flags.step_factor != defaults.step_factor, "-f/--step_factor"},
-                                  {flags.iters != defaults.iters, "-n/--iters"},
-                                  {flags.hidden != defaults.hidden, "--hidden"},
-                                  {flags.split != defaults.split, "--split"},
-                                  {flags.check != defaults.check, "-c/--check"},
-                                  {flags.in_place != defaults.in_place, "--in_place"}};
-  const std::vector<GivenFlag> shared = GivenBenchFlags(flags);
-  given.insert(given.end(), shared.begin(), shared.end());
-  return RefuseGivenFlags(given, "--bench");
+  const GivenFlag given[] = {{!flags.min_bytes.empty(), "-b/--min_bytes"},
+                             {flags.max_bytes != defaults.max_bytes, "-e/--max_bytes"},
+                             {flags.step_factor != defaults.step_factor, "-f/--step_factor"},
+                             {flags.iters != defaults.iters, "-n/--iters"},
+                             {flags.hidden != defaults.hidden, "--hidden"},
+                             {flags.split != defaults.split, "--split"},
+                             {flags.check != defaults.check, "-c/--check"},
+                             {flags.in_place != defaults.in_place, "--in_place"}};
+  LTX_RETURN_IF_ERROR(RefuseGivenFlags(given, "--bench"));
+  return RefuseGivenFlags(GivenBenchFlags(flags), "--bench");
 }
 
 }  // namespace

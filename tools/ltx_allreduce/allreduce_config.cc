@@ -143,19 +143,18 @@ absl::StatusOr<AllReduceToolConfig> MakeAllReduceToolConfig(const AllReduceFlagV
   LTX_RETURN_IF_ERROR(FillSizes(flags, &config));
   if (!flags.bench) {  // The smoke run has its own cases, dtypes, reductions and calls.
     const AllReduceFlagValues defaults;
-    std::vector<GivenFlag> given = {{!flags.min_bytes.empty(), "-b/--min_bytes"},
-                                    {!flags.max_bytes.empty(), "-e/--max_bytes"},
-                                    {!std::isnan(flags.step_factor), "-f/--step_factor"},
-                                    {flags.path != defaults.path, "--path"},
-                                    {flags.hidden != defaults.hidden, "--hidden"},
-                                    {flags.op != defaults.op, "--op"},
-                                    {flags.dtype != defaults.dtype, "-d/--dtype"},
-                                    {flags.reduction != defaults.reduction, "--reduction"},
-                                    {flags.blocks != defaults.blocks, "--blocks"},
-                                    {flags.iters != defaults.iters, "-n/--iters"}};
-    const std::vector<GivenFlag> shared = GivenBenchFlags(flags);
-    given.insert(given.end(), shared.begin(), shared.end());
+    const GivenFlag given[] = {{!flags.min_bytes.empty(), "-b/--min_bytes"},
+                               {!flags.max_bytes.empty(), "-e/--max_bytes"},
+                               {!std::isnan(flags.step_factor), "-f/--step_factor"},
+                               {flags.path != defaults.path, "--path"},
+                               {flags.hidden != defaults.hidden, "--hidden"},
+                               {flags.op != defaults.op, "--op"},
+                               {flags.dtype != defaults.dtype, "-d/--dtype"},
+                               {flags.reduction != defaults.reduction, "--reduction"},
+                               {flags.blocks != defaults.blocks, "--blocks"},
+                               {flags.iters != defaults.iters, "-n/--iters"}};
     LTX_RETURN_IF_ERROR(RefuseGivenFlags(given, "--bench"));
+    LTX_RETURN_IF_ERROR(RefuseGivenFlags(GivenBenchFlags(flags), "--bench"));
   }
   return config;
 }

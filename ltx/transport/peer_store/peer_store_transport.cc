@@ -45,8 +45,9 @@ PeerStoreTransport::PeerStoreTransport(const std::vector<int>& devices) : ranks_
 absl::StatusOr<std::unique_ptr<PeerStoreTransport>> PeerStoreTransport::Create(
     const RankPlacement& placement, int max_blocks) {
   std::unique_ptr<PeerStoreTransport> transport(new PeerStoreTransport(placement.devices()));
-  LTX_RETURN_IF_ERROR(transport->ForEachRank(
-      [&](int rank) { return transport->Allocate(rank, placement, max_blocks); }));
+  LTX_RETURN_IF_ERROR(transport->ForRanks(AfterError::kStop, [&](int rank) {
+    return transport->Allocate(rank, placement, max_blocks);
+  }));
   LTX_ASSIGN_OR_RETURN(transport->peer_atomics_,
                        HaveNativePeerAtomics(placement.distinct_devices()));
   for (Rank& rank : transport->ranks_) {
@@ -60,23 +61,11 @@ absl::StatusOr<std::unique_ptr<PeerStoreTransport>> PeerStoreTransport::Create(
 }
 
 template <typename Step>
-absl::Status PeerStoreTransport::ForEachRank(Step step) {
-  int previous = 0;
-  LTX_RETURN_IF_ERROR(CudaStatus(cudaGetDevice(&previous), "cudaGetDevice"));
-  absl::Status status;
-  for (int rank = 0; rank < world_size() && status.ok(); ++rank) {
-    status = RankCudaStatus(cudaSetDevice(ranks_[rank].device), rank, "cudaSetDevice");
-    if (status.ok()) status = step(rank);
-  }
-  cudaSetDevice(previous);
-  return status;
-}
-
-template <typename Step>
-absl::Status PeerStoreTransport::ForEveryRank(Step step) {
+absl::Status PeerStoreTransport::ForRanks(AfterError after_error, Step step) {
   int previous = -1;  // Left alone if it cannot be read.
   absl::Status first = CudaStatus(cudaGetDevice(&previous), "cudaGetDevice");
   for (int rank = 0; rank < world_size(); ++rank) {
+    if (!first.ok() && after_error == AfterError::kStop) break;
     absl::Status status =
         RankCudaStatus(cudaSetDevice(ranks_[rank].device), rank, "cudaSetDevice");
     if (status.ok()) status = step(rank);
@@ -119,7 +108,7 @@ absl::Status PeerStoreTransport::Allocate(int rank, const RankPlacement& placeme
 }
 
 PeerStoreTransport::~PeerStoreTransport() {
-  ForEveryRank([this](int rank) {
+  ForRanks(AfterError::kContinue, [this](int rank) {
     if (free_memory_) FreeMemory(rank);
     if (ranks_[rank].control_stream != nullptr) cudaStreamDestroy(ranks_[rank].control_stream);
     cudaGetLastError();
@@ -152,7 +141,7 @@ uint32_t PeerStoreTransport::StoringPeers(int rank) const {
 }
 
 absl::Status PeerStoreTransport::Clear() {
-  return ForEachRank([this](int rank) {
+  return ForRanks(AfterError::kStop, [this](int rank) {
     Rank& r = ranks_[rank];
     LTX_RETURN_IF_ERROR(
         CudaStatus(cudaMemsetAsync(r.view.signals[rank], 0, sizeof(SignalRegion), r.control_stream),
@@ -175,7 +164,7 @@ absl::Status PeerStoreTransport::Clear() {
 
 absl::Status PeerStoreTransport::Abandon() {
   static constexpr uint32_t kAbandoned = 1;
-  return ForEveryRank([this](int rank) {
+  return ForRanks(AfterError::kContinue, [this](int rank) {
     Rank& r = ranks_[rank];
     return RankCudaStatus(
         cudaMemcpyAsync(&r.view.signals[rank]->abort, &kAbandoned, sizeof(kAbandoned),

@@ -99,15 +99,16 @@ class PeerStoreTransport {
   absl::Status Allocate(int rank, const RankPlacement& placement, int max_blocks);
   // Frees rank `rank`'s memory on its GPU, the current device, without synchronising it.
   void FreeMemory(int rank);
-  // Runs `step` for every rank with the rank's GPU current, stopping at the first error;
+  // What ForRanks does after an error.
+  enum class AfterError {
+    kStop,      // Runs no later rank's step.
+    kContinue,  // Runs every rank's step all the same (what must reach every GPU: the abort
+                // flags, the frees).
+  };
+  // Runs `step` for the ranks in order with the rank's GPU current; returns the first error;
   // restores the current device.
   template <typename Step>
-  absl::Status ForEachRank(Step step);
-  // Runs `step` for every rank with the rank's GPU current, whatever the others returned (what
-  // must reach every GPU: the abort flags, the frees); returns the first error; restores the
-  // current device.
-  template <typename Step>
-  absl::Status ForEveryRank(Step step);
+  absl::Status ForRanks(AfterError after_error, Step step);
 
   std::vector<Rank> ranks_;
   // Whether every pair has native peer atomics (SignalRegion::peer_atomics).
