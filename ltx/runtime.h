@@ -359,16 +359,13 @@ class Runtime {
   // (caching what CUDA said about them).
   absl::Status ValidateCall(const CollectiveOp& op, int rank, const RankBuffers& buffers,
                             const ResolvedCall& resolved);
-  // A buffer of a rank that passed the CUDA checks: its bytes, and whether for the peers.
-  struct CheckedBuffer {
-    const void* pointer = nullptr;
-    int64_t bytes = 0;
-    bool peers_access = false;
-  };
+  // A buffer of a rank that passed the CUDA checks (runtime.cc).
+  struct CheckedBuffer;
   // InvalidArgument unless the `bytes` bytes at `pointer` (a rank's `name`: "input" or
   // "output") are device memory of rank `rank`'s GPU, or managed memory unless `peers_access`;
   // with `peers_access`, opens them to the peers (EnsurePeerWritable). Skipped where `*checked`
-  // already covers them; records them there.
+  // already covers them and the peers' access to them still holds (PeerGrantHolds); records
+  // them there.
   absl::Status CheckRankMemory(int rank, const void* pointer, int64_t bytes, const char* name,
                                bool peers_access, CheckedBuffer* checked);
   // Validates `call` and resolves it for rank `rank` on `buffers`, whose stream is capturing or

@@ -137,6 +137,20 @@ absl::Status MemoryKindBuffer::AllocateMapped(int64_t bytes, int mappings) {
   reserved_bytes_ = mapping_bytes_ * mappings;
   LTX_RETURN_IF_ERROR(DriverStatus(api->reserve(&reserved_, reserved_bytes_, granularity, 0, 0),
                                    "cuMemAddressReserve"));
+  LTX_RETURN_IF_ERROR(MapNew(mappings));
+  const CUdeviceptr middle = reserved_ + mapping_bytes_;
+  const CUdeviceptr start =
+      mappings == 1 ? reserved_ : (middle - bytes / 2) / kAlignment * kAlignment;
+  data_ = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(start));
+  return absl::OkStatus();
+}
+
+absl::Status MemoryKindBuffer::MapNew(int mappings) {
+  LTX_ASSIGN_OR_RETURN(const VirtualMemoryApi* api, GetVirtualMemoryApi());
+  CUmemAllocationProp prop = {};
+  prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+  prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  prop.location.id = device_;
   CUmemAccessDesc owner = {};
   owner.location = prop.location;
   owner.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
@@ -151,11 +165,27 @@ absl::Status MemoryKindBuffer::AllocateMapped(int64_t bytes, int mappings) {
     LTX_RETURN_IF_ERROR(
         DriverStatus(api->set_access(at, mapping_bytes_, &owner, 1), "cuMemSetAccess"));
   }
-  const CUdeviceptr middle = reserved_ + mapping_bytes_;
-  const CUdeviceptr start =
-      mappings == 1 ? reserved_ : (middle - bytes / 2) / kAlignment * kAlignment;
-  data_ = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(start));
   return absl::OkStatus();
+}
+
+absl::Status MemoryKindBuffer::Remap() {
+  if (!remappable()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(MemoryKindName(kind_), " memory is not mapped with the virtual memory API"));
+  }
+  LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device_), "cudaSetDevice"));
+  const int mappings = static_cast<int>(handles_.size());
+  UnmapAll();
+  return MapNew(mappings);
+}
+
+// Only a buffer that reserved a range (and so resolved the API) has mappings.
+void MemoryKindBuffer::UnmapAll() {
+  const VirtualMemoryApi& api = **GetVirtualMemoryApi();
+  for (int i = 0; i < mapped_; ++i) api.unmap(reserved_ + i * mapping_bytes_, mapping_bytes_);
+  for (CUmemGenericAllocationHandle handle : handles_) api.release(handle);
+  mapped_ = 0;
+  handles_.clear();
 }
 
 MemoryKindBuffer::~MemoryKindBuffer() {
@@ -170,10 +200,8 @@ MemoryKindBuffer::~MemoryKindBuffer() {
   if (own_pool_ != nullptr) cudaMemPoolDestroy(own_pool_);
   if (reserved_ != 0) {
     // Only a buffer that reserved a range resolved the API.
-    const VirtualMemoryApi& api = **GetVirtualMemoryApi();
-    for (int i = 0; i < mapped_; ++i) api.unmap(reserved_ + i * mapping_bytes_, mapping_bytes_);
-    for (CUmemGenericAllocationHandle handle : handles_) api.release(handle);
-    api.free(reserved_, reserved_bytes_);
+    UnmapAll();
+    (*GetVirtualMemoryApi())->free(reserved_, reserved_bytes_);
   }
   cudaGetLastError();
 }

@@ -56,10 +56,25 @@ class MemoryKindBuffer {
 
   uint8_t* data() const { return data_; }
 
+  // Whether Remap applies: the kinds of the virtual memory API.
+  bool remappable() const { return reserved_ != 0; }
+
+  // For the kinds of the virtual memory API: unmaps and releases every mapping, then maps a new
+  // allocation of the same size at each place, with access for the owner only, as an expandable
+  // segment released and grown back (data() stays; its bytes are undefined). Makes the owner
+  // current. No work may use the buffer. Errors: FailedPrecondition for the other kinds; as
+  // CUDA reports them.
+  absl::Status Remap();
+
  private:
   MemoryKindBuffer(MemoryKind kind, int device) : kind_(kind), device_(device) {}
   absl::Status AllocateFromPool(int64_t bytes);
   absl::Status AllocateMapped(int64_t bytes, int mappings);
+  // Maps `mappings` new allocations of mapping_bytes_ back to back from reserved_, with access
+  // for the owner only.
+  absl::Status MapNew(int mappings);
+  // Unmaps and releases every mapping of reserved_.
+  void UnmapAll();
 
   const MemoryKind kind_;
   const int device_;

@@ -2,8 +2,9 @@
 // memory users' allocators hand out (tests/memory_kind_buffer.h): cudaMalloc, stream-ordered
 // pools, and the virtual memory API with access for the owner only, also spanning two mappings.
 // For each kind every call, in both call styles and on every protocol, moves the data byte-exact
-// (random inputs, poisoned outputs and guards; the Runtime grants the peers access it needs), and
-// afterwards the CUDA context still works on every GPU. A peer's store into memory it may not
+// (random inputs, poisoned outputs and guards; the Runtime grants the peers access it needs); the
+// kinds of the virtual memory API then release every mapping and map new memory at the same
+// addresses, and every call runs again; afterwards the CUDA context still works on every GPU. A peer's store into memory it may not
 // write faults and kills the CUDA context of the whole process, so each kind runs in a child
 // process of this binary (tests/child_process.h), which inherits the layout switch, and the test
 // checks the child's exit code and output.
@@ -359,7 +360,24 @@ class MemoryKindsChildTest : public ::testing::Test {
     const int exchanged = RunEvery(*f.runtime, **exchange_harness, *buffers, exchanges);
     std::cout << kSummaryPrefix << MemoryKindName(*kind_) << ": " << gathered << " of "
               << gathers.size() << " AllGather call(s) and " << exchanged << " of "
-              << exchanges.size() << " all-to-all call(s) byte-exact" << std::endl;
+              << exchanges.size() << " all-to-all call(s) byte-exact";
+    if (buffers->inputs[0]->remappable()) {
+      // Every buffer released and mapped again at its address, with access for its owner only
+      // (an expandable segment released and grown back): the Runtime, which granted the peers
+      // access to the old mappings, must grant it to the new ones before any peer stores there.
+      // (Where the ranks share one GPU there is nothing to grant; this proves it on 2+ GPUs.)
+      for (auto* all : {&buffers->inputs, &buffers->output_areas}) {
+        for (const std::unique_ptr<MemoryKindBuffer>& buffer : *all) {
+          const absl::Status remapped = buffer->Remap();
+          ASSERT_TRUE(remapped.ok()) << remapped;
+        }
+      }
+      const int regathered = RunEvery(*f.runtime, *f.harness, *buffers, gathers);
+      const int reexchanged = RunEvery(*f.runtime, **exchange_harness, *buffers, exchanges);
+      std::cout << "; mapped again at the same addresses: " << regathered << " of "
+                << gathers.size() << " and " << reexchanged << " of " << exchanges.size();
+    }
+    std::cout << std::endl;
     const absl::Status contexts = CheckContexts(DistinctDevices(devices));
     EXPECT_TRUE(contexts.ok()) << contexts;
     if (contexts.ok()) std::cout << kContextLine << std::endl;

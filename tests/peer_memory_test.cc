@@ -80,20 +80,24 @@ TEST(CoveringMappingsTest, RangeNotHoldingTheAddressIsInternal) {
 
 TEST(EnsurePeerWritableTest, NullPointerAndNegativeSizeAreInvalid) {
   int byte = 0;
-  EXPECT_EQ(EnsurePeerWritable(nullptr, 64, 0, {1}).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(EnsurePeerWritable(&byte, -1, 0, {1}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(EnsurePeerWritable(nullptr, 64, 0, {1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(EnsurePeerWritable(&byte, -1, 0, {1}).status().code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(EnsurePeerWritableTest, NothingToWriteIsOk) {
   int byte = 0;
-  EXPECT_TRUE(EnsurePeerWritable(&byte, 0, 0, {1}).ok());
+  const absl::StatusOr<PeerGrant> grant = EnsurePeerWritable(&byte, 0, 0, {1});
+  ASSERT_TRUE(grant.ok()) << grant.status();
+  EXPECT_EQ(grant->scope, PeerGrant::Scope::kProcess);
 }
 
 // Host memory is never writable by peers' stores: without a GPU or a driver the answer is
 // FailedPrecondition, with one InvalidArgument; either way a status, and no CUDA error left.
 TEST(EnsurePeerWritableTest, HostMemoryIsRefusedWithAReason) {
   std::vector<uint8_t> host(4096);
-  const absl::Status status = EnsurePeerWritable(host.data(), host.size(), 0, {0, 1});
+  const absl::Status status = EnsurePeerWritable(host.data(), host.size(), 0, {0, 1}).status();
   ASSERT_FALSE(status.ok());
   if (VisibleGpuCount() == 0) {
     EXPECT_EQ(status.code(), absl::StatusCode::kFailedPrecondition) << status;
@@ -103,6 +107,17 @@ TEST(EnsurePeerWritableTest, HostMemoryIsRefusedWithAReason) {
     EXPECT_THAT(status.message(), HasSubstr("not CUDA memory")) << status;
     EXPECT_EQ(cudaGetLastError(), cudaSuccess);
   }
+}
+
+// A grant holds only for device memory of its GPU: never for host memory (nor without a driver
+// to ask), and never for a mapping, whose access is checked in full on every use.
+TEST(PeerGrantHoldsTest, HostMemoryAndMappingsNeverHold) {
+  std::vector<uint8_t> host(4096);
+  for (PeerGrant::Scope scope :
+       {PeerGrant::Scope::kProcess, PeerGrant::Scope::kPool, PeerGrant::Scope::kMapping}) {
+    EXPECT_FALSE(PeerGrantHolds(host.data(), 0, PeerGrant{scope, 0}));
+  }
+  if (VisibleGpuCount() > 0) EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }
 
 }  // namespace

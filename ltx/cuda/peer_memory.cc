@@ -258,18 +258,26 @@ class RelaxedCaptureMode {
 
 // EnsurePeerWritable with the owner's device current on the calling thread (it may leave
 // another current).
-absl::Status EnsureOnOwner(const Driver& d, const Buffer& buffer, const std::vector<int>& peers) {
+absl::StatusOr<PeerGrant> EnsureOnOwner(const Driver& d, const Buffer& buffer,
+                                        const std::vector<int>& peers) {
   LTX_ASSIGN_OR_RETURN(const MemoryInfo info, Classify(d, buffer));
   const RelaxedCaptureMode relaxed;
+  PeerGrant grant;
   switch (info.kind) {
     case MemoryKind::kPeerAccess:
-      return absl::OkStatus();
+      grant.scope = PeerGrant::Scope::kProcess;
+      return grant;
     case MemoryKind::kPool:
-      return EnsurePoolAccess(info.pool, buffer, peers);
+      LTX_RETURN_IF_ERROR(EnsurePoolAccess(info.pool, buffer, peers));
+      grant.scope = PeerGrant::Scope::kPool;
+      grant.pool = reinterpret_cast<uintptr_t>(info.pool);
+      return grant;
     case MemoryKind::kMapping:
-      return EnsureMappingsAccess(d, buffer, peers);
+      LTX_RETURN_IF_ERROR(EnsureMappingsAccess(d, buffer, peers));
+      return grant;
     case MemoryKind::kOther:
-      return CheckPeersMayWrite(d, buffer, peers);
+      LTX_RETURN_IF_ERROR(CheckPeersMayWrite(d, buffer, peers));
+      return grant;
   }
   return absl::InternalError("unknown memory kind");
 }
@@ -300,14 +308,15 @@ absl::StatusOr<std::vector<AddressRange>> CoveringMappings(
   return mappings;
 }
 
-absl::Status EnsurePeerWritable(const void* pointer, int64_t bytes, int owner_device,
-                                absl::Span<const int> peer_devices) {
+absl::StatusOr<PeerGrant> EnsurePeerWritable(const void* pointer, int64_t bytes,
+                                             int owner_device,
+                                             absl::Span<const int> peer_devices) {
   const Buffer buffer{pointer, bytes, owner_device};
   if (pointer == nullptr || bytes < 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(buffer.Describe(), ": a non-null pointer and bytes >= 0 are needed"));
   }
-  if (bytes == 0) return absl::OkStatus();
+  if (bytes == 0) return PeerGrant{PeerGrant::Scope::kProcess, 0};
   std::vector<int> peers;
   for (int peer : peer_devices) {
     if (peer != owner_device) peers.push_back(peer);
@@ -323,9 +332,35 @@ absl::Status EnsurePeerWritable(const void* pointer, int64_t bytes, int owner_de
     return CudaStatus(error,
                       absl::StrCat(buffer.Describe(), ": making GPU ", owner_device, " current"));
   }
-  const absl::Status status = EnsureOnOwner(*driver, buffer, peers);
+  absl::StatusOr<PeerGrant> grant = EnsureOnOwner(*driver, buffer, peers);
   cudaSetDevice(previous_device);
-  return status;
+  return grant;
+}
+
+bool PeerGrantHolds(const void* pointer, int owner_device, const PeerGrant& grant) {
+  if (grant.scope == PeerGrant::Scope::kMapping) return false;
+  const absl::StatusOr<const Driver*> driver = GetDriver();
+  if (!driver.ok()) return false;
+  // Booleans are read through 8 zeroed bytes, as in Classify.
+  unsigned int memory_type = 0;
+  uint64_t managed = 0;
+  uint64_t legacy_ipc = 0;
+  int device = -1;
+  CUmemoryPool pool = nullptr;
+  CUpointer_attribute attributes[] = {
+      CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
+      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
+      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
+  void* data[] = {&memory_type, &managed, &device, &pool, &legacy_ipc};
+  if ((*driver)->pointer_get_attributes(5, attributes, data, DevicePointer(pointer)) !=
+          CUDA_SUCCESS ||
+      memory_type != CU_MEMORYTYPE_DEVICE || managed != 0 || device != owner_device) {
+    return false;
+  }
+  if (grant.scope == PeerGrant::Scope::kPool) {
+    return pool != nullptr && reinterpret_cast<uintptr_t>(pool) == grant.pool;
+  }
+  return pool == nullptr && legacy_ipc != 0;
 }
 
 }  // namespace ltx

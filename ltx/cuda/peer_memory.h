@@ -32,6 +32,24 @@ absl::StatusOr<std::vector<AddressRange>> CoveringMappings(
     uint64_t begin, int64_t bytes,
     absl::FunctionRef<absl::StatusOr<AddressRange>(uint64_t address)> mapping_of);
 
+// What the peers' access to a buffer, once EnsurePeerWritable made it, belongs to, and so how
+// long it lasts.
+struct PeerGrant {
+  enum class Scope {
+    // cudaMalloc memory: peer access is the process's, for any such memory at any address.
+    kProcess,
+    // A stream-ordered pool: access is the pool's, for its later allocations too, so it holds
+    // while the address belongs to the same pool.
+    kPool,
+    // A virtual-memory mapping, or memory of another kind: access is the mapping's, and an
+    // address unmapped and mapped again (an expandable segment released and grown back) has
+    // none, so it is checked again on every use.
+    kMapping,
+  };
+  Scope scope = Scope::kMapping;
+  uintptr_t pool = 0;  // The pool (CUmemoryPool) of kPool.
+};
+
 // Makes `bytes` bytes at `pointer` (memory of GPU `owner_device`) writable by every device in
 // `peer_devices` through peer stores, or explains why it cannot be. Entries equal to
 // `owner_device` are skipped. By the kind of memory:
@@ -53,10 +71,18 @@ absl::StatusOr<std::vector<AddressRange>> CoveringMappings(
 // memory of `owner_device` (host, managed, another GPU's, not CUDA memory), or a grant the
 // driver refuses (the message names the buffer and what to do instead); FailedPrecondition
 // when no CUDA driver is available; others as CUDA reports them. OK without touching CUDA for
-// bytes == 0. Leaves no CUDA error behind. Thread-safe; the calling thread's current device
+// bytes == 0 (scope kProcess: there is nothing to grant). Returns what the access belongs
+// to (PeerGrant). Leaves no CUDA error behind. Thread-safe; the calling thread's current device
 // is restored on return.
-absl::Status EnsurePeerWritable(const void* pointer, int64_t bytes, int owner_device,
-                                absl::Span<const int> peer_devices);
+absl::StatusOr<PeerGrant> EnsurePeerWritable(const void* pointer, int64_t bytes,
+                                             int owner_device, absl::Span<const int> peer_devices);
+
+// Whether `grant`, which EnsurePeerWritable returned for memory of GPU `owner_device` at
+// `pointer`, still covers the memory there, with one query of the driver and no device switch:
+// the memory is still device memory of that GPU, and still cudaMalloc memory (kProcess) or
+// still of the same pool (kPool). Never for kMapping (call EnsurePeerWritable again), nor where
+// the driver cannot be asked. Leaves no CUDA error behind. Thread-safe.
+bool PeerGrantHolds(const void* pointer, int owner_device, const PeerGrant& grant);
 
 }  // namespace ltx
 

@@ -196,6 +196,14 @@ absl::optional<DeviceErrorRecord> ReadRankError(const PeerStoreTransport* peer_s
 
 }  // namespace
 
+struct Runtime::CheckedBuffer {
+  const void* pointer = nullptr;
+  int64_t bytes = 0;
+  bool peers_access = false;
+  // What the peers' access belongs to (with peers_access on the peer-store transport).
+  PeerGrant grant;
+};
+
 struct Runtime::Rank {
   int device = -1;
   // The other ranks on this rank's GPU.
@@ -527,25 +535,37 @@ absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankB
 absl::Status Runtime::CheckRankMemory(int rank, const void* pointer, int64_t bytes,
                                       const char* name, bool peers_access,
                                       CheckedBuffer* checked) {
-  // Where a pointer lives does not change while it exists, so each is asked of CUDA once, when
-  // a call of this rank first uses it (again for more bytes, or for the peers' access).
-  if (bytes == 0 || (pointer == checked->pointer && bytes <= checked->bytes &&
-                     (checked->peers_access || !peers_access))) {
+  // Where a pointer lives is asked of CUDA once, when a call of this rank first uses it (again
+  // for more bytes, or for the peers' access). The peers' access is asked again on every call:
+  // the memory at an address can be freed and the address handed out again, by a pool or a
+  // mapping that the peers may not write (PyTorch's expandable segments release and map their
+  // pages again), and a peer's store there would end the CUDA context. One query of the
+  // driver for cudaMalloc and pool memory; mappings are checked in full.
+  if (bytes == 0) return absl::OkStatus();
+  const int device = ranks_[rank]->device;
+  // Ranks of one GPU only store into its own memory: nothing to grant.
+  const bool grants = peers_access && transport_ == Transport::kPeerStores &&
+                      placement_->distinct_devices().size() > 1;
+  if (pointer == checked->pointer && bytes <= checked->bytes &&
+      (checked->peers_access || !peers_access) &&
+      (!grants || PeerGrantHolds(pointer, device, checked->grant))) {
     return absl::OkStatus();
   }
-  const int device = ranks_[rank]->device;
   LTX_RETURN_IF_ERROR(
       CheckPointerDevice(pointer, device, rank, name, /*allow_managed=*/!peers_access));
+  PeerGrant grant;
   // Pool and virtual-memory mappings need the peers' access granted.
-  if (peers_access && transport_ == Transport::kPeerStores) {
-    const absl::Status open =
+  if (grants) {
+    absl::StatusOr<PeerGrant> open =
         EnsurePeerWritable(pointer, bytes, device, placement_->PeersOf(device));
     if (!open.ok()) {
-      return absl::Status(open.code(),
-                          absl::StrFormat("rank %d: %s: %s", rank, name, open.message()));
+      return absl::Status(
+          open.status().code(),
+          absl::StrFormat("rank %d: %s: %s", rank, name, open.status().message()));
     }
+    grant = *open;
   }
-  *checked = {pointer, bytes, peers_access};
+  *checked = {pointer, bytes, peers_access, grant};
   return absl::OkStatus();
 }
 
