@@ -174,18 +174,25 @@ absl::Status MemoryKindBuffer::Remap() {
         absl::StrCat(MemoryKindName(kind_), " memory is not mapped with the virtual memory API"));
   }
   LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(device_), "cudaSetDevice"));
-  const int mappings = static_cast<int>(handles_.size());
-  UnmapAll();
-  return MapNew(mappings);
+  LTX_RETURN_IF_ERROR(UnmapAll());
+  return MapNew(static_cast<int>(reserved_bytes_ / mapping_bytes_));
 }
 
-// Only a buffer that reserved a range (and so resolved the API) has mappings.
-void MemoryKindBuffer::UnmapAll() {
+// Only a buffer that reserved a range (and so resolved the API) has mappings. Unmaps and releases
+// every one, and returns the first error.
+absl::Status MemoryKindBuffer::UnmapAll() {
   const VirtualMemoryApi& api = **GetVirtualMemoryApi();
-  for (int i = 0; i < mapped_; ++i) api.unmap(reserved_ + i * mapping_bytes_, mapping_bytes_);
-  for (CUmemGenericAllocationHandle handle : handles_) api.release(handle);
+  absl::Status status;
+  for (int i = 0; i < mapped_; ++i) {
+    status.Update(
+        DriverStatus(api.unmap(reserved_ + i * mapping_bytes_, mapping_bytes_), "cuMemUnmap"));
+  }
+  for (CUmemGenericAllocationHandle handle : handles_) {
+    status.Update(DriverStatus(api.release(handle), "cuMemRelease"));
+  }
   mapped_ = 0;
   handles_.clear();
+  return status;
 }
 
 MemoryKindBuffer::~MemoryKindBuffer() {
@@ -200,7 +207,7 @@ MemoryKindBuffer::~MemoryKindBuffer() {
   if (own_pool_ != nullptr) cudaMemPoolDestroy(own_pool_);
   if (reserved_ != 0) {
     // Only a buffer that reserved a range resolved the API.
-    UnmapAll();
+    UnmapAll().IgnoreError();
     (*GetVirtualMemoryApi())->free(reserved_, reserved_bytes_);
   }
   cudaGetLastError();

@@ -63,7 +63,7 @@ class MemoryKindBuffer {
   // allocation of the same size at each place, with access for the owner only, as an expandable
   // segment released and grown back (data() stays; its bytes are undefined). Makes the owner
   // current. No work may use the buffer. Errors: FailedPrecondition for the other kinds; as
-  // CUDA reports them.
+  // CUDA reports them, after which the buffer may be partly mapped: only destroy it then.
   absl::Status Remap();
 
  private:
@@ -73,8 +73,8 @@ class MemoryKindBuffer {
   // Maps `mappings` new allocations of mapping_bytes_ back to back from reserved_, with access
   // for the owner only.
   absl::Status MapNew(int mappings);
-  // Unmaps and releases every mapping of reserved_.
-  void UnmapAll();
+  // Unmaps and releases every mapping of reserved_; the first error.
+  absl::Status UnmapAll();
 
   const MemoryKind kind_;
   const int device_;

@@ -4,8 +4,9 @@
 // For each kind every call, in both call styles and on every protocol, moves the data byte-exact
 // (random inputs, poisoned outputs and guards; the Runtime grants the peers access it needs); the
 // kinds of the virtual memory API then release every mapping and map new memory at the same
-// addresses, and every call runs again; afterwards the CUDA context still works on every GPU. A peer's store into memory it may not
-// write faults and kills the CUDA context of the whole process, so each kind runs in a child
+// addresses, and every call runs again; afterwards the CUDA context still works on every GPU.
+// A peer's store into memory it may not write faults and kills the CUDA context of the whole
+// process, so each kind runs in a child
 // process of this binary (tests/child_process.h), which inherits the layout switch, and the test
 // checks the child's exit code and output.
 #include <algorithm>
@@ -366,6 +367,10 @@ class MemoryKindsChildTest : public ::testing::Test {
       // (an expandable segment released and grown back): the Runtime, which granted the peers
       // access to the old mappings, must grant it to the new ones before any peer stores there.
       // (Where the ranks share one GPU there is nothing to grant; this proves it on 2+ GPUs.)
+      for (int device : DistinctDevices(devices)) {  // No work may use a buffer remapped.
+        ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+        ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      }
       for (auto* all : {&buffers->inputs, &buffers->output_areas}) {
         for (const std::unique_ptr<MemoryKindBuffer>& buffer : *all) {
           const absl::Status remapped = buffer->Remap();

@@ -90,7 +90,9 @@ TEST(EnsurePeerWritableTest, NothingToWriteIsOk) {
   int byte = 0;
   const absl::StatusOr<PeerGrant> grant = EnsurePeerWritable(&byte, 0, 0, {1});
   ASSERT_TRUE(grant.ok()) << grant.status();
-  EXPECT_EQ(grant->scope, PeerGrant::Scope::kProcess);
+  // Nothing granted: a grant that holds for nothing, checked again on every use.
+  EXPECT_EQ(grant->scope, PeerGrant::Scope::kMapping);
+  EXPECT_FALSE(PeerGrantHolds(&byte, 0, *grant));
 }
 
 // Host memory is never writable by peers' stores: without a GPU or a driver the answer is
@@ -109,13 +111,14 @@ TEST(EnsurePeerWritableTest, HostMemoryIsRefusedWithAReason) {
   }
 }
 
-// A grant holds only for device memory of its GPU: never for host memory (nor without a driver
-// to ask), and never for a mapping, whose access is checked in full on every use.
+// A grant holds only for the allocation it was made for, as device memory of its GPU: never for
+// host memory (nor without a driver to ask), and never for a mapping, whose access is checked in
+// full on every use.
 TEST(PeerGrantHoldsTest, HostMemoryAndMappingsNeverHold) {
   std::vector<uint8_t> host(4096);
   for (PeerGrant::Scope scope :
        {PeerGrant::Scope::kProcess, PeerGrant::Scope::kPool, PeerGrant::Scope::kMapping}) {
-    EXPECT_FALSE(PeerGrantHolds(host.data(), 0, PeerGrant{scope, 0}));
+    EXPECT_FALSE(PeerGrantHolds(host.data(), 0, PeerGrant{scope, 1}));
   }
   if (VisibleGpuCount() > 0) EXPECT_EQ(cudaGetLastError(), cudaSuccess);
 }

@@ -74,49 +74,70 @@ enum class MemoryKind {
   kOther,       // None of these.
 };
 
-struct MemoryInfo {
-  MemoryKind kind = MemoryKind::kOther;
-  CUmemoryPool pool = nullptr;
+
+// What the driver says of the memory at an address, in one query (cuPointerGetAttributes, which
+// needs no current context and gives zeros for an address that is no CUDA memory).
+struct PointerFacts {
+  unsigned int memory_type = 0;  // CUmemorytype; 0: not CUDA memory.
+  bool managed = false;
+  int device = -1;
+  CUmemoryPool pool = nullptr;  // The pool of pool memory, else null.
+  bool legacy_ipc = false;      // cudaMalloc memory is; pools and mappings never are.
+  uint64_t buffer_id = 0;       // Unique to one allocation for the process's life.
 };
 
-// What kind of memory `buffer` is, or InvalidArgument if it is not device memory of its owner.
-absl::StatusOr<MemoryInfo> Classify(const Driver& d, const Buffer& buffer) {
+CUresult QueryPointer(const Driver& d, const void* pointer, PointerFacts* facts) {
   // Booleans are read through 8 zeroed bytes: the driver writes at most that many.
-  unsigned int memory_type = 0;
   uint64_t managed = 0;
   uint64_t legacy_ipc = 0;
-  int device = -1;
-  MemoryInfo info;
+  unsigned long long buffer_id = 0;  // NOLINT(runtime/int): the driver's type.
   CUpointer_attribute attributes[] = {
       CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
       CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
-      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
-  void* data[] = {&memory_type, &managed, &device, &info.pool, &legacy_ipc};
-  const CUresult result =
-      d.pointer_get_attributes(5, attributes, data, DevicePointer(buffer.pointer));
+      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE, CU_POINTER_ATTRIBUTE_BUFFER_ID};
+  void* data[] = {&facts->memory_type, &managed, &facts->device, &facts->pool, &legacy_ipc,
+                  &buffer_id};
+  const CUresult result = d.pointer_get_attributes(6, attributes, data, DevicePointer(pointer));
+  facts->managed = managed != 0;
+  facts->legacy_ipc = legacy_ipc != 0;
+  facts->buffer_id = buffer_id;
+  return result;
+}
+
+struct MemoryInfo {
+  MemoryKind kind = MemoryKind::kOther;
+  PointerFacts facts;
+};
+
+// What kind of memory `buffer` is, and the facts it was told by, or InvalidArgument if it is not
+// device memory of its owner.
+absl::StatusOr<MemoryInfo> Classify(const Driver& d, const Buffer& buffer) {
+  MemoryInfo info;
+  PointerFacts& facts = info.facts;
+  const CUresult result = QueryPointer(d, buffer.pointer, &facts);
   if (result != CUDA_SUCCESS) {
     return absl::InvalidArgumentError(absl::StrCat(
         buffer.Describe(), ": ", DriverStatus(result, "cuPointerGetAttributes").message()));
   }
-  if (memory_type == 0) {
+  if (facts.memory_type == 0) {
     return absl::InvalidArgumentError(absl::StrCat(buffer.Describe(), " is not CUDA memory"));
   }
-  if (managed != 0) {
+  if (facts.managed) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "%s is managed memory, which peers cannot store into; allocate it with cudaMalloc",
         buffer.Describe()));
   }
-  if (memory_type != CU_MEMORYTYPE_DEVICE || device != buffer.owner_device) {
+  if (facts.memory_type != CU_MEMORYTYPE_DEVICE || facts.device != buffer.owner_device) {
     return absl::InvalidArgumentError(
         absl::StrFormat("%s is not device memory of GPU %d (memory type %d, device %d)",
-                        buffer.Describe(), buffer.owner_device, memory_type, device));
+                        buffer.Describe(), buffer.owner_device, facts.memory_type, facts.device));
   }
   // Pool memory and mappings are never legacy-IPC-capable; cudaMalloc memory is (as NCCL tells
   // them apart), and only memory mapped with cuMemMap has an allocation handle to retain.
   CUmemGenericAllocationHandle handle = 0;
-  if (info.pool != nullptr) {
+  if (facts.pool != nullptr) {
     info.kind = MemoryKind::kPool;
-  } else if (legacy_ipc != 0) {
+  } else if (facts.legacy_ipc) {
     info.kind = MemoryKind::kPeerAccess;
   } else if (d.retain_allocation_handle(&handle, const_cast<void*>(buffer.pointer)) ==
              CUDA_SUCCESS) {
@@ -263,14 +284,14 @@ absl::StatusOr<PeerGrant> EnsureOnOwner(const Driver& d, const Buffer& buffer,
   LTX_ASSIGN_OR_RETURN(const MemoryInfo info, Classify(d, buffer));
   const RelaxedCaptureMode relaxed;
   PeerGrant grant;
+  grant.buffer_id = info.facts.buffer_id;
   switch (info.kind) {
     case MemoryKind::kPeerAccess:
       grant.scope = PeerGrant::Scope::kProcess;
       return grant;
     case MemoryKind::kPool:
-      LTX_RETURN_IF_ERROR(EnsurePoolAccess(info.pool, buffer, peers));
+      LTX_RETURN_IF_ERROR(EnsurePoolAccess(info.facts.pool, buffer, peers));
       grant.scope = PeerGrant::Scope::kPool;
-      grant.pool = reinterpret_cast<uintptr_t>(info.pool);
       return grant;
     case MemoryKind::kMapping:
       LTX_RETURN_IF_ERROR(EnsureMappingsAccess(d, buffer, peers));
@@ -316,7 +337,7 @@ absl::StatusOr<PeerGrant> EnsurePeerWritable(const void* pointer, int64_t bytes,
     return absl::InvalidArgumentError(
         absl::StrCat(buffer.Describe(), ": a non-null pointer and bytes >= 0 are needed"));
   }
-  if (bytes == 0) return PeerGrant{PeerGrant::Scope::kProcess, 0};
+  if (bytes == 0) return PeerGrant{};  // Nothing granted: checked again on every use.
   std::vector<int> peers;
   for (int peer : peer_devices) {
     if (peer != owner_device) peers.push_back(peer);
@@ -338,29 +359,14 @@ absl::StatusOr<PeerGrant> EnsurePeerWritable(const void* pointer, int64_t bytes,
 }
 
 bool PeerGrantHolds(const void* pointer, int owner_device, const PeerGrant& grant) {
-  if (grant.scope == PeerGrant::Scope::kMapping) return false;
+  if (grant.scope == PeerGrant::Scope::kMapping || grant.buffer_id == 0) return false;
   const absl::StatusOr<const Driver*> driver = GetDriver();
   if (!driver.ok()) return false;
-  // Booleans are read through 8 zeroed bytes, as in Classify.
-  unsigned int memory_type = 0;
-  uint64_t managed = 0;
-  uint64_t legacy_ipc = 0;
-  int device = -1;
-  CUmemoryPool pool = nullptr;
-  CUpointer_attribute attributes[] = {
-      CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_IS_MANAGED,
-      CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, CU_POINTER_ATTRIBUTE_MEMPOOL_HANDLE,
-      CU_POINTER_ATTRIBUTE_IS_LEGACY_CUDA_IPC_CAPABLE};
-  void* data[] = {&memory_type, &managed, &device, &pool, &legacy_ipc};
-  if ((*driver)->pointer_get_attributes(5, attributes, data, DevicePointer(pointer)) !=
-          CUDA_SUCCESS ||
-      memory_type != CU_MEMORYTYPE_DEVICE || managed != 0 || device != owner_device) {
-    return false;
-  }
-  if (grant.scope == PeerGrant::Scope::kPool) {
-    return pool != nullptr && reinterpret_cast<uintptr_t>(pool) == grant.pool;
-  }
-  return pool == nullptr && legacy_ipc != 0;
+  PointerFacts facts;
+  if (QueryPointer(**driver, pointer, &facts) != CUDA_SUCCESS) return false;
+  // The same allocation (an ID is never reused), still device memory of its GPU.
+  return facts.memory_type == CU_MEMORYTYPE_DEVICE && !facts.managed &&
+         facts.device == owner_device && facts.buffer_id == grant.buffer_id;
 }
 
 }  // namespace ltx

@@ -38,8 +38,7 @@ struct PeerGrant {
   enum class Scope {
     // cudaMalloc memory: peer access is the process's, for any such memory at any address.
     kProcess,
-    // A stream-ordered pool: access is the pool's, for its later allocations too, so it holds
-    // while the address belongs to the same pool.
+    // A stream-ordered pool: access is the pool's, for its later allocations too.
     kPool,
     // A virtual-memory mapping, or memory of another kind: access is the mapping's, and an
     // address unmapped and mapped again (an expandable segment released and grown back) has
@@ -47,7 +46,9 @@ struct PeerGrant {
     kMapping,
   };
   Scope scope = Scope::kMapping;
-  uintptr_t pool = 0;  // The pool (CUmemoryPool) of kPool.
+  // The allocation granted (CU_POINTER_ATTRIBUTE_BUFFER_ID: never reused in a process); 0 where
+  // the driver gave none.
+  uint64_t buffer_id = 0;
 };
 
 // Makes `bytes` bytes at `pointer` (memory of GPU `owner_device`) writable by every device in
@@ -71,17 +72,19 @@ struct PeerGrant {
 // memory of `owner_device` (host, managed, another GPU's, not CUDA memory), or a grant the
 // driver refuses (the message names the buffer and what to do instead); FailedPrecondition
 // when no CUDA driver is available; others as CUDA reports them. OK without touching CUDA for
-// bytes == 0 (scope kProcess: there is nothing to grant). Returns what the access belongs
-// to (PeerGrant). Leaves no CUDA error behind. Thread-safe; the calling thread's current device
-// is restored on return.
+// bytes == 0 (nothing granted: the default PeerGrant, checked again on every use). Returns what
+// the access belongs to (PeerGrant). Leaves no CUDA error behind. Thread-safe; the calling
+// thread's current device is restored on return.
 absl::StatusOr<PeerGrant> EnsurePeerWritable(const void* pointer, int64_t bytes,
                                              int owner_device, absl::Span<const int> peer_devices);
 
 // Whether `grant`, which EnsurePeerWritable returned for memory of GPU `owner_device` at
 // `pointer`, still covers the memory there, with one query of the driver and no device switch:
-// the memory is still device memory of that GPU, and still cudaMalloc memory (kProcess) or
-// still of the same pool (kPool). Never for kMapping (call EnsurePeerWritable again), nor where
-// the driver cannot be asked. Leaves no CUDA error behind. Thread-safe.
+// for kProcess and kPool, the address still holds the allocation granted (its buffer ID), as
+// device memory of that GPU; a new allocation there, of a pool or a kind without the grant, is
+// not covered. Never for kMapping (call EnsurePeerWritable again: a mapping made again keeps
+// no access), a grant without a buffer ID, or where the driver cannot be asked. Leaves no CUDA
+// error behind. Thread-safe.
 bool PeerGrantHolds(const void* pointer, int owner_device, const PeerGrant& grant);
 
 }  // namespace ltx

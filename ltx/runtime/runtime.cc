@@ -535,12 +535,13 @@ absl::Status Runtime::ValidateCall(const CollectiveOp& op, int rank, const RankB
 absl::Status Runtime::CheckRankMemory(int rank, const void* pointer, int64_t bytes,
                                       const char* name, bool peers_access,
                                       CheckedBuffer* checked) {
-  // Where a pointer lives is asked of CUDA once, when a call of this rank first uses it (again
-  // for more bytes, or for the peers' access). The peers' access is asked again on every call:
+  // A pointer is checked in full when a call of this rank first uses it (again for more bytes,
+  // or for the peers' access). Where the peers store into it, it is asked again on every call:
   // the memory at an address can be freed and the address handed out again, by a pool or a
   // mapping that the peers may not write (PyTorch's expandable segments release and map their
-  // pages again), and a peer's store there would end the CUDA context. One query of the
-  // driver for cudaMalloc and pool memory; mappings are checked in full.
+  // pages again), and a peer's store there would end the CUDA context. One query of the driver
+  // while the same cudaMalloc or pool allocation is there (PeerGrantHolds); mappings and other
+  // memory are checked in full.
   if (bytes == 0) return absl::OkStatus();
   const int device = ranks_[rank]->device;
   // Ranks of one GPU only store into its own memory: nothing to grant.
