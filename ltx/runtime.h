@@ -163,11 +163,12 @@ class Runtime {
   // InvalidArgument. Ranks that pass different n get InvalidArgument from the device. Such
   // calls run on the direct kernel only: kAuto takes it; Protocol::kOneTrip, kCopyEngine and
   // the copy-engine transport are Unimplemented, refused alike on every rank before any launch
-  // (the Runtime stays usable).
+  // (the Runtime stays usable; a per-rank call's refusal stops it, see AllGatherRank).
   //
   // FP8 on the wire (AllGatherShape::wire) has its own limits, listed there: bf16 and fp16 rows
   // of at least 8 elements, not in place (InvalidArgument), one tensor, on its own kernels
-  // (Unimplemented otherwise, refused alike on every rank, the Runtime stays usable).
+  // (Unimplemented otherwise, refused alike on every rank; the Runtime stays usable after a
+  // coordinated call's refusal and stops after a per-rank call's).
   absl::StatusOr<CollectiveHandle> AllGather(const AllGatherShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});
@@ -190,12 +191,13 @@ class Runtime {
   // addresses with the peers' captures and waits for them, at most the call's timeout, so every
   // rank must capture from its own thread, concurrently; a rank that does not: DeadlineExceeded
   // naming it, the Runtime stops and the captures must be discarded. On the copy-engine transport a
-  // capture is Unimplemented, as is a copy-engine call refused for ranks that share a GPU (the
-  // Runtime stays usable: every rank refuses it alike). Errors: as AllGather, plus InvalidArgument
-  // for a rank outside [0, world_size), and Aborted for a CallOptions::generation older than
-  // generation() (a straggler from before a Reset: nothing launched, the Runtime stays usable).
-  // Because the other ranks may already have launched their part, any other rejected call also
-  // stops the Runtime (later calls: FailedPrecondition until Reset). A call that finds a peer
+  // capture is Unimplemented, as is a copy-engine call refused for ranks that share a GPU.
+  // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size), and Aborted
+  // for a CallOptions::generation older than generation() (a straggler from before a Reset:
+  // nothing launched, the Runtime stays usable). Because the other ranks may already have
+  // launched their part, and a rank cannot know that they refused theirs alike, any other
+  // rejected call, Unimplemented included, also stops the Runtime (later calls:
+  // FailedPrecondition until Reset). A call that finds a peer
   // issued the same op on the other kind of path (copy engines against a kernel) fails with
   // InvalidArgument, stops the Runtime and abandons every wait on the devices, so the peer's Wait
   // or Synchronize reports the same error at once; so does the second of two ranks of one GPU
@@ -225,7 +227,8 @@ class Runtime {
   // a tensor past n is InvalidArgument. Ranks that pass different n get InvalidArgument from the
   // device (as for different shapes). Such calls run on the direct kernel only: kAuto takes it;
   // Protocol::kOneTrip, kCopyEngine and the copy-engine transport are Unimplemented, refused
-  // alike on every rank before any launch (the Runtime stays usable). FP8 on the wire
+  // alike on every rank before any launch (the Runtime stays usable; a per-rank call's refusal
+  // stops it, as for AllGatherRank). FP8 on the wire
   // (AllToAllShape::wire) has its own limits, listed there, with the same error codes.
   absl::StatusOr<CollectiveHandle> AllToAll(const AllToAllShape& shape,
                                             absl::Span<const RankBuffers> buffers,
@@ -259,7 +262,8 @@ class Runtime {
   // size, an input that overlaps the output other than exactly in place, managed memory as
   // input or as a two-shot output, a negative CallOptions::two_shot_min_bytes, or
   // Protocol::kOneTrip or kCopyEngine; Unimplemented on the copy-engine transport
-  // (the Runtime stays usable). Ranks that pass different reductions or counts, or call
+  // (a coordinated call leaves the Runtime usable; a per-rank call's refusal stops it, as for
+  // AllGatherRank). Ranks that pass different reductions or counts, or call
   // another collective at the same op, get InvalidArgument from the device.
   absl::StatusOr<CollectiveHandle> AllReduce(const AllReduceShape& shape,
                                              absl::Span<const RankBuffers> buffers,

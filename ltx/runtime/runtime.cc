@@ -756,14 +756,13 @@ absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffe
   }
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
   absl::StatusOr<ResolvedCall> resolved = PrepareRankCall(rank, op, buffers, call);
-  // What no rank can run is refused alike by every rank, before the op starts anywhere, and a
-  // call of an earlier reset generation belongs to no op of this one: the Runtime stays usable.
-  if (absl::IsUnimplemented(resolved.status()) || absl::IsAborted(resolved.status())) {
-    return resolved.status();
-  }
+  // A call of an earlier reset generation belongs to no op of this one: the Runtime stays usable.
+  if (absl::IsAborted(resolved.status())) return resolved.status();
   // The peers may already have launched this op: a rank that rejects its part leaves them
-  // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
-  // call stops the Runtime, like a device error, and ends the peers' waits for it.
+  // waiting, and a later call of this rank would pair with their op. A rank cannot know that
+  // its peers rejected theirs alike, not even for what no rank can run (UNIMPLEMENTED: a peer
+  // that passed another protocol, or did not capture, may have launched). So a rejected
+  // per-rank call stops the Runtime, like a device error, and ends the peers' waits for it.
   if (!resolved.ok()) {
     return Stop(resolved.status());
   }
