@@ -306,7 +306,8 @@ TEST_F(Fp8AllGatherTest, CallsInARowEachCheckedBitForBit) {
   }
 }
 
-// What the FP8 wire refuses, before any launch, alike on every rank; the Runtime stays usable.
+// What the FP8 wire refuses, before any launch, alike on every rank: coordinated calls leave the
+// Runtime usable, a per-rank call stops it until Reset.
 TEST_F(Fp8AllGatherTest, RefusesWhatItCannotCarry) {
   const int world = runtime_->world_size();
   const std::vector<int64_t> counts = UnevenCounts(world);

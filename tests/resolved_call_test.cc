@@ -109,7 +109,7 @@ TEST(ResolvedCallTest, AllToAllAutoTakesTheCopyEnginesForLargeEagerPieces) {
   context.max_shard_bytes = options.copy_engine_min_bytes - 1;
   EXPECT_EQ(ResolveCall(options, context, CallOptions())->protocol, Protocol::kDirect);
   // The copy-engine transport pairs its calls on the host at call time: no capture, refused
-  // alike on every rank (Unimplemented keeps the Runtime usable).
+  // alike on every rank (Unimplemented; the per-rank call stops the Runtime).
   context.transport = Transport::kCopyEngine;
   context.capturing = true;
   EXPECT_EQ(ResolveCall(options, context, CallOptions()).status().code(),
@@ -668,8 +668,8 @@ TEST(ResolvedCallTest, FP8OnTheWireTakesThePullKernelsOnly) {
 }
 
 // An FP8 AllGather moves one tensor per op: several are refused alike on every rank
-// (UNIMPLEMENTED, which leaves the Runtime usable after a per-rank call too); an FP8 all-to-all
-// takes several.
+// (UNIMPLEMENTED: a coordinated call leaves the Runtime usable, a per-rank call stops it); an
+// FP8 all-to-all takes several.
 TEST(ResolvedCallTest, FP8AllGatherOfSeveralTensorsIsRefusedAndAnAllToAllIsNot) {
   CallContext context = AllToAllContext(Transport::kPeerStores, 4096, false);
   context.wire = WireFormat::kFp8E4M3;

@@ -29,6 +29,7 @@
 #include "ltx/cuda/driver_api.h"
 #include "ltx/cuda/peer_access.h"
 #include "ltx/cuda/peer_memory.h"
+#include "ltx/cuda/relaxed_capture_mode.h"
 #include "ltx/runtime/buffer_checks.h"
 #include "ltx/runtime/call_ledger.h"
 #include "ltx/runtime/debug_log.h"
@@ -652,6 +653,9 @@ void Runtime::LogCall(int rank, uint64_t number, const CollectiveOp& op, const R
 }
 
 void Runtime::AbandonDevices(const absl::Status& error) {
+  // A rank may stop the Runtime from inside a stream capture (a refused captured call): the
+  // copies that tell the GPUs to give up are not part of it and must not invalidate it.
+  const RelaxedCaptureMode relaxed;
   if (peer_stores_ != nullptr) peer_stores_->Abandon().IgnoreError();
   copy_engines_->Abandon(error);
   capture_exchange_->Fail(error);
@@ -764,7 +768,13 @@ absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffe
   // that passed another protocol, or did not capture, may have launched). So a rejected
   // per-rank call stops the Runtime, like a device error, and ends the peers' waits for it.
   if (!resolved.ok()) {
-    return Stop(resolved.status());
+    const absl::Status& refused = resolved.status();
+    // Every rank then sees this error: it names the rank (ResolveCall's refusals of what no rank
+    // can run do not).
+    return Stop(absl::IsUnimplemented(refused)
+                    ? absl::Status(refused.code(), absl::StrCat("rank ", rank, ": ",
+                                                                refused.message()))
+                    : refused);
   }
   int previous_device = -1;
   const int device = ranks_[rank]->device;
