@@ -387,10 +387,11 @@ class Runtime {
   // What every per-rank call checks first: the rank is in range (InvalidArgument) and the
   // Runtime usable.
   absl::Status AdmitRankCall(int rank);
-  // A per-rank call whose shape was rejected with `error`: the peers may already have launched
-  // the op, so the Runtime stops and ends their waits on the devices (AbandonDevices). Returns
-  // `error` (or AdmitRankCall's error).
-  absl::Status RejectRankCall(int rank, const absl::Status& error);
+  // A per-rank call with `call` whose shape was rejected with `error`: the peers may already have
+  // launched the op, so the Runtime stops and ends their waits on the devices (AbandonDevices).
+  // Returns `error`, or AdmitRankCall's error, or CheckGeneration's for a call of an older reset
+  // generation (which belongs to no op of this one: nothing stops).
+  absl::Status RejectRankCall(int rank, const CallOptions& call, const absl::Status& error);
   // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
   // capture, records the rank's completion; the caller's current device must be the rank's.
   // A failure stops the Runtime and ends the peers' waits for this rank (AbandonDevices).

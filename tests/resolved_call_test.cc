@@ -683,5 +683,16 @@ TEST(ResolvedCallTest, FP8AllGatherOfSeveralTensorsIsRefusedAndAnAllToAllIsNot) 
   EXPECT_TRUE(ResolveCall(RuntimeOptions(), context, CallOptions()).ok());
 }
 
+// The generation check alone, as a per-rank call whose shape is refused also applies it: an
+// older generation's call is Aborted (it stops nothing), a later one InvalidArgument.
+TEST(ResolvedCallTest, CheckGenerationAbortsStragglersAndRefusesFutureGenerations) {
+  EXPECT_TRUE(CheckGeneration(1, absl::nullopt, 4).ok());
+  EXPECT_TRUE(CheckGeneration(1, 4, 4).ok());
+  const absl::Status straggler = CheckGeneration(1, 3, 4);
+  EXPECT_EQ(straggler.code(), absl::StatusCode::kAborted) << straggler;
+  EXPECT_NE(std::string(straggler.message()).find("rank 1"), std::string::npos) << straggler;
+  EXPECT_EQ(CheckGeneration(1, 5, 4).code(), absl::StatusCode::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace ltx

@@ -734,8 +734,10 @@ absl::Status Runtime::AdmitRankCall(int rank) {
   return CheckUsable();
 }
 
-absl::Status Runtime::RejectRankCall(int rank, const absl::Status& error) {
+absl::Status Runtime::RejectRankCall(int rank, const CallOptions& call,
+                                     const absl::Status& error) {
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
+  LTX_RETURN_IF_ERROR(CheckGeneration(rank, call.generation, generation()));
   return Stop(error);
 }
 
@@ -806,7 +808,7 @@ absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
 absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
                                     const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, world_size());
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   return RankCall(rank, AllGatherOpOf(*layout), buffers, call);
 }
 
@@ -828,7 +830,7 @@ absl::Status Runtime::AllToAllAndWait(const AllToAllShape& shape,
 absl::Status Runtime::AllToAllRank(int rank, const AllToAllShape& shape,
                                    const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world_size());
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   return RankCall(rank, AllToAllOpOf(*layout), buffers, call);
 }
 
@@ -850,7 +852,7 @@ absl::Status Runtime::AllReduceAndWait(const AllReduceShape& shape,
 absl::Status Runtime::AllReduceRank(int rank, const AllReduceShape& shape,
                                     const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<ReduceLayout> layout = ComputeAllReduceLayout(shape, world_size());
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   return RankCall(rank, ReduceOpOf(*layout), buffers, call);
 }
 
@@ -893,7 +895,7 @@ absl::Status Runtime::AllReduceRmsNormRank(int rank, const AllReduceRmsNormShape
     const absl::Status valid = CheckRmsNormOwnBuffers(*layout, rank, buffers);
     if (!valid.ok()) layout = valid;
   }
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   std::array<const void*, kMaxWorldSize> weights = {};
   weights[rank] = buffers.weight;
   return RankCall(rank, AllReduceRmsNormOpOf(*layout, weights), RmsNormRankBuffers(buffers),
@@ -919,7 +921,7 @@ absl::Status Runtime::ReduceScatterAndWait(const ReduceScatterShape& shape,
 absl::Status Runtime::ReduceScatterRank(int rank, const ReduceScatterShape& shape,
                                         const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<ReduceLayout> layout = ComputeReduceScatterLayout(shape, world_size());
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   return RankCall(rank, ReduceOpOf(*layout), buffers, call);
 }
 
