@@ -449,6 +449,8 @@ class Runtime {
   std::atomic<uint64_t> generation_{0};
 
   std::atomic<bool> failed_{false};
+  // Held by Stop while it stops and abandons, and by Reset while it clears (before mu_).
+  absl::Mutex stop_mu_;
   mutable absl::Mutex mu_;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
 };

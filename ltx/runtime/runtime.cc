@@ -985,6 +985,10 @@ absl::Status Runtime::Synchronize(absl::Duration timeout) {
 
 absl::Status Runtime::Stop(const absl::Status& error) {
   if (error.ok()) return absl::InvalidArgumentError("Stop: the error must not be OK");
+  // Before or after a concurrent Reset's clearing, never inside it: an abort flag set on a GPU
+  // after the clearing, with the host's error cleared after it, would leave the Runtime
+  // reporting OK with its GPUs giving every op up.
+  absl::MutexLock stopping(&stop_mu_);
   StopWith(error);
   AbandonDevices(error);
   return error;
@@ -1000,7 +1004,9 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
                         absl::StrJoin(busy, ", "), absl::FormatDuration(timeout)));
   }
   // The transports clear rank by rank: one that fails part way leaves the ranks' signals
-  // disagreeing, so the Runtime stops (if it had not) until a Reset succeeds.
+  // disagreeing, so the Runtime stops (if it had not) until a Reset succeeds. A Stop of
+  // another thread comes wholly before the clearing (which undoes it) or after it.
+  absl::MutexLock clearing(&stop_mu_);
   absl::Status cleared = copy_engines_->Reset(absl::Now() + timeout);
   if (cleared.ok() && peer_stores_ != nullptr) cleared = peer_stores_->Clear();
   if (!cleared.ok()) {
