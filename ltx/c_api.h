@@ -367,9 +367,10 @@ int ltx_runtime_generation(const ltx_runtime* runtime, uint64_t* generation);
  * error), to wait on with ltx_op_wait and free with ltx_op_destroy. `call` may be NULL (defaults).
  * Errors: INVALID_ARGUMENT (nothing enqueued, also for a call->generation below -1 or above the
  * current one, a call->two_shot_min_bytes below -1 or a negative call->blocks), UNIMPLEMENTED
- * for what no rank can run (nothing enqueued, the Runtime stays usable: LTX_PROTOCOL_COPY_ENGINE
- * where ranks share a GPU beyond its hardware queues), ABORTED for a call->generation older than the current one (nothing enqueued),
- * FAILED_PRECONDITION after an earlier error, or a device error not yet reported.
+ * for what no rank can run, e.g. LTX_PROTOCOL_COPY_ENGINE where ranks share a GPU beyond its
+ * hardware queues (nothing enqueued; a coordinated call leaves the Runtime usable), ABORTED for
+ * a call->generation older than the current one (nothing enqueued), FAILED_PRECONDITION after
+ * an earlier error, or a device error not yet reported.
  * Thread-safety: as ltx::Runtime::AllGather. */
 int ltx_all_gather(ltx_runtime* runtime, const ltx_allgather_shape* shape,
                    const ltx_rank_buffers* buffers, int num_buffers, const ltx_call_options* call,
@@ -388,8 +389,9 @@ int ltx_op_destroy(ltx_op* op);
  * from the calling thread, with no host synchronisation, so it can be captured into a CUDA
  * graph. `call` may be NULL (defaults). Errors: as ltx_all_gather, plus INVALID_ARGUMENT for a
  * rank outside [0, world size). Any other INVALID_ARGUMENT (the C layer's too: NULL pointers,
- * struct sizes, enum values) stops the Runtime until ltx_runtime_reset; UNIMPLEMENTED and
- * ABORTED, refused alike on every rank, and an out-of-range rank leave it usable.
+ * struct sizes, enum values) stops the Runtime until ltx_runtime_reset, and so does
+ * UNIMPLEMENTED (a rank cannot know that its peers refused alike); ABORTED (a call of an older
+ * reset generation) and an out-of-range rank leave it usable.
  * Thread-safe across ranks. */
 int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call);

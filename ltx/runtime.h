@@ -163,11 +163,12 @@ class Runtime {
   // InvalidArgument. Ranks that pass different n get InvalidArgument from the device. Such
   // calls run on the direct kernel only: kAuto takes it; Protocol::kOneTrip, kCopyEngine and
   // the copy-engine transport are Unimplemented, refused alike on every rank before any launch
-  // (the Runtime stays usable).
+  // (the Runtime stays usable; a per-rank call's refusal stops it, see AllGatherRank).
   //
   // FP8 on the wire (AllGatherShape::wire) has its own limits, listed there: bf16 and fp16 rows
   // of at least 8 elements, not in place (InvalidArgument), one tensor, on its own kernels
-  // (Unimplemented otherwise, refused alike on every rank, the Runtime stays usable).
+  // (Unimplemented otherwise, refused alike on every rank; the Runtime stays usable after a
+  // coordinated call's refusal and stops after a per-rank call's).
   absl::StatusOr<CollectiveHandle> AllGather(const AllGatherShape& shape,
                                             absl::Span<const RankBuffers> buffers,
                                             const CallOptions& call = {});
@@ -190,12 +191,13 @@ class Runtime {
   // addresses with the peers' captures and waits for them, at most the call's timeout, so every
   // rank must capture from its own thread, concurrently; a rank that does not: DeadlineExceeded
   // naming it, the Runtime stops and the captures must be discarded. On the copy-engine transport a
-  // capture is Unimplemented, as is a copy-engine call refused for ranks that share a GPU (the
-  // Runtime stays usable: every rank refuses it alike). Errors: as AllGather, plus InvalidArgument
-  // for a rank outside [0, world_size), and Aborted for a CallOptions::generation older than
-  // generation() (a straggler from before a Reset: nothing launched, the Runtime stays usable).
-  // Because the other ranks may already have launched their part, any other rejected call also
-  // stops the Runtime (later calls: FailedPrecondition until Reset). A call that finds a peer
+  // capture is Unimplemented, as is a copy-engine call refused for ranks that share a GPU.
+  // Errors: as AllGather, plus InvalidArgument for a rank outside [0, world_size), and Aborted
+  // for a CallOptions::generation older than generation() (a straggler from before a Reset:
+  // nothing launched, the Runtime stays usable). Because the other ranks may already have
+  // launched their part, and a rank cannot know that they refused theirs alike, any other
+  // rejected call, Unimplemented included, also stops the Runtime (later calls:
+  // FailedPrecondition until Reset). A call that finds a peer
   // issued the same op on the other kind of path (copy engines against a kernel) fails with
   // InvalidArgument, stops the Runtime and abandons every wait on the devices, so the peer's Wait
   // or Synchronize reports the same error at once; so does the second of two ranks of one GPU
@@ -225,7 +227,8 @@ class Runtime {
   // a tensor past n is InvalidArgument. Ranks that pass different n get InvalidArgument from the
   // device (as for different shapes). Such calls run on the direct kernel only: kAuto takes it;
   // Protocol::kOneTrip, kCopyEngine and the copy-engine transport are Unimplemented, refused
-  // alike on every rank before any launch (the Runtime stays usable). FP8 on the wire
+  // alike on every rank before any launch (the Runtime stays usable; a per-rank call's refusal
+  // stops it, as for AllGatherRank). FP8 on the wire
   // (AllToAllShape::wire) has its own limits, listed there, with the same error codes.
   absl::StatusOr<CollectiveHandle> AllToAll(const AllToAllShape& shape,
                                             absl::Span<const RankBuffers> buffers,
@@ -259,7 +262,8 @@ class Runtime {
   // size, an input that overlaps the output other than exactly in place, managed memory as
   // input or as a two-shot output, a negative CallOptions::two_shot_min_bytes, or
   // Protocol::kOneTrip or kCopyEngine; Unimplemented on the copy-engine transport
-  // (the Runtime stays usable). Ranks that pass different reductions or counts, or call
+  // (a coordinated call leaves the Runtime usable; a per-rank call's refusal stops it, as for
+  // AllGatherRank). Ranks that pass different reductions or counts, or call
   // another collective at the same op, get InvalidArgument from the device.
   absl::StatusOr<CollectiveHandle> AllReduce(const AllReduceShape& shape,
                                              absl::Span<const RankBuffers> buffers,
@@ -380,10 +384,11 @@ class Runtime {
   // What every per-rank call checks first: the rank is in range (InvalidArgument) and the
   // Runtime usable.
   absl::Status AdmitRankCall(int rank);
-  // A per-rank call whose shape was rejected with `error`: the peers may already have launched
-  // the op, so the Runtime stops and ends their waits on the devices (AbandonDevices). Returns
-  // `error` (or AdmitRankCall's error).
-  absl::Status RejectRankCall(int rank, const absl::Status& error);
+  // A per-rank call with `call` whose shape was rejected with `error`: the peers may already have
+  // launched the op, so the Runtime stops and ends their waits on the devices (AbandonDevices).
+  // Returns `error`, or AdmitRankCall's error, or CheckGeneration's for a call of an older reset
+  // generation (which belongs to no op of this one: nothing stops).
+  absl::Status RejectRankCall(int rank, const CallOptions& call, const absl::Status& error);
   // Enqueues rank `rank`'s part of the op (a kernel, or copy-engine copies) and, outside
   // capture, records the rank's completion; the caller's current device must be the rank's.
   // A failure stops the Runtime and ends the peers' waits for this rank (AbandonDevices).
@@ -441,6 +446,8 @@ class Runtime {
   std::atomic<uint64_t> generation_{0};
 
   std::atomic<bool> failed_{false};
+  // Held by Stop while it stops and abandons, and by Reset while it clears (before mu_).
+  absl::Mutex stop_mu_;
   mutable absl::Mutex mu_;
   absl::Status failure_ ABSL_GUARDED_BY(mu_);
 };

@@ -306,7 +306,8 @@ TEST_F(Fp8AllGatherTest, CallsInARowEachCheckedBitForBit) {
   }
 }
 
-// What the FP8 wire refuses, before any launch, alike on every rank; the Runtime stays usable.
+// What the FP8 wire refuses, before any launch, alike on every rank: coordinated calls leave the
+// Runtime usable, a per-rank call stops it until Reset.
 TEST_F(Fp8AllGatherTest, RefusesWhatItCannotCarry) {
   const int world = runtime_->world_size();
   const std::vector<int64_t> counts = UnevenCounts(world);
@@ -331,14 +332,20 @@ TEST_F(Fp8AllGatherTest, RefusesWhatItCannotCarry) {
   }
   EXPECT_EQ(runtime_->AllGatherAndWait(shape, in_place, kTestWait).code(),
             absl::StatusCode::kInvalidArgument);
-  // Several tensors: refused alike by every rank's per-rank call, which leaves the Runtime usable.
+  // Several tensors: UNIMPLEMENTED, a coordinated call's leaving the Runtime usable; a per-rank
+  // call's stops it (a rank cannot know that its peers refused alike), and the next rank's call
+  // finds it stopped until Reset.
   shape.tensors = 3;
-  for (int rank = 0; rank < world; ++rank) {
-    EXPECT_EQ(runtime_->AllGatherRank(rank, shape, buffers_[rank]).code(),
-              absl::StatusCode::kUnimplemented);
-  }
-  shape.tensors = 1;
+  EXPECT_EQ(runtime_->AllGather(shape, buffers_).status().code(),
+            absl::StatusCode::kUnimplemented);
   EXPECT_TRUE(runtime_->status().ok()) << runtime_->status();
+  EXPECT_EQ(runtime_->AllGatherRank(0, shape, buffers_[0]).code(),
+            absl::StatusCode::kUnimplemented);
+  EXPECT_EQ(runtime_->status().code(), absl::StatusCode::kUnimplemented) << runtime_->status();
+  EXPECT_EQ(runtime_->AllGatherRank(1, shape, buffers_[1]).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
+  shape.tensors = 1;
   Fp8Case c;
   c.counts = counts;
   RunAndCheck(c, CallStyle::kCoordinated, 99);

@@ -3,9 +3,10 @@
 // random input gathered byte-exact into its poisoned outputs on every rank; uneven and zero
 // token counts, batch > 1, odd rows on misaligned buffers, inputs in place in their own outputs,
 // 2 to kMaxTensors tensors, coordinated and per-rank calls on the direct kernel
-// (Protocol::kAuto and kDirect); the one-trip and copy-engine paths refused with Unimplemented,
-// the Runtime usable after; ranks that pass different tensor counts get InvalidArgument, and
-// Reset makes the Runtime usable. The ranks come from the layout switch
+// (Protocol::kAuto and kDirect); the one-trip and copy-engine paths refused with Unimplemented
+// (the Runtime usable after a coordinated call, stopped until Reset after per-rank ones); ranks
+// that pass different tensor counts get InvalidArgument, and Reset makes the Runtime usable. The
+// ranks come from the layout switch
 // (tools/testing/test_ranks.h), at least two of them.
 #include <cstdint>
 #include <tuple>
@@ -72,8 +73,8 @@ INSTANTIATE_TEST_SUITE_P(StylesAndProtocols, AllGatherTensorsTest,
                          StyleAndProtocolName);
 
 // The one-trip kernel and the copy engines refuse several tensors alike on every rank
-// (Unimplemented), and the Runtime stays usable.
-TEST(AllGatherTensorsRefusalTest, OneTripAndCopyEnginesAreUnimplementedAndTheRuntimeStaysUsable) {
+// (Unimplemented): a coordinated call leaves the Runtime usable, per-rank calls stop it.
+TEST(AllGatherTensorsRefusalTest, OneTripAndCopyEnginesAreUnimplementedAlikeOnEveryRank) {
   LTX_REQUIRE_RANKS(2);
   ExpectRefusedPathsUnimplemented<AllGatherCalls>(CasesFor(TestRankDevices(2).size()).front(),
                                                   kCapacity);

@@ -4,7 +4,8 @@
 // counts, uneven head splits with a rank without heads, odd head_dim and misaligned buffers,
 // FP8 on the wire, 2 to kMaxTensors tensors, coordinated and per-rank calls on the direct
 // kernel (Protocol::kAuto and kDirect); the one-trip and copy-engine paths refused with
-// Unimplemented, the Runtime usable after; ranks that pass different tensor counts get
+// Unimplemented (the Runtime usable after a coordinated call, stopped until Reset after per-rank
+// ones); ranks that pass different tensor counts get
 // InvalidArgument, and Reset makes the Runtime usable. The ranks come from the layout switch
 // (tools/testing/test_ranks.h), at least two of them.
 #include <cuda_runtime_api.h>
@@ -84,8 +85,8 @@ INSTANTIATE_TEST_SUITE_P(StylesAndProtocols, AllToAllTensorsTest,
                          StyleAndProtocolName);
 
 // The one-trip kernel and the copy engines refuse several tensors alike on every rank
-// (Unimplemented), and the Runtime stays usable.
-TEST(AllToAllTensorsRefusalTest, OneTripAndCopyEnginesAreUnimplementedAndTheRuntimeStaysUsable) {
+// (Unimplemented): a coordinated call leaves the Runtime usable, per-rank calls stop it.
+TEST(AllToAllTensorsRefusalTest, OneTripAndCopyEnginesAreUnimplementedAlikeOnEveryRank) {
   LTX_REQUIRE_RANKS(2);
   ExpectRefusedPathsUnimplemented<AllToAllCalls>(CasesFor(TestRankDevices(2).size()).front(),
                                                  kCapacity);

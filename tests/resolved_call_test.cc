@@ -109,7 +109,7 @@ TEST(ResolvedCallTest, AllToAllAutoTakesTheCopyEnginesForLargeEagerPieces) {
   context.max_shard_bytes = options.copy_engine_min_bytes - 1;
   EXPECT_EQ(ResolveCall(options, context, CallOptions())->protocol, Protocol::kDirect);
   // The copy-engine transport pairs its calls on the host at call time: no capture, refused
-  // alike on every rank (Unimplemented keeps the Runtime usable).
+  // alike on every rank (Unimplemented; the per-rank call stops the Runtime).
   context.transport = Transport::kCopyEngine;
   context.capturing = true;
   EXPECT_EQ(ResolveCall(options, context, CallOptions()).status().code(),
@@ -668,8 +668,8 @@ TEST(ResolvedCallTest, FP8OnTheWireTakesThePullKernelsOnly) {
 }
 
 // An FP8 AllGather moves one tensor per op: several are refused alike on every rank
-// (UNIMPLEMENTED, which leaves the Runtime usable after a per-rank call too); an FP8 all-to-all
-// takes several.
+// (UNIMPLEMENTED: a coordinated call leaves the Runtime usable, a per-rank call stops it); an
+// FP8 all-to-all takes several.
 TEST(ResolvedCallTest, FP8AllGatherOfSeveralTensorsIsRefusedAndAnAllToAllIsNot) {
   CallContext context = AllToAllContext(Transport::kPeerStores, 4096, false);
   context.wire = WireFormat::kFp8E4M3;
@@ -681,6 +681,17 @@ TEST(ResolvedCallTest, FP8AllGatherOfSeveralTensorsIsRefusedAndAnAllToAllIsNot) 
       << refused;
   context.collective = Collective::kAllToAll;
   EXPECT_TRUE(ResolveCall(RuntimeOptions(), context, CallOptions()).ok());
+}
+
+// The generation check alone, as a per-rank call whose shape is refused also applies it: an
+// older generation's call is Aborted (it stops nothing), a later one InvalidArgument.
+TEST(ResolvedCallTest, CheckGenerationAbortsStragglersAndRefusesFutureGenerations) {
+  EXPECT_TRUE(CheckGeneration(1, absl::nullopt, 4).ok());
+  EXPECT_TRUE(CheckGeneration(1, 4, 4).ok());
+  const absl::Status straggler = CheckGeneration(1, 3, 4);
+  EXPECT_EQ(straggler.code(), absl::StatusCode::kAborted) << straggler;
+  EXPECT_NE(std::string(straggler.message()).find("rank 1"), std::string::npos) << straggler;
+  EXPECT_EQ(CheckGeneration(1, 5, 4).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

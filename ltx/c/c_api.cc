@@ -516,11 +516,16 @@ absl::flat_hash_set<const ltx_runtime*>& LiveRuntimes() {
 
 // `refused`, after stopping `runtime` with it where that is a live Runtime: a rank whose per-rank
 // call the C layer refuses leaves its peers waiting in their op, and its next call would pair
-// with theirs (ltx::Runtime::Stop).
-absl::Status StopOnRefusal(ltx_runtime* runtime, const absl::Status& refused) {
+// with theirs (ltx::Runtime::Stop). A `rank` that is none of the Runtime's is that error
+// instead, and stops nothing, as the library's per-rank calls do.
+absl::Status StopOnRefusal(ltx_runtime* runtime, int rank, const absl::Status& refused) {
   {
     absl::MutexLock lock(&live_mu);
     if (!LiveRuntimes().contains(runtime)) return refused;
+  }
+  const int world = runtime->runtime->world_size();
+  if (rank < 0 || rank >= world) {
+    return absl::InvalidArgumentError(absl::StrFormat("rank %d is outside [0, %d)", rank, world));
   }
   return runtime->runtime->Stop(refused);
 }
@@ -562,11 +567,11 @@ int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape, int tensors
     LTX_RETURN_IF_ERROR(CheckRuntime(runtime));
     absl::Status status = CheckNotNull(buffers, "buffers");
     if (status.ok()) status = CheckTensors(tensors);
-    if (!status.ok()) return StopOnRefusal(runtime, status);
+    if (!status.ok()) return StopOnRefusal(runtime, rank, status);
     auto cc_shape = ToShape(shape, tensors);
-    if (!cc_shape.ok()) return StopOnRefusal(runtime, cc_shape.status());
+    if (!cc_shape.ok()) return StopOnRefusal(runtime, rank, cc_shape.status());
     absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call, &*cc_shape);
-    if (!cc_call.ok()) return StopOnRefusal(runtime, cc_call.status());
+    if (!cc_call.ok()) return StopOnRefusal(runtime, rank, cc_call.status());
     return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers, tensors),
                       *cc_call);
   });

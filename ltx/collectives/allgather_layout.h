@@ -58,7 +58,8 @@ struct AllGatherLayout {
 // overflows 2^62 (all tensors' outputs together), or tensors outside 1..kMaxTensors; for the
 // FP8 wire (WireFormat::kFp8E4M3), InvalidArgument for an unknown wire format, a dtype other
 // than bf16 and fp16 or hidden below 8 (a rank's codes and scales must fit its own slot of its
-// output), and Unimplemented for several tensors. Thread-safe.
+// output); several FP8 tensors pass here and are refused by ResolveCall (Unimplemented, alike on
+// every rank). Thread-safe.
 absl::StatusOr<AllGatherLayout> ComputeAllGatherLayout(const AllGatherShape& shape, int world_size);
 
 // FNV-1a digest of a count vector (its length included).

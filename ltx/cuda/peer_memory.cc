@@ -12,6 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/cuda/driver_api.h"
+#include "ltx/cuda/relaxed_capture_mode.h"
 #include "ltx/status_macros.h"
 
 namespace ltx {
@@ -263,19 +264,6 @@ absl::Status CheckPeersMayWrite(const Driver& d, const Buffer& buffer,
   }
   return absl::OkStatus();
 }
-
-// Puts the calling thread in relaxed stream-capture mode for its lifetime, so that CUDA calls
-// made meanwhile cannot invalidate a capture in progress.
-class RelaxedCaptureMode {
- public:
-  RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  ~RelaxedCaptureMode() { cudaThreadExchangeStreamCaptureMode(&mode_); }
-  RelaxedCaptureMode(const RelaxedCaptureMode&) = delete;
-  RelaxedCaptureMode& operator=(const RelaxedCaptureMode&) = delete;
-
- private:
-  cudaStreamCaptureMode mode_ = cudaStreamCaptureModeRelaxed;
-};
 
 // EnsurePeerWritable with the owner's device current on the calling thread (it may leave
 // another current).

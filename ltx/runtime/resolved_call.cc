@@ -92,7 +92,9 @@ int ChooseBlocks(const CallContext& context, Protocol protocol, int requested) {
   return AutoBlockCount(context.shard_bytes, context.world_size, context.max_blocks);
 }
 
-// OK when a call issued for reset generation `requested` (if any) may run in `current`.
+
+}  // namespace
+
 absl::Status CheckGeneration(int rank, const absl::optional<uint64_t>& requested,
                              uint64_t current) {
   if (!requested.has_value() || *requested == current) return absl::OkStatus();
@@ -107,8 +109,6 @@ absl::Status CheckGeneration(int rank, const absl::optional<uint64_t>& requested
       "(pass a value read from Runtime::generation())",
       rank, *requested, current));
 }
-
-}  // namespace
 
 int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size) {
   if (one_trip_max_bytes != kOneTripLimitByWorldSize) return one_trip_max_bytes;

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "kernels/protocols/one_trip_launch.h"
 #include "kernels/wire/collective.h"
 #include "ltx/runtime_options.h"
@@ -26,6 +28,12 @@ inline constexpr int64_t kOneTripIncomingBytes = 768 * 1024;
 // `one_trip_max_bytes` itself, or for kOneTripLimitByWorldSize
 // min(kOneTripMaxShardBytes, kOneTripIncomingBytes / (world_size - 1)).
 int64_t OneTripLimit(int64_t one_trip_max_bytes, int world_size);
+
+// OK when rank `rank`'s call issued for reset generation `requested` (nullopt: whatever is
+// current) may run in generation `current`; Aborted for an older one (a straggler from before a
+// Reset: nothing may launch), InvalidArgument for a later one. Thread-safe (pure).
+absl::Status CheckGeneration(int rank, const absl::optional<uint64_t>& requested,
+                             uint64_t current);
 
 // One call, resolved.
 struct ResolvedCall {

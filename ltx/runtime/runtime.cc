@@ -29,6 +29,7 @@
 #include "ltx/cuda/driver_api.h"
 #include "ltx/cuda/peer_access.h"
 #include "ltx/cuda/peer_memory.h"
+#include "ltx/cuda/relaxed_capture_mode.h"
 #include "ltx/runtime/buffer_checks.h"
 #include "ltx/runtime/call_ledger.h"
 #include "ltx/runtime/debug_log.h"
@@ -673,6 +674,9 @@ void Runtime::LogCall(int rank, uint64_t number, const CollectiveOp& op, const R
 }
 
 void Runtime::AbandonDevices(const absl::Status& error) {
+  // A rank may stop the Runtime from inside a stream capture (a refused captured call): the
+  // copies that tell the GPUs to give up are not part of it and must not invalidate it.
+  const RelaxedCaptureMode relaxed;
   if (peer_stores_ != nullptr) peer_stores_->Abandon().IgnoreError();
   copy_engines_->Abandon(error);
   capture_exchange_->Fail(error);
@@ -751,8 +755,10 @@ absl::Status Runtime::AdmitRankCall(int rank) {
   return CheckUsable();
 }
 
-absl::Status Runtime::RejectRankCall(int rank, const absl::Status& error) {
+absl::Status Runtime::RejectRankCall(int rank, const CallOptions& call,
+                                     const absl::Status& error) {
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
+  LTX_RETURN_IF_ERROR(CheckGeneration(rank, call.generation, generation()));
   return Stop(error);
 }
 
@@ -777,16 +783,21 @@ absl::Status Runtime::RankCall(int rank, const CollectiveOp& op, const RankBuffe
   }
   LTX_RETURN_IF_ERROR(AdmitRankCall(rank));
   absl::StatusOr<ResolvedCall> resolved = PrepareRankCall(rank, op, buffers, call);
-  // What no rank can run is refused alike by every rank, before the op starts anywhere, and a
-  // call of an earlier reset generation belongs to no op of this one: the Runtime stays usable.
-  if (absl::IsUnimplemented(resolved.status()) || absl::IsAborted(resolved.status())) {
-    return resolved.status();
-  }
+  // A call of an earlier reset generation belongs to no op of this one: the Runtime stays usable.
+  if (absl::IsAborted(resolved.status())) return resolved.status();
   // The peers may already have launched this op: a rank that rejects its part leaves them
-  // waiting, and a later call of this rank would pair with their op. So a rejected per-rank
-  // call stops the Runtime, like a device error, and ends the peers' waits for it.
+  // waiting, and a later call of this rank would pair with their op. A rank cannot know that
+  // its peers rejected theirs alike, not even for what no rank can run (UNIMPLEMENTED: a peer
+  // that passed another protocol, or did not capture, may have launched). So a rejected
+  // per-rank call stops the Runtime, like a device error, and ends the peers' waits for it.
   if (!resolved.ok()) {
-    return Stop(resolved.status());
+    const absl::Status& refused = resolved.status();
+    // Every rank then sees this error: it names the rank (ResolveCall's refusals of what no rank
+    // can run do not).
+    return Stop(absl::IsUnimplemented(refused)
+                    ? absl::Status(refused.code(), absl::StrCat("rank ", rank, ": ",
+                                                                refused.message()))
+                    : refused);
   }
   int previous_device = -1;
   const int device = ranks_[rank]->device;
@@ -818,7 +829,7 @@ absl::Status Runtime::AllGatherAndWait(const AllGatherShape& shape,
 absl::Status Runtime::AllGatherRank(int rank, const AllGatherShape& shape,
                                     const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, world_size());
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   return RankCall(rank, AllGatherOpOf(*layout), buffers, call);
 }
 
@@ -840,7 +851,7 @@ absl::Status Runtime::AllToAllAndWait(const AllToAllShape& shape,
 absl::Status Runtime::AllToAllRank(int rank, const AllToAllShape& shape,
                                    const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<AllToAllLayout> layout = ComputeAllToAllLayout(shape, world_size());
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   return RankCall(rank, AllToAllOpOf(*layout), buffers, call);
 }
 
@@ -862,7 +873,7 @@ absl::Status Runtime::AllReduceAndWait(const AllReduceShape& shape,
 absl::Status Runtime::AllReduceRank(int rank, const AllReduceShape& shape,
                                     const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<ReduceLayout> layout = ComputeAllReduceLayout(shape, world_size());
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   return RankCall(rank, ReduceOpOf(*layout), buffers, call);
 }
 
@@ -905,7 +916,7 @@ absl::Status Runtime::AllReduceRmsNormRank(int rank, const AllReduceRmsNormShape
     const absl::Status valid = CheckRmsNormOwnBuffers(*layout, rank, buffers);
     if (!valid.ok()) layout = valid;
   }
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   std::array<const void*, kMaxWorldSize> weights = {};
   weights[rank] = buffers.weight;
   return RankCall(rank, AllReduceRmsNormOpOf(*layout, weights), RmsNormRankBuffers(buffers),
@@ -931,7 +942,7 @@ absl::Status Runtime::ReduceScatterAndWait(const ReduceScatterShape& shape,
 absl::Status Runtime::ReduceScatterRank(int rank, const ReduceScatterShape& shape,
                                         const RankBuffers& buffers, const CallOptions& call) {
   const absl::StatusOr<ReduceLayout> layout = ComputeReduceScatterLayout(shape, world_size());
-  if (!layout.ok()) return RejectRankCall(rank, layout.status());
+  if (!layout.ok()) return RejectRankCall(rank, call, layout.status());
   return RankCall(rank, ReduceOpOf(*layout), buffers, call);
 }
 
@@ -995,6 +1006,10 @@ absl::Status Runtime::Synchronize(absl::Duration timeout) {
 
 absl::Status Runtime::Stop(const absl::Status& error) {
   if (error.ok()) return absl::InvalidArgumentError("Stop: the error must not be OK");
+  // Before or after a concurrent Reset's clearing, never inside it: an abort flag set on a GPU
+  // after the clearing, with the host's error cleared after it, would leave the Runtime
+  // reporting OK with its GPUs giving every op up.
+  absl::MutexLock stopping(&stop_mu_);
   StopWith(error);
   AbandonDevices(error);
   return error;
@@ -1010,7 +1025,9 @@ absl::Status Runtime::Reset(absl::Duration timeout) {
                         absl::StrJoin(busy, ", "), absl::FormatDuration(timeout)));
   }
   // The transports clear rank by rank: one that fails part way leaves the ranks' signals
-  // disagreeing, so the Runtime stops (if it had not) until a Reset succeeds.
+  // disagreeing, so the Runtime stops (if it had not) until a Reset succeeds. A Stop of
+  // another thread comes wholly before the clearing (which undoes it) or after it.
+  absl::MutexLock clearing(&stop_mu_);
   absl::Status cleared = copy_engines_->Reset(absl::Now() + timeout);
   if (cleared.ok() && peer_stores_ != nullptr) cleared = peer_stores_->Clear();
   if (!cleared.ok()) {

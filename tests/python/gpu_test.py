@@ -202,16 +202,17 @@ def run_ranks(n, call):
 
 
 def copy_engines_refused(test, protocol, call):
-    """Runs call(). Where ranks share a GPU, the Runtime may refuse explicit copy-engine calls
-    (their copy streams would outnumber the GPU's hardware queues): then checks that the refusal
-    says so and left the Runtime usable, and returns True. Else returns False."""
+    """Runs call(), a coordinated call. Where ranks share a GPU, the Runtime may refuse explicit
+    copy-engine calls (their copy streams would outnumber the GPU's hardware queues): then checks
+    that the refusal says so and left the Runtime usable (a coordinated refusal does; a per-rank
+    one would stop it), and returns True. Else returns False."""
     try:
         call()
     except ltx.UnimplementedError as e:
         shared = len(set(test.devices)) < len(test.devices)
         if protocol != "copy_engine" or not shared or "hardware queues" not in str(e):
             raise
-        test.runtime.status()  # Refused alike on every rank: still usable.
+        test.runtime.status()  # Refused for every rank before any launch: still usable.
         return True
     return False
 
