@@ -26,6 +26,7 @@
 #include "tools/testing/fp8_reference.h"
 #include "tools/testing/gpu_fixture.h"
 #include "tools/testing/rank_threads.h"
+#include "tools/testing/split_rank_calls.h"
 #include "tools/testing/test_ranks.h"
 
 namespace ltx {
@@ -149,47 +150,35 @@ class Fp8AllGatherTest : public ::testing::Test {
     }
   }
 
-  // Runs `c` once in `style` on fresh random inputs and poisoned outputs, and compares every
-  // rank's output with Expected; checks the decoded values' error bound too.
-  void RunAndCheck(const Fp8Case& c, CallStyle style, uint64_t seed) {
-    SCOPED_TRACE(c.ToString());
+  // Writes fresh random inputs for `c` and poisons the outputs, on the ranks' streams; returns
+  // the inputs.
+  std::vector<std::vector<uint16_t>> Prepare(const Fp8Case& c, uint64_t seed) {
     const int world = runtime_->world_size();
-    int64_t total = 0;
-    for (int64_t count : c.counts) total += count;
-    const int64_t output_bytes = c.batch * total * c.hidden * 2;
-    ASSERT_LE(output_bytes, kCapacity);
     std::vector<std::vector<uint16_t>> inputs;
+    const int64_t output_bytes = OutputBytes(c);
+    EXPECT_LE(output_bytes, kCapacity);
     for (int rank = 0; rank < world; ++rank) {
       inputs.push_back(RandomRows(c, c.batch * c.counts[rank], seed * 131 + rank));
-      ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
+      EXPECT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
       // Both on the rank's stream, so that they land before the op starts (cudaMemcpy from
       // pageable memory may return before its copy has reached the GPU, and cudaMemset runs on
       // the legacy stream, which the non-blocking streams do not wait for).
-      ASSERT_EQ(cudaMemcpyAsync(const_cast<void*>(buffers_[rank].input), inputs[rank].data(),
+      EXPECT_EQ(cudaMemcpyAsync(const_cast<void*>(buffers_[rank].input), inputs[rank].data(),
                                 inputs[rank].size() * 2, cudaMemcpyHostToDevice,
                                 buffers_[rank].stream),
                 cudaSuccess);
-      ASSERT_EQ(cudaMemsetAsync(buffers_[rank].output, kPoison, output_bytes,
+      EXPECT_EQ(cudaMemsetAsync(buffers_[rank].output, kPoison, output_bytes,
                                 buffers_[rank].stream),
                 cudaSuccess);
     }
-    AllGatherShape shape;
-    shape.dtype = c.dtype;
-    shape.batch = c.batch;
-    shape.hidden = c.hidden;
-    shape.token_counts = c.counts;
-    shape.wire = WireFormat::kFp8E4M3;
-    if (style == CallStyle::kCoordinated) {
-      const absl::Status status = runtime_->AllGatherAndWait(shape, buffers_, kTestWait);
-      ASSERT_TRUE(status.ok()) << status;
-    } else {
-      const absl::Status launched = RunOnRankThreads(
-          world, [&](int rank) { return runtime_->AllGatherRank(rank, shape, buffers_[rank]); });
-      ASSERT_TRUE(launched.ok()) << launched;
-      const absl::Status status = runtime_->Synchronize(kTestWait);
-      ASSERT_TRUE(status.ok()) << status;
-    }
-    for (int rank = 0; rank < world; ++rank) {
+    return inputs;
+  }
+
+  // Compares every rank's output with Expected, once the op is done; checks the decoded
+  // values' error bound too.
+  void Check(const Fp8Case& c, const std::vector<std::vector<uint16_t>>& inputs) {
+    const int64_t output_bytes = OutputBytes(c);
+    for (int rank = 0; rank < runtime_->world_size(); ++rank) {
       std::vector<uint16_t> got(output_bytes / 2);
       ASSERT_EQ(cudaSetDevice(devices_[rank]), cudaSuccess);
       ASSERT_EQ(cudaMemcpy(got.data(), buffers_[rank].output, output_bytes, cudaMemcpyDeviceToHost),
@@ -207,6 +196,41 @@ class Fp8AllGatherTest : public ::testing::Test {
                           << first;
       CheckBound(c, inputs, got, rank);
     }
+  }
+
+  // Runs `c` once in `style` on fresh random inputs and poisoned outputs, and checks it.
+  void RunAndCheck(const Fp8Case& c, CallStyle style, uint64_t seed) {
+    SCOPED_TRACE(c.ToString());
+    const std::vector<std::vector<uint16_t>> inputs = Prepare(c, seed);
+    const AllGatherShape shape = ShapeOf(c);
+    if (style == CallStyle::kCoordinated) {
+      const absl::Status status = runtime_->AllGatherAndWait(shape, buffers_, kTestWait);
+      ASSERT_TRUE(status.ok()) << status;
+    } else {
+      const absl::Status launched = RunOnRankThreads(runtime_->world_size(), [&](int rank) {
+        return runtime_->AllGatherRank(rank, shape, buffers_[rank]);
+      });
+      ASSERT_TRUE(launched.ok()) << launched;
+      const absl::Status status = runtime_->Synchronize(kTestWait);
+      ASSERT_TRUE(status.ok()) << status;
+    }
+    Check(c, inputs);
+  }
+
+  static int64_t OutputBytes(const Fp8Case& c) {
+    int64_t total = 0;
+    for (int64_t count : c.counts) total += count;
+    return c.batch * total * c.hidden * 2;
+  }
+
+  static AllGatherShape ShapeOf(const Fp8Case& c) {
+    AllGatherShape shape;
+    shape.dtype = c.dtype;
+    shape.batch = c.batch;
+    shape.hidden = c.hidden;
+    shape.token_counts = c.counts;
+    shape.wire = WireFormat::kFp8E4M3;
+    return shape;
   }
 
   // A peer's finite value comes back within 2^-4 of itself relative, plus 2^-10 of its row's
@@ -304,6 +328,43 @@ TEST_F(Fp8AllGatherTest, CallsInARowEachCheckedBitForBit) {
       c.counts.push_back(random() % 4 == 0 ? 0 : 1 + random() % 40);
     RunAndCheck(c, call % 2 ? CallStyle::kPerRankThreads : CallStyle::kCoordinated, 1000 + call);
   }
+}
+
+// A Stop of the Runtime after an op's exchange, before its last kernel (the copy of each
+// rank's own rows over its slot): the op passed its exit barrier, so every peer is done with
+// the slot and the copy still runs; the output is whole (no codes left in a rank's own rows).
+// Each rank's call is captured and split at that kernel, so that the Stop lands in between.
+TEST_F(Fp8AllGatherTest, AStopAfterTheExchangeStillCompletesTheOutput) {
+  Fp8Case c;
+  c.hidden = 96;
+  c.batch = 2;
+  c.counts = UnevenCounts(runtime_->world_size());
+  const std::vector<std::vector<uint16_t>> inputs = Prepare(c, 4242);
+  const AllGatherShape shape = ShapeOf(c);
+  SplitRankCalls split;
+  ASSERT_TRUE(split
+                  .Capture(devices_, buffers_, "CopyOwnRowsKernel",
+                           [&](int rank) {
+                             return runtime_->AllGatherRank(rank, shape, buffers_[rank]);
+                           })
+                  .ok());
+  ASSERT_TRUE(split.LaunchBefore().ok());
+  for (const RankBuffers& buffers : buffers_) {
+    ASSERT_EQ(cudaStreamSynchronize(buffers.stream), cudaSuccess);
+  }
+  EXPECT_EQ(runtime_->Stop(absl::CancelledError("stopped by the test")).code(),
+            absl::StatusCode::kCancelled);
+  for (int device : devices_) {  // The GPUs' abort flags are set before the kernel starts.
+    ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+  ASSERT_TRUE(split.LaunchKernel().ok());
+  for (const RankBuffers& buffers : buffers_) {
+    ASSERT_EQ(cudaStreamSynchronize(buffers.stream), cudaSuccess);
+  }
+  Check(c, inputs);
+  ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
+  RunAndCheck(c, CallStyle::kPerRankThreads, 4243);
 }
 
 // What the FP8 wire refuses, before any launch, alike on every rank: coordinated calls leave the

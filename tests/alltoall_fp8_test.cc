@@ -7,6 +7,8 @@
 // heads), batch > 1, misaligned inputs, outputs or both (the element paths), round trips, both
 // call styles; what the wire refuses. On the rank layout of the environment
 // (ranks may share GPUs).
+#include <cuda_runtime_api.h>
+
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -19,6 +21,7 @@
 #include "tools/testing/alltoall_harness.h"
 #include "tools/testing/gpu_fixture.h"
 #include "tools/testing/rank_threads.h"
+#include "tools/testing/split_rank_calls.h"
 #include "tools/testing/test_ranks.h"
 #include "tools/testing/token_counts.h"
 
@@ -158,6 +161,44 @@ TEST_P(AllToAllFp8Test, RoundTripsDecodeTwice) {
 
 INSTANTIATE_TEST_SUITE_P(CallStyles, AllToAllFp8Test,
                          ::testing::Values(CallStyle::kCoordinated, CallStyle::kPerRankThreads));
+
+// A Stop of the Runtime after an op's exchange, before its decode: the op passed its exit
+// barrier, so every run is in and the decode still runs; the output is whole (no codes left).
+// Each rank's call is captured and split at the decode kernel, so that the Stop lands in
+// between.
+TEST_F(AllToAllFp8Fixture, AStopAfterTheExchangeStillDecodes) {
+  const int world = runtime_->world_size();
+  AllToAllCase c;
+  c.heads = 2 * world;
+  c.head_dim = 64;
+  c.token_counts = UnevenCounts(world, 5);
+  c.wire = WireFormat::kFp8E4M3;
+  ASSERT_TRUE(harness_->Prepare(c).ok());
+  const AllToAllShape shape = c.Shape();
+  const std::vector<RankBuffers> buffers = harness_->AllBuffers();
+  SplitRankCalls split;
+  const absl::Status captured =
+      split.Capture(runtime_->devices(), buffers, "AllToAllFp8DecodeKernel", [&](int rank) {
+        return runtime_->AllToAllRank(rank, shape, buffers[rank]);
+      });
+  ASSERT_TRUE(captured.ok()) << captured;
+  ASSERT_TRUE(split.LaunchBefore().ok());
+  ASSERT_TRUE(harness_->SynchronizeStreams().ok());
+  EXPECT_EQ(runtime_->Stop(absl::CancelledError("stopped by the test")).code(),
+            absl::StatusCode::kCancelled);
+  for (int device : runtime_->devices()) {  // The abort flags are set before the decode starts.
+    ASSERT_EQ(cudaSetDevice(device), cudaSuccess);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  }
+  ASSERT_TRUE(split.LaunchKernel().ok());
+  ASSERT_TRUE(harness_->SynchronizeStreams().ok());
+  const absl::Status verified = harness_->Verify();
+  EXPECT_TRUE(verified.ok()) << verified;
+  ASSERT_TRUE(runtime_->Reset(kTestWait).ok());
+  ASSERT_TRUE(harness_->Prepare(c).ok());
+  EXPECT_TRUE(runtime_->AllToAllAndWait(shape, harness_->AllBuffers(), kTestWait).ok());
+  EXPECT_TRUE(harness_->Verify().ok());
+}
 
 // What the FP8 wire does not carry is refused before any launch, alike on every rank, and the
 // Runtime stays usable: fp32, head vectors below 8 elements, the one-trip protocol.

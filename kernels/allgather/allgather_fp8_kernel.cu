@@ -228,7 +228,9 @@ __global__ void __launch_bounds__(kAllGatherFp8Threads)
     CopyOwnRowsKernel(const AllGatherKernelParams p) {
   const int64_t slice_bytes = p.token_counts[p.rank] * p.row_bytes;
   const int64_t pieces_per_slice = (slice_bytes + kCopyPieceBytes - 1) / kCopyPieceBytes;
-  const int64_t pieces = Abandoned(p) ? 0 : p.geometry.batch * pieces_per_slice;
+  // After this op's exit barrier every peer is done reading the slot, even where the Runtime
+  // was stopped since; an op abandoned leaves it alone.
+  const int64_t pieces = LastOpDone(p.signals[p.rank]) ? p.geometry.batch * pieces_per_slice : 0;
   for (int64_t piece = blockIdx.x; piece < pieces; piece += gridDim.x) {
     const int64_t slice = piece / pieces_per_slice;
     const int64_t offset = (piece % pieces_per_slice) * kCopyPieceBytes;

@@ -289,14 +289,15 @@ __device__ void DecodeRun(uint8_t* run, int64_t elements, int64_t vector_element
 
 // Decodes every run this rank received from its peers, in every tensor's output: the runs of
 // every peer's piece in peer order form one range, of which warp w of the grid takes runs w,
-// w + warps, ... Nothing to do after an op whose abort flag is set (a timeout, a peer that gave
-// up); after a mismatch found at entry (recorded without abort) it decodes whatever its own
-// output holds, within its own runs: the output is undefined then.
+// w + warps, ... Nothing to do after an op that was abandoned (a timeout, a peer that gave up),
+// and everything after one whose exit barrier passed, even where the Runtime was stopped since
+// (LastOpDone); after a mismatch found at entry (recorded without abort) it decodes whatever its
+// own output holds, within its own runs: the output is undefined then.
 template <typename Element>
 __global__ void __launch_bounds__(kAllToAllFp8Threads)
     AllToAllFp8DecodeKernel(const AllToAllKernelParams p) {
   __shared__ float scales[kWarps][kFp8MaxRunVectors];
-  if (LoadRelaxedSystem(&p.signals[p.rank]->abort) != 0u) return;
+  if (!LastOpDone(p.signals[p.rank])) return;
   const int lane = static_cast<int>(threadIdx.x % kWarpSize);
   const int warp = static_cast<int>(threadIdx.x / kWarpSize);
   const int64_t grid_warp = static_cast<int64_t>(blockIdx.x) * kWarps + warp;

@@ -113,14 +113,15 @@ __device__ bool PublishAndClaim(const Params& p, const OpContext& op, int target
 // after other lanes may have finished theirs, so no single lane's look at `abort` would do.
 // __syncwarp orders every lane's AbandonOp, error record included, before the loads and the
 // storing_peers update below.
+// Returns whether the op was abandoned, the same for every lane.
 template <typename Params>
-__device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, bool published,
+__device__ bool RevokePeersIfAbandoned(const Params& p, const OpContext& op, bool published,
                                        bool waited) {
   const int lane = threadIdx.x;
   __syncwarp();
   const bool abandoned =
       __any_sync(0xffffffffu, !waited || LoadRelaxedSystem(&op.local->abort) != 0u);
-  if (!abandoned) return;
+  if (!abandoned) return false;
   const bool storing =
       lane < p.world_size && lane != p.rank && RevokeStores(op, lane, p.signals[lane]) && published;
   const uint32_t storing_peers = __ballot_sync(0xffffffffu, storing);
@@ -129,6 +130,7 @@ __device__ void RevokePeersIfAbandoned(const Params& p, const OpContext& op, boo
     *recorded = *recorded | storing_peers;
     __threadfence_system();
   }
+  return true;
 }
 
 // Run by one block: the last of the grid to finish storing, or the exit kernel of a copy-engine
@@ -161,12 +163,22 @@ __device__ void ExitBarrier(const Params& p, const OpContext& op, Clock& clock) 
     waited = AwaitFlag(op, BarrierPhase::kExit, peer, &op.local->exit_flag[peer]);
     clock.Note(DirectPhase::kExitFlagsSeen);
   }
-  if (threadIdx.x < 32) RevokePeersIfAbandoned(p, op, published, waited);
+  const bool abandoned = threadIdx.x < 32 && RevokePeersIfAbandoned(p, op, published, waited);
   __syncthreads();
   if (threadIdx.x == 0) {
     op.local->entry_published = 0u;
+    if (!abandoned) op.local->last_done_op = op.number;
     op.local->last_op = op.number;
   }
+}
+
+// Whether the last op of the GPU whose region is `local` passed its exit barrier with nothing
+// abandoned (SignalRegion::last_done_op), read by a kernel after that op's on the same stream:
+// then every peer is done with this rank's part of it (its stores into this rank's output, its
+// loads of this rank's slot), whatever abort flag was set since, and this rank may finish its
+// own output.
+__device__ inline bool LastOpDone(const SignalRegion* local) {
+  return local->last_done_op == local->last_op;
 }
 
 // The end of every block of a direct-protocol kernel (the whole block calls it once its work is

@@ -64,6 +64,12 @@ struct SignalRegion {
   alignas(64) uint64_t store_claim[kMaxWorldSize];
   // Op number of the last op this GPU's kernel ran; the kernel of the next op uses it + 1.
   alignas(64) uint64_t last_op;
+  // Op number of the last op whose exit barrier this GPU passed with nothing abandoned: every
+  // peer had said its part was done. Equal to last_op while the last op was such an op; the
+  // kernels that finish an op after its exchange (the FP8 decode) run only then (LastOpDone),
+  // whatever stopped the Runtime since. Only the exit barrier advances it (not the one-trip
+  // path).
+  uint64_t last_done_op;
   // Blocks of the running op that have finished (last-block-done counter).
   uint32_t blocks_done;
   // Non-zero once a block of the running direct op announced it to the peers.
