@@ -391,7 +391,8 @@ int ltx_op_destroy(ltx_op* op);
  * rank outside [0, world size). Any other INVALID_ARGUMENT (the C layer's too: NULL pointers,
  * struct sizes, enum values) stops the Runtime until ltx_runtime_reset, and so does
  * UNIMPLEMENTED (a rank cannot know that its peers refused alike); ABORTED (a call of an older
- * reset generation) and an out-of-range rank leave it usable.
+ * reset generation, whichever layer refuses its arguments) and an out-of-range rank leave it
+ * usable.
  * Thread-safe across ranks. */
 int ltx_all_gather_rank(ltx_runtime* runtime, int rank, const ltx_allgather_shape* shape,
                         const ltx_rank_buffers* buffers, const ltx_call_options* call);

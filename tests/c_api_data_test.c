@@ -11,7 +11,8 @@
  * 0, 1, ... in turn, rounded once (to nearest even) to the dtype: so the paths agree bitwise.
  * The AllReduce with the fused RMSNorm epilogue (ltx_all_reduce_rmsnorm and its _rank form,
  * bf16 and fp32, the residual apart and in place) is compared bit for bit with the host's
- * computation in the epilogue's order.
+ * computation in the epilogue's order. A per-rank call that the C layer refuses stops the
+ * Runtime, but not one of an older reset generation (LTX_ABORTED).
  *
  * The ranks come from the environment, as for the C++ GPU tests: LTX_TEST_DEVICES=0,0,1 (device
  * ordinals in rank order, repeats allowed, 1 to 8 ranks), else LTX_TEST_RANKS=N (N ranks round
@@ -535,6 +536,48 @@ static void TestAllToAll(const World* w, int dtype, int64_t batch, int64_t head_
   }
 }
 
+/* A per-rank call that the C layer refuses (NULL buffers) stops the Runtime until a reset,
+ * unless it names an older reset generation: then it is LTX_ABORTED, a straggler from before the
+ * reset, and the Runtime stays usable. Ends with the Runtime usable. */
+static void TestRefusalOfAnOlderGeneration(const World* w) {
+  int64_t counts[MAX_RANKS];
+  uint64_t before = 0, after = 0;
+  ltx_allgather_shape shape;
+  ltx_call_options call;
+  int code;
+  TokenCounts(0, w->n, counts);
+  shape.dtype = LTX_BFLOAT16;
+  shape.batch = 1;
+  shape.hidden = 64;
+  shape.token_counts = counts;
+  shape.num_ranks = w->n;
+  ltx_call_options_init(&call);
+  CheckLtx(ltx_runtime_generation(w->runtime, &before), "ltx_runtime_generation");
+  code = ltx_all_gather_rank(w->runtime, 0, &shape, NULL, NULL);
+  if (code != LTX_INVALID_ARGUMENT) Fail("NULL buffers: not LTX_INVALID_ARGUMENT", "");
+  if (ltx_runtime_status(w->runtime) != LTX_INVALID_ARGUMENT) {
+    Fail("NULL buffers of the current generation did not stop the Runtime", "");
+  }
+  CheckLtx(ltx_runtime_reset(w->runtime, WAIT_US), "ltx_runtime_reset");
+  CheckLtx(ltx_runtime_generation(w->runtime, &after), "ltx_runtime_generation");
+  if (after == before) Fail("ltx_runtime_reset kept the generation", "");
+  call.generation = (int64_t)before;
+  code = ltx_all_gather_rank(w->runtime, w->n - 1, &shape, NULL, &call);
+  if (code != LTX_ABORTED) Fail("NULL buffers of an older generation: not LTX_ABORTED", "");
+  if (strstr(ltx_last_error(), "generation") == NULL) {
+    Fail("the older generation's error does not name it", ltx_last_error());
+  }
+  if (ltx_runtime_status(w->runtime) != LTX_OK) {
+    Fail("NULL buffers of an older generation stopped the Runtime", "");
+  }
+  call.generation = (int64_t)after;
+  code = ltx_all_gather_rank(w->runtime, 0, &shape, NULL, &call);
+  if (code != LTX_INVALID_ARGUMENT || ltx_runtime_status(w->runtime) != LTX_INVALID_ARGUMENT) {
+    Fail("NULL buffers of the current generation, named: not a stop", "");
+  }
+  CheckLtx(ltx_runtime_reset(w->runtime, WAIT_US), "ltx_runtime_reset");
+}
+
 /* An element of LTX_FLOAT32 or LTX_BFLOAT16 at `bytes` as a float (little-endian). */
 static float LoadFloat(int dtype, const unsigned char* bytes) {
   uint32_t bits = 0;
@@ -802,6 +845,8 @@ int main(void) {
   TestAllReduceRmsNorm(&w, LTX_BFLOAT16, 3, 4096, &seed);
   TestAllReduceRmsNorm(&w, LTX_BFLOAT16, 5, 100, &seed);
   TestAllReduceRmsNorm(&w, LTX_FLOAT32, 2, 31, &seed);
+  TestRefusalOfAnOlderGeneration(&w);
+  TestAllGather(&w, LTX_BFLOAT16, 2, 136, 1, 0, &seed); /* Usable after the reset. */
 
   CheckLtx(ltx_runtime_status(w.runtime), "ltx_runtime_status");
   CheckLtx(ltx_runtime_destroy(w.runtime), "ltx_runtime_destroy");

@@ -22,6 +22,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "absl/types/optional.h"
 #include "absl/types/span.h"
 #include "ltx/allreduce_shape.h"
 #include "ltx/alltoall_shape.h"
@@ -31,6 +32,7 @@
 #include "ltx/reduce_scatter_shape.h"
 #include "ltx/reduction.h"
 #include "ltx/runtime.h"
+#include "ltx/runtime/resolved_call.h"
 #include "ltx/runtime_options.h"
 #include "ltx/status_macros.h"
 
@@ -514,11 +516,25 @@ absl::flat_hash_set<const ltx_runtime*>& LiveRuntimes() {
   return *live;
 }
 
+// The reset generation that a per-rank call's options name, where their struct holds the field
+// (version 0.3 and later) and names one (>= 0); nullopt otherwise, as for "any".
+absl::optional<uint64_t> GenerationOf(const ltx_call_options* call) {
+  if (call == nullptr ||
+      call->struct_size < offsetof(ltx_call_options, generation) + sizeof(call->generation) ||
+      call->generation < 0) {
+    return absl::nullopt;
+  }
+  return static_cast<uint64_t>(call->generation);
+}
+
 // `refused`, after stopping `runtime` with it where that is a live Runtime: a rank whose per-rank
-// call the C layer refuses leaves its peers waiting in their op, and its next call would pair
-// with theirs (ltx::Runtime::Stop). A `rank` that is none of the Runtime's is that error
-// instead, and stops nothing, as the library's per-rank calls do.
-absl::Status StopOnRefusal(ltx_runtime* runtime, int rank, const absl::Status& refused) {
+// call (with options `call`, which may be NULL) the C layer refuses leaves its peers waiting in
+// their op, and its next call would pair with theirs (ltx::Runtime::Stop). A `rank` that is none
+// of the Runtime's, or a call of another reset generation (ltx::CheckGeneration: ABORTED for an
+// older one, a straggler that belongs to no op of the current one), is that error instead, and
+// stops nothing, as the library's per-rank calls do.
+absl::Status StopOnRefusal(ltx_runtime* runtime, int rank, const ltx_call_options* call,
+                           const absl::Status& refused) {
   {
     absl::MutexLock lock(&live_mu);
     if (!LiveRuntimes().contains(runtime)) return refused;
@@ -527,6 +543,8 @@ absl::Status StopOnRefusal(ltx_runtime* runtime, int rank, const absl::Status& r
   if (rank < 0 || rank >= world) {
     return absl::InvalidArgumentError(absl::StrFormat("rank %d is outside [0, %d)", rank, world));
   }
+  LTX_RETURN_IF_ERROR(
+      ltx::CheckGeneration(rank, GenerationOf(call), runtime->runtime->generation()));
   return runtime->runtime->Stop(refused);
 }
 
@@ -567,11 +585,11 @@ int PerRankCall(ltx_runtime* runtime, int rank, const CShape* shape, int tensors
     LTX_RETURN_IF_ERROR(CheckRuntime(runtime));
     absl::Status status = CheckNotNull(buffers, "buffers");
     if (status.ok()) status = CheckTensors(tensors);
-    if (!status.ok()) return StopOnRefusal(runtime, rank, status);
+    if (!status.ok()) return StopOnRefusal(runtime, rank, call, status);
     auto cc_shape = ToShape(shape, tensors);
-    if (!cc_shape.ok()) return StopOnRefusal(runtime, rank, cc_shape.status());
+    if (!cc_shape.ok()) return StopOnRefusal(runtime, rank, call, cc_shape.status());
     absl::StatusOr<ltx::CallOptions> cc_call = ToCallOptions(call, &*cc_shape);
-    if (!cc_call.ok()) return StopOnRefusal(runtime, rank, cc_call.status());
+    if (!cc_call.ok()) return StopOnRefusal(runtime, rank, call, cc_call.status());
     return LaunchRank(*runtime->runtime, rank, *cc_shape, ToRankBuffers(*buffers, tensors),
                       *cc_call);
   });
