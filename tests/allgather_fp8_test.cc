@@ -2,10 +2,11 @@
 // outputs, and every rank's output compared bit for bit with the host reference of
 // tools/testing/fp8_reference.h (a peer's rows decoded from their codes and scale, the rank's
 // own rows exact). Random bf16 and fp16 rows over many binades, with zeros and a NaN: uneven and
-// zero counts, batch > 1, odd row lengths, both call styles, calls of changing shapes in a row,
-// and the decoded values within the bound e4m3 implies; random bytes through the AllGather
-// harness, misaligned and guarded; what the wire refuses. On the rank layout of the environment
-// (ranks may share GPUs).
+// zero counts, batch > 1, odd row lengths and rows a whole block quantises, both call styles,
+// calls of changing shapes in a row, and the decoded values within the bound e4m3 implies; a
+// Stop between the exchange and the copy of a rank's own rows; random bytes through the
+// AllGather harness, misaligned and guarded; what the wire refuses. On the rank layout of the
+// environment (ranks may share GPUs).
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -311,6 +312,19 @@ TEST_F(Fp8AllGatherTest, PeersRowsArriveDecodedAndOwnRowsExact) {
         }
       }
     }
+  }
+}
+
+// Rows that a whole block quantises (a team of 32 warps), in one pass and in several, on the
+// vector path and the element path, with a rank without rows.
+TEST_F(Fp8AllGatherTest, LongRowsTakeTheWholeBlock) {
+  const int world = runtime_->world_size();
+  uint64_t seed = 500;
+  for (int64_t hidden : {16384, 16392, 17001, 33000}) {
+    Fp8Case c;
+    c.hidden = hidden;
+    for (int rank = 0; rank < world; ++rank) c.counts.push_back(rank == 1 ? 0 : 1 + rank);
+    RunAndCheck(c, CallStyle::kCoordinated, ++seed);
   }
 }
 

@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "kernels/allgather/allgather_fp8_kernel.h"
 #include "kernels/wire/fp8_slot.h"
 #include "ltx/collectives/allgather_op.h"
 #include "ltx/data_type.h"
@@ -484,6 +485,32 @@ TEST(ComputeLayoutTest, FP8OnTheWireTakesSixteenBitRows) {
   shape.hidden = 64;
   shape.wire = static_cast<WireFormat>(7);
   ExpectInvalid(ComputeAllGatherLayout(shape, 3), "wire");
+}
+
+// FP8 on the wire gives each row a team of warps that quantise it together (a power of two, one
+// per kAllGatherFp8WarpElements, at most a block's), which also covers the pieces it is decoded
+// in, and the op asks for blocks for the most rows a rank receives or quantises, times that.
+TEST(ComputeLayoutTest, FP8OnTheWireAsksForWarpsPerRow) {
+  EXPECT_EQ(AllGatherFp8WarpsPerRow(8), 1);
+  EXPECT_EQ(AllGatherFp8WarpsPerRow(1024), 1);
+  EXPECT_EQ(AllGatherFp8WarpsPerRow(1025), 2);
+  EXPECT_EQ(AllGatherFp8WarpsPerRow(4096), 4);
+  EXPECT_EQ(AllGatherFp8WarpsPerRow(5120), 8);
+  EXPECT_EQ(AllGatherFp8WarpsPerRow(32768), 32);
+  EXPECT_EQ(AllGatherFp8WarpsPerRow(int64_t{1} << 20), 32);
+  for (int64_t hidden = kFp8MinHidden; hidden <= 40000; hidden += 37) {
+    const int warps = AllGatherFp8WarpsPerRow(hidden);
+    EXPECT_EQ(warps & (warps - 1), 0) << hidden;
+    EXPECT_TRUE(warps == 32 || warps * kAllGatherFp8WarpElements >= hidden) << hidden;
+    EXPECT_TRUE(warps == 1 || (warps / 2) * kAllGatherFp8WarpElements < hidden) << hidden;
+  }
+  // Counts {3, 0, 5}, batch 2: rank 1 receives 16 rows, the most; 4 warps each, 32 per block.
+  const std::vector<int64_t> counts = {3, 0, 5};
+  AllGatherShape shape = MakeShape(DataType::kBFloat16, 2, 4096, counts);
+  shape.wire = WireFormat::kFp8E4M3;
+  const absl::StatusOr<AllGatherLayout> layout = ComputeAllGatherLayout(shape, 3);
+  ASSERT_TRUE(layout.ok()) << layout.status();
+  EXPECT_EQ(AllGatherOpOf(*layout).work_blocks, 2 * 8 * 4 / 32);
 }
 
 }  // namespace

@@ -5,8 +5,8 @@
 // fp16, both directions, head sizes from the least (8) up and no multiple of 4, uneven and zero
 // token counts, uneven head splits with a rank without heads and with the largest group (256
 // heads), batch > 1, misaligned inputs, outputs or both (the element paths), round trips, both
-// call styles; what the wire refuses. On the rank layout of the environment
-// (ranks may share GPUs).
+// call styles; a Stop between the exchange and the decode; what the wire refuses. On the rank
+// layout of the environment (ranks may share GPUs).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>

@@ -61,7 +61,7 @@ void EncodeAndDecodeInPlace(const std::vector<uint16_t>& values, int64_t d,
     std::memcpy(run->data() + Fp8RunScalesOffset(n, d) + 4 * v, &bits, 4);
     for (int64_t e = 0; e < d; ++e) {
       (*run)[Fp8RunCodesOffset(n) + v * d + e] =
-          Fp8Encode(Element::ToFloat(values[v * d + e]), scale);
+          Fp8Encode(Element::ToFloat(values[v * d + e]), Fp8RowInverse(scale));
     }
   }
   std::vector<float> scales(vectors);

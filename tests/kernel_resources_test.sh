@@ -21,7 +21,7 @@ export TMPDIR="${TEST_TMPDIR:-$(mktemp -d)}"
 sources=(
   "kernels/allgather/allgather_kernel.cu 4"
   "kernels/allgather/allgather_one_trip_kernel.cu 4"
-  "kernels/allgather/allgather_fp8_kernel.cu 10"
+  "kernels/allgather/allgather_fp8_kernel.cu 14"
   "kernels/alltoall/alltoall_kernel.cu 4"
   "kernels/alltoall/alltoall_one_trip_kernel.cu 4"
   "kernels/alltoall/alltoall_fp8_kernel.cu 8"

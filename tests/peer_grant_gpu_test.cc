@@ -123,7 +123,9 @@ TEST(PeerGrantGpuTest, HostCostOfTheCheckPerCall) {
     bool holds = false;
     const double micros = MedianMicros([&] {
       holds = PeerGrantHolds(data, 0, grant);
-      if (!holds) EXPECT_TRUE(EnsurePeerWritable(data, kBytes, 0, {}).ok());
+      if (!holds) {
+        EXPECT_TRUE(EnsurePeerWritable(data, kBytes, 0, {}).ok());
+      }
     });
     std::cout << "check per call, " << MemoryKindName(kind) << ": " << micros << " us ("
               << (holds ? "the grant holds" : "checked in full") << ")\n";

@@ -120,7 +120,9 @@ TEST(PeerGrantHoldsTest, HostMemoryAndMappingsNeverHold) {
        {PeerGrant::Scope::kProcess, PeerGrant::Scope::kPool, PeerGrant::Scope::kMapping}) {
     EXPECT_FALSE(PeerGrantHolds(host.data(), 0, PeerGrant{scope, 1}));
   }
-  if (VisibleGpuCount() > 0) EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  if (VisibleGpuCount() > 0) {
+    EXPECT_EQ(cudaGetLastError(), cudaSuccess);
+  }
 }
 
 }  // namespace

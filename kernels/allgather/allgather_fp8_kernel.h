@@ -18,11 +18,28 @@
 #include <cstdint>
 
 #include "kernels/allgather/allgather_kernel.h"
+#include "kernels/wire/host_device.h"
 
 namespace ltx {
 
 // Threads per block of the three kernels.
 inline constexpr int kAllGatherFp8Threads = 1024;
+
+// Elements one warp quantises or decodes at once: 8 per lane and unit, 4 units in flight.
+inline constexpr int64_t kAllGatherFp8WarpElements = 32 * 8 * 4;
+
+// Warps that quantise one row of `hidden` elements together (its team: they share the row's
+// largest magnitude through shared memory), and the most pieces of kAllGatherFp8WarpElements a
+// row is decoded in, each by one warp: ceil(hidden / kAllGatherFp8WarpElements) rounded up to a
+// power of two, at most a block's 32 warps. The launcher sizes its grid by it.
+LTX_HOST_DEVICE constexpr int AllGatherFp8WarpsPerRow(int64_t hidden) {
+  int warps = 1;
+  while (warps < kAllGatherFp8Threads / 32 &&
+         warps * kAllGatherFp8WarpElements < hidden) {
+    warps *= 2;
+  }
+  return warps;
+}
 
 // Enqueues the three kernels of one rank's FP8 AllGather on `stream` with `blocks` thread
 // blocks each (>= 1). params.dtype must be bf16 or fp16 (kReduceBFloat16, kReduceFloat16) and

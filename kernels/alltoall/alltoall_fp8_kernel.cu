@@ -102,11 +102,12 @@ __device__ void EncodeShortVectors(const typename Element::Bits* values, uint8_t
       const float scale = Fp8RowScale(largest[b]);
       if (lane == 0) StoreScale(scales + 4 * v, scale);
       if (!mine) continue;
+      const float inverse = Fp8RowInverse(scale);
       uint32_t packed = 0;
 #pragma unroll
       for (int k = 0; k < kUnit; k += 2) {
         packed |= Fp8EncodePair(Element::ToFloat(UnitElement<Bits>(units[b], k)),
-                                Element::ToFloat(UnitElement<Bits>(units[b], k + 1)), scale)
+                                Element::ToFloat(UnitElement<Bits>(units[b], k + 1)), inverse)
                   << (8 * k);
       }
       *reinterpret_cast<uint32_t*>(codes + v * vector_elements + first) = packed;
@@ -153,6 +154,7 @@ __device__ void EncodeRun(const uint8_t* from, uint8_t* to, int64_t elements,
       largest = Fp8RowLargest(largest, __shfl_xor_sync(kFullWarp, largest, offset));
     }
     const float scale = Fp8RowScale(largest);
+    const float inverse = Fp8RowInverse(scale);
     if (lane == 0) StoreScale(scales + 4 * v, scale);
     if (units) {
       for (int64_t first = lane * kUnit; first < vector_elements; first += kWarpSize * kUnit) {
@@ -161,14 +163,14 @@ __device__ void EncodeRun(const uint8_t* from, uint8_t* to, int64_t elements,
 #pragma unroll
         for (int k = 0; k < kUnit; k += 2) {
           packed |= Fp8EncodePair(Element::ToFloat(UnitElement<Bits>(unit, k)),
-                                  Element::ToFloat(UnitElement<Bits>(unit, k + 1)), scale)
+                                  Element::ToFloat(UnitElement<Bits>(unit, k + 1)), inverse)
                     << (8 * k);
         }
         *reinterpret_cast<uint32_t*>(vector_codes + first) = packed;
       }
     } else {
       for (int64_t e = lane; e < vector_elements; e += kWarpSize) {
-        vector_codes[e] = Fp8Encode(Element::ToFloat(vector[e]), scale);
+        vector_codes[e] = Fp8Encode(Element::ToFloat(vector[e]), inverse);
       }
     }
   }
@@ -194,10 +196,11 @@ __device__ void EncodePieceRows(const Piece& piece, const RowSweep& sweep,
 }
 
 // One block per SM, as the direct all-to-all kernel (the block budget of ranks that share a GPU
-// is unchanged): the protocol beside kVectorsInFlight vectors takes about 176 registers, and
-// capped at 128 it spills.
+// is unchanged): the protocol beside kVectorsInFlight vectors takes 140 to 180 registers, and
+// capped at 128 it spills (the launch bounds say one block per SM, so that the compiler does not
+// cap it there).
 template <typename Element>
-__global__ void __launch_bounds__(kAllToAllFp8Threads)
+__global__ void __launch_bounds__(kAllToAllFp8Threads, 1)
     AllToAllFp8EncodeKernel(const AllToAllKernelParams p) {
   RunDirectOp(
       p, DirectEntryOf(p),

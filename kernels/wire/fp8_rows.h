@@ -7,9 +7,13 @@
 //   m = the largest |x[i]| over the finite values (0 when there is none)
 //   scale = m / 448 (fp32, correctly rounded) but at least 2^-126 (the least normal fp32, so
 //     that rows of tiny values keep a usable scale), or 1 when m is 0
-//   q[i] = e4m3(x[i] / scale): the quotient correctly rounded to fp32, then rounded to the
+//   inverse = 1 / scale (fp32, correctly rounded), once per row
+//   q[i] = e4m3(x[i] * inverse): the product correctly rounded to fp32, then rounded to the
 //     nearest e4m3 value, ties to even; magnitudes from 448 up (infinities too) saturate to 448;
-//     a NaN becomes the e4m3 NaN 0x7f
+//     a NaN becomes the e4m3 NaN 0x7f. A product, not a quotient per value: a division's slow
+//     path (taken for quotients below the normal range, as in rows that span many binades)
+//     would make the cost depend on the data; the product differs from the quotient by at most
+//     2^-23 of it, which the bound below absorbs
 // and the receiver writes round(value(q[i]) * scale) in its dtype (the product correctly rounded
 // to fp32, then to the dtype, a NaN made canonical). e4m3 ("fn": no infinities) has 4 exponent
 // bits (bias 7) and 3 mantissa bits: normal values (1 + k/8) 2^(e - 7) for e in 1..15 up to 448
@@ -114,14 +118,24 @@ LTX_HOST_DEVICE inline void E4M3PairToFloats(uint32_t codes, float* low, float* 
 #endif
 }
 
-// The code that carries `value` of a row with `scale`.
-LTX_HOST_DEVICE inline uint8_t Fp8Encode(float value, float scale) {
-  return E4M3FromFloat(DivRn(value, scale));
+// What a row's values are multiplied by before they become codes: 1 / scale, correctly
+// rounded (finite: a scale lies in [2^-126, 2^127]).
+LTX_HOST_DEVICE inline float Fp8RowInverse(float scale) {
+#ifdef __CUDA_ARCH__
+  return __frcp_rn(scale);
+#else
+  return 1.0f / scale;
+#endif
+}
+
+// The code that carries `value` of a row whose scale's inverse is `inverse` (Fp8RowInverse).
+LTX_HOST_DEVICE inline uint8_t Fp8Encode(float value, float inverse) {
+  return E4M3FromFloat(MulRn(value, inverse));
 }
 
 // Fp8Encode of `low` and `high`, `low`'s code in bits 0-7 and `high`'s in bits 8-15.
-LTX_HOST_DEVICE inline uint32_t Fp8EncodePair(float low, float high, float scale) {
-  return E4M3PairFromFloats(DivRn(low, scale), DivRn(high, scale));
+LTX_HOST_DEVICE inline uint32_t Fp8EncodePair(float low, float high, float inverse) {
+  return E4M3PairFromFloats(MulRn(low, inverse), MulRn(high, inverse));
 }
 
 // The `Element` bits the receiver writes for a code of value `value` (E4M3ToFloat, any NaN) of a

@@ -20,17 +20,19 @@ CollectiveOp AllGatherOpOf(const AllGatherLayout& layout) {
   op.tensors = layout.tensors;
   op.wire = layout.wire;
   if (layout.wire == WireFormat::kFp8E4M3) {
-    // The FP8 wire's kernels read and write whole 16-bit elements, and decode a row per warp:
-    // blocks for the most rows a rank receives or quantises (the same count on every rank), not
-    // for the bytes it sends.
+    // The FP8 wire's kernels read and write whole 16-bit elements, and give each row a few
+    // warps (AllGatherFp8WarpsPerRow): blocks for the most rows a rank receives or quantises
+    // (the same count on every rank), not for the bytes it sends.
     op.element_alignment = ElementSize(layout.dtype);
     int64_t received = 0;  // Or quantised: a rank alone has only its own rows.
     for (int rank = 0; rank < layout.world_size; ++rank) {
       const int64_t others = layout.total_tokens - layout.token_counts[rank];
       received = std::max(received, layout.batch * std::max(others, layout.token_counts[rank]));
     }
-    constexpr int64_t kRowsPerBlock = kAllGatherFp8Threads / 32;
-    op.work_blocks = std::max<int64_t>(1, (received + kRowsPerBlock - 1) / kRowsPerBlock);
+    constexpr int64_t kWarpsPerBlock = kAllGatherFp8Threads / 32;
+    const int64_t warps =
+        received * AllGatherFp8WarpsPerRow(layout.row_bytes / ElementSize(layout.dtype));
+    op.work_blocks = std::max<int64_t>(1, (warps + kWarpsPerBlock - 1) / kWarpsPerBlock);
   }
   for (int rank = 0; rank < layout.world_size; ++rank) {
     op.input_bytes[rank] = layout.InputBytes(rank);

@@ -18,8 +18,9 @@ void WireRow(const void* row, int64_t hidden, void* out) {
   float largest = 0.0f;
   for (const Bits bits : values) largest = Fp8RowLargest(largest, Element::ToFloat(bits));
   const float scale = Fp8RowScale(largest);
+  const float inverse = Fp8RowInverse(scale);
   for (Bits& bits : values)
-    bits = Fp8Decode<Element>(Fp8Encode(Element::ToFloat(bits), scale), scale);
+    bits = Fp8Decode<Element>(Fp8Encode(Element::ToFloat(bits), inverse), scale);
   std::memcpy(out, values.data(), hidden * sizeof(Bits));
 }
 

@@ -48,8 +48,9 @@ absl::Status FindKernel(cudaGraph_t graph, const std::string& kernel_name, cudaG
         absl::StrCat("no kernel's name contains ", kernel_name, "; the graph's:", names));
   }
   size_t dependents = 0;
-  LTX_RETURN_IF_ERROR(CudaStatus(cudaGraphNodeGetDependentNodes(*found, nullptr, nullptr, &dependents),
-                                 "cudaGraphNodeGetDependentNodes"));
+  LTX_RETURN_IF_ERROR(
+      CudaStatus(cudaGraphNodeGetDependentNodes(*found, nullptr, nullptr, &dependents),
+                 "cudaGraphNodeGetDependentNodes"));
   if (dependents != 0) {
     return absl::FailedPreconditionError(
         absl::StrCat(dependents, " node(s) depend on the kernel ", kernel_name));
