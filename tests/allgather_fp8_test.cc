@@ -2,11 +2,11 @@
 // outputs, and every rank's output compared bit for bit with the host reference of
 // tools/testing/fp8_reference.h (a peer's rows decoded from their codes and scale, the rank's
 // own rows exact). Random bf16 and fp16 rows over many binades, with zeros and a NaN: uneven and
-// zero counts, batch > 1, odd row lengths and rows a whole block quantises, both call styles,
-// calls of changing shapes in a row, and the decoded values within the bound e4m3 implies; a
-// Stop between the exchange and the copy of a rank's own rows; random bytes through the
-// AllGather harness, misaligned and guarded; what the wire refuses. On the rank layout of the
-// environment (ranks may share GPUs).
+// zero counts, batch > 1, odd row lengths, rows a whole block quantises, one block that takes
+// every row in turn, both call styles, calls of changing shapes in a row, and the decoded values
+// within the bound e4m3 implies; a Stop between the exchange and the copy of a rank's own rows;
+// random bytes through the AllGather harness, misaligned and guarded; what the wire refuses. On
+// the rank layout of the environment (ranks may share GPUs).
 #include <cuda_runtime_api.h>
 
 #include <cmath>
@@ -199,17 +199,18 @@ class Fp8AllGatherTest : public ::testing::Test {
     }
   }
 
-  // Runs `c` once in `style` on fresh random inputs and poisoned outputs, and checks it.
-  void RunAndCheck(const Fp8Case& c, CallStyle style, uint64_t seed) {
+  // Runs `c` once in `style` (with `call`'s options) on fresh random inputs and poisoned
+  // outputs, and checks it.
+  void RunAndCheck(const Fp8Case& c, CallStyle style, uint64_t seed, const CallOptions& call = {}) {
     SCOPED_TRACE(c.ToString());
     const std::vector<std::vector<uint16_t>> inputs = Prepare(c, seed);
     const AllGatherShape shape = ShapeOf(c);
     if (style == CallStyle::kCoordinated) {
-      const absl::Status status = runtime_->AllGatherAndWait(shape, buffers_, kTestWait);
+      const absl::Status status = runtime_->AllGatherAndWait(shape, buffers_, kTestWait, call);
       ASSERT_TRUE(status.ok()) << status;
     } else {
       const absl::Status launched = RunOnRankThreads(runtime_->world_size(), [&](int rank) {
-        return runtime_->AllGatherRank(rank, shape, buffers_[rank]);
+        return runtime_->AllGatherRank(rank, shape, buffers_[rank], call);
       });
       ASSERT_TRUE(launched.ok()) << launched;
       const absl::Status status = runtime_->Synchronize(kTestWait);
@@ -325,6 +326,25 @@ TEST_F(Fp8AllGatherTest, LongRowsTakeTheWholeBlock) {
     c.hidden = hidden;
     for (int rank = 0; rank < world; ++rank) c.counts.push_back(rank == 1 ? 0 : 1 + rank);
     RunAndCheck(c, CallStyle::kCoordinated, ++seed);
+  }
+}
+
+// One block per rank, so that every team quantises row after row (the two halves of its shared
+// memory in turn) and every warp decodes piece after piece: teams of 1, 4, 8 and 32 warps, on
+// the vector path and the element path, in both call styles.
+TEST_F(Fp8AllGatherTest, OneBlockTakesEveryRowInTurn) {
+  const int world = runtime_->world_size();
+  CallOptions one_block;
+  one_block.blocks = 1;
+  uint64_t seed = 700;
+  for (int64_t hidden : {96, 4096, 4101, 5120, 32768}) {
+    Fp8Case c;
+    c.hidden = hidden;
+    c.batch = 2;
+    c.counts = UnevenCounts(world);
+    for (CallStyle style : {CallStyle::kCoordinated, CallStyle::kPerRankThreads}) {
+      RunAndCheck(c, style, ++seed, one_block);
+    }
   }
 }
 

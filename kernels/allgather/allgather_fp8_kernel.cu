@@ -1,6 +1,7 @@
-// The AllGather with FP8 on the wire (allgather_fp8_kernel.h): a warp per row quantises this
-// rank's rows into its slot, decodes a peer's row from the peer's slot, or the grid copies this
-// rank's rows over its slot. The largest magnitude of a row is a maximum, so the lanes' order
+// The AllGather with FP8 on the wire (allgather_fp8_kernel.h): a team of warps per row
+// (AllGatherFp8WarpsPerRow) quantises this rank's rows into its slot, a warp per 1024-element
+// piece of a row decodes a peer's rows from the peer's slot, and the grid copies this rank's
+// rows over its slot. The largest magnitude of a row is a maximum, so the lanes' order
 // does not change it: every rank and run gets the same codes, scales and decoded bits.
 #include <cstdint>
 

@@ -12,8 +12,8 @@
 //     nearest e4m3 value, ties to even; magnitudes from 448 up (infinities too) saturate to 448;
 //     a NaN becomes the e4m3 NaN 0x7f. A product, not a quotient per value: a division's slow
 //     path (taken for quotients below the normal range, as in rows that span many binades)
-//     would make the cost depend on the data; the product differs from the quotient by at most
-//     2^-23 of it, which the bound below absorbs
+//     would make the cost depend on the data; the product differs from the exact quotient by at
+//     most 2^-23 of it (two roundings of 2^-24 each), which the bound below absorbs
 // and the receiver writes round(value(q[i]) * scale) in its dtype (the product correctly rounded
 // to fp32, then to the dtype, a NaN made canonical). e4m3 ("fn": no infinities) has 4 exponent
 // bits (bias 7) and 3 mantissa bits: normal values (1 + k/8) 2^(e - 7) for e in 1..15 up to 448
