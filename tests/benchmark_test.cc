@@ -9,6 +9,9 @@
 #include "gtest/gtest.h"
 #include "tools/bench/bench_table.h"
 #include "tools/bench/bench_timing.h"
+#include "tools/bench/style_timing.h"
+#include "tools/bench/tensor_calls.h"
+#include "tools/bench/timing_plan.h"
 #include "tools/ltx_allgather/bench_config.h"
 
 namespace ltx {
@@ -131,8 +134,9 @@ TEST(BenchTableTest, FormatsBytesRowsAndTheFloor) {
   EXPECT_THAT(ColumnHeader(3), HasSubstr("# (ltx: one op of 3 tensors of the shape"));
   row.tensors = 3;
   row.calls_us = 11.8;
+  // NCCL's columns move one tensor: no speedup against the op of three.
   EXPECT_THAT(FormatRow(row, DataType::kBFloat16),
-              HasSubstr("x |      5.90      11.80    0.500\n"));
+              HasSubstr("plain |       - |      5.90      11.80    0.500\n"));
   LaunchFloor floor;
   floor.blocks = 132;
   floor.graph_us = 2.1;
@@ -153,6 +157,35 @@ TEST(MedianTest, TakesTheMiddleValue) {
   EXPECT_EQ(Median({}), 0);
   EXPECT_EQ(Median({3, 1, 2}), 2);
   EXPECT_EQ(Median({4, 1, 3, 2}), 3);
+}
+
+// The graph style runs whole graphs of kCallsPerGraph calls: the plan it prints is the one it
+// runs, warm-up and windows rounded down, a window at least one graph; other styles run it as is.
+TEST(PlanAsRunTest, GraphsRoundToWholeGraphs) {
+  constexpr int kGraph = GraphSet::kCallsPerGraph;
+  const TimingPlan asked{/*warmup=*/kGraph + 5, /*iterations=*/3 * kGraph - 1, /*windows=*/4};
+  const TimingPlan graph = PlanAsRun(BenchStyle::kGraph, asked);
+  EXPECT_EQ(graph.warmup, kGraph);
+  EXPECT_EQ(graph.iterations, 2 * kGraph);
+  EXPECT_EQ(graph.windows, 4);
+  const TimingPlan short_plan = PlanAsRun(BenchStyle::kGraph, TimingPlan{kGraph - 1, 1, 1});
+  EXPECT_EQ(short_plan.warmup, 0);
+  EXPECT_EQ(short_plan.iterations, kGraph);
+  for (BenchStyle style :
+       {BenchStyle::kPerRank, BenchStyle::kRankOneThread, BenchStyle::kCoordinated}) {
+    const TimingPlan eager = PlanAsRun(style, asked);
+    EXPECT_EQ(eager.warmup, asked.warmup);
+    EXPECT_EQ(eager.iterations, asked.iterations);
+  }
+  EXPECT_EQ(InWholeUnits(TimingPlan{7, 7, 2}, 1).iterations, 7);
+}
+
+// With several tensors ltx's op moves every tensor's bytes and NCCL's columns one tensor's: no
+// speedup is set against them.
+TEST(TensorCallsTest, NoSpeedupOverNcclForSeveralTensors) {
+  EXPECT_EQ(LtxUsAgainstNccl(TensorCalls{1, 5.0, -1}), 5.0);
+  EXPECT_EQ(LtxUsAgainstNccl(TensorCalls{3, 5.0, 12.0}), -1);
+  EXPECT_THAT(TensorCallsNote(3), HasSubstr("no speedup over NCCL"));
 }
 
 }  // namespace

@@ -47,7 +47,8 @@ std::string FormatRow(const BenchRow& row, DataType dtype) {
       "  %10s %10s %12d %9s %6s %5d | %9.2f %8.2f %8.2f %6d %7.2f %6.2f | %s%s\n",
       FormatBytes(row.size_bytes), FormatBytes(row.per_rank_bytes), row.count, DataTypeName(dtype),
       "none", -1, row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong, row.host_us, row.vs_floor,
-      NcclCells(row.nccl, row.ltx_us), TensorCallsCells(TensorCallsOf(row)));
+      NcclCells(row.nccl, LtxUsAgainstNccl(TensorCallsOf(row))),
+      TensorCallsCells(TensorCallsOf(row)));
 }
 
 }  // namespace ltx

@@ -26,7 +26,7 @@ struct BenchRow {
   double ltx_busbw = 0;  // GB/s: algbw * (n - 1) / n.
   double host_us = 0;    // Host time of one call (launch cost), median.
   double vs_floor = 0;   // ltx_us over the launch floor of the row's call style.
-  int64_t wrong = 0;     // Ranks whose output was wrong in the check.
+  int64_t wrong = 0;     // 1 where some rank's output was wrong in a check, else 0.
   NcclTimes nccl;        // Per NcclMode; none measured without NCCL.
   int tensors = 1;       // Tensors of ltx's op (ltx_us), each of size_bytes.
   double calls_us = -1;  // With tensors > 1: as many single-tensor calls.

@@ -154,8 +154,9 @@ absl::StatusOr<Measured> Measure(const TimingPlan& plan, bool per_rank_threads,
     return per_rank_threads ? TimeWindowPerRankThreads(ranks, loop, units)
                             : TimeWindowOneThread(ranks, loop, units);
   };
-  const int warm_units = plan.warmup / calls_per_unit;
-  const int timed_units = std::max(1, plan.iterations / calls_per_unit);
+  const TimingPlan as_run = InWholeUnits(plan, calls_per_unit);
+  const int warm_units = as_run.warmup / calls_per_unit;
+  const int timed_units = as_run.iterations / calls_per_unit;
   if (warm_units > 0) LTX_RETURN_IF_ERROR(window(warm_units).status());
   std::vector<double> device_us;
   std::vector<double> host_us;

@@ -32,6 +32,10 @@ absl::StatusOr<Measured> MeasureLtxCall(BenchStyle style, Transport transport,
                  Repeated([&](int) { return call.coordinated(); }), 1);
 }
 
+TimingPlan PlanAsRun(BenchStyle style, const TimingPlan& plan) {
+  return style == BenchStyle::kGraph ? InWholeUnits(plan, GraphSet::kCallsPerGraph) : plan;
+}
+
 absl::StatusOr<Measured> MeasureOneThreadCall(
     BenchStyle style, const TimingPlan& plan, const TimedRanks& ranks,
     const std::function<absl::Status()>& one_call_all_ranks) {

@@ -30,6 +30,11 @@ absl::StatusOr<Measured> MeasureLtxCall(BenchStyle style, Transport transport,
                                         const TimingPlan& plan, const TimedRanks& ranks,
                                         const LtxCall& call);
 
+// `plan` as the measurements above run it in `style`: for kGraph, in whole graphs of
+// GraphSet::kCallsPerGraph calls (InWholeUnits); unchanged otherwise. What the tools print.
+// Thread-safe (pure).
+TimingPlan PlanAsRun(BenchStyle style, const TimingPlan& plan);
+
 // Measures `one_call_all_ranks` (which enqueues one call on every rank's stream from one thread,
 // as NCCL's grouped calls) on `ranks`: captured and replayed for kGraph, else launched eagerly.
 // Returns the first error.

@@ -36,12 +36,14 @@ std::string TensorCallsCells(const TensorCalls& t) {
   return absl::StrFormat(" | %9.2f %10.2f %8.3f", t.op_us, t.calls_us, OpOverCalls(t));
 }
 
+double LtxUsAgainstNccl(const TensorCalls& t) { return t.tensors == 1 ? t.op_us : -1; }
+
 std::string TensorCallsNote(int tensors) {
   if (tensors == 1) return "";
   return absl::StrFormat(
       "# (ltx: one op of %d tensors of the shape, its algbw and busbw over every tensor's bytes; "
-      "size, count and NCCL: one tensor; calls(%d)us: %d calls of one tensor each, one after "
-      "another; op/calls: their ratio)\n",
+      "size, count and NCCL: one tensor, so no speedup over NCCL; calls(%d)us: %d calls of one "
+      "tensor each, one after another; op/calls: their ratio)\n",
       tensors, tensors, tensors);
 }
 

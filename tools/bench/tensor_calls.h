@@ -28,6 +28,11 @@ struct TensorCalls {
 // op_us / calls_us (below 1: the one op is faster); -1 unless both were measured.
 double OpOverCalls(const TensorCalls& t);
 
+// The ltx time that the NCCL columns, which move one tensor, are set against (their speedup):
+// op_us for one tensor; -1 (no speedup) for more, whose op moves every tensor's bytes.
+// Thread-safe (pure).
+double LtxUsAgainstNccl(const TensorCalls& t);
+
 // The column titles, " | op(N)us calls(N)us op/calls", and a row's cells under them; both
 // empty for one tensor. Thread-safe (pure).
 std::string TensorCallsTitles(int tensors);

@@ -1,6 +1,8 @@
 // The check of a timing plan.
 #include "tools/bench/timing_plan.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace ltx {
@@ -12,6 +14,13 @@ absl::Status ValidateTimingPlan(const TimingPlan& plan) {
         plan.warmup, plan.iterations, plan.windows));
   }
   return absl::OkStatus();
+}
+
+TimingPlan InWholeUnits(const TimingPlan& plan, int calls_per_unit) {
+  TimingPlan rounded = plan;
+  rounded.warmup = plan.warmup / calls_per_unit * calls_per_unit;
+  rounded.iterations = std::max(1, plan.iterations / calls_per_unit) * calls_per_unit;
+  return rounded;
 }
 
 }  // namespace ltx

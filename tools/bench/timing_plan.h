@@ -18,6 +18,11 @@ struct TimingPlan {
 // windows >= 1. Thread-safe (pure).
 absl::Status ValidateTimingPlan(const TimingPlan& plan);
 
+// `plan` as it runs in units of `calls_per_unit` calls (>= 1; a CUDA graph of several captured
+// calls): warm-up and window lengths rounded down to whole units, a window at least one unit.
+// Thread-safe (pure).
+TimingPlan InWholeUnits(const TimingPlan& plan, int calls_per_unit);
+
 }  // namespace ltx
 
 #endif  // TOOLS_BENCH_TIMING_PLAN_H_

@@ -3,6 +3,7 @@
 
 #include "tools/bench/json_document.h"
 #include "tools/bench/nccl_best.h"
+#include "tools/bench/style_timing.h"
 
 namespace ltx {
 namespace {
@@ -18,8 +19,8 @@ JsonMembers SettingsOf(const BenchConfig& config) {
                         .Text("transport", TransportName(config.runtime.transport))
                         .Int("blocks", config.call.blocks)
                         .Int("max_blocks", config.runtime.max_blocks)
-                        .Int("warmup", config.timing.warmup)
-                        .Int("iters", config.timing.iterations)
+                        .Int("warmup", PlanAsRun(config.style, config.timing).warmup)
+                        .Int("iters", PlanAsRun(config.style, config.timing).iterations)
                         .Int("windows", config.timing.windows);
   if (config.wire != WireFormat::kNative) own.Text("wire", WireFormatName(config.wire));
   return own;
@@ -45,7 +46,7 @@ absl::Status WriteJson(const BenchConfig& config, const BenchRunInfo& info,
                                 .Number("host_us", r.host_us)
                                 .Number("vs_floor", r.vs_floor)
                                 .Int("wrong", r.wrong)
-                                .Raw(NcclJsonMembers(r.nccl, r.ltx_us))
+                                .Raw(NcclJsonMembers(r.nccl, LtxUsAgainstNccl(TensorCallsOf(r))))
                                 .Append(TensorCallsJson(TensorCallsOf(r))));
   }
   return WriteJsonDocument(config.json_path, document);

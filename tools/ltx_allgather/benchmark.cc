@@ -119,14 +119,15 @@ void Sweep::PrintHeader() const {
   absl::PrintF(
       "# time = median over %d windows of %d calls (after %d warm-up calls) of device "
       "time per call, slowest GPU; host = launch cost per call on the host\n",
-      config_.timing.windows, config_.timing.iterations, config_.timing.warmup);
+      config_.timing.windows, PlanAsRun(config_.style, config_.timing).iterations,
+      PlanAsRun(config_.style, config_.timing).warmup);
   absl::PrintF("%s", FloorLine(info_.floor));
   if (nccl_.clique != nullptr) {
     absl::PrintF(
         "# NCCL: grouped ncclAllGather from one thread, %s%s; plain on ltx's buffers and "
         "streams%s, window and ce on their own buffers (out of place); every output checked\n",
         CallTimingName(config_.style),
-        config_.split == SplitPattern::kEven ? "" : " (even split of the same total)",
+        config_.split == SplitPattern::kEven ? "" : " (even shards of the same tokens)",
         config_.in_place ? " (in place)" : "");
     absl::PrintF("%s", NcclModesNote(nccl_));
   }
@@ -217,11 +218,21 @@ absl::StatusOr<double> Sweep::MeasureNcclMode(NcclMode mode, int64_t size_bytes)
 absl::Status Sweep::MeasureNccl(const AllGatherCase& ltx_case, int64_t total_tokens,
                                 BenchRow* row) {
   AllGatherCase even = ltx_case;
-  even.token_counts =
-      SplitTokens(total_tokens - total_tokens % world(), world(), SplitPattern::kEven);
-  if (even.token_counts[0] == 0) {  // NCCL's AllGather takes even shards of at least a token.
+  even.wire = WireFormat::kNative;  // NCCL moves the native rows, checked as such.
+  // NCCL's AllGather takes even shards of at least a token: the most tokens of the total that
+  // split evenly, said where that is fewer than ltx moves.
+  const int64_t nccl_tokens = total_tokens - total_tokens % world();
+  even.token_counts = SplitTokens(nccl_tokens, world(), SplitPattern::kEven);
+  if (nccl_tokens == 0) {
     for (NcclMode mode : kNcclModes) At(row->nccl, mode).why_not = "fewer tokens than ranks";
+    absl::PrintF("# NCCL at size %s: n/a: %d token(s) for %d ranks\n",
+                 FormatBytes(row->size_bytes), total_tokens, world());
     return absl::OkStatus();
+  }
+  if (nccl_tokens != total_tokens) {
+    absl::PrintF("# NCCL at size %s: %d of the %d tokens (even shards), %s of output per rank\n",
+                 FormatBytes(row->size_bytes), nccl_tokens, total_tokens,
+                 FormatBytes(row->size_bytes / total_tokens * nccl_tokens));
   }
   AllGatherHarness& harness = tensors_.at(0);
   LTX_RETURN_IF_ERROR(harness.Prepare(even));
@@ -270,6 +281,9 @@ absl::StatusOr<BenchRow> Sweep::RunRow(int64_t size_bytes) {
     LTX_RETURN_IF_ERROR(
         runtime_->AllGatherAndWait(shape, buffers, config_.host_wait, config_.call));
     if (!tensors_.Verify().ok()) row.wrong = 1;
+    // Fresh inputs and poisoned outputs again: the check after the timed calls sees only what
+    // they wrote, in the style they were made.
+    LTX_RETURN_IF_ERROR(tensors_.RefreshInputs());
   }
   LTX_ASSIGN_OR_RETURN(const Measured ltx, MeasureLtx(shape, buffers));
   LTX_RETURN_IF_ERROR(runtime_->Synchronize(config_.host_wait));

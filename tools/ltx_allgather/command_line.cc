@@ -72,7 +72,8 @@ same):
                                  graphs (at least one per window)
         --hidden=N               elements per token row (default 4096)
         --split=NAME             even | uneven | zeros: tokens per rank (default even)
-        --in_place               every rank's input inside its own output (NCCL in place too)
+        --in_place               every rank's input inside its own output (NCCL's plain mode
+                                 in place too; window and ce stay out of place)
         --wire=NAME              native | fp8_e4m3: rows as e4m3 codes with a scale per row
                                  (bf16 and fp16; NCCL's columns move the native rows)
                                  (default native)

@@ -192,7 +192,8 @@ void PrintBenchHeader(const AllReduceToolConfig& config, int world, bool with_nc
       "style %s (%s); NCCL: grouped from one thread (%s); NCCL's outputs are not checked (its "
       "order of reduction is its own)\n",
       OpFlagName(config.collective), AllReducePathsFlagName(config.paths), world,
-      config.timing.windows, config.timing.iterations, BenchStyleName(config.style),
+      config.timing.windows, PlanAsRun(config.style, config.timing).iterations,
+      BenchStyleName(config.style),
       CallTimingName(config.style), CallTimingName(config.style));
   const bool epilogue = config.collective == Collective::kAllReduceRmsNorm;
   absl::PrintF("#\n# %10s %12s %6s %6s %8s | %9s %8s %8s %6s |%s %s\n", "size", "count", "type",
@@ -240,8 +241,8 @@ absl::StatusOr<double> TimeCall(Runtime& runtime, const AllReduceToolConfig& con
 }
 
 // Runs the harness's current case once on `row->path` (verified bit for bit), then times it in the
-// style of `config` on `ranks` (the harness's streams, with their events); sets the row's ltx
-// figures.
+// style of `config` on `ranks` (the harness's streams, with their events) on fresh inputs and
+// poisoned outputs, verified again after the timed calls; sets the row's ltx figures.
 absl::Status TimeLtx(Runtime& runtime, ReduceHarness& harness, const AllReduceToolConfig& config,
                      const TimedRanks& ranks, AllReduceBenchRow* row) {
   CallOptions call;
@@ -250,10 +251,14 @@ absl::Status TimeLtx(Runtime& runtime, ReduceHarness& harness, const AllReduceTo
   LTX_RETURN_IF_ERROR(harness.Launch(runtime, CallStyle::kCoordinated, call));
   LTX_RETURN_IF_ERROR(runtime.Synchronize(kWait));
   row->wrong = harness.Verify().ok() ? 0 : 1;
+  // Fresh inputs and poisoned outputs again (the benchmark's calls are out of place, so the
+  // timed calls all write the same output): the check after them sees only what they wrote.
+  LTX_RETURN_IF_ERROR(harness.RefreshInputs());
   LtxCall ltx_call;
   ltx_call.rank = [&](int rank) { return harness.RankCall(runtime, rank, call); };
   ltx_call.coordinated = [&] { return harness.Launch(runtime, CallStyle::kCoordinated, call); };
   LTX_ASSIGN_OR_RETURN(row->ltx_us, TimeCall(runtime, config, ranks, ltx_call));
+  if (!harness.Verify().ok()) row->wrong = 1;
   const ReduceBandwidth bandwidth =
       ReduceBandwidthOf(config.collective, runtime.world_size(), row->size_bytes, row->ltx_us);
   row->ltx_algbw = bandwidth.algbw;

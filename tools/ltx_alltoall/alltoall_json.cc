@@ -31,7 +31,7 @@ JsonDocument AllToAllJson(const AllToAllToolConfig& config, const std::vector<in
                                 .Int("wrong", r.wrong)
                                 .Number("nccl_transfer_us", r.nccl_transfer_us)
                                 .Number("nccl_permute_us", r.nccl_permute_us)
-                                .Raw(NcclJsonMembers(r.nccl, r.ltx_us))
+                                .Raw(NcclJsonMembers(r.nccl, LtxUsAgainstNccl(TensorCallsOf(r))))
                                 .Int("nccl_wrong", r.nccl_wrong)
                                 .Append(TensorCallsJson(TensorCallsOf(r))));
   }

@@ -241,7 +241,8 @@ void PrintBenchHeader(const BenchContext& bench) {
       "# ltx_alltoall: %d rank(s), transport %s, batch 1, medians of %d windows of %d calls (us); "
       "ltx: style %s (%s); NCCL: grouped from one thread (%s)\n",
       bench.runtime->world_size(), TransportName(bench.runtime->transport()), config.timing.windows,
-      config.timing.iterations, BenchStyleName(config.style), CallTimingName(config.style),
+      PlanAsRun(config.style, config.timing).iterations, BenchStyleName(config.style),
+      CallTimingName(config.style),
       CallTimingName(config.style));
   absl::PrintF("#\n# %-10s %6s %5s %5s %12s %12s %6s %9s |%10s %8s %8s %6s |%10s %8s | %s %6s%s\n",
                "direction", "tokens", "heads", "hdim", "size", "count", "type", "protocol",
@@ -274,7 +275,8 @@ void PrintBenchRow(const AllToAllBenchRow& row, DataType dtype) {
       DirectionName(row.direction), row.shape.tokens, row.shape.heads, row.shape.head_dim,
       row.size_bytes, row.count, DataTypeName(dtype).c_str(), ProtocolName(row.protocol).c_str(),
       row.ltx_us, row.ltx_algbw, row.ltx_busbw, row.wrong, row.nccl_transfer_us,
-      row.nccl_permute_us, NcclCells(row.nccl, row.ltx_us), row.nccl_wrong,
+      row.nccl_permute_us, NcclCells(row.nccl, LtxUsAgainstNccl(TensorCallsOf(row))),
+      row.nccl_wrong,
       TensorCallsCells(TensorCallsOf(row)));
 }
 
@@ -302,9 +304,10 @@ absl::StatusOr<double> TimeSeparateCalls(const BenchContext& bench, const AllToA
 }
 
 // Runs the current case once on `row->protocol` with every tensor in one op and fresh inputs
-// (every tensor verified), then times it in the configured style, and with more than one
-// tensor as many single-tensor calls; sets the row's ltx figures. A protocol that refuses the
-// shape (a one-trip piece over the staging) leaves them -1.
+// (every tensor verified), then times it in the configured style on fresh inputs and poisoned
+// outputs (verified again after the timed calls), and with more than one tensor as many
+// single-tensor calls; sets the row's ltx figures. A protocol that refuses the shape (a
+// one-trip piece over the staging) leaves them -1.
 absl::Status TimeLtx(const BenchContext& bench, AllToAllBenchRow* row) {
   Runtime& runtime = *bench.runtime;
   TensorSet<AllToAllHarness>& tensors = *bench.tensors;
@@ -320,6 +323,9 @@ absl::Status TimeLtx(const BenchContext& bench, AllToAllBenchRow* row) {
   if (absl::IsInvalidArgument(first) && runtime.status().ok()) return absl::OkStatus();
   LTX_RETURN_IF_ERROR(first);
   row->wrong = tensors.Verify().ok() ? 0 : 1;
+  // Fresh inputs and poisoned outputs again: the check after the timed calls sees only what
+  // they wrote, in the style they were made.
+  LTX_RETURN_IF_ERROR(tensors.RefreshInputs());
   LtxCall ltx_call;
   ltx_call.rank = [&](int rank) { return runtime.AllToAllRank(rank, shape, buffers[rank], call); };
   ltx_call.coordinated = [&] { return runtime.AllToAll(shape, buffers, call).status(); };
@@ -327,6 +333,7 @@ absl::Status TimeLtx(const BenchContext& bench, AllToAllBenchRow* row) {
                        MeasureLtxCall(bench.config->style, runtime.transport(),
                                       bench.config->timing, *bench.ranks, ltx_call));
   LTX_RETURN_IF_ERROR(runtime.Synchronize(absl::Seconds(30)));
+  if (!tensors.Verify().ok()) row->wrong = 1;
   const int world = runtime.world_size();
   row->ltx_us = measured.device_us;
   row->tensors = tensors.count();
@@ -359,6 +366,11 @@ absl::Status BenchOne(const BenchContext& bench, const BenchShape& shape,
     row.protocol = protocol;
     LTX_RETURN_IF_ERROR(TimeLtx(bench, &row));
     shape_rows.push_back(row);
+  }
+  if (config.wire != WireFormat::kNative) {
+    // NCCL moves the native rows: its outputs are checked against the native reference.
+    LTX_RETURN_IF_ERROR(harness.Prepare(BenchCase(config.dtype, WireFormat::kNative, shape,
+                                                  config.head_counts, direction, world)));
   }
   // NCCL's calls are grouped from one thread (ncclGroupStart/End over every rank).
   const OneThreadTimer from_one_thread =
