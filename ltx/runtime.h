@@ -145,7 +145,9 @@ class Runtime {
   // AllGatherRank calls instead); ranks that share a GPU need streams of their own (not the
   // legacy default stream, not one stream for two of them). `buffers` has one entry
   // per rank. With batch 1 a rank's input may lie in place, at its own tokens inside its output;
-  // an input that overlaps its output anywhere else is InvalidArgument. Errors: InvalidArgument
+  // an input that overlaps its output anywhere else is InvalidArgument, and so is a buffer one
+  // rank writes that shares bytes with any buffer of another rank (ranks that share a GPU; inputs
+  // may be shared, as they are only read). Errors: InvalidArgument
   // (nothing enqueued on any rank), Aborted for a CallOptions::generation older than
   // generation() (nothing enqueued), FailedPrecondition after an earlier error, Unimplemented
   // for Protocol::kCopyEngine where ranks sharing a GPU would have more copy streams than it has
@@ -253,7 +255,8 @@ class Runtime {
   // store into its output, which must then be device memory open to them as the inputs are).
   // Two-shot when each rank's input holds at least RuntimeOptions::two_shot_min_bytes
   // (CallOptions::two_shot_min_bytes overrides it: every rank must pass the same), and in place
-  // (input == output on a rank) at every size; every rank must then be in place (ranks that
+  // (input == output on a rank) at every size; every rank must then be in place (a coordinated
+  // call in place on some ranks only is InvalidArgument, nothing launched; per-rank calls that
   // take different paths get InvalidArgument from the device). A failed in-place call leaves
   // the buffer undefined (partly reduced): keep a copy where a step must be retried. The three
   // call styles, their contracts, errors, ordering and capture are those of the AllGather, kernel

@@ -465,6 +465,21 @@ TEST_F(AllReduceTest, BadArgumentsAreRefusedAndTheRuntimeStaysUsable) {
   misaligned[0].output = static_cast<uint8_t*>(misaligned[0].output) + 1;
   status = f_.runtime->AllReduce(c.AllReduceShapeOf(), misaligned).status();
   EXPECT_THAT(std::string(status.message()), HasSubstr("not aligned"));
+  // In place on rank 0 only, below the two-shot size: the ranks would take different paths.
+  std::vector<RankBuffers> in_place_on_one = buffers;
+  in_place_on_one[0].input = in_place_on_one[0].output;
+  status = f_.runtime->AllReduce(c.AllReduceShapeOf(), in_place_on_one).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  EXPECT_THAT(std::string(status.message()), HasSubstr("different paths"));
+  // Rank 1 writes into rank 0's input: memory of another GPU where the two ranks have GPUs of
+  // their own, a buffer of another rank where they share one.
+  std::vector<RankBuffers> crossed = buffers;
+  crossed[1].output = const_cast<void*>(crossed[0].input);
+  status = f_.runtime->AllReduce(c.AllReduceShapeOf(), crossed).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument) << status;
+  if (f_.runtime->devices()[0] == f_.runtime->devices()[1]) {
+    EXPECT_THAT(std::string(status.message()), HasSubstr("share bytes"));
+  }
   EXPECT_TRUE(f_.runtime->status().ok());
   EXPECT_TRUE(RunAndVerify(*f_.runtime, *f_.harness, c, CallStyle::kCoordinated).ok());
 }

@@ -179,6 +179,52 @@ std::vector<uint8_t> BytesOf(const std::vector<float>& values) {
   return bytes;
 }
 
+// A coordinated call's ranks (say, two that share a GPU) must not write into each other's
+// buffers; inputs that ranks only read may be shared, and a rank in place on its own buffer is
+// its own business.
+TEST(CheckReduceBuffersTest, RanksDoNotWriteIntoEachOthersBuffers) {
+  AllReduceShape shape;
+  shape.dtype = DataType::kFloat32;
+  shape.count = 16;  // 64 bytes per buffer.
+  const absl::StatusOr<ReduceLayout> all = ComputeAllReduceLayout(shape, 2);
+  ASSERT_TRUE(all.ok());
+  const CollectiveOp op = ReduceOpOf(*all);
+  alignas(16) static uint8_t memory[1024];
+  const RankBuffers apart[2] = {{memory, memory + 64, nullptr},
+                                {memory + 128, memory + 192, nullptr}};
+  EXPECT_TRUE(CheckOpBuffersAcrossRanks(op, apart).ok());
+  const RankBuffers shared_input[2] = {{memory, memory + 64, nullptr},
+                                       {memory, memory + 192, nullptr}};
+  EXPECT_TRUE(CheckOpBuffersAcrossRanks(op, shared_input).ok());
+  const RankBuffers in_place[2] = {{memory, memory, nullptr},
+                                   {memory + 64, memory + 64, nullptr}};
+  EXPECT_TRUE(CheckOpBuffersAcrossRanks(op, in_place).ok());
+  // Rank 1's output is rank 0's input.
+  const RankBuffers onto_input[2] = {{memory, memory + 64, nullptr},
+                                     {memory + 128, memory, nullptr}};
+  ExpectInvalid(CheckOpBuffersAcrossRanks(op, onto_input),
+                "rank 0's input and rank 1's output share bytes");
+  // Both outputs overlap by one element.
+  const RankBuffers outputs[2] = {{memory, memory + 256, nullptr},
+                                  {memory + 128, memory + 316, nullptr}};
+  ExpectInvalid(CheckOpBuffersAcrossRanks(op, outputs),
+                "rank 0's output and rank 1's output share bytes");
+
+  // A ReduceScatter: rank 0 receives its 2 rows of 8 bf16 (32 bytes) of an input of 32; rank 1,
+  // without rows, writes nothing, so its empty output may point anywhere.
+  const absl::StatusOr<ReduceLayout> scatter =
+      ComputeReduceScatterLayout(ScatterShape(DataType::kBFloat16, 1, 8, {2, 0}), 2);
+  ASSERT_TRUE(scatter.ok());
+  const CollectiveOp scatter_op = ReduceOpOf(*scatter);
+  const RankBuffers empty_output[2] = {{memory, memory + 512, nullptr},
+                                       {memory + 128, memory, nullptr}};
+  EXPECT_TRUE(CheckOpBuffersAcrossRanks(scatter_op, empty_output).ok());
+  const RankBuffers into_input[2] = {{memory, memory + 512, nullptr},
+                                     {memory + 512 - 16, memory + 700, nullptr}};
+  ExpectInvalid(CheckOpBuffersAcrossRanks(scatter_op, into_input),
+                "rank 0's output and rank 1's input share bytes");
+}
+
 TEST(ReduceReferenceTest, ReducesEachRanksRowsOfEverySlice) {
   // Two ranks, batch 2, rows {1, 2}, hidden 2: input element (b, row, h) = 100 b + 10 row + h on
   // rank 0 and twice that on rank 1.

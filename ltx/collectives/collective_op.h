@@ -12,6 +12,7 @@
 #include <functional>
 
 #include "absl/status/status.h"
+#include "absl/types/span.h"
 #include "kernels/wire/collective.h"
 #include "kernels/wire/entry_announcement.h"
 #include "kernels/wire/signal_layout.h"
@@ -80,6 +81,16 @@ struct CollectiveOp {
 // (op.tensor_names), also for a rank outside [0, world_size). Thread-safe (pure).
 absl::Status CheckOpBuffers(const CollectiveOp& op, int world_size, int rank,
                             const RankBuffers& buffers);
+
+// The check of a coordinated call's buffers across its ranks (one entry of `buffers` per rank,
+// at most kMaxWorldSize), beside each rank's own (CheckOpBuffers): InvalidArgument, naming both
+// ranks and fields, where a buffer one rank writes (an output of the op's tensors) shares a
+// byte with any buffer of another rank (its inputs, outputs, or local input): ranks that share
+// a GPU would otherwise write into what another reads or writes, and the result would depend on
+// timing. Buffers that ranks only read (inputs, local inputs) may overlap. Pointer arithmetic
+// only; thread-safe (pure).
+absl::Status CheckOpBuffersAcrossRanks(const CollectiveOp& op,
+                                       absl::Span<const RankBuffers> buffers);
 
 }  // namespace ltx
 

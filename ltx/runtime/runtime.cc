@@ -383,7 +383,8 @@ absl::Status Runtime::Initialize() {
                   connections != nullptr ? connections : "unset"));
   }
   const bool peer_access = peer_stores_ != nullptr;
-  LTX_ASSIGN_OR_RETURN(copy_engines_, CopyEngineTransport::Create(placement_->devices(), peer_access));
+  LTX_ASSIGN_OR_RETURN(copy_engines_,
+                       CopyEngineTransport::Create(placement_->devices(), peer_access));
   return absl::OkStatus();
 }
 
@@ -722,6 +723,20 @@ absl::StatusOr<CollectiveHandle> Runtime::Coordinate(const CollectiveOp& op,
                          Resolve(rank, op, buffers[rank], call, /*capturing=*/false));
     LTX_RETURN_IF_ERROR(ValidateCall(op, rank, buffers[rank], rank_call));
     resolved.push_back(rank_call);
+  }
+  LTX_RETURN_IF_ERROR(CheckOpBuffersAcrossRanks(op, buffers));
+  for (int rank = 1; rank < world_size(); ++rank) {
+    // Ranks on different paths would find it on their GPUs and stop the Runtime; the host sees
+    // every rank's buffers here and refuses at once (an AllReduce in place on some ranks only
+    // below the two-shot size, say).
+    if (resolved[rank].protocol != resolved[0].protocol ||
+        resolved[rank].two_shot != resolved[0].two_shot) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ranks 0 and %d would run different paths (%s%s against %s%s): pass every rank's "
+          "buffers alike (in place on every rank or none)",
+          rank, ProtocolName(resolved[0].protocol), resolved[0].two_shot ? ", two-shot" : "",
+          ProtocolName(resolved[rank].protocol), resolved[rank].two_shot ? ", two-shot" : ""));
+    }
   }
   std::vector<absl::Status> results(world_size());
   std::vector<cudaEvent_t> done(world_size(), nullptr);
