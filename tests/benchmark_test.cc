@@ -7,6 +7,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "tools/bench/bench_style.h"
 #include "tools/bench/bench_table.h"
 #include "tools/bench/bench_timing.h"
 #include "tools/bench/style_timing.h"
@@ -186,6 +187,13 @@ TEST(TensorCallsTest, NoSpeedupOverNcclForSeveralTensors) {
   EXPECT_EQ(LtxUsAgainstNccl(TensorCalls{1, 5.0, -1}), 5.0);
   EXPECT_EQ(LtxUsAgainstNccl(TensorCalls{3, 5.0, 12.0}), -1);
   EXPECT_THAT(TensorCallsNote(3), HasSubstr("no speedup over NCCL"));
+}
+
+TEST(BenchStyleTest, HostTimeSaysWhatItCountsInEachStyle) {
+  EXPECT_THAT(HostTimeMeaning(BenchStyle::kPerRank), HasSubstr("median over the ranks"));
+  EXPECT_THAT(HostTimeMeaning(BenchStyle::kCoordinated), HasSubstr("coordinated"));
+  EXPECT_THAT(HostTimeMeaning(BenchStyle::kGraph), HasSubstr("graph launch"));
+  EXPECT_THAT(HostTimeMeaning(BenchStyle::kRankOneThread), HasSubstr("every rank's call"));
 }
 
 }  // namespace

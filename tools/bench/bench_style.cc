@@ -32,6 +32,20 @@ std::string CallTimingName(BenchStyle style) {
   return style == BenchStyle::kGraph ? "graph replay" : "eager";
 }
 
+std::string HostTimeMeaning(BenchStyle style) {
+  switch (style) {
+    case BenchStyle::kPerRank:
+      return "one rank's call, median over the ranks' threads";
+    case BenchStyle::kCoordinated:
+      return "the coordinated call for every rank";
+    case BenchStyle::kGraph:
+      return "one rank's graph launch over the calls it replays";
+    case BenchStyle::kRankOneThread:
+      break;
+  }
+  return "every rank's call in turn from one thread";
+}
+
 absl::Status CheckStyleOnTransport(BenchStyle style, Transport transport) {
   if (style == BenchStyle::kGraph && transport == Transport::kCopyEngine) {
     return absl::InvalidArgumentError(

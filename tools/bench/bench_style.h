@@ -27,6 +27,11 @@ absl::StatusOr<BenchStyle> ParseBenchStyle(absl::string_view name);
 // How the calls of `style` reach the GPUs: "graph replay" for kGraph, "eager" for the others.
 std::string CallTimingName(BenchStyle style);
 
+// What the host time per call (the tables' `host`) counts in `style`: "one rank's call, median
+// over the ranks' threads", "the coordinated call for every rank", "one rank's graph launch over
+// the calls it replays", "every rank's call in turn from one thread".
+std::string HostTimeMeaning(BenchStyle style);
+
 // OK unless `style` is kGraph and `transport` the copy-engine transport, whose calls cannot be
 // captured into CUDA graphs: then InvalidArgument naming --style=graph (a tool refuses its
 // command line with it; Protocol::kCopyEngine on the peer-store transport can be captured).

@@ -118,9 +118,9 @@ void Sweep::PrintHeader() const {
           : std::string("no size"));
   absl::PrintF(
       "# time = median over %d windows of %d calls (after %d warm-up calls) of device "
-      "time per call, slowest GPU; host = launch cost per call on the host\n",
+      "time per call, slowest GPU; host = host time per call: %s\n",
       config_.timing.windows, PlanAsRun(config_.style, config_.timing).iterations,
-      PlanAsRun(config_.style, config_.timing).warmup);
+      PlanAsRun(config_.style, config_.timing).warmup, HostTimeMeaning(config_.style));
   absl::PrintF("%s", FloorLine(info_.floor));
   if (nccl_.clique != nullptr) {
     absl::PrintF(
