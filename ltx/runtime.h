@@ -256,8 +256,9 @@ class Runtime {
   // Two-shot when each rank's input holds at least RuntimeOptions::two_shot_min_bytes
   // (CallOptions::two_shot_min_bytes overrides it: every rank must pass the same), and in place
   // (input == output on a rank) at every size; every rank must then be in place (a coordinated
-  // call in place on some ranks only is InvalidArgument, nothing launched; per-rank calls that
-  // take different paths get InvalidArgument from the device). A failed in-place call leaves
+  // call in place on some ranks only, below the two-shot size, would take two paths: it is
+  // InvalidArgument, nothing launched; per-rank calls that take different paths get
+  // InvalidArgument from the device). A failed in-place call leaves
   // the buffer undefined (partly reduced): keep a copy where a step must be retried. The three
   // call styles, their contracts, errors, ordering and capture are those of the AllGather, kernel
   // calls only. Errors beside the AllGather's: InvalidArgument for a dtype other than bf16,

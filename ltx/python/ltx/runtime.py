@@ -457,11 +457,11 @@ class Runtime:
         and dtype (bfloat16, float16 or float32); every output becomes the element-wise
         `reduction` ("sum", "max", "min") of every rank's input, combined in rank order in
         fp32 and rounded once, so that every rank gets the same bits. In place where each
-        rank's output is its input (on every rank or none: InvalidArgumentError otherwise,
-        nothing launched). two_shot_min_bytes overrides the Runtime's for this call (0:
-        two-shot, NEVER_TWO_SHOT: one-shot but in place; None: the Runtime's; the same on every
-        rank). Streams, the options and the result are those of all_gather; protocol "auto" or
-        "direct"."""
+        rank's output is its input (on every rank or none: below the two-shot size a call in
+        place on some ranks only is InvalidArgumentError, nothing launched). two_shot_min_bytes
+        overrides the Runtime's for this call (0: two-shot, NEVER_TWO_SHOT: one-shot but in
+        place; None: the Runtime's; the same on every rank). Streams, the options and the result
+        are those of all_gather; protocol "auto" or "direct"."""
         self._live()
         return self._coordinated(
             self._all_reduce(reduction), inputs, outputs, None, streams,
