@@ -516,15 +516,15 @@ absl::flat_hash_set<const ltx_runtime*>& LiveRuntimes() {
   return *live;
 }
 
-// The reset generation that a per-rank call's options name, where their struct holds the field
-// (version 0.3 and later) and names one (>= 0); nullopt otherwise, as for "any".
+// The reset generation that a per-rank call's options name, read as their version's struct
+// (ReadVersioned: the field's default, -1, before 0.3) where it names one (>= 0); nullopt
+// otherwise (NULL options, a struct of no version), as for "any".
 absl::optional<uint64_t> GenerationOf(const ltx_call_options* call) {
-  if (call == nullptr ||
-      call->struct_size < offsetof(ltx_call_options, generation) + sizeof(call->generation) ||
-      call->generation < 0) {
-    return absl::nullopt;
-  }
-  return static_cast<uint64_t>(call->generation);
+  if (call == nullptr) return absl::nullopt;
+  const absl::StatusOr<ltx_call_options> read =
+      ReadVersioned(call, &FillCallOptionsDefaults, kCallOptionsSizes, "ltx_call_options");
+  if (!read.ok() || read->generation < 0) return absl::nullopt;
+  return static_cast<uint64_t>(read->generation);
 }
 
 // `refused`, after stopping `runtime` with it where that is a live Runtime: a rank whose per-rank

@@ -11,6 +11,7 @@ namespace {
 // The sweep's own settings: hidden, the split, in place, the calls' protocol, transport and
 // blocks, the timing counts, and the wire format where it is not the native one.
 JsonMembers SettingsOf(const BenchConfig& config) {
+  const TimingPlan run = PlanAsRun(config.style, config.timing);
   JsonMembers own = JsonMembers()
                         .Int("hidden", config.hidden)
                         .Text("split", SplitPatternName(config.split))
@@ -19,9 +20,9 @@ JsonMembers SettingsOf(const BenchConfig& config) {
                         .Text("transport", TransportName(config.runtime.transport))
                         .Int("blocks", config.call.blocks)
                         .Int("max_blocks", config.runtime.max_blocks)
-                        .Int("warmup", PlanAsRun(config.style, config.timing).warmup)
-                        .Int("iters", PlanAsRun(config.style, config.timing).iterations)
-                        .Int("windows", config.timing.windows);
+                        .Int("warmup", run.warmup)
+                        .Int("iters", run.iterations)
+                        .Int("windows", run.windows);
   if (config.wire != WireFormat::kNative) own.Text("wire", WireFormatName(config.wire));
   return own;
 }

@@ -116,11 +116,11 @@ void Sweep::PrintHeader() const {
       options.copy_engine_min_bytes > 0
           ? absl::StrCat(options.copy_engine_min_bytes, " bytes per rank")
           : std::string("no size"));
+  const TimingPlan run = PlanAsRun(config_.style, config_.timing);
   absl::PrintF(
       "# time = median over %d windows of %d calls (after %d warm-up calls) of device "
       "time per call, slowest GPU; host = host time per call: %s\n",
-      config_.timing.windows, PlanAsRun(config_.style, config_.timing).iterations,
-      PlanAsRun(config_.style, config_.timing).warmup, HostTimeMeaning(config_.style));
+      run.windows, run.iterations, run.warmup, HostTimeMeaning(config_.style));
   absl::PrintF("%s", FloorLine(info_.floor));
   if (nccl_.clique != nullptr) {
     absl::PrintF(

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ltx/cuda/cuda_status.h"
+#include "tools/testing/rank_graphs.h"
 #include "tools/testing/rank_threads.h"
 
 namespace ltx {
@@ -70,20 +71,11 @@ absl::Status CapturedRankCalls::Capture(const std::vector<int>& devices,
                                         const std::vector<RankBuffers>& buffers,
                                         const std::function<absl::Status(int rank)>& call_rank) {
   execs_.assign(devices.size(), nullptr);
-  return RunOnRankThreads(static_cast<int>(devices.size()), [&](int rank) {
-    cudaSetDevice(devices[rank]);
-    cudaStream_t stream = buffers[rank].stream;
-    absl::Status status = CudaStatus(
-        cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal), "BeginCapture");
-    if (!status.ok()) return status;
-    const absl::Status launched = call_rank(rank);
-    cudaGraph_t graph = nullptr;
-    status = CudaStatus(cudaStreamEndCapture(stream, &graph), "EndCapture");
-    if (launched.ok() && status.ok()) {
-      status = CudaStatus(cudaGraphInstantiate(&execs_[rank], graph, 0), "Instantiate");
-    }
-    if (graph != nullptr) cudaGraphDestroy(graph);
-    return launched.ok() ? status : launched;
+  return CaptureRankGraphs(devices, buffers, call_rank, [&](int rank, cudaGraph_t graph) {
+    const absl::Status status =
+        CudaStatus(cudaGraphInstantiate(&execs_[rank], graph, 0), "Instantiate");
+    cudaGraphDestroy(graph);
+    return status;
   });
 }
 

@@ -8,7 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "ltx/cuda/cuda_status.h"
 #include "ltx/status_macros.h"
-#include "tools/testing/rank_threads.h"
+#include "tools/testing/rank_graphs.h"
 
 namespace ltx {
 namespace {
@@ -72,18 +72,11 @@ absl::Status SplitRankCalls::Capture(const std::vector<int>& devices,
                                      const std::string& kernel_name,
                                      const std::function<absl::Status(int rank)>& call_rank) {
   ranks_.assign(devices.size(), Rank{});
-  return RunOnRankThreads(static_cast<int>(devices.size()), [&](int r) -> absl::Status {
+  return CaptureRankGraphs(devices, buffers, call_rank, [&](int r, cudaGraph_t graph) {
     Rank& rank = ranks_[r];
     rank.device = devices[r];
     rank.stream = buffers[r].stream;
-    LTX_RETURN_IF_ERROR(CudaStatus(cudaSetDevice(rank.device), "cudaSetDevice"));
-    LTX_RETURN_IF_ERROR(CudaStatus(
-        cudaStreamBeginCapture(rank.stream, cudaStreamCaptureModeThreadLocal), "BeginCapture"));
-    const absl::Status called = call_rank(r);
-    const absl::Status ended =
-        CudaStatus(cudaStreamEndCapture(rank.stream, &rank.graph), "EndCapture");
-    LTX_RETURN_IF_ERROR(called);
-    LTX_RETURN_IF_ERROR(ended);
+    rank.graph = graph;
     cudaGraphNode_t kernel = nullptr;
     LTX_RETURN_IF_ERROR(FindKernel(rank.graph, kernel_name, &kernel, &rank.kernel));
     cudaGraph_t rest = nullptr;
